@@ -1,0 +1,139 @@
+import { Context } from '@temporalio/activity';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Logger } from 'pino';
+import { mapLimit, startRunWorkflow } from '../fleet/start-run';
+import { admitSignal, leaseRevokedSignal } from '../workflows/run-messages';
+import { submitUpdate } from '../workflows/scheduler-messages';
+import type { EffectStore } from './effect-store';
+import type { SchedulerMailbox } from './mailbox';
+import type { ModelClient } from './model-client';
+import type { FleetActivities } from './types';
+
+export interface ActivityDeps {
+  client: Client;
+  taskQueue: string;
+  schedulerId: string;
+  mailbox: SchedulerMailbox;
+  model: ModelClient;
+  effects: EffectStore;
+  log: Logger;
+}
+
+/** How long an admission notice waits for a run's workflow to appear (the API starts it right after). */
+const APPEAR_WAIT_MS = 10_000;
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Builds the activities from their dependencies: production hands in real ones, tests their own. */
+export function createActivities(deps: ActivityDeps): FleetActivities {
+  const { client, mailbox, model, effects } = deps;
+  const scheduler = () => client.workflow.getHandle(deps.schedulerId);
+
+  /** Signals a run; false when its workflow is gone (closed, or never started within the wait). */
+  async function signalRun(runId: string, send: (h: ReturnType<Client['workflow']['getHandle']>) => Promise<void>) {
+    const handle = client.workflow.getHandle(runId);
+    const deadline = Date.now() + APPEAR_WAIT_MS;
+    for (;;) {
+      try {
+        await send(handle);
+        return true;
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+        const exists = await handle.describe().then(
+          () => true,
+          () => false,
+        );
+        if (exists || Date.now() > deadline) return false; // closed, or never started
+        await pause(200);
+      }
+    }
+  }
+
+  return {
+    async notifyAdmissions(notices) {
+      const reached = await mapLimit(notices, 32, (n) => signalRun(n.runId, (h) => h.signal(admitSignal, n.notice)));
+      return notices.filter((_, i) => !reached[i]).map((n) => ({ runId: n.runId, attempt: n.notice.attempt }));
+    },
+
+    async notifyRevoked(revoked) {
+      await mapLimit(revoked, 32, (r) => signalRun(r.runId, (h) => h.signal(leaseRevokedSignal, { attempt: r.attempt })));
+    },
+
+    async modelStep(req) {
+      const ctx = Context.current();
+      const started = Date.now();
+      const renew = () => mailbox.renew({ runId: req.runId, attempt: req.attempt, usedTokens: req.usedSoFar });
+      renew();
+      const { usedTokens } = await model.complete({
+        runId: req.runId,
+        step: req.step,
+        tokens: req.tokens,
+        signal: ctx.cancellationSignal,
+      });
+      mailbox.renew({ runId: req.runId, attempt: req.attempt, usedTokens: req.usedSoFar + usedTokens });
+      // Hold the step to its minimum length, heartbeating and renewing the lease meanwhile.
+      const every = Math.max(200, Math.min(req.leaseTtlMs / 3, 10_000));
+      for (let left = req.minMs - (Date.now() - started); left > 0; left = req.minMs - (Date.now() - started)) {
+        await ctx.sleep(Math.min(left, every));
+        ctx.heartbeat();
+        mailbox.renew({ runId: req.runId, attempt: req.attempt, usedTokens: req.usedSoFar + usedTokens });
+      }
+      if (req.fail) {
+        throw ApplicationFailure.create({
+          type: 'AgentStepFailed',
+          message: `step ${req.step} failed (failAtStep)`,
+          nonRetryable: true,
+          details: [{ usedTokens }],
+        });
+      }
+      return { usedTokens };
+    },
+
+    async applyEffect(req) {
+      return effects.apply(req.key, { runId: req.runId });
+    },
+
+    async releaseLease(release) {
+      await mailbox.release(release);
+    },
+
+    async cancelQueued(runId) {
+      await mailbox.cancel(runId);
+    },
+
+    async resubmit(unit) {
+      const [result] = await scheduler().executeUpdate(submitUpdate, { args: [[unit]] });
+      if (!result) throw new Error('scheduler answered no result');
+      return result;
+    },
+
+    async startBatchChunk(chunk) {
+      const units = chunk.indexes.map((index) => ({
+        runId: `${chunk.batchId}-${index}`,
+        tenant: chunk.tenant,
+        priority: chunk.priority,
+        cost: chunk.estimatedTokensPerItem,
+      }));
+      const results = await scheduler().executeUpdate(submitUpdate, { args: [units] });
+      const accepted = results.flatMap((r, i) => (r.accepted ? [i] : []));
+      await mapLimit(accepted, 32, (i) =>
+        startRunWorkflow(client, deps.taskQueue, {
+          runId: units[i]!.runId,
+          tenant: chunk.tenant,
+          agent: chunk.agent,
+          priority: chunk.priority,
+          input: chunk.items[i],
+          estimatedTokens: chunk.estimatedTokensPerItem,
+          batchId: chunk.batchId,
+          createdAt: chunk.createdAt,
+        }),
+      );
+      const refused = results.flatMap((r, i) =>
+        r.accepted ? [] : [{ index: chunk.indexes[i]!, retryAfterSeconds: r.retryAfterSeconds }],
+      );
+      return { started: accepted.length, refused };
+    },
+  };
+}

@@ -1,0 +1,99 @@
+import type { Client } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { ModelObservation, Release, Renewal } from '../scheduler/types';
+import { reportSignal } from '../workflows/scheduler-messages';
+import type { WorkerReport } from '../workflows/scheduler-messages';
+
+interface Waiter {
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+/**
+ * The worker's one channel into the scheduler. Releases, renewals, cancellations and model
+ * observations from every run on this worker are coalesced into one `report` signal per flush,
+ * because one workflow absorbs only a limited rate of signals (see reference/temporal-facts.md).
+ * A release resolves only once its signal is durably in the scheduler's history.
+ */
+export class SchedulerMailbox {
+  private releases: Release[] = [];
+  private cancels: string[] = [];
+  private unreachable: { runId: string; attempt: number }[] = [];
+  private renewals = new Map<string, Renewal>();
+  private waiters: Waiter[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> | undefined;
+
+  constructor(
+    private readonly client: Client,
+    private readonly schedulerId: string,
+    private readonly flushMs: number,
+    private readonly observations: () => ModelObservation | null,
+    private readonly log: Logger,
+  ) {
+    this.timer = setInterval(() => void this.flush(), flushMs);
+    this.timer.unref();
+  }
+
+  release(r: Release): Promise<void> {
+    this.releases.push(r);
+    this.renewals.delete(r.runId);
+    return this.awaitFlush();
+  }
+
+  cancel(runId: string): Promise<void> {
+    this.cancels.push(runId);
+    return this.awaitFlush();
+  }
+
+  /** Renewals are fire-and-forget: the newest per run wins, and a lost one only shortens a lease. */
+  renew(r: Renewal): void {
+    this.renewals.set(r.runId, r);
+  }
+
+  private awaitFlush(): Promise<void> {
+    return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
+  }
+
+  /** Sends everything pending as one signal; on failure keeps it for the next tick. */
+  async flush(): Promise<void> {
+    if (this.flushing) return this.flushing;
+    const observation = this.observations();
+    const report: WorkerReport = {};
+    if (this.releases.length) report.releases = this.releases;
+    if (this.cancels.length) report.cancels = this.cancels;
+    if (this.unreachable.length) report.unreachable = this.unreachable;
+    if (this.renewals.size) report.renewals = [...this.renewals.values()];
+    if (observation) report.observations = [observation];
+    if (Object.keys(report).length === 0) return;
+    const waiters = this.waiters;
+    this.releases = [];
+    this.cancels = [];
+    this.unreachable = [];
+    this.renewals = new Map();
+    this.waiters = [];
+    this.flushing = this.client.workflow
+      .getHandle(this.schedulerId)
+      .signal(reportSignal, report)
+      .then(
+        () => waiters.forEach((w) => w.resolve()),
+        (err: unknown) => {
+          this.log.warn({ err: String(err) }, 'scheduler report failed; retrying on the next tick');
+          this.releases.push(...(report.releases ?? []));
+          this.cancels.push(...(report.cancels ?? []));
+          this.unreachable.push(...(report.unreachable ?? []));
+          for (const r of report.renewals ?? []) if (!this.renewals.has(r.runId)) this.renewals.set(r.runId, r);
+          this.waiters.push(...waiters);
+        },
+      )
+      .finally(() => (this.flushing = undefined));
+    return this.flushing;
+  }
+
+  /** Flushes what is pending and stops the timer (worker shutdown). */
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flush();
+    if (this.waiters.length) await this.flush();
+  }
+}

@@ -1,0 +1,146 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { parseRateLimitHeaders } from '../modelplane/rate-limit-headers';
+import type { ParsedRateLimit } from '../modelplane/rate-limit-headers';
+import { estimateTextTokens } from '../modelplane/tokens';
+import type { ModelCallSample } from './observations';
+
+/** `ApplicationFailure` types the model client throws; retry policies and the API map on them. */
+export const ModelErrorType = {
+  /** 429 rate limit: retryable, after the provider's wait (`nextRetryDelay`). */
+  throttled: 'ModelThrottled',
+  /** 429 `insufficient_quota`: the account's spend cap; retrying cannot help. */
+  spendCap: 'ModelSpendCap',
+  /** Any other 4xx: the request itself is wrong; retrying cannot help. */
+  rejected: 'ModelRequestRejected',
+} as const;
+
+export interface ModelClientOptions {
+  /** The provider's base URL: `http://host:port` (the simulator) or one ending in `/v1`. */
+  baseUrl: string;
+  apiKey?: string | undefined;
+  model: string;
+  fetchImpl?: typeof fetch;
+  /** Receives one sample per answered call (2xx or 429); aggregate it with `ObservationWindow`. */
+  onObservation: (sample: ModelCallSample) => void;
+  /** Wall clock for sample timestamps, ms. */
+  now?: () => number;
+}
+
+export interface CompletionRequest {
+  runId: string;
+  step: number;
+  /** Tokens the step should spend: prompt plus completion. */
+  tokens: number;
+  /** Aborts the HTTP call (pass the activity's cancellation signal). */
+  signal?: AbortSignal;
+}
+
+export interface CompletionResult {
+  /** Tokens the provider reports having served (`usage.total_tokens`). */
+  usedTokens: number;
+  latencyMs: number;
+}
+
+export interface ModelClient {
+  /**
+   * One chat completion. Throws plain `Error` for 5xx and network faults (retry),
+   * and `ApplicationFailure` of a {@link ModelErrorType} for 429s and other 4xx.
+   */
+  complete(req: CompletionRequest): Promise<CompletionResult>;
+}
+
+/** A model-plane client speaking the OpenAI chat-completions protocol over `fetch`. */
+export function createModelClient(opts: ModelClientOptions): ModelClient {
+  const fetchImpl = opts.fetchImpl ?? globalThis.fetch;
+  const now = opts.now ?? Date.now;
+  const base = opts.baseUrl.replace(/\/+$/, '');
+  const url = base.endsWith('/v1') ? `${base}/chat/completions` : `${base}/v1/chat/completions`;
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;
+
+  return {
+    async complete({ runId, step, tokens, signal }) {
+      const prompt = `Run ${runId}, step ${step}: continue.`;
+      // The prompt is part of the step's tokens, so the call costs what the step was estimated at.
+      const maxTokens = Math.max(1, tokens - estimateTextTokens(prompt));
+      const body = JSON.stringify({
+        model: opts.model,
+        messages: [{ role: 'user', content: prompt }],
+        max_tokens: maxTokens,
+      });
+      const started = performance.now();
+      let res: Response;
+      try {
+        res = await fetchImpl(url, { method: 'POST', headers, body, signal });
+      } catch (err) {
+        if (signal?.aborted) throw err;
+        throw new Error(`Model plane unreachable at ${url}: ${(err as Error).message}`, { cause: err });
+      }
+      const limits = parseRateLimitHeaders(res.headers, now());
+      const report = (throttled: boolean, served: number): void =>
+        opts.onObservation({ at: now(), throttled, tokens: served, ...sampleLimits(limits) });
+
+      if (res.ok) {
+        const payload = (await res.json().catch(() => null)) as { usage?: { total_tokens?: unknown } } | null;
+        const latencyMs = Math.round(performance.now() - started);
+        const used = payload?.usage?.total_tokens;
+        if (typeof used !== 'number') throw new Error(`Model plane answered ${res.status} without usage`);
+        report(false, used);
+        return { usedTokens: used, latencyMs };
+      }
+
+      const error = await readError(res);
+      const context = `run ${runId} step ${step}`;
+      if (res.status === 429) {
+        report(true, 0);
+        if (error.type === 'insufficient_quota' || error.code === 'insufficient_quota') {
+          throw ApplicationFailure.create({
+            type: ModelErrorType.spendCap,
+            nonRetryable: true,
+            message: `Model provider refused ${context}: the account's spend cap is reached (insufficient_quota). ${error.message}`,
+          });
+        }
+        // Without a provider wait, the activity's retry policy backs off on its own.
+        const waitMs = limits.retryAfterMs;
+        throw ApplicationFailure.create({
+          type: ModelErrorType.throttled,
+          nonRetryable: false,
+          nextRetryDelay: waitMs === undefined ? undefined : Math.max(1, Math.ceil(waitMs)),
+          message: `Model provider throttled ${context}; retry in ${waitMs ?? '?'} ms. ${error.message}`,
+          details: [{ retryAfterMs: waitMs ?? null, remainingTokens: limits.remainingTokens ?? null }],
+        });
+      }
+      if (res.status >= 500)
+        throw new Error(`Model plane answered ${res.status} for ${context}: ${error.message}`);
+      throw ApplicationFailure.create({
+        type: ModelErrorType.rejected,
+        nonRetryable: true,
+        message: `Model provider rejected ${context} with ${res.status}: ${error.message}`,
+      });
+    },
+  };
+}
+
+function sampleLimits(l: ParsedRateLimit): Omit<ModelCallSample, 'at' | 'throttled' | 'tokens'> {
+  const out: Omit<ModelCallSample, 'at' | 'throttled' | 'tokens'> = {};
+  if (l.retryAfterMs !== undefined) out.retryAfterMs = l.retryAfterMs;
+  if (l.remainingTokens !== undefined) out.remainingTokens = l.remainingTokens;
+  if (l.limitTokens !== undefined) out.limitTokens = l.limitTokens;
+  if (l.resetTokensMs !== undefined) out.resetTokensMs = l.resetTokensMs;
+  return out;
+}
+
+async function readError(res: Response): Promise<{ type?: string; code?: string; message: string }> {
+  const text = await res.text().catch(() => '');
+  try {
+    const parsed = JSON.parse(text) as { error?: { type?: unknown; code?: unknown; message?: unknown } };
+    const e = parsed.error ?? {};
+    return {
+      type: typeof e.type === 'string' ? e.type : undefined,
+      code: typeof e.code === 'string' ? e.code : undefined,
+      message: typeof e.message === 'string' ? e.message : text.slice(0, 200),
+    };
+  } catch {
+    return { message: text.slice(0, 200) || res.statusText };
+  }
+}

@@ -1,0 +1,74 @@
+import type { ModelObservation } from '../scheduler/types';
+
+/** What one model call showed: reported by the model client for every answered call. */
+export interface ModelCallSample {
+  /** When the answer arrived, ms since epoch. */
+  at: number;
+  /** The provider answered 429 (rate limit or spend cap). */
+  throttled: boolean;
+  /** The provider's requested wait, when it sent one. */
+  retryAfterMs?: number;
+  remainingTokens?: number;
+  limitTokens?: number;
+  resetTokensMs?: number;
+  /** Tokens served (0 for a refused call). */
+  tokens: number;
+}
+
+/**
+ * Accumulates call samples between flushes so the worker sends the scheduler
+ * one observation per flush, never one per call: the scheduler workflow can
+ * absorb only a limited rate of signals.
+ */
+export class ObservationWindow {
+  private calls = 0;
+  private throttled = 0;
+  private maxRetryAfterMs = 0;
+  private tokens = 0;
+  private lowest: Pick<ModelCallSample, 'remainingTokens' | 'limitTokens' | 'resetTokensMs'> | undefined;
+
+  /** Adds one call's sample. */
+  add(sample: ModelCallSample): void {
+    this.calls += 1;
+    if (sample.throttled) this.throttled += 1;
+    this.maxRetryAfterMs = Math.max(this.maxRetryAfterMs, sample.retryAfterMs ?? 0);
+    this.tokens += sample.tokens;
+    const remaining = sample.remainingTokens;
+    if (
+      remaining !== undefined &&
+      (this.lowest?.remainingTokens === undefined || remaining < this.lowest.remainingTokens)
+    ) {
+      this.lowest = {
+        remainingTokens: remaining,
+        limitTokens: sample.limitTokens,
+        resetTokensMs: sample.resetTokensMs,
+      };
+    }
+  }
+
+  /** Calls accumulated since the last drain. */
+  get size(): number {
+    return this.calls;
+  }
+
+  /** The window's aggregate ending at `now`, or null when no call was seen; either way the window restarts empty. */
+  drain(now: number): ModelObservation | null {
+    if (this.calls === 0) return null;
+    const observation: ModelObservation = {
+      at: now,
+      calls: this.calls,
+      throttled: this.throttled,
+      maxRetryAfterMs: this.maxRetryAfterMs,
+      tokens: this.tokens,
+    };
+    if (this.lowest?.remainingTokens !== undefined) observation.remainingTokens = this.lowest.remainingTokens;
+    if (this.lowest?.limitTokens !== undefined) observation.limitTokens = this.lowest.limitTokens;
+    if (this.lowest?.resetTokensMs !== undefined) observation.resetTokensMs = this.lowest.resetTokensMs;
+    this.calls = 0;
+    this.throttled = 0;
+    this.maxRetryAfterMs = 0;
+    this.tokens = 0;
+    this.lowest = undefined;
+    return observation;
+  }
+}

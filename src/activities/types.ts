@@ -1,0 +1,47 @@
+import type { AdmitNotice } from '../workflows/run-messages';
+import type { Priority, Release, SubmitResult } from '../scheduler/types';
+
+/** Activity signatures, the only thing workflow code imports from here (types only). */
+export interface StepRequest {
+  runId: string;
+  attempt: number;
+  step: number;
+  tokens: number;
+  /** The step lasts at least this long (the synthetic agent's `stepMs`). */
+  minMs: number;
+  usedSoFar: number;
+  /** The step fails for good after using its tokens. */
+  fail?: boolean;
+  /** The lease's length: a long step renews it at a third of this. */
+  leaseTtlMs: number;
+}
+
+export interface BatchChunk {
+  batchId: string;
+  tenant: string;
+  agent: string;
+  priority: Priority;
+  items: unknown[];
+  /** Each item's index in the whole batch (its run id is `<batchId>-<index>`). */
+  indexes: number[];
+  estimatedTokensPerItem: number;
+  createdAt: string;
+}
+
+export interface FleetActivities {
+  /** Tells many runs they were admitted; returns those whose workflow could not be reached. */
+  notifyAdmissions(notices: { runId: string; notice: AdmitNotice }[]): Promise<{ runId: string; attempt: number }[]>;
+  notifyRevoked(revoked: { runId: string; attempt: number }[]): Promise<void>;
+  /** One model call through the model plane; renews the run's lease as it goes. */
+  modelStep(req: StepRequest): Promise<{ usedTokens: number }>;
+  /** Applies the run's effect once per key, however often it is attempted. */
+  applyEffect(req: { key: string; runId: string }): Promise<{ applied: boolean }>;
+  /** Returns the slot (and settles the ledger) through the worker's batched mailbox. */
+  releaseLease(release: Release): Promise<void>;
+  /** Tells the scheduler a queued run was cancelled (batched with other reports). */
+  cancelQueued(runId: string): Promise<void>;
+  /** Queues the run again (after its lease was revoked, or after a human gate). */
+  resubmit(unit: { runId: string; tenant: string; priority: Priority; cost: number; attempt: number }): Promise<SubmitResult>;
+  /** Creates one chunk of a batch's runs; returns how many it created and the items still refused. */
+  startBatchChunk(chunk: BatchChunk): Promise<{ started: number; refused: { index: number; retryAfterSeconds: number }[] }>;
+}

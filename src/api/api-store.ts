@@ -1,0 +1,37 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { IDEMPOTENCY_DDL, IdempotencyStore } from './idempotency-store';
+import { TENANTS_DDL, TenantStore, type TenantRecord } from './tenant-store';
+
+/** The API's own state: tenants (settings and key hashes) and idempotency keys, in one SQLite file. */
+export interface ApiStore {
+  readonly tenants: TenantStore;
+  readonly idempotency: IdempotencyStore;
+  /** Every tenant with its settings, e.g. to re-sync them to the scheduler at startup. */
+  listTenants(): TenantRecord[];
+  close(): void;
+}
+
+const SCHEMA_VERSION = 1;
+
+/** Opens (creating file and directory if needed) the API store at `filePath`; `:memory:` works too. */
+export function openApiStore(filePath: string): ApiStore {
+  if (filePath !== ':memory:') mkdirSync(dirname(filePath), { recursive: true });
+  const db = new Database(filePath);
+  db.pragma('journal_mode = WAL');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('synchronous = NORMAL');
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version < SCHEMA_VERSION) {
+    db.exec(`BEGIN; ${TENANTS_DDL} ${IDEMPOTENCY_DDL} PRAGMA user_version = ${SCHEMA_VERSION}; COMMIT;`);
+  }
+  const tenants = new TenantStore(db);
+  const idempotency = new IdempotencyStore(db);
+  return {
+    tenants,
+    idempotency,
+    listTenants: () => tenants.list(),
+    close: () => db.close(),
+  };
+}

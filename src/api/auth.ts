@@ -1,0 +1,59 @@
+import type { RequestHandler, Response } from 'express';
+import type { ApiStore } from './api-store';
+import { ApiError } from './errors';
+import { hashApiKey, safeEqual } from './keys';
+import type { TenantRecord } from './tenant-store';
+
+export type Principal = { kind: 'admin' } | { kind: 'tenant'; tenant: string; record: TenantRecord };
+
+const BEARER = /^Bearer +(\S+) *$/i;
+
+/** Resolves `Authorization: Bearer <key>` to the admin or a tenant; 401 when missing or unknown. */
+export function authenticate(store: ApiStore, adminToken: string): RequestHandler {
+  if (adminToken.length === 0) throw new Error('adminToken must not be empty');
+  return (req, res, next) => {
+    const match = BEARER.exec(req.get('authorization') ?? '');
+    const key = match?.[1];
+    if (!key) {
+      throw new ApiError('unauthorized', 'Send your API key as "Authorization: Bearer <key>".');
+    }
+    if (safeEqual(key, adminToken)) {
+      res.locals.principal = { kind: 'admin' } satisfies Principal;
+      next();
+      return;
+    }
+    const record = store.tenants.findByKeyHash(hashApiKey(key));
+    if (!record) throw new ApiError('unauthorized', 'This API key is not valid (it may have been rotated).');
+    res.locals.principal = { kind: 'tenant', tenant: record.tenant, record } satisfies Principal;
+    next();
+  };
+}
+
+export function principalOf(res: Response): Principal {
+  const principal = res.locals.principal as Principal | undefined;
+  if (!principal) throw new Error('principalOf called on a route without authenticate()');
+  return principal;
+}
+
+/** The caller's tenant; 403 for the admin token, which acts on tenants but is none of them. */
+export function tenantOf(res: Response, action: string): TenantRecord {
+  const principal = principalOf(res);
+  if (principal.kind !== 'tenant') {
+    throw new ApiError('forbidden', `The admin token cannot ${action}; use the tenant's API key.`);
+  }
+  return principal.record;
+}
+
+/** Guards /v1/admin/*: tenants get 403. */
+export const requireAdmin: RequestHandler = (_req, res, next) => {
+  if (principalOf(res).kind !== 'admin') {
+    throw new ApiError('forbidden', 'Only the admin token may use /v1/admin endpoints.');
+  }
+  next();
+};
+
+/** True when the caller may see a resource of `owner` (its own, or anything for the admin). */
+export function mayAccess(res: Response, owner: string): boolean {
+  const principal = principalOf(res);
+  return principal.kind === 'admin' || principal.tenant === owner;
+}

@@ -1,0 +1,23 @@
+import type { Logger } from 'pino';
+import type { ApiStore } from './api-store';
+import type { FleetPort } from './fleet-port';
+import type { ApiMetrics } from './metrics';
+import type { TokenBuckets } from './rate-limit';
+
+export interface TenantDefaults {
+  maxQueued: number;
+  maxInFlight: number;
+  /** Submissions per second per tenant (token bucket, burst twice this); 0 disables the limit. */
+  ratePerSecond: number;
+}
+
+/** What the routers share: built once by createApp. */
+export interface ApiContext {
+  fleet: FleetPort;
+  store: ApiStore;
+  log: Logger;
+  now: () => number;
+  tenantDefaults: TenantDefaults;
+  metrics: ApiMetrics;
+  submitLimiter: TokenBuckets;
+}

@@ -1,0 +1,91 @@
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Logger } from 'pino';
+import type { SchedulerStatus, TenantStatus } from '../scheduler/types';
+import type { FleetPort } from './fleet-port';
+import { mapSettled, withTimeout } from './with-timeout';
+
+const SCRAPE_TIMEOUT_MS = 3000;
+const TENANT_STATUS_CONCURRENCY = 16;
+
+export type FleetGauges = ReturnType<typeof createFleetGauges>;
+
+/** Series read from the fleet at scrape time (the scheduler owns these numbers; the API only reports them). */
+export function createFleetGauges(registry: Registry) {
+  const registers = [registry];
+  const gauge = <L extends string>(name: string, help: string, labelNames: L[] = []) =>
+    new Gauge<L>({ name, help, labelNames, registers });
+  // Scheduler counters are absolute values in its status; exposed as counters so rate() works.
+  const counter = <L extends string>(name: string, help: string, labelNames: L[] = []) =>
+    new Counter<L>({ name, help, labelNames, registers });
+  return {
+    up: gauge('fairway_fleet_up', '1 when the last scrape could read the scheduler status, else 0.'),
+    queueDepth: gauge('fairway_queue_depth', 'Queued (not admitted) units by tenant and priority.', ['tenant', 'priority']),
+    laneDepth: gauge('fairway_lane_queue_depth', 'Queued units by priority lane, all tenants.', ['priority']),
+    tenantDepth: gauge('fairway_tenant_queue_depth', 'Queued units by tenant, all lanes.', ['tenant']),
+    inFlight: gauge('fairway_in_flight', 'Admitted units holding a lease.'),
+    tenantInFlight: gauge('fairway_tenant_in_flight', 'Admitted units holding a lease, by tenant.', ['tenant']),
+    concurrency: gauge('fairway_fleet_concurrency', 'Configured fleet concurrency limit.'),
+    governorConcurrency: gauge('fairway_governor_concurrency_limit', 'Concurrency limit the token governor allows now.'),
+    governorTpm: gauge('fairway_governor_tokens_per_minute', 'Tokens per minute the token governor admits now.'),
+    throttled: gauge('fairway_governor_throttled_recently', '1 when the model plane throttled recently, else 0.'),
+    governorDecreases: counter('fairway_governor_decreases_total', 'Multiplicative decreases of the governor.'),
+    drainMode: gauge('fairway_drain_mode', '1 for the current drain mode (open, draining, drained), 0 for the others.', ['mode']),
+    intake: gauge('fairway_intake', '1 for the current intake (open, refuse, hold), 0 for the others.', ['intake']),
+    submitted: counter('fairway_scheduler_submitted_total', 'Units offered to the scheduler.'),
+    admitted: counter('fairway_admissions_total', 'Units admitted by the scheduler.'),
+    released: counter('fairway_releases_total', 'Units released by outcome.', ['outcome']),
+    schedulerShed: counter('fairway_scheduler_shed_total', 'Units the scheduler refused.'),
+    ledgerReserved: gauge('fairway_ledger_reserved_tokens', 'Tokens reserved in the ledger, by tenant.', ['tenant']),
+    ledgerSpent: gauge('fairway_ledger_spent_tokens', 'Tokens spent this period, by tenant.', ['tenant']),
+    ledgerRemaining: gauge('fairway_ledger_remaining_tokens', 'Budget left this period, by tenant (budgeted tenants).', ['tenant']),
+    historyLength: gauge('fairway_scheduler_history_length', 'Events in the scheduler workflow run.'),
+  };
+}
+
+function setScheduler(g: FleetGauges, s: SchedulerStatus): void {
+  for (const [priority, n] of Object.entries(s.queued.byPriority)) g.laneDepth.set({ priority }, n);
+  for (const [tenant, n] of Object.entries(s.queued.byTenant)) g.tenantDepth.set({ tenant }, n);
+  g.inFlight.set(s.inFlight);
+  g.concurrency.set(s.config.concurrency);
+  g.governorConcurrency.set(s.governor.concurrencyLimit);
+  g.governorTpm.set(s.governor.tokensPerMinute);
+  g.throttled.set(s.governor.throttledRecently ? 1 : 0);
+  g.governorDecreases.inc(s.governor.decreases);
+  for (const mode of ['open', 'draining', 'drained'] as const) g.drainMode.set({ mode }, s.mode === mode ? 1 : 0);
+  for (const intake of ['open', 'refuse', 'hold'] as const) g.intake.set({ intake }, s.intake === intake ? 1 : 0);
+  g.submitted.inc(s.counters.submitted);
+  g.admitted.inc(s.counters.admitted);
+  g.schedulerShed.inc(s.counters.shed);
+  for (const outcome of ['completed', 'failed', 'cancelled', 'expired'] as const) {
+    g.released.inc({ outcome }, s.counters[outcome]);
+  }
+  g.historyLength.set(s.history.length);
+}
+
+function setTenant(g: FleetGauges, t: TenantStatus): void {
+  for (const [priority, n] of Object.entries(t.queuedByPriority)) g.queueDepth.set({ tenant: t.tenant, priority }, n);
+  g.tenantInFlight.set({ tenant: t.tenant }, t.inFlight);
+  g.ledgerReserved.set({ tenant: t.tenant }, t.ledger.reserved);
+  g.ledgerSpent.set({ tenant: t.tenant }, t.ledger.spent);
+  if (t.ledger.remaining !== null) g.ledgerRemaining.set({ tenant: t.tenant }, t.ledger.remaining);
+}
+
+/**
+ * Re-reads the fleet into the gauges. Every series is reset first, so a tenant or a fleet that has gone
+ * away leaves no stale numbers; when the scheduler cannot be read, only `fairway_fleet_up 0` remains.
+ */
+export async function refreshFleetGauges(g: FleetGauges, fleet: FleetPort, tenants: string[], log: Logger): Promise<void> {
+  for (const metric of Object.values(g)) metric.reset();
+  try {
+    setScheduler(g, await withTimeout(fleet.schedulerStatus(), SCRAPE_TIMEOUT_MS, 'schedulerStatus'));
+  } catch (err) {
+    log.warn({ err }, 'metrics: scheduler status unavailable');
+    g.up.set(0);
+    return;
+  }
+  g.up.set(1);
+  const statuses = await mapSettled(tenants, TENANT_STATUS_CONCURRENCY, (tenant) =>
+    withTimeout(fleet.tenantStatus(tenant), SCRAPE_TIMEOUT_MS, 'tenantStatus'),
+  );
+  for (const status of statuses) if (status) setTenant(g, status);
+}

@@ -1,0 +1,130 @@
+import type {
+  LedgerEntry,
+  Priority,
+  SchedulerStatus,
+  ShedCode,
+  SubmitResult,
+  TenantSettings,
+  TenantStatus,
+  WaitingOn,
+} from '../scheduler/types';
+
+/**
+ * What the HTTP layer needs from the fleet. Production implements it on Temporal
+ * (`src/fleet/temporal-fleet.ts`); API tests hand in an in-memory fake.
+ */
+export type RunStatus = 'queued' | 'running' | 'awaiting_approval' | 'completed' | 'failed' | 'cancelled';
+
+export interface RunSpec {
+  runId: string;
+  tenant: string;
+  agent: string;
+  priority: Priority;
+  input: unknown;
+  estimatedTokens: number;
+  batchId?: string;
+  /** ISO timestamp of acceptance at the door. */
+  createdAt: string;
+}
+
+export interface RunView {
+  runId: string;
+  tenant: string;
+  agent: string;
+  priority: Priority;
+  status: RunStatus;
+  createdAt: string;
+  admittedAt: string | null;
+  admissionSeq: number | null;
+  finishedAt: string | null;
+  usage: { tokens: number };
+  waitingOn: WaitingOn | null;
+  result: unknown;
+  error: { code: string; message: string } | null;
+  batchId: string | null;
+}
+
+export interface RunListItem {
+  runId: string;
+  tenant: string;
+  agent: string;
+  priority: Priority;
+  status: RunStatus;
+  createdAt: string;
+  batchId: string | null;
+}
+
+export interface RunListQuery {
+  tenant?: string;
+  status?: RunStatus;
+  priority?: Priority;
+  limit: number;
+  cursor?: string;
+}
+
+export interface BatchSpec {
+  batchId: string;
+  tenant: string;
+  agent: string;
+  priority: Priority;
+  items: unknown[];
+  estimatedTokensPerItem: number;
+  createdAt: string;
+}
+
+export interface BatchView {
+  batchId: string;
+  tenant: string;
+  total: number;
+  queued: number;
+  running: number;
+  completed: number;
+  failed: number;
+  cancelled: number;
+}
+
+export interface FleetSettingsPatch {
+  concurrency?: number;
+  floors?: { standard?: number; batch?: number };
+  leaseTtlSeconds?: number;
+}
+
+export interface FleetPort {
+  /** Offers units to the scheduler (coalesced with concurrent callers into one message). */
+  submit(units: { runId: string; tenant: string; priority: Priority; cost: number }[]): Promise<SubmitResult[]>;
+  /** Starts the run's workflow; idempotent on runId. Call only for units the scheduler accepted. */
+  startRun(spec: RunSpec): Promise<void>;
+  /** The run as its owner sees it, or null when there is no such run. */
+  getRun(runId: string): Promise<RunView | null>;
+  listRuns(query: RunListQuery): Promise<{ items: RunListItem[]; nextCursor: string | null }>;
+  /** Returns false when the run is already finished. */
+  cancelRun(runId: string): Promise<boolean>;
+  /** Answers a human gate; returns false when the run is not awaiting approval. */
+  decide(runId: string, decision: 'approve' | 'reject', note?: string): Promise<boolean>;
+
+  /**
+   * Creates the batch's runs (durably, in the background) after checking the whole batch fits the
+   * tenant's queue and budget; a refusal changes nothing.
+   */
+  createBatch(
+    spec: BatchSpec,
+  ): Promise<{ accepted: true } | { accepted: false; code: ShedCode; message: string; retryAfterSeconds: number }>;
+  getBatch(batchId: string): Promise<BatchView | null>;
+  /** Re-drives the failed items; returns how many. */
+  resumeBatch(batchId: string): Promise<number>;
+
+  upsertTenant(tenant: string, settings: TenantSettings): Promise<void>;
+  tenantStatus(tenant: string): Promise<TenantStatus | null>;
+  ledgerEntries(tenant: string, limit: number): Promise<LedgerEntry[]>;
+
+  schedulerStatus(): Promise<SchedulerStatus>;
+  patchScheduler(patch: FleetSettingsPatch): Promise<SchedulerStatus>;
+  drain(intake: 'refuse' | 'hold'): Promise<SchedulerStatus>;
+  resume(): Promise<SchedulerStatus>;
+
+  /** Effect store totals (`GET /v1/admin/effects/summary`). */
+  effectsSummary(): Promise<{ effects: number; attempts: number; duplicates: number }>;
+
+  /** True when Temporal answers and the scheduler workflow is running. */
+  ready(): Promise<boolean>;
+}

@@ -1,0 +1,93 @@
+import { AGENT_NAMES, getAgent, type AgentDefinition } from '../agents/catalog';
+import { ApiError, type FieldIssue } from './errors';
+import {
+  BatchRequestSchema,
+  IdempotencyKeySchema,
+  RunRequestSchema,
+  type BatchRequest,
+  type RunRequest,
+} from './schemas';
+import { capDetails, issuesToDetails } from './validation';
+
+export interface ParsedRun {
+  request: RunRequest;
+  agent: AgentDefinition;
+  /** The input with the agent's defaults applied. */
+  input: unknown;
+  estimatedTokens: number;
+  idempotencyKey: string | undefined;
+}
+
+export interface ParsedBatch {
+  request: BatchRequest;
+  agent: AgentDefinition;
+  items: unknown[];
+  estimatedTokensPerItem: number;
+}
+
+function agentNamed(body: unknown): string | undefined {
+  const name = typeof body === 'object' && body !== null ? (body as { agent?: unknown }).agent : undefined;
+  return typeof name === 'string' ? name : undefined;
+}
+
+/** Validates one agent input, pushing its issues under `prefix`; returns the parsed input. */
+function parseInput(agent: AgentDefinition, input: unknown, prefix: PropertyKey[], issues: FieldIssue[]): unknown {
+  const result = agent.input.safeParse(input);
+  if (result.success) return result.data;
+  issues.push(...issuesToDetails(result.error.issues, prefix));
+  return undefined;
+}
+
+/** 400 with every issue found, else 404 unknown_agent when the agent is the only problem. */
+function settle(issues: FieldIssue[], agentName: string | undefined, agent: AgentDefinition | undefined): void {
+  if (issues.length > 0) throw ApiError.invalid(capDetails(issues));
+  if (!agent) {
+    throw new ApiError('unknown_agent', `There is no agent called "${agentName ?? ''}".`, { known: AGENT_NAMES });
+  }
+}
+
+/** Parses `POST /v1/runs`: the envelope, the agent, its input, and the idempotency key (body or header). */
+export function parseRunRequest(body: unknown, headerKey: string | undefined): ParsedRun {
+  const issues: FieldIssue[] = [];
+  const envelope = RunRequestSchema.safeParse(body);
+  if (!envelope.success) issues.push(...issuesToDetails(envelope.error.issues));
+  if (headerKey !== undefined && !IdempotencyKeySchema.safeParse(headerKey).success) {
+    issues.push({ path: 'Idempotency-Key', message: 'The Idempotency-Key header must be 1–255 characters.' });
+  }
+  const bodyKey = envelope.success ? envelope.data.idempotencyKey : undefined;
+  if (headerKey !== undefined && bodyKey !== undefined && headerKey !== bodyKey) {
+    issues.push({ path: 'idempotencyKey', message: 'It differs from the Idempotency-Key header; send one key.' });
+  }
+  const agentName = agentNamed(body);
+  const agent = agentName === undefined ? undefined : getAgent(agentName);
+  const rawInput = typeof body === 'object' && body !== null ? (body as { input?: unknown }).input : undefined;
+  const input = agent ? parseInput(agent, rawInput, ['input'], issues) : undefined;
+  settle(issues, agentName, agent);
+  if (!envelope.success || !agent) throw new Error('unreachable: settle() throws on every failure');
+  return {
+    request: envelope.data,
+    agent,
+    input,
+    estimatedTokens: envelope.data.estimatedTokens ?? agent.estimate(input),
+    idempotencyKey: headerKey ?? bodyKey,
+  };
+}
+
+/** Parses `POST /v1/batches`: every item is validated by the agent's schema (paths like `items.3.steps`). */
+export function parseBatchRequest(body: unknown): ParsedBatch {
+  const issues: FieldIssue[] = [];
+  const envelope = BatchRequestSchema.safeParse(body);
+  if (!envelope.success) issues.push(...issuesToDetails(envelope.error.issues));
+  const agentName = agentNamed(body);
+  const agent = agentName === undefined ? undefined : getAgent(agentName);
+  const items: unknown[] = [];
+  if (agent && envelope.success) {
+    envelope.data.items.forEach((item, i) => items.push(parseInput(agent, item, ['items', i], issues)));
+  }
+  settle(issues, agentName, agent);
+  if (!envelope.success || !agent) throw new Error('unreachable: settle() throws on every failure');
+  const estimates = items.map((item) => agent.estimate(item));
+  // The fleet takes one figure per item: the mean, rounded up, so the batch reserves at least its sum.
+  const mean = Math.ceil(estimates.reduce((a, b) => a + b, 0) / estimates.length);
+  return { request: envelope.data, agent, items, estimatedTokensPerItem: envelope.data.estimatedTokensPerItem ?? mean };
+}

@@ -1,0 +1,63 @@
+import { Router, type Response } from 'express';
+import { mayAccess, principalOf, tenantOf } from '../auth';
+import type { ApiContext } from '../context';
+import { ApiError } from '../errors';
+import type { RunView } from '../fleet-port';
+import { parseRunRequest } from '../requests';
+import { runLink, submitRun } from '../run-intake';
+import { DecisionRequestSchema, ResourceIdSchema, RunListQuerySchema } from '../schemas';
+import { parseOr400 } from '../validation';
+
+/** The run, when it exists and the caller may see it; otherwise 404 (another tenant's run does not "exist"). */
+async function ownedRun(ctx: ApiContext, res: Response, runId: string): Promise<RunView> {
+  const view = ResourceIdSchema.safeParse(runId).success ? await ctx.fleet.getRun(runId) : null;
+  if (!view || !mayAccess(res, view.tenant)) throw ApiError.notFound(`Run ${runId}`);
+  return view;
+}
+
+export function runsRouter(ctx: ApiContext): Router {
+  const router = Router();
+
+  router.post('/', async (req, res) => {
+    const tenant = tenantOf(res, 'submit runs');
+    const run = parseRunRequest(req.body, req.get('idempotency-key'));
+    const answer = await submitRun(ctx, tenant, run);
+    res.location(runLink(answer.runId)).status(answer.status).json(answer.body);
+  });
+
+  router.get('/', async (req, res) => {
+    const query = parseOr400(RunListQuerySchema, req.query);
+    const principal = principalOf(res);
+    const tenant = principal.kind === 'tenant' ? principal.tenant : query.tenant;
+    const page = await ctx.fleet.listRuns({ ...query, tenant });
+    res.json(page);
+  });
+
+  router.get('/:runId', async (req, res) => {
+    res.json(await ownedRun(ctx, res, req.params.runId));
+  });
+
+  router.post('/:runId/cancel', async (req, res) => {
+    const view = await ownedRun(ctx, res, req.params.runId);
+    if (!(await ctx.fleet.cancelRun(view.runId))) {
+      throw new ApiError('conflict', `Run ${view.runId} has already finished; there is nothing to cancel.`, {
+        status: (await ctx.fleet.getRun(view.runId))?.status ?? view.status,
+      });
+    }
+    res.status(202).json({ runId: view.runId, cancelRequested: true, links: { self: runLink(view.runId) } });
+  });
+
+  for (const decision of ['approve', 'reject'] as const) {
+    router.post(`/:runId/${decision}`, async (req, res) => {
+      const body = parseOr400(DecisionRequestSchema, req.body ?? {});
+      const view = await ownedRun(ctx, res, req.params.runId);
+      if (!(await ctx.fleet.decide(view.runId, decision, body.note))) {
+        throw new ApiError('conflict', `Run ${view.runId} is not awaiting approval.`, { status: view.status });
+      }
+      const decided = decision === 'approve' ? 'approved' : 'rejected';
+      res.json({ runId: view.runId, decision: decided, links: { self: runLink(view.runId) } });
+    });
+  }
+
+  return router;
+}

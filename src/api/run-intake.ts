@@ -1,0 +1,77 @@
+import { canonicalHash } from './canonical-json';
+import type { ApiContext } from './context';
+import { ApiError } from './errors';
+import type { RunView } from './fleet-port';
+import { randomHex, sha256Hex } from './keys';
+import type { ParsedRun } from './requests';
+import { firstResult, rateLimit, shedError, withTenantSync } from './shed';
+import type { TenantRecord } from './tenant-store';
+
+export const runLink = (runId: string) => `/v1/runs/${runId}`;
+
+export interface IntakeAnswer {
+  status: 200 | 202;
+  runId: string;
+  body: { runId: string; status: RunView['status']; links: { self: string } } & Partial<RunView>;
+}
+
+/** `run-<tenant>-<20 hex>`: derived from the idempotency key when there is one, so a retry names the same run. */
+export function runIdFor(tenant: string, idempotencyKey: string | undefined): string {
+  const suffix = idempotencyKey === undefined ? randomHex(20) : sha256Hex(idempotencyKey).slice(0, 20);
+  return `run-${tenant}-${suffix}`;
+}
+
+async function replay(ctx: ApiContext, runId: string): Promise<IntakeAnswer> {
+  const view = await ctx.fleet.getRun(runId);
+  const links = { self: runLink(runId) };
+  const body = view ? { ...view, links } : { runId, status: 'queued' as const, links };
+  return { status: 200, runId, body };
+}
+
+/**
+ * Submits a validated run for `tenant`: idempotency (same key and body → the same run, 200; another body → 422),
+ * the tenant's rate limit, the scheduler's verdict, then the run workflow. A refused request leaves no trace.
+ */
+export async function submitRun(ctx: ApiContext, tenant: TenantRecord, run: ParsedRun): Promise<IntakeAnswer> {
+  const { request, agent, input, estimatedTokens, idempotencyKey: key } = run;
+  const runId = runIdFor(tenant.tenant, key);
+  if (key !== undefined) {
+    const bodyHash = canonicalHash({ agent: agent.name, input, priority: request.priority, estimatedTokens });
+    const claim = ctx.store.idempotency.claim({ tenant: tenant.tenant, key, bodyHash, runId, createdAt: ctx.now() });
+    if (!claim.claimed) {
+      const { existing } = claim;
+      if (existing.bodyHash !== bodyHash) {
+        throw new ApiError(
+          'idempotency_conflict',
+          'This idempotency key was already used with a different body; use a new key for a new run.',
+          { runId: existing.runId },
+        );
+      }
+      if (existing.state === 'pending') {
+        throw new ApiError('conflict', 'A request with this idempotency key is still in progress.', undefined, 1);
+      }
+      return replay(ctx, existing.runId);
+    }
+  }
+  try {
+    rateLimit(ctx, tenant.tenant);
+    const unit = { runId, tenant: tenant.tenant, priority: request.priority, cost: estimatedTokens };
+    const result = await withTenantSync(ctx, tenant, async () => firstResult(await ctx.fleet.submit([unit]), runId));
+    if (!result.accepted) throw shedError(ctx, result);
+    await ctx.fleet.startRun({
+      runId,
+      tenant: tenant.tenant,
+      agent: agent.name,
+      priority: request.priority,
+      input,
+      estimatedTokens,
+      createdAt: new Date(ctx.now()).toISOString(),
+    });
+  } catch (err) {
+    if (key !== undefined) ctx.store.idempotency.release(tenant.tenant, key);
+    throw err;
+  }
+  if (key !== undefined) ctx.store.idempotency.complete(tenant.tenant, key);
+  ctx.metrics.submissions.inc({ priority: request.priority });
+  return { status: 202, runId, body: { runId, status: 'queued', links: { self: runLink(runId) } } };
+}

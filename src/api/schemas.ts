@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import { PRIORITIES } from '../scheduler/types';
+import { RUN_STATUSES } from './run-status';
+
+/** Request schemas: the API's input types and the source of its OpenAPI document. */
+
+export const TenantIdSchema = z
+  .string()
+  .regex(/^[a-z0-9-]{1,64}$/, 'A tenant id is 1–64 characters of a-z, 0-9 and "-".');
+
+export const PrioritySchema = z.enum(PRIORITIES);
+export const RunStatusSchema = z.enum(RUN_STATUSES);
+export const IdempotencyKeySchema = z.string().min(1).max(255);
+
+/** Path ids of runs and batches: anything else cannot exist, so it answers 404 without asking the fleet. */
+export const ResourceIdSchema = z.string().regex(/^[A-Za-z0-9._:-]{1,200}$/);
+
+export const BudgetSchema = z.strictObject({
+  tokens: z.int().min(0).nullable(),
+  period: z.enum(['hour', 'day', 'month', 'none']),
+});
+
+export const TenantPutSchema = z.strictObject({
+  weight: z.number().positive().max(1_000_000).optional(),
+  maxQueued: z.int().min(1).optional(),
+  maxInFlight: z.int().min(1).optional(),
+  budget: BudgetSchema.optional(),
+});
+export type TenantPut = z.output<typeof TenantPutSchema>;
+
+export const RunRequestSchema = z.strictObject({
+  agent: z.string().min(1).max(64),
+  input: z.unknown(),
+  priority: PrioritySchema.default('standard'),
+  estimatedTokens: z.int().min(1).max(1_000_000_000).optional(),
+  idempotencyKey: IdempotencyKeySchema.optional(),
+});
+export type RunRequest = z.output<typeof RunRequestSchema>;
+
+export const BATCH_MAX_ITEMS = 10_000;
+
+export const BatchRequestSchema = z.strictObject({
+  agent: z.string().min(1).max(64),
+  priority: PrioritySchema.default('batch'),
+  items: z.array(z.unknown()).min(1).max(BATCH_MAX_ITEMS),
+  estimatedTokensPerItem: z.int().min(1).max(1_000_000_000).optional(),
+});
+export type BatchRequest = z.output<typeof BatchRequestSchema>;
+
+export const DecisionRequestSchema = z.strictObject({ note: z.string().max(2000).optional() });
+
+const limit = (max: number, def: number) => z.coerce.number().int().min(1).max(max).default(def);
+
+export const RunListQuerySchema = z.object({
+  status: RunStatusSchema.optional(),
+  priority: PrioritySchema.optional(),
+  limit: limit(500, 50),
+  cursor: z.string().min(1).max(2000).optional(),
+  /** Admin only: restrict the list to one tenant. */
+  tenant: TenantIdSchema.optional(),
+});
+
+export const LedgerQuerySchema = z.object({ limit: limit(1000, 100) });
+
+export const SchedulerPatchSchema = z
+  .strictObject({
+    concurrency: z.int().min(1).max(100_000).optional(),
+    floors: z
+      .strictObject({ standard: z.number().min(0).max(0.5).optional(), batch: z.number().min(0).max(0.5).optional() })
+      .refine((f) => f.standard !== undefined || f.batch !== undefined, 'Give floors.standard, floors.batch or both.')
+      .optional(),
+    leaseTtlSeconds: z.int().min(5).max(86_400).optional(),
+  })
+  .refine(
+    (p) => p.concurrency !== undefined || p.floors !== undefined || p.leaseTtlSeconds !== undefined,
+    'Give at least one of concurrency, floors, leaseTtlSeconds.',
+  );
+
+export const DrainRequestSchema = z.strictObject({ intake: z.enum(['refuse', 'hold']).default('refuse') });

@@ -1,0 +1,52 @@
+import type { ShedCode, SubmitResult } from '../scheduler/types';
+import type { ApiContext } from './context';
+import { ApiError } from './errors';
+import type { TenantRecord } from './tenant-store';
+
+export type Refusal = { code: ShedCode; message: string; retryAfterSeconds: number };
+
+/** A scheduler refusal as the client sees it: 429 queue_full / budget_exhausted or 503 draining, with Retry-After. */
+export function shedError(ctx: ApiContext, refusal: Refusal): ApiError {
+  const code = refusal.code === 'unknown_tenant' ? 'unavailable' : refusal.code;
+  ctx.metrics.sheds.inc({ reason: refusal.code });
+  const message =
+    refusal.code === 'unknown_tenant'
+      ? 'The scheduler does not know this tenant yet; retry shortly.'
+      : refusal.message || `Refused: ${refusal.code}.`;
+  return new ApiError(code, message, undefined, Math.max(1, Math.ceil(refusal.retryAfterSeconds)));
+}
+
+/** 429 rate_limited for a tenant over its request rate; counted as a shed. */
+export function rateLimit(ctx: ApiContext, tenant: string): void {
+  const taken = ctx.submitLimiter.take(tenant);
+  if (taken.ok) return;
+  ctx.metrics.sheds.inc({ reason: 'rate_limited' });
+  throw new ApiError(
+    'rate_limited',
+    `Tenant ${tenant} is sending more than ${ctx.tenantDefaults.ratePerSecond} submissions per second.`,
+    undefined,
+    taken.retryAfterSeconds,
+  );
+}
+
+/**
+ * Calls the fleet; when the scheduler answers unknown_tenant (it restarted without this tenant, or the
+ * tenant was created while it was away), re-sends the stored settings and tries once more.
+ */
+export async function withTenantSync<R extends { accepted: boolean } & Partial<Refusal>>(
+  ctx: ApiContext,
+  tenant: TenantRecord,
+  call: () => Promise<R>,
+): Promise<R> {
+  const first = await call();
+  if (first.accepted || first.code !== 'unknown_tenant') return first;
+  ctx.log.info({ tenant: tenant.tenant }, 'scheduler did not know the tenant; re-syncing its settings');
+  await ctx.fleet.upsertTenant(tenant.tenant, tenant.settings);
+  return call();
+}
+
+export function firstResult(results: SubmitResult[], runId: string): SubmitResult {
+  const result = results.find((r) => r.runId === runId) ?? results[0];
+  if (!result) throw new Error(`fleet.submit returned no result for ${runId}`);
+  return result;
+}

@@ -1,0 +1,112 @@
+import type Database from 'better-sqlite3';
+import type { BudgetPeriod, TenantSettings } from '../scheduler/types';
+
+export interface TenantRecord {
+  tenant: string;
+  settings: TenantSettings;
+  createdAt: string;
+  updatedAt: string;
+}
+
+interface TenantRow {
+  id: string;
+  weight: number;
+  max_queued: number;
+  max_in_flight: number;
+  budget_tokens: number | null;
+  budget_period: BudgetPeriod;
+  created_at: number;
+  updated_at: number;
+}
+
+export const TENANTS_DDL = `
+  CREATE TABLE IF NOT EXISTS tenants (
+    id            TEXT PRIMARY KEY,
+    weight        REAL NOT NULL,
+    max_queued    INTEGER NOT NULL,
+    max_in_flight INTEGER NOT NULL,
+    budget_tokens INTEGER,
+    budget_period TEXT NOT NULL,
+    key_hash      TEXT NOT NULL UNIQUE,
+    created_at    INTEGER NOT NULL,
+    updated_at    INTEGER NOT NULL
+  );`;
+
+const COLUMNS = 'id, weight, max_queued, max_in_flight, budget_tokens, budget_period, created_at, updated_at';
+
+function toRecord(row: TenantRow): TenantRecord {
+  return {
+    tenant: row.id,
+    settings: {
+      weight: row.weight,
+      maxQueued: row.max_queued,
+      maxInFlight: row.max_in_flight,
+      budget: { tokens: row.budget_tokens, period: row.budget_period },
+    },
+    createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
+  };
+}
+
+function settingsParams(s: TenantSettings) {
+  return {
+    weight: s.weight,
+    max_queued: s.maxQueued,
+    max_in_flight: s.maxInFlight,
+    budget_tokens: s.budget.tokens,
+    budget_period: s.budget.period,
+  };
+}
+
+/** Tenants and the sha256 of their API key. Keys themselves are never stored. */
+export class TenantStore {
+  private readonly stmts;
+
+  constructor(db: Database.Database) {
+    this.stmts = {
+      get: db.prepare<[string], TenantRow>(`SELECT ${COLUMNS} FROM tenants WHERE id = ?`),
+      byKey: db.prepare<[string], TenantRow>(`SELECT ${COLUMNS} FROM tenants WHERE key_hash = ?`),
+      list: db.prepare<[], TenantRow>(`SELECT ${COLUMNS} FROM tenants ORDER BY id`),
+      insert: db.prepare(
+        `INSERT INTO tenants (id, weight, max_queued, max_in_flight, budget_tokens, budget_period, key_hash, created_at, updated_at)
+         VALUES (@id, @weight, @max_queued, @max_in_flight, @budget_tokens, @budget_period, @key_hash, @now, @now)
+         ON CONFLICT (id) DO NOTHING`,
+      ),
+      update: db.prepare(
+        `UPDATE tenants SET weight = @weight, max_queued = @max_queued, max_in_flight = @max_in_flight,
+           budget_tokens = @budget_tokens, budget_period = @budget_period, updated_at = @now WHERE id = @id`,
+      ),
+      setKey: db.prepare(`UPDATE tenants SET key_hash = @key_hash, updated_at = @now WHERE id = @id`),
+    };
+  }
+
+  get(tenant: string): TenantRecord | undefined {
+    const row = this.stmts.get.get(tenant);
+    return row && toRecord(row);
+  }
+
+  findByKeyHash(keyHash: string): TenantRecord | undefined {
+    const row = this.stmts.byKey.get(keyHash);
+    return row && toRecord(row);
+  }
+
+  list(): TenantRecord[] {
+    return this.stmts.list.all().map(toRecord);
+  }
+
+  /** Inserts a new tenant; false when the id is taken (nothing changes then). */
+  create(tenant: string, settings: TenantSettings, keyHash: string, now: number): boolean {
+    const params = { id: tenant, ...settingsParams(settings), key_hash: keyHash, now };
+    return this.stmts.insert.run(params).changes === 1;
+  }
+
+  /** Replaces a tenant's settings; false when there is no such tenant. */
+  update(tenant: string, settings: TenantSettings, now: number): boolean {
+    return this.stmts.update.run({ id: tenant, ...settingsParams(settings), now }).changes === 1;
+  }
+
+  /** Replaces the key hash, so the previous key stops working at once; false when there is no such tenant. */
+  setKeyHash(tenant: string, keyHash: string, now: number): boolean {
+    return this.stmts.setKey.run({ id: tenant, key_hash: keyHash, now }).changes === 1;
+  }
+}

@@ -1,0 +1,123 @@
+import { z } from 'zod';
+
+/**
+ * Every environment variable Fairway reads, parsed once. Nothing else in the
+ * project reads `process.env`; `.env.example` lists each with one line of meaning.
+ */
+const int = (def: number) => z.coerce.number().int().nonnegative().default(def);
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v === '' ? undefined : v));
+
+const EnvSchema = z.object({
+  PORT: int(3000),
+  ADMIN_TOKEN: optionalString,
+  TEMPORAL_ADDRESS: optionalString,
+  TEMPORAL_NAMESPACE: z.string().default('default'),
+  TEMPORAL_PORT: int(7233),
+  TEMPORAL_UI_PORT: int(8233),
+  TEMPORAL_CLI_PATH: optionalString,
+  TASK_QUEUE: z.string().default('fairway'),
+  DATA_DIR: z.string().default('./data'),
+  SCHEDULER_WORKFLOW_ID: z.string().default('scheduler'),
+  MODEL_BASE_URL: optionalString,
+  MODEL_API_KEY: optionalString,
+  MODEL_NAME: z.string().default('sim-1'),
+  MODEL_TPM: int(2_000_000),
+  MODEL_RPM: int(60_000),
+  SIM_PORT: int(3001),
+  SIM_SEED: int(42),
+  FLEET_CONCURRENCY: int(100),
+  FLOOR_STANDARD: z.coerce.number().min(0).max(0.5).default(0.1),
+  FLOOR_BATCH: z.coerce.number().min(0).max(0.5).default(0.05),
+  LEASE_TTL_SECONDS: int(60),
+  GLOBAL_MAX_QUEUED: int(20_000),
+  DEFAULT_TENANT_MAX_QUEUED: int(10_000),
+  DEFAULT_TENANT_MAX_IN_FLIGHT: int(50),
+  TENANT_RATE_PER_SECOND: int(200),
+  SUBMIT_COALESCE_MS: int(15),
+  MAILBOX_FLUSH_MS: int(100),
+  BUILD_ID: z.string().default('fairway-dev'),
+  SHUTDOWN_GRACE_SECONDS: int(120),
+  LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export interface Config {
+  port: number;
+  adminToken: string | undefined;
+  temporal: {
+    /** undefined: start the embedded dev server. */
+    address: string | undefined;
+    namespace: string;
+    port: number;
+    uiPort: number;
+    cliPath: string | undefined;
+    taskQueue: string;
+  };
+  dataDir: string;
+  schedulerWorkflowId: string;
+  model: {
+    /** undefined: start the embedded simulator. */
+    baseUrl: string | undefined;
+    apiKey: string | undefined;
+    name: string;
+  };
+  sim: { port: number; tpm: number; rpm: number; seed: number };
+  fleet: {
+    concurrency: number;
+    floors: { standard: number; batch: number };
+    leaseTtlSeconds: number;
+    globalMaxQueued: number;
+  };
+  tenantDefaults: { maxQueued: number; maxInFlight: number; ratePerSecond: number };
+  submitCoalesceMs: number;
+  mailboxFlushMs: number;
+  buildId: string;
+  shutdownGraceSeconds: number;
+  logLevel: Env['LOG_LEVEL'];
+}
+
+/** Parses an environment (default: the process's) into the typed config; throws a readable error. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  return {
+    port: e.PORT,
+    adminToken: e.ADMIN_TOKEN,
+    temporal: {
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      port: e.TEMPORAL_PORT,
+      uiPort: e.TEMPORAL_UI_PORT,
+      cliPath: e.TEMPORAL_CLI_PATH,
+      taskQueue: e.TASK_QUEUE,
+    },
+    dataDir: e.DATA_DIR,
+    schedulerWorkflowId: e.SCHEDULER_WORKFLOW_ID,
+    model: { baseUrl: e.MODEL_BASE_URL, apiKey: e.MODEL_API_KEY, name: e.MODEL_NAME },
+    sim: { port: e.SIM_PORT, tpm: e.MODEL_TPM, rpm: e.MODEL_RPM, seed: e.SIM_SEED },
+    fleet: {
+      concurrency: e.FLEET_CONCURRENCY,
+      floors: { standard: e.FLOOR_STANDARD, batch: e.FLOOR_BATCH },
+      leaseTtlSeconds: e.LEASE_TTL_SECONDS,
+      globalMaxQueued: e.GLOBAL_MAX_QUEUED,
+    },
+    tenantDefaults: {
+      maxQueued: e.DEFAULT_TENANT_MAX_QUEUED,
+      maxInFlight: e.DEFAULT_TENANT_MAX_IN_FLIGHT,
+      ratePerSecond: e.TENANT_RATE_PER_SECOND,
+    },
+    submitCoalesceMs: e.SUBMIT_COALESCE_MS,
+    mailboxFlushMs: e.MAILBOX_FLUSH_MS,
+    buildId: e.BUILD_ID,
+    shutdownGraceSeconds: e.SHUTDOWN_GRACE_SECONDS,
+    logLevel: e.LOG_LEVEL,
+  };
+}

@@ -1,0 +1,15 @@
+import pino from 'pino';
+import { loadConfig } from '../config';
+import { startSimulator } from '../modelplane';
+import { closeOnSignal, failStart } from './lifecycle';
+
+/** Starts the model-plane simulator alone. */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const log = pino({ level: config.logLevel });
+  const sim = await startSimulator({ port: config.sim.port, tpm: config.sim.tpm, rpm: config.sim.rpm, seed: config.sim.seed });
+  log.info({ url: sim.url, tpm: config.sim.tpm, rpm: config.sim.rpm }, 'model-plane simulator started');
+  closeOnSignal(sim.close, { info: (m) => log.info(m), error: (m) => log.error(m) });
+}
+
+main().catch(failStart);

@@ -1,0 +1,147 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { WorkflowIdConflictPolicy } from '@temporalio/common';
+import type { EffectStore } from '../activities/effect-store';
+import type { BatchView, FleetPort, RunView } from '../api/fleet-port';
+import type { Config } from '../config';
+import type { batchWorkflow } from '../workflows/batch';
+import { cancelRunSignal, decisionSignal, runSpecQuery, runViewQuery } from '../workflows/run-messages';
+import {
+  drainUpdate,
+  explainQuery,
+  ledgerQuery,
+  patchSettingsUpdate,
+  resumeUpdate,
+  statusQuery,
+  submitUpdate,
+  tenantQuery,
+  upsertTenantsUpdate,
+} from '../workflows/scheduler-messages';
+import { withRetry } from './scheduler-handle';
+import { mapLimit, startRunWorkflow } from './start-run';
+import { SubmitCoalescer } from './submit-coalescer';
+import { countBatch, failedRunIds, listRuns } from './visibility';
+
+const notFound = (err: unknown) => err instanceof WorkflowNotFoundError;
+const orNull = <T>(p: Promise<T>): Promise<T | null> => p.catch((err: unknown) => (notFound(err) ? null : Promise.reject(err)));
+
+/** The fleet on Temporal: the scheduler workflow for decisions, run workflows for runs, visibility for lists. */
+export function createTemporalFleet(client: Client, config: Config, effects: EffectStore): FleetPort {
+  const scheduler = () => client.workflow.getHandle(config.schedulerWorkflowId);
+  const coalescer = new SubmitCoalescer(
+    (units) => withRetry(() => scheduler().executeUpdate(submitUpdate, { args: [units] })),
+    { lingerMs: config.submitCoalesceMs, maxUnits: 2000, maxInFlight: 2 },
+  );
+  const taskQueue = config.temporal.taskQueue;
+
+  const fleet: FleetPort = {
+    submit: (units) => coalescer.submit(units),
+    startRun: (spec) => startRunWorkflow(client, taskQueue, spec),
+
+    async getRun(runId) {
+      const view: RunView | null = await orNull(client.workflow.getHandle(runId).query(runViewQuery));
+      if (view?.status === 'queued') {
+        const [why] = await scheduler().query(explainQuery, [runId]);
+        view.waitingOn = why ?? null;
+      }
+      return view;
+    },
+    listRuns: (q) => listRuns(client, config.temporal.namespace, q),
+
+    async cancelRun(runId) {
+      const handle = client.workflow.getHandle(runId);
+      const view = await orNull(handle.query(runViewQuery));
+      if (!view || view.finishedAt) return false;
+      await handle.signal(cancelRunSignal);
+      return true;
+    },
+    async decide(runId, decision, note) {
+      const handle = client.workflow.getHandle(runId);
+      const view = await orNull(handle.query(runViewQuery));
+      if (view?.status !== 'awaiting_approval') return false;
+      await handle.signal(decisionSignal, { decision, ...(note ? { note } : {}) });
+      return true;
+    },
+
+    async createBatch(spec) {
+      const t = await fleet.tenantStatus(spec.tenant);
+      const queued = t ? Object.values(t.queuedByPriority).reduce((a, b) => a + b, 0) : 0;
+      if (t && queued + spec.items.length > t.settings.maxQueued) {
+        const room = Math.max(0, t.settings.maxQueued - queued);
+        return {
+          accepted: false,
+          code: 'queue_full',
+          message: `The batch has ${spec.items.length} items but the tenant's queue has room for ${room}.`,
+          retryAfterSeconds: 30,
+        };
+      }
+      const cost = spec.items.length * spec.estimatedTokensPerItem;
+      if (t?.ledger.remaining !== null && t?.ledger.remaining !== undefined && t.ledger.remaining < cost) {
+        return {
+          accepted: false,
+          code: 'budget_exhausted',
+          message: `The batch needs ${cost} tokens; ${t.ledger.remaining} remain in this period.`,
+          retryAfterSeconds: 3600,
+        };
+      }
+      await client.workflow.start<typeof batchWorkflow>('batchWorkflow', {
+        workflowId: spec.batchId,
+        taskQueue,
+        args: [spec],
+        memo: { tenant: spec.tenant, total: spec.items.length },
+        workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+      });
+      return { accepted: true };
+    },
+    async getBatch(batchId) {
+      const d = await orNull(client.workflow.getHandle(batchId).describe());
+      if (!d || d.type !== 'batchWorkflow') return null;
+      const total = Number(d.memo?.total ?? 0);
+      const c = await countBatch(client, batchId);
+      const running = c.running + c.awaiting_approval;
+      const view: BatchView = {
+        batchId,
+        tenant: String(d.memo?.tenant ?? ''),
+        total,
+        queued: Math.max(0, total - running - c.completed - c.failed - c.cancelled),
+        running,
+        completed: c.completed,
+        failed: c.failed,
+        cancelled: c.cancelled,
+      };
+      return view;
+    },
+    async resumeBatch(batchId) {
+      const ids = await failedRunIds(client, batchId);
+      const specs = await mapLimit(ids, 16, (id) => client.workflow.getHandle(id).query(runSpecQuery));
+      const results = await fleet.submit(
+        specs.map((s) => ({ runId: s.runId, tenant: s.tenant, priority: s.priority, cost: s.estimatedTokens })),
+      );
+      const accepted = specs.filter((_, i) => results[i]?.accepted);
+      await mapLimit(accepted, 16, (s) => startRunWorkflow(client, taskQueue, s, { redrive: true }));
+      return accepted.length;
+    },
+
+    upsertTenant: (tenant, settings) =>
+      withRetry(() => scheduler().executeUpdate(upsertTenantsUpdate, { args: [[{ tenant, settings }]] })),
+    tenantStatus: (tenant) => scheduler().query(tenantQuery, tenant),
+    ledgerEntries: (tenant, limit) => scheduler().query(ledgerQuery, tenant, limit),
+
+    schedulerStatus: () => scheduler().query(statusQuery),
+    patchScheduler: (patch) => withRetry(() => scheduler().executeUpdate(patchSettingsUpdate, { args: [patch] })),
+    drain: (intake) => withRetry(() => scheduler().executeUpdate(drainUpdate, { args: [{ intake }] })),
+    resume: () => withRetry(() => scheduler().executeUpdate(resumeUpdate, { args: [] })),
+
+    effectsSummary: async () => effects.summary(),
+
+    async ready() {
+      try {
+        const d = await scheduler().describe();
+        return d.status.name === 'RUNNING';
+      } catch {
+        return false;
+      }
+    },
+  };
+  return fleet;
+}

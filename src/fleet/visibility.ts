@@ -1,0 +1,65 @@
+import type { Client } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
+import type { RunListItem, RunListQuery, RunStatus } from '../api/fleet-port';
+import type { Priority } from '../scheduler/types';
+
+type Payloads = Record<string, temporal.api.common.v1.IPayload> | null | undefined;
+const decode = (fields: Payloads, key: string): unknown => {
+  const p = fields?.[key];
+  if (!p) return undefined;
+  const v: unknown = defaultPayloadConverter.fromPayload(p);
+  return Array.isArray(v) ? v[0] : v;
+};
+const quote = (s: string) => `'${s.replace(/'/g, "\\'")}'`;
+
+/** Lists runs from Temporal visibility (search attributes + memo), newest first, by page token. */
+export async function listRuns(
+  client: Client,
+  namespace: string,
+  q: RunListQuery,
+): Promise<{ items: RunListItem[]; nextCursor: string | null }> {
+  const clauses = ["WorkflowType = 'runWorkflow'"];
+  if (q.tenant) clauses.push(`TenantId = ${quote(q.tenant)}`);
+  if (q.status) clauses.push(`RunStatus = ${quote(q.status)}`);
+  if (q.priority) clauses.push(`Priority = ${quote(q.priority)}`);
+  const res = await client.workflowService.listWorkflowExecutions({
+    namespace,
+    query: clauses.join(' AND '),
+    pageSize: q.limit,
+    nextPageToken: q.cursor ? Buffer.from(q.cursor, 'base64url') : null,
+  });
+  const items = (res.executions ?? []).map((e): RunListItem => {
+    const sa = e.searchAttributes?.indexedFields;
+    const memo = e.memo?.fields;
+    return {
+      runId: e.execution?.workflowId ?? '',
+      tenant: String(decode(sa, 'TenantId') ?? ''),
+      agent: String(decode(memo, 'agent') ?? ''),
+      priority: (decode(sa, 'Priority') ?? 'standard') as Priority,
+      status: (decode(sa, 'RunStatus') ?? 'queued') as RunStatus,
+      createdAt: String(decode(memo, 'createdAt') ?? ''),
+      batchId: (decode(sa, 'BatchId') as string | undefined) ?? null,
+    };
+  });
+  const token = res.nextPageToken;
+  return { items, nextCursor: token && token.length > 0 ? Buffer.from(token).toString('base64url') : null };
+}
+
+/** Counts a batch's runs by status from visibility. */
+export async function countBatch(client: Client, batchId: string): Promise<Record<RunStatus, number>> {
+  const statuses: RunStatus[] = ['queued', 'running', 'awaiting_approval', 'completed', 'failed', 'cancelled'];
+  const counts = await Promise.all(
+    statuses.map((s) => client.workflow.count(`BatchId = ${quote(batchId)} AND RunStatus = '${s}'`)),
+  );
+  return Object.fromEntries(statuses.map((s, i) => [s, counts[i]?.count ?? 0])) as Record<RunStatus, number>;
+}
+
+/** Ids of a batch's failed runs (for re-driving them). */
+export async function failedRunIds(client: Client, batchId: string): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const wf of client.workflow.list({ query: `BatchId = ${quote(batchId)} AND RunStatus = 'failed'` })) {
+    ids.push(wf.workflowId);
+  }
+  return ids;
+}

@@ -1,0 +1,80 @@
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
+import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import { openEffectStore } from '../activities/effect-store';
+import { createActivities } from '../activities';
+import { SchedulerMailbox } from '../activities/mailbox';
+import { createModelClient } from '../activities/model-client';
+import { ObservationWindow } from '../activities/observations';
+import type { Config } from '../config';
+
+export interface FleetWorker {
+  worker: Worker;
+  /** Resolves when the worker has stopped. */
+  done: Promise<void>;
+  /** Graceful: stop polling, let in-flight activities finish (up to the grace time), flush the mailbox. */
+  close(): Promise<void>;
+}
+
+/** The worker's workflow code: a prebuilt bundle (tests) or the workflows folder (bundled at start). */
+export type WorkflowSource = Pick<WorkerOptions, 'workflowBundle'> | Pick<WorkerOptions, 'workflowsPath'>;
+
+export const workflowsPath = path.join(__dirname, '..', 'workflows');
+
+export async function startFleetWorker(opts: {
+  config: Config;
+  connection: NativeConnection;
+  client: Client;
+  modelBaseUrl: string;
+  log: Logger;
+  workflows?: WorkflowSource;
+  taskQueue?: string;
+}): Promise<FleetWorker> {
+  const { config, client, log } = opts;
+  const window = new ObservationWindow();
+  const mailbox = new SchedulerMailbox(client, config.schedulerWorkflowId, config.mailboxFlushMs, () => window.drain(Date.now()), log);
+  const model = createModelClient({
+    baseUrl: opts.modelBaseUrl,
+    apiKey: config.model.apiKey,
+    model: config.model.name,
+    onObservation: (s) => window.add(s),
+  });
+  const effects = openEffectStore(path.join(config.dataDir, 'effects.db'));
+  const taskQueue = opts.taskQueue ?? config.temporal.taskQueue;
+  const worker = await Worker.create({
+    connection: opts.connection,
+    namespace: config.temporal.namespace,
+    taskQueue,
+    ...(opts.workflows ?? { workflowsPath }),
+    activities: createActivities({
+      client,
+      taskQueue,
+      schedulerId: config.schedulerWorkflowId,
+      mailbox,
+      model,
+      effects,
+      log,
+    }),
+    identity: `fairway-worker@${config.buildId}/${process.pid}`,
+    // A deploy must not cancel in-flight steps: let them finish before the worker exits.
+    shutdownGraceTime: `${config.shutdownGraceSeconds}s`,
+    maxConcurrentActivityTaskExecutions: 400,
+    maxConcurrentLocalActivityExecutions: 400,
+    maxConcurrentWorkflowTaskExecutions: 100,
+    maxCachedWorkflows: 2000,
+  });
+  const done = worker.run().finally(async () => {
+    await mailbox.close();
+    effects.close();
+  });
+  return {
+    worker,
+    done,
+    async close() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await done;
+    },
+  };
+}

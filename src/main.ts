@@ -1,0 +1,25 @@
+import { loadConfig } from './config';
+import { closeOnSignal, failStart } from './entry/lifecycle';
+import { startStack } from './stack';
+
+/** `npm start`: the whole stack in one process tree, with a banner of where everything is. */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const stack = await startStack(config, { temporal: true, sim: true, worker: true, api: true });
+  const lines = [
+    '',
+    '  Fairway is up.',
+    `  API            ${stack.apiUrl}   (OpenAPI at ${stack.apiUrl}/openapi.json)`,
+    `  Temporal       ${stack.temporalAddress}   (namespace ${config.temporal.namespace})`,
+    stack.uiUrl ? `  Temporal UI    ${stack.uiUrl}` : '',
+    `  Model plane    ${stack.modelBaseUrl}${stack.sim ? '   (embedded simulator)' : ''}`,
+    `  Scheduler      workflow id "${config.schedulerWorkflowId}"`,
+    stack.adminTokenGenerated ? `  Admin token    ${stack.adminToken}   (generated; set ADMIN_TOKEN to choose one)` : '',
+    '  Ctrl-C stops everything.',
+    '',
+  ];
+  console.log(lines.filter((l) => l !== '').join('\n'));
+  closeOnSignal(stack.close, { info: (m) => stack.log.info(m), error: (m) => stack.log.error(m) });
+}
+
+main().catch(failStart);

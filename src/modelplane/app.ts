@@ -1,0 +1,98 @@
+import express from 'express';
+import type { NextFunction, Request, Response } from 'express';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { rateLimitHeaders } from './rate-limit-headers';
+import { sendError, sendInvalid, sendSpendCap, sendThrottled } from './responses';
+import { CapacitySchema, ChatRequestSchema, SpendCapSchema, issueDetails } from './schemas';
+import { SimulatorState } from './state';
+import type { SimulatorOptions } from './state';
+import { estimatePromptTokens } from './tokens';
+
+/** Completion length when a request names none (OpenAI's would be "until done"; a simulator needs a number). */
+const DEFAULT_MAX_TOKENS = 16;
+
+/**
+ * The model-plane simulator as an Express app (testable without listening):
+ * an OpenAI-compatible chat endpoint under token and request quotas, plus
+ * `/admin/*` controls for drills.
+ */
+export function createSimulator(opts: SimulatorOptions): { app: express.Express; state: SimulatorState } {
+  const state = new SimulatorState(opts);
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(express.json({ limit: '1mb' }));
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ ok: true });
+  });
+
+  app.post('/v1/chat/completions', async (req, res) => {
+    const parsed = ChatRequestSchema.safeParse(req.body);
+    if (!parsed.success)
+      return sendInvalid(res, 'Invalid chat completion request.', issueDetails(parsed.error));
+    const body = parsed.data;
+    const promptTokens = estimatePromptTokens(body.messages);
+    const completionTokens = body.max_tokens ?? body.max_completion_tokens ?? DEFAULT_MAX_TOKENS;
+    const total = promptTokens + completionTokens;
+
+    const decision = state.decide(total);
+    if (decision.kind === 'spend_cap') {
+      state.answered(429, 0);
+      return sendSpendCap(res, decision.limits);
+    }
+    if (decision.kind === 'throttled') {
+      state.answered(429, 0);
+      return sendThrottled(res, decision.waitMs, decision.exhausted, decision.limits);
+    }
+    await sleep(decision.delayMs);
+    state.answered(200, total);
+    res.set(rateLimitHeaders(decision.limits));
+    res.set('openai-processing-ms', String(decision.delayMs));
+    res.set('x-request-id', decision.id);
+    res.json({
+      id: decision.id,
+      object: 'chat.completion',
+      created: Math.floor(state.now() / 1000),
+      model: body.model,
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: `Simulated completion of ${completionTokens} tokens.` },
+          finish_reason: 'length',
+        },
+      ],
+      usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: total },
+    });
+  });
+
+  app.get('/admin/stats', (_req, res) => {
+    res.json(state.stats());
+  });
+
+  app.post('/admin/capacity', (req, res) => {
+    const parsed = CapacitySchema.safeParse(req.body ?? {});
+    if (!parsed.success) return sendInvalid(res, 'Invalid capacity.', issueDetails(parsed.error));
+    state.setQuota(parsed.data);
+    res.json({ quota: state.stats().quota });
+  });
+
+  app.post('/admin/spend-cap', (req, res) => {
+    const parsed = SpendCapSchema.safeParse(req.body ?? {});
+    if (!parsed.success) return sendInvalid(res, 'Invalid spend-cap switch.', issueDetails(parsed.error));
+    state.spendCap = parsed.data.enabled;
+    res.json({ enabled: state.spendCap });
+  });
+
+  app.use((_req, res) => {
+    sendError(res, 404, { code: 'not_found', type: 'invalid_request_error', message: 'No such route.' });
+  });
+
+  // Express recognises an error handler by its four parameters.
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const status = typeof err === 'object' && err !== null && 'status' in err ? Number(err.status) : 500;
+    if (status >= 400 && status < 500) return sendInvalid(res, 'Malformed request body.');
+    sendError(res, 500, { code: 'internal', type: 'server_error', message: 'Simulator error.' });
+  });
+
+  return { app, state };
+}

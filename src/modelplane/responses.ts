@@ -1,0 +1,47 @@
+import type { Response } from 'express';
+import { rateLimitHeaders } from './rate-limit-headers';
+import type { RateLimitSnapshot } from './rate-limit-headers';
+
+/**
+ * Error bodies carry both the project's shape (`code`, `message`, `details`)
+ * and OpenAI's (`type`), so the project's clients and OpenAI SDKs both read them.
+ */
+export function sendError(
+  res: Response,
+  status: number,
+  error: { code: string; type: string; message: string; details?: unknown },
+): void {
+  res.status(status).json({ error });
+}
+
+/** Sends a 400 `invalid_request`. */
+export function sendInvalid(res: Response, message: string, details?: unknown): void {
+  sendError(res, 400, { code: 'invalid_request', type: 'invalid_request_error', message, details });
+}
+
+/** Sends a rate-limit 429 with the wait in `retry-after` (whole seconds, at least 1) and `retry-after-ms`. */
+export function sendThrottled(
+  res: Response,
+  waitMs: number,
+  exhausted: string,
+  limits: RateLimitSnapshot,
+): void {
+  res.set(rateLimitHeaders(limits));
+  res.set('retry-after', String(Math.max(1, Math.ceil(waitMs / 1000))));
+  res.set('retry-after-ms', String(Math.max(1, Math.ceil(waitMs))));
+  sendError(res, 429, {
+    code: 'rate_limit_exceeded',
+    type: 'rate_limit_exceeded',
+    message: `Rate limit reached for ${exhausted} per minute. Please try again in ${Math.ceil(waitMs)}ms.`,
+  });
+}
+
+/** Sends the spend-cap 429: no `retry-after`, because waiting does not help. */
+export function sendSpendCap(res: Response, limits: RateLimitSnapshot): void {
+  res.set(rateLimitHeaders(limits));
+  sendError(res, 429, {
+    code: 'insufficient_quota',
+    type: 'insufficient_quota',
+    message: 'You exceeded your current quota, please check your plan and billing details.',
+  });
+}

@@ -1,0 +1,71 @@
+/**
+ * A continuously refilling token bucket whose capacity is a per-minute quota,
+ * the way hosted model providers meter tokens and requests.
+ */
+export class TokenBucket {
+  private level: number;
+  private capacity: number;
+  private updatedAt: number;
+
+  /** Starts full: a fresh quota window has its whole allowance. */
+  constructor(perMinute: number, now: number) {
+    this.capacity = perMinute;
+    this.level = perMinute;
+    this.updatedAt = now;
+  }
+
+  /** The quota (capacity and per-minute refill). */
+  get limit(): number {
+    return this.capacity;
+  }
+
+  /** Whole units available at `now`. */
+  remaining(now: number): number {
+    this.refill(now);
+    return Math.floor(this.level);
+  }
+
+  /** Ms until the bucket is full again (the providers' `x-ratelimit-reset-*`). */
+  resetMs(now: number): number {
+    this.refill(now);
+    return this.msFor(this.capacity - this.level);
+  }
+
+  /**
+   * Ms until `cost` units are available; 0 when they are now. A cost above the
+   * capacity can never be met, so it is told to wait for a full bucket (or a
+   * whole window when already full): retrying stays the right move, because a
+   * quota cut is usually temporary and the call passes once it is lifted.
+   */
+  waitMs(cost: number, now: number): number {
+    this.refill(now);
+    if (cost <= this.level) return 0;
+    if (cost > this.capacity) return this.msFor(this.capacity - this.level) || 60_000;
+    return Math.max(1, this.msFor(cost - this.level));
+  }
+
+  /** Removes `cost` units; callers check `waitMs` first. */
+  take(cost: number, now: number): void {
+    this.refill(now);
+    this.level -= cost;
+  }
+
+  /** Changes the quota live. A cut takes effect at once (a quota storm); a raise refills at the new rate. */
+  setLimit(perMinute: number, now: number): void {
+    this.refill(now);
+    this.capacity = perMinute;
+    this.level = Math.min(this.level, perMinute);
+  }
+
+  private refill(now: number): void {
+    const elapsed = Math.max(0, now - this.updatedAt);
+    this.level = Math.min(this.capacity, this.level + (elapsed * this.capacity) / 60_000);
+    this.updatedAt = now;
+  }
+
+  private msFor(units: number): number {
+    if (units <= 0) return 0;
+    if (this.capacity <= 0) return 60_000;
+    return Math.ceil((units * 60_000) / this.capacity);
+  }
+}

@@ -1,0 +1,103 @@
+import { IndexedHeap } from './heap';
+import type { Flow, Lane, QueuedUnit, TenantState } from './model';
+
+/*
+ * Start-time fair queuing (Goyal, Vin & Cheng 1996) across the tenants of one lane.
+ * Each backlogged tenant is a flow keyed by the virtual start tag of its head unit;
+ * the smallest tag is served and advances by cost/weight. Chosen over finish-tag
+ * WFQ/SCFQ because:
+ *  - its fairness bound holds on a server whose rate varies, and ours does (the
+ *    governor moves concurrency and tokens-per-minute all the time);
+ *  - the key does not depend on the head unit's cost, so cancelling a queued head
+ *    (a tombstone) never invalidates the heap;
+ *  - one heap of flows (not of units) makes a decision O(log T) in the number of
+ *    backlogged tenants, whatever their backlog.
+ * Bound: for two flows backlogged over an interval, |tokens_i/w_i - tokens_j/w_j|
+ * <= maxCost_i/w_i + maxCost_j/w_j. A flow entering the heap starts at
+ * max(own tag, lane virtual time), so time spent idle or parked banks no credit.
+ */
+export class LaneQueue {
+  readonly heap = new IndexedHeap<Flow>(byTag);
+  /** Virtual time: start tag of the unit admitted last. */
+  vtime = 0;
+  /** Live queued units in the lane, parked tenants included. */
+  units = 0;
+
+  constructor(readonly lane: Lane) {}
+
+  /** Puts an eligible backlogged flow into contention. */
+  enter(f: Flow): void {
+    if (f.tag < this.vtime) f.tag = this.vtime;
+    this.heap.push(f);
+  }
+
+  leave(f: Flow): void {
+    this.heap.remove(f);
+  }
+
+  top(): Flow | undefined {
+    return this.heap.peek();
+  }
+
+  /** Takes the head unit of `f` (the top flow) for admission and advances its tag. */
+  serve(f: Flow): QueuedUnit {
+    const u = popHead(f);
+    if (f.tag > this.vtime) this.vtime = f.tag;
+    f.tag += u.cost / f.tenant.settings.weight;
+    this.units--;
+    this.heap.update(f);
+    return u;
+  }
+}
+
+function byTag(x: Flow, y: Flow): boolean {
+  return x.tag < y.tag || (x.tag === y.tag && x.tenant.ord < y.tenant.ord);
+}
+
+export function newFlow(tenant: TenantState, lane: Lane): Flow {
+  return { tenant, lane, tag: 0, units: [], head: 0, live: 0, hi: -1 };
+}
+
+/** The first live unit (tombstones are skipped eagerly, so this is just the head). */
+export function headUnit(f: Flow): QueuedUnit | undefined {
+  return f.live > 0 ? f.units[f.head] : undefined;
+}
+
+export function pushUnit(f: Flow, u: QueuedUnit): void {
+  f.units.push(u);
+  f.live++;
+}
+
+function popHead(f: Flow): QueuedUnit {
+  const u = f.units[f.head] as QueuedUnit;
+  f.head++;
+  f.live--;
+  skipTombstones(f);
+  return u;
+}
+
+/** Marks `u` cancelled; the FIFO drops it when it reaches the head. */
+export function tombstone(f: Flow, u: QueuedUnit): void {
+  u.live = false;
+  f.live--;
+  skipTombstones(f);
+}
+
+function skipTombstones(f: Flow): void {
+  while (f.head < f.units.length && !(f.units[f.head] as QueuedUnit).live) f.head++;
+  if (f.head === f.units.length) {
+    f.units = [];
+    f.head = 0;
+  } else if (f.head > 1024 && f.head * 2 > f.units.length) {
+    f.units = f.units.slice(f.head);
+    f.head = 0;
+  }
+}
+
+/** Live units of the flow in FIFO order. */
+export function* liveUnits(f: Flow): Generator<QueuedUnit> {
+  for (let i = f.head; i < f.units.length; i++) {
+    const u = f.units[i] as QueuedUnit;
+    if (u.live) yield u;
+  }
+}

@@ -1,0 +1,58 @@
+import type { LedgerState } from './ledger';
+import type { RateState } from './rate';
+import type { TenantSettings } from './types';
+
+/** Lane index: 0 interactive, 1 standard, 2 batch (the order of PRIORITIES). */
+export type Lane = 0 | 1 | 2;
+export const LANES: readonly Lane[] = [0, 1, 2];
+
+/** A queued unit. `live` turns false on cancel: the FIFO keeps it as a tombstone until it reaches the head. */
+export interface QueuedUnit {
+  runId: string;
+  tenant: TenantState;
+  lane: Lane;
+  cost: number;
+  attempt: number;
+  live: boolean;
+}
+
+/** One tenant's units in one lane: a FIFO plus its start-time fair queuing tag. */
+export interface Flow {
+  tenant: TenantState;
+  lane: Lane;
+  /** Virtual start tag of the head unit while backlogged; the last finish tag otherwise. */
+  tag: number;
+  units: QueuedUnit[];
+  /** Index of the head in `units`; entries before it are consumed. */
+  head: number;
+  /** Live (non-tombstone) units. */
+  live: number;
+  /** Slot in the lane's heap; -1 while idle or parked. */
+  hi: number;
+}
+
+export interface TenantState {
+  id: string;
+  /** Creation order, the tie-break of equal tags. */
+  ord: number;
+  settings: TenantSettings;
+  flows: [Flow, Flow, Flow];
+  inFlight: number;
+  queued: number;
+  queuedCost: number;
+  ledger: LedgerState;
+  rate: RateState;
+}
+
+export interface Lease {
+  runId: string;
+  tenant: TenantState;
+  lane: Lane;
+  attempt: number;
+  seq: number;
+  admittedAt: number;
+  expiresAt: number;
+  reserved: number;
+  used: number;
+  hi: number;
+}

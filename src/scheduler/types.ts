@@ -1,0 +1,167 @@
+/**
+ * Types of the policy core. Pure data: everything here is JSON-serialisable so
+ * that it crosses the workflow sandbox, queries and continue-as-new unchanged.
+ */
+
+export const PRIORITIES = ['interactive', 'standard', 'batch'] as const;
+export type Priority = (typeof PRIORITIES)[number];
+
+export type BudgetPeriod = 'hour' | 'day' | 'month' | 'none';
+
+export interface TenantSettings {
+  /** Share of the fleet's tokens relative to other tenants, > 0. */
+  weight: number;
+  /** Queued units (not yet admitted) this tenant may hold; beyond it the door sheds with queue_full. */
+  maxQueued: number;
+  /** Admitted, unreleased units this tenant may hold at once. */
+  maxInFlight: number;
+  /** Token budget per period; tokens null means unlimited. */
+  budget: { tokens: number | null; period: BudgetPeriod };
+}
+
+/** One unit offered to the scheduler. The payload stays in the run workflow; this is all the core keeps. */
+export interface UnitSubmission {
+  runId: string;
+  tenant: string;
+  priority: Priority;
+  /** Estimated model tokens: the unit's cost in fair queuing, its reservation in the ledger. */
+  cost: number;
+  /**
+   * 0 for the first submission. A run whose lease expired re-queues with attempt+1;
+   * a submission with an attempt the core already saw is a duplicate and changes nothing.
+   */
+  attempt?: number;
+}
+
+export type ShedCode = 'queue_full' | 'budget_exhausted' | 'draining' | 'unknown_tenant';
+
+export type SubmitResult =
+  | { runId: string; accepted: true; duplicate: boolean; held: boolean }
+  | { runId: string; accepted: false; code: ShedCode; message: string; retryAfterSeconds: number };
+
+export interface Admission {
+  runId: string;
+  tenant: string;
+  priority: Priority;
+  attempt: number;
+  /** Fleet-wide admission counter, 1, 2, 3, … for the scheduler's whole life. */
+  seq: number;
+  admittedAt: number;
+  leaseExpiresAt: number;
+  /** Tokens reserved in the ledger for this unit. */
+  reserved: number;
+}
+
+export type ReleaseOutcome = 'completed' | 'failed' | 'cancelled';
+
+export interface Release {
+  runId: string;
+  attempt: number;
+  /** Tokens actually used by the unit (settled in the ledger). */
+  usedTokens: number;
+  outcome: ReleaseOutcome;
+}
+
+export interface Renewal {
+  runId: string;
+  attempt: number;
+  /** Tokens used so far (lets lease expiry charge what was used). */
+  usedTokens: number;
+}
+
+/** What the model plane looked like to the workers since their last report (aggregated, not per call). */
+export interface ModelObservation {
+  /** Window end, ms since epoch (the reporter's clock). */
+  at: number;
+  calls: number;
+  throttled: number;
+  /** Largest Retry-After seen in the window, ms. */
+  maxRetryAfterMs: number;
+  /** Lowest `x-ratelimit-remaining-tokens` seen, with its limit and reset, when the provider sent them. */
+  remainingTokens?: number;
+  limitTokens?: number;
+  resetTokensMs?: number;
+  tokens: number;
+}
+
+export type WaitCode = 'tenant_in_flight_cap' | 'governor' | 'priority' | 'fair_share' | 'draining' | 'budget';
+
+export interface WaitingOn {
+  code: WaitCode;
+  message: string;
+  /** 1-based position in its lane's queue (all tenants), where known. */
+  position?: number;
+  lane: Priority;
+}
+
+export interface GovernorParams {
+  minConcurrency: number;
+  maxConcurrency: number;
+  /** Multiplicative decrease factor on throttling, e.g. 0.7. */
+  decrease: number;
+  /** Additive increase of the concurrency limit per healthy report. */
+  increaseConcurrency: number;
+  /** Admitted tokens-per-minute: start, floor and ceiling; additive step per healthy report. */
+  initialTokensPerMinute: number;
+  minTokensPerMinute: number;
+  maxTokensPerMinute: number;
+  increaseTokensPerMinute: number;
+  /** After a decrease, further throttles within this window do not decrease again. */
+  decreaseCooldownMs: number;
+  /** Slow down before the wall: when remaining/limit drops below this, do not increase. */
+  remainingLowWater: number;
+}
+
+export interface FleetSettings {
+  concurrency: number;
+  floors: { standard: number; batch: number };
+  leaseTtlSeconds: number;
+  globalMaxQueued: number;
+}
+
+export interface GovernorStatus {
+  concurrencyLimit: number;
+  tokensPerMinute: number;
+  throttledRecently: boolean;
+  pausedUntil: string | null;
+  lastThrottleAt: string | null;
+  decreases: number;
+  increases: number;
+}
+
+export interface LedgerView {
+  budget: number | null;
+  period: BudgetPeriod;
+  reserved: number;
+  spent: number;
+  remaining: number | null;
+  periodStart: string;
+}
+
+export interface LedgerEntry {
+  at: string;
+  tenant: string;
+  runId: string;
+  kind: 'reserve' | 'settle' | 'release' | 'expire' | 'rollover';
+  tokens: number;
+}
+
+/** The object of `GET /v1/admin/scheduler` and of the scheduler's `status` query. */
+export interface SchedulerStatus {
+  mode: 'open' | 'draining' | 'drained';
+  intake: 'open' | 'refuse' | 'hold';
+  inFlight: number;
+  queued: { total: number; byPriority: Record<Priority, number>; byTenant: Record<string, number> };
+  counters: { submitted: number; admitted: number; completed: number; failed: number; cancelled: number; shed: number; expired: number };
+  config: { concurrency: number; floors: { standard: number; batch: number }; leaseTtlSeconds: number; globalMaxQueued: number };
+  governor: GovernorStatus;
+  history: { length: number; continuedAsNew: number };
+}
+
+export interface TenantStatus {
+  tenant: string;
+  settings: TenantSettings;
+  queuedByPriority: Record<Priority, number>;
+  inFlight: number;
+  ledger: LedgerView;
+}

@@ -1,0 +1,57 @@
+/**
+ * What each built-in agent does, as deterministic workflow code. Inputs were validated at the door
+ * (src/agents/catalog.ts); here they are only read.
+ */
+export interface AgentContext {
+  /** One model call of `tokens`, lasting at least `minMs`; `fail` makes it fail for good after using them. */
+  step(tokens: number, opts?: { minMs?: number; fail?: boolean }): Promise<number>;
+  /** One idempotent effect keyed by run and `name`. */
+  effect(name: string): Promise<boolean>;
+  /** A human gate: the run gives its slot back while it waits. */
+  gate(): Promise<{ decision: 'approve' | 'reject'; note?: string }>;
+}
+
+type Json = Record<string, unknown>;
+const num = (v: unknown, d: number): number => (typeof v === 'number' && Number.isFinite(v) ? v : d);
+
+async function synthetic(input: Json, ctx: AgentContext): Promise<unknown> {
+  const steps = num(input.steps, 1);
+  const tokensPerStep = num(input.tokensPerStep, 100);
+  const stepMs = num(input.stepMs, 0);
+  const failAtStep = typeof input.failAtStep === 'number' ? input.failAtStep : undefined;
+  let tokens = 0;
+  for (let i = 1; i <= steps; i++) {
+    tokens += await ctx.step(tokensPerStep, { minMs: stepMs, fail: failAtStep === i });
+  }
+  const effectApplied = input.effect === true ? await ctx.effect('effect') : null;
+  return { steps, tokens, effectApplied };
+}
+
+async function triage(input: Json, ctx: AgentContext): Promise<unknown> {
+  let tokens = await ctx.step(1000);
+  const verdict = await ctx.gate();
+  if (verdict.decision === 'reject') return { incident: input.incident, resolution: 'rejected', note: verdict.note, tokens };
+  tokens += await ctx.step(500);
+  await ctx.effect('remediation');
+  return { incident: input.incident, resolution: 'remediated', note: verdict.note, tokens };
+}
+
+async function audit(input: Json, ctx: AgentContext): Promise<unknown> {
+  const targets = Array.isArray(input.targets) ? input.targets.map(String) : [];
+  const findings: { target: string; tokens: number }[] = [];
+  // Fan out a few at a time inside the run's one slot.
+  for (let i = 0; i < targets.length; i += 4) {
+    const chunk = targets.slice(i, i + 4);
+    const used = await Promise.all(chunk.map(() => ctx.step(500)));
+    chunk.forEach((target, j) => findings.push({ target, tokens: used[j] ?? 0 }));
+  }
+  return { findings };
+}
+
+const AGENTS: Record<string, (input: Json, ctx: AgentContext) => Promise<unknown>> = { synthetic, triage, audit };
+
+export async function runAgent(agent: string, input: unknown, ctx: AgentContext): Promise<unknown> {
+  const impl = AGENTS[agent];
+  if (!impl) throw new Error(`unknown agent ${agent}`);
+  return impl((input ?? {}) as Json, ctx);
+}

@@ -1,0 +1,3 @@
+export { schedulerWorkflow } from './scheduler';
+export { runWorkflow } from './run';
+export { batchWorkflow } from './batch';

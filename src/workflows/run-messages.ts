@@ -1,0 +1,22 @@
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { RunSpec, RunView } from '../api/fleet-port';
+
+/** The scheduler's admission of one attempt of a run, with its lease. */
+export interface AdmitNotice {
+  attempt: number;
+  seq: number;
+  admittedAt: number;
+  leaseExpiresAt: number;
+}
+
+export const admitSignal = defineSignal<[AdmitNotice]>('admit');
+/** The scheduler took the slot back (the lease expired): the run must queue again before its next step. */
+export const leaseRevokedSignal = defineSignal<[{ attempt: number }]>('leaseRevoked');
+export const cancelRunSignal = defineSignal<[]>('cancelRun');
+export const decisionSignal = defineSignal<[{ decision: 'approve' | 'reject'; note?: string }]>('decision');
+
+/** The run as `GET /v1/runs/:id` shows it, except `waitingOn`, which the scheduler explains. */
+export const runViewQuery = defineQuery<RunView>('runView');
+
+/** The run's own spec (its input included), for re-driving a failed run. */
+export const runSpecQuery = defineQuery<RunSpec>('runSpec');

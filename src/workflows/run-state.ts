@@ -1,0 +1,77 @@
+import { upsertSearchAttributes } from '@temporalio/workflow';
+import type { RunSpec, RunStatus, RunView } from '../api/fleet-port';
+import { RunStatusKey } from '../fleet/search-attributes';
+import type { AdmitNotice } from './run-messages';
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+/** A run's observable state: what the `runView` query answers and what the Web UI filters on. */
+export class RunState {
+  status: RunStatus = 'queued';
+  attempt = 0;
+  admission: AdmitNotice | null = null;
+  firstAdmission: AdmitNotice | null = null;
+  revoked = false;
+  cancelRequested = false;
+  decision: { decision: 'approve' | 'reject'; note?: string } | null = null;
+  /** Tokens used over the whole run, and in the current attempt (what the next release settles). */
+  usage = 0;
+  attemptUsage = 0;
+  finishedAt: number | null = null;
+  result: unknown = null;
+  error: { code: string; message: string } | null = null;
+
+  constructor(readonly spec: RunSpec) {}
+
+  admit(notice: AdmitNotice): void {
+    if (notice.attempt !== this.attempt || this.admission) return; // duplicate or stale notice
+    this.admission = notice;
+    this.firstAdmission ??= notice;
+    this.revoked = false;
+    this.attemptUsage = 0;
+  }
+
+  revoke(attempt: number): void {
+    if (attempt === this.attempt && this.admission) this.revoked = true;
+  }
+
+  /** Starts a new attempt: the run queues again and waits for a fresh admission. */
+  requeue(): void {
+    this.attempt++;
+    this.admission = null;
+    this.revoked = false;
+    this.attemptUsage = 0;
+  }
+
+  used(tokens: number): void {
+    this.usage += tokens;
+    this.attemptUsage += tokens;
+  }
+
+  transition(status: RunStatus, now: number): void {
+    if (this.status === status) return;
+    this.status = status;
+    if (status === 'completed' || status === 'failed' || status === 'cancelled') this.finishedAt = now;
+    upsertSearchAttributes([{ key: RunStatusKey, value: status }]);
+  }
+
+  view(): RunView {
+    const s = this.spec;
+    return {
+      runId: s.runId,
+      tenant: s.tenant,
+      agent: s.agent,
+      priority: s.priority,
+      status: this.status,
+      createdAt: s.createdAt,
+      admittedAt: iso(this.firstAdmission?.admittedAt ?? null),
+      admissionSeq: this.firstAdmission?.seq ?? null,
+      finishedAt: iso(this.finishedAt),
+      usage: { tokens: this.usage },
+      waitingOn: null,
+      result: this.result,
+      error: this.error,
+      batchId: s.batchId ?? null,
+    };
+  }
+}

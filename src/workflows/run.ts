@@ -1,0 +1,144 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  sleep,
+} from '@temporalio/workflow';
+import type { FleetActivities } from '../activities/types';
+import type { RunSpec, RunView } from '../api/fleet-port';
+import type { ReleaseOutcome } from '../scheduler/types';
+import { runAgent } from './agents';
+import type { AgentContext } from './agents';
+import {
+  admitSignal,
+  cancelRunSignal,
+  decisionSignal,
+  leaseRevokedSignal,
+  runSpecQuery,
+  runViewQuery,
+} from './run-messages';
+import { RunState } from './run-state';
+
+/** Failures that retrying cannot fix: the run fails with the reason. */
+export const NON_RETRYABLE = ['AgentStepFailed', 'ModelSpendCap', 'ModelRequestRejected'];
+
+const remote = proxyActivities<FleetActivities>({
+  startToCloseTimeout: '15 minutes',
+  heartbeatTimeout: '30 seconds',
+  // maximumInterval bounds nextRetryDelay, so it must allow the provider's Retry-After.
+  retry: { initialInterval: '1s', maximumInterval: '2 minutes', nonRetryableErrorTypes: NON_RETRYABLE },
+});
+const local = proxyLocalActivities<FleetActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '200ms', maximumInterval: '5s' },
+});
+
+class RunCancelled extends Error {}
+
+function failureOf(err: unknown): { code: string; message: string; usedTokens: number } {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure) {
+    const details = cause.details?.[0] as { usedTokens?: number } | undefined;
+    const code = (cause.type ?? 'error').replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase();
+    return { code, message: cause.message, usedTokens: details?.usedTokens ?? 0 };
+  }
+  return { code: 'error', message: err instanceof Error ? err.message : String(err), usedTokens: 0 };
+}
+
+/**
+ * One agent run: waits for the scheduler's admission, runs the agent's steps under its lease, gives
+ * the slot back with the tokens it used. Queued at start by the API (attempt 0).
+ */
+export async function runWorkflow(spec: RunSpec): Promise<RunView> {
+  const state = new RunState(spec);
+  setHandler(admitSignal, (n) => state.admit(n));
+  setHandler(leaseRevokedSignal, (r) => state.revoke(r.attempt));
+  setHandler(cancelRunSignal, () => void (state.cancelRequested = true));
+  setHandler(decisionSignal, (d) => {
+    if (state.status === 'awaiting_approval' && !state.decision) state.decision = d;
+  });
+  setHandler(runViewQuery, () => state.view());
+  setHandler(runSpecQuery, () => spec);
+
+  const waitForSlot = async (): Promise<void> => {
+    await condition(() => state.admission !== null || state.cancelRequested);
+    if (!state.admission) {
+      await local.cancelQueued(spec.runId);
+      throw new RunCancelled();
+    }
+    state.transition('running', Date.now());
+  };
+  const queueAgain = async (): Promise<void> => {
+    state.requeue();
+    state.transition('queued', Date.now());
+    const cost = Math.max(1, spec.estimatedTokens - state.usage);
+    for (;;) {
+      const r = await local.resubmit({ runId: spec.runId, tenant: spec.tenant, priority: spec.priority, cost, attempt: state.attempt });
+      if (r.accepted) break;
+      await sleep(r.retryAfterSeconds * 1000);
+    }
+    await waitForSlot();
+  };
+  const release = async (outcome: ReleaseOutcome): Promise<void> => {
+    if (!state.admission) return;
+    await local.releaseLease({ runId: spec.runId, attempt: state.attempt, usedTokens: state.attemptUsage, outcome });
+    state.admission = null;
+  };
+
+  let stepNo = 0;
+  const ctx: AgentContext = {
+    step: async (tokens, opts) => {
+      if (state.cancelRequested) throw new RunCancelled();
+      if (state.revoked) await queueAgain();
+      const a = state.admission;
+      try {
+        const r = await remote.modelStep({
+          runId: spec.runId,
+          attempt: state.attempt,
+          step: ++stepNo,
+          tokens,
+          minMs: opts?.minMs ?? 0,
+          usedSoFar: state.attemptUsage,
+          leaseTtlMs: a ? a.leaseExpiresAt - a.admittedAt : 60_000,
+          ...(opts?.fail ? { fail: true } : {}),
+        });
+        state.used(r.usedTokens);
+        return r.usedTokens;
+      } catch (err) {
+        state.used(failureOf(err).usedTokens);
+        throw err;
+      }
+    },
+    effect: async (name) => (await remote.applyEffect({ key: `${spec.runId}:${name}`, runId: spec.runId })).applied,
+    gate: async () => {
+      await release('completed'); // a human may take hours: do not hold a fleet slot meanwhile
+      state.transition('awaiting_approval', Date.now());
+      await condition(() => state.decision !== null || state.cancelRequested);
+      if (!state.decision) throw new RunCancelled();
+      await queueAgain();
+      return state.decision;
+    },
+  };
+
+  let outcome: ReleaseOutcome = 'completed';
+  try {
+    await waitForSlot();
+    state.result = await runAgent(spec.agent, spec.input, ctx);
+  } catch (err) {
+    if (err instanceof RunCancelled) outcome = 'cancelled';
+    else {
+      outcome = 'failed';
+      const f = failureOf(err);
+      state.error = { code: f.code, message: f.message };
+    }
+  }
+  await release(outcome);
+  state.transition(outcome, Date.now());
+  if (outcome === 'failed' && state.error) {
+    throw ApplicationFailure.create({ type: 'RunFailed', message: state.error.message, nonRetryable: true, details: [state.view()] });
+  }
+  return state.view();
+}

@@ -1,0 +1,51 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type {
+  LedgerEntry,
+  ModelObservation,
+  Release,
+  Renewal,
+  SchedulerStatus,
+  SubmitResult,
+  TenantSettings,
+  TenantStatus,
+  UnitSubmission,
+  WaitingOn,
+} from '../scheduler/types';
+
+/** What a worker's mailbox sends in one signal: many runs' releases and renewals, one model window. */
+export interface WorkerReport {
+  releases?: Release[];
+  renewals?: Renewal[];
+  observations?: ModelObservation[];
+  /** Runs the admission notice could not reach (their workflow is gone): give their slots back. */
+  unreachable?: { runId: string; attempt: number }[];
+  /** Queued runs whose owners cancelled them. */
+  cancels?: string[];
+}
+
+export interface SettingsPatch {
+  concurrency?: number;
+  floors?: { standard?: number; batch?: number };
+  leaseTtlSeconds?: number;
+  globalMaxQueued?: number;
+}
+
+/** Many units offered at once (the API coalesces concurrent requests into one update). */
+export const submitUpdate = defineUpdate<SubmitResult[], [UnitSubmission[]]>('submit');
+export const upsertTenantsUpdate = defineUpdate<void, [{ tenant: string; settings: TenantSettings }[]]>(
+  'upsertTenants',
+);
+export const patchSettingsUpdate = defineUpdate<SchedulerStatus, [SettingsPatch]>('patchSettings');
+export const drainUpdate = defineUpdate<SchedulerStatus, [{ intake?: 'refuse' | 'hold' }]>('drainNow');
+export const resumeUpdate = defineUpdate<SchedulerStatus, []>('resumeNow');
+
+export const reportSignal = defineSignal<[WorkerReport]>('report');
+/** The operator's switch, also from the CLI: `temporal workflow signal --workflow-id scheduler --name drain`. */
+export const drainSignal = defineSignal<[{ intake?: 'refuse' | 'hold' }?]>('drain');
+export const resumeSignal = defineSignal<[]>('resume');
+
+/** `temporal workflow query --workflow-id scheduler --type status` prints the object of GET /v1/admin/scheduler. */
+export const statusQuery = defineQuery<SchedulerStatus>('status');
+export const explainQuery = defineQuery<(WaitingOn | null)[], [string[]]>('explain');
+export const tenantQuery = defineQuery<TenantStatus | null, [string]>('tenant');
+export const ledgerQuery = defineQuery<LedgerEntry[], [string, number]>('ledger');

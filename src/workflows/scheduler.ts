@@ -1,0 +1,154 @@
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  log,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { FleetActivities } from '../activities/types';
+import { DEFAULT_GOVERNOR, FleetScheduler } from '../scheduler';
+import type { SchedulerSnapshot } from '../scheduler';
+import type { Admission, FleetSettings, GovernorParams, SchedulerStatus } from '../scheduler/types';
+import {
+  drainSignal,
+  drainUpdate,
+  explainQuery,
+  ledgerQuery,
+  patchSettingsUpdate,
+  reportSignal,
+  resumeSignal,
+  resumeUpdate,
+  statusQuery,
+  submitUpdate,
+  tenantQuery,
+  upsertTenantsUpdate,
+} from './scheduler-messages';
+import { applyReport, summaryLine, validateSubmissions } from './scheduler-support';
+
+export interface SchedulerInput {
+  settings: FleetSettings;
+  governor?: GovernorParams;
+  snapshot?: SchedulerSnapshot;
+  continuedAsNew?: number;
+  /** Continue-as-new after this many history events even before the server suggests it (tests, drills). */
+  maxHistoryEvents?: number;
+}
+
+const { notifyAdmissions, notifyRevoked } = proxyActivities<FleetActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '500ms', maximumInterval: '10s' },
+});
+
+/** Admission notices per activity: one activity tells many runs (a few events per batch, not per run). */
+const NOTICE_BATCH = 250;
+
+/**
+ * The fleet's one long-lived scheduler: owns admission, fairness, the governor, the ledger and the
+ * drain switch (all in the pure core), and continues-as-new with its compact state to run for months.
+ */
+export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
+  const core = input.snapshot
+    ? FleetScheduler.restore(input.snapshot)
+    : FleetScheduler.create({ settings: input.settings, governor: input.governor ?? DEFAULT_GOVERNOR }, Date.now());
+  const continuedAsNew = input.continuedAsNew ?? 0;
+  let dirty = true;
+  let pending = 0;
+
+  const status = (): SchedulerStatus => ({
+    ...core.status(Date.now()),
+    history: { length: workflowInfo().historyLength, continuedAsNew },
+  });
+  const touched = <T>(value: T): T => {
+    dirty = true;
+    return value;
+  };
+
+  // Handlers first, before any await, so no buffered message is dropped.
+  setHandler(submitUpdate, (units) => touched(core.submit(units, Date.now())), { validator: validateSubmissions });
+  setHandler(upsertTenantsUpdate, (list) => {
+    for (const t of list) core.upsertTenant(t.tenant, t.settings, Date.now());
+    dirty = true;
+  });
+  setHandler(patchSettingsUpdate, (patch) => {
+    core.patchSettings(patch);
+    return touched(status());
+  });
+  setHandler(drainUpdate, (arg) => {
+    core.drain(arg?.intake ?? 'refuse', Date.now());
+    return touched(status());
+  });
+  setHandler(resumeUpdate, () => {
+    core.resume(Date.now());
+    return touched(status());
+  });
+  // Signal handlers never throw: a malformed message is logged and dropped, never fails the scheduler.
+  setHandler(reportSignal, (report) => {
+    dirty = applyReport(core, report, Date.now()) || dirty;
+  });
+  setHandler(drainSignal, (arg) => {
+    const intake = arg?.intake === 'hold' ? 'hold' : 'refuse';
+    core.drain(intake, Date.now());
+    dirty = true;
+  });
+  setHandler(resumeSignal, () => {
+    core.resume(Date.now());
+    dirty = true;
+  });
+  setHandler(statusQuery, status);
+  setHandler(explainQuery, (runIds) => runIds.map((id) => core.explain(id, Date.now())));
+  setHandler(tenantQuery, (tenant) => core.tenantStatus(tenant, Date.now()) ?? null);
+  setHandler(ledgerQuery, (tenant, limit) => core.ledgerEntries(tenant, limit));
+
+  const track = (p: Promise<void>): void => {
+    pending++;
+    p.catch((err: unknown) => log.error('scheduler activity failed', { err: String(err) })).finally(() => {
+      pending--;
+      dirty = true;
+    });
+  };
+  const dispatch = (admissions: Admission[]): void => {
+    for (let i = 0; i < admissions.length; i += NOTICE_BATCH) {
+      const notices = admissions.slice(i, i + NOTICE_BATCH).map((a) => ({
+        runId: a.runId,
+        notice: { attempt: a.attempt, seq: a.seq, admittedAt: a.admittedAt, leaseExpiresAt: a.leaseExpiresAt },
+      }));
+      track(
+        notifyAdmissions(notices).then((unreachable) => {
+          if (unreachable.length > 0) applyReport(core, { unreachable }, Date.now());
+        }),
+      );
+    }
+  };
+  const shouldContinueAsNew = (): boolean =>
+    workflowInfo().continueAsNewSuggested ||
+    (input.maxHistoryEvents !== undefined && workflowInfo().historyLength >= input.maxHistoryEvents);
+
+  let lastDetails = '';
+  while (!shouldContinueAsNew()) {
+    if (!dirty) {
+      const wake = core.nextWakeAt(Date.now());
+      const ready = () => dirty || shouldContinueAsNew();
+      if (wake === null) await condition(ready);
+      else await condition(ready, Math.max(1, wake - Date.now()));
+    }
+    dirty = false;
+    const now = Date.now();
+    const expired = core.expireLeases(now);
+    if (expired.length > 0) track(notifyRevoked(expired.map((a) => ({ runId: a.runId, attempt: a.attempt }))));
+    const admissions = core.admit(now);
+    if (admissions.length > 0) dispatch(admissions);
+    const details = summaryLine(status());
+    if (details !== lastDetails) setCurrentDetails((lastDetails = details));
+  }
+
+  // Let in-flight notices and handlers finish so nothing is lost between runs of the chain.
+  await condition(() => pending === 0 && allHandlersFinished());
+  await continueAsNew<typeof schedulerWorkflow>({
+    ...input,
+    snapshot: core.snapshot(),
+    continuedAsNew: continuedAsNew + 1,
+  });
+}

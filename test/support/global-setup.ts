@@ -1,0 +1,42 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import type { TestProject } from 'vitest/node';
+import { startDevServer } from '../../src/infra/dev-server';
+import { workflowsPath } from '../../src/fleet/worker';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    temporalAddress: string;
+    workflowBundlePath: string;
+  }
+}
+
+/**
+ * One real Temporal dev server (the CLI's, found or installed by the project's resolver) for the
+ * whole integration run, on a free port with a temp SQLite file, and the workflow code bundled once.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'fairway-it-'));
+  const server = await startDevServer({
+    cliPath: process.env.TEMPORAL_CLI_PATH,
+    port: undefined,
+    uiPort: undefined,
+    dbFile: path.join(dir, 'temporal.db'),
+    namespace: 'default',
+    log: (m) => console.log(`[temporal] ${m}`),
+  });
+  const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+  const bundlePath = path.join(dir, 'workflows.js');
+  writeFileSync(bundlePath, code);
+  project.provide('temporalAddress', server.address);
+  project.provide('workflowBundlePath', bundlePath);
+  return async () => {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+}
+
+const noop = () => {};
+const quietLogger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: (m: string) => console.error(m) };

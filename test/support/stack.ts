@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { inject } from 'vitest';
+import { loadConfig } from '../../src/config';
+import type { Config } from '../../src/config';
+import { startStack } from '../../src/stack';
+import type { Stack } from '../../src/stack';
+import type { SchedulerInput } from '../../src/workflows/scheduler';
+
+export const ADMIN = 'admin-test-token';
+
+export interface Reply<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export interface TestStack extends Stack {
+  config: Config;
+  id: string;
+  /** Real HTTP against the stack's API. */
+  call<T = any>(method: string, route: string, opts?: { token?: string; body?: unknown; headers?: Record<string, string> }): Promise<Reply<T>>;
+  /** Creates a tenant (admin) and returns its key. */
+  tenant(name: string, settings?: Record<string, unknown>): Promise<string>;
+}
+
+/**
+ * A whole Fairway stack for one test file: the shared real Temporal dev server, a unique task queue
+ * and scheduler workflow id, its own simulator, worker, API (on free ports) and SQLite files.
+ */
+export async function startTestStack(
+  env: Record<string, string> = {},
+  opts: { scheduler?: Partial<SchedulerInput>; parts?: { worker?: boolean } } = {},
+): Promise<TestStack> {
+  const id = randomUUID().slice(0, 8);
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), `fairway-${id}-`));
+  const config = loadConfig({
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TASK_QUEUE: `fairway-${id}`,
+    SCHEDULER_WORKFLOW_ID: `scheduler-${id}`,
+    DATA_DIR: dataDir,
+    PORT: '0',
+    SIM_PORT: '0',
+    ADMIN_TOKEN: ADMIN,
+    LOG_LEVEL: 'warn',
+    MAILBOX_FLUSH_MS: '50',
+    ...env,
+  });
+  const stack = await startStack(
+    config,
+    { temporal: false, sim: true, worker: opts.parts?.worker ?? true, api: true },
+    { workflows: { workflowBundle: { codePath: inject('workflowBundlePath') } }, ...(opts.scheduler ? { scheduler: opts.scheduler } : {}) },
+  );
+  const call: TestStack['call'] = async (method, route, o = {}) => {
+    const res = await fetch(`${stack.apiUrl}${route}`, {
+      method,
+      headers: {
+        ...(o.token !== '' ? { authorization: `Bearer ${o.token ?? ADMIN}` } : {}),
+        ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...o.headers,
+      },
+      ...(o.body !== undefined ? { body: typeof o.body === 'string' ? o.body : JSON.stringify(o.body) } : {}),
+    });
+    const text = await res.text();
+    let body: unknown = text;
+    try {
+      body = text ? JSON.parse(text) : null;
+    } catch {
+      /* not JSON: keep the text */
+    }
+    return { status: res.status, headers: res.headers, body: body as any };
+  };
+  return {
+    ...stack,
+    config,
+    id,
+    call,
+    async tenant(name, settings = {}) {
+      const r = await call('PUT', `/v1/admin/tenants/${name}`, { body: settings });
+      if (r.status !== 201) throw new Error(`tenant ${name}: ${r.status} ${JSON.stringify(r.body)}`);
+      return r.body.apiKey as string;
+    },
+    async close() {
+      await stack.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls `fn` until `done` holds or the deadline passes (then returns the last value). */
+export async function waitFor<T>(fn: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 60_000, everyMs = 200): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (done(v) || Date.now() > deadline) return v;
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}

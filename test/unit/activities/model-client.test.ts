@@ -1,0 +1,154 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createModelClient, ModelErrorType } from '../../../src/activities/model-client';
+import type { ModelClientOptions } from '../../../src/activities/model-client';
+import { ObservationWindow } from '../../../src/activities/observations';
+import type { ModelCallSample } from '../../../src/activities/observations';
+import { startSimulator } from '../../../src/modelplane/server';
+import type { RunningSimulator } from '../../../src/modelplane/server';
+import { handClock } from '../modelplane/sim-client';
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  await Promise.all(cleanups.splice(0).map((c) => c()));
+});
+
+async function sim(tpm: number, rpm = 1000): Promise<RunningSimulator & { advance(ms: number): void }> {
+  const clock = handClock();
+  const s = await startSimulator({
+    tpm,
+    rpm,
+    seed: 5,
+    latency: { baseMs: 0, perTokenMs: 0 },
+    now: clock.now,
+    port: 0,
+  });
+  cleanups.push(() => s.close());
+  return Object.assign(s, { advance: clock.advance });
+}
+
+function client(baseUrl: string, extra: Partial<ModelClientOptions> = {}) {
+  const samples: ModelCallSample[] = [];
+  const c = createModelClient({ baseUrl, model: 'sim-1', onObservation: (s) => samples.push(s), ...extra });
+  return { c, samples };
+}
+
+async function failureOf(p: Promise<unknown>): Promise<unknown> {
+  return p.then(
+    () => expect.fail('expected the call to fail'),
+    (err: unknown) => err,
+  );
+}
+
+describe('model client against the simulator', () => {
+  it('spends exactly the step tokens and reports the call with its rate-limit picture', async () => {
+    const s = await sim(1000);
+    const { c, samples } = client(s.url);
+    const r = await c.complete({ runId: 'run-a-1', step: 0, tokens: 100 });
+    expect(r.usedTokens).toBe(100);
+    expect(r.latencyMs).toBeGreaterThanOrEqual(0);
+    expect(samples).toEqual([
+      expect.objectContaining({
+        throttled: false,
+        tokens: 100,
+        remainingTokens: 900,
+        limitTokens: 1000,
+        resetTokensMs: 6000,
+      }),
+    ]);
+    expect(samples[0]).not.toHaveProperty('retryAfterMs');
+  });
+
+  it('accepts a base URL ending in /v1', async () => {
+    const s = await sim(1000);
+    const { c } = client(`${s.url}/v1/`);
+    expect((await c.complete({ runId: 'r', step: 1, tokens: 50 })).usedTokens).toBe(50);
+  });
+
+  it('turns a 429 into a retryable ModelThrottled whose nextRetryDelay is the provider wait', async () => {
+    const s = await sim(1000);
+    const { c, samples } = client(s.url);
+    for (let i = 0; i < 10; i += 1) await c.complete({ runId: 'r', step: i, tokens: 100 });
+    const err = await failureOf(c.complete({ runId: 'r', step: 10, tokens: 100 }));
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    const f = err as ApplicationFailure;
+    expect(f.type).toBe(ModelErrorType.throttled);
+    expect(f.nonRetryable).toBe(false);
+    expect(f.nextRetryDelay).toBe(6000);
+    expect(samples.at(-1)).toMatchObject({
+      throttled: true,
+      tokens: 0,
+      retryAfterMs: 6000,
+      remainingTokens: 0,
+    });
+
+    s.advance(6000);
+    expect((await c.complete({ runId: 'r', step: 10, tokens: 100 })).usedTokens).toBe(100);
+  });
+
+  it('turns the spend cap into a non-retryable ModelSpendCap with a clear reason', async () => {
+    const s = await sim(100_000);
+    await fetch(`${s.url}/admin/spend-cap`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ enabled: true }),
+    });
+    const { c, samples } = client(s.url);
+    const f = (await failureOf(c.complete({ runId: 'r', step: 0, tokens: 10 }))) as ApplicationFailure;
+    expect(f).toBeInstanceOf(ApplicationFailure);
+    expect(f.type).toBe(ModelErrorType.spendCap);
+    expect(f.nonRetryable).toBe(true);
+    expect(f.message).toMatch(/spend cap/);
+    expect(samples).toEqual([expect.objectContaining({ throttled: true, tokens: 0 })]);
+  });
+
+  it('turns another 4xx into a non-retryable ModelRequestRejected', async () => {
+    const s = await sim(1000);
+    const { c } = client(s.url, { model: '' });
+    const f = (await failureOf(c.complete({ runId: 'r', step: 0, tokens: 10 }))) as ApplicationFailure;
+    expect(f).toBeInstanceOf(ApplicationFailure);
+    expect(f.type).toBe(ModelErrorType.rejected);
+    expect(f.nonRetryable).toBe(true);
+    expect(f.message).toMatch(/400/);
+  });
+
+  it('throws a plain, retryable Error for a 5xx and for an unreachable provider', async () => {
+    const broken = createServer((_req, res) => res.writeHead(503).end('overloaded'));
+    await new Promise<void>((resolve) => broken.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => broken.close(() => resolve())));
+    const { c: c5xx, samples } = client(`http://127.0.0.1:${(broken.address() as AddressInfo).port}`);
+    const e5xx = await failureOf(c5xx.complete({ runId: 'r', step: 0, tokens: 10 }));
+    expect(e5xx).toBeInstanceOf(Error);
+    expect(e5xx).not.toBeInstanceOf(ApplicationFailure);
+    expect((e5xx as Error).message).toMatch(/503/);
+    expect(samples).toEqual([]);
+
+    const gone = await startSimulator({ tpm: 1, rpm: 1, seed: 1, port: 0 });
+    await gone.close();
+    const eNet = await failureOf(client(gone.url).c.complete({ runId: 'r', step: 0, tokens: 10 }));
+    expect(eNet).not.toBeInstanceOf(ApplicationFailure);
+    expect((eNet as Error).message).toMatch(/unreachable/);
+  });
+
+  it('feeds an ObservationWindow that sums a burst into one observation', async () => {
+    const s = await sim(500);
+    const window = new ObservationWindow();
+    const c = createModelClient({ baseUrl: s.url, model: 'sim-1', onObservation: (x) => window.add(x) });
+    const results = await Promise.allSettled(
+      Array.from({ length: 8 }, (_, i) => c.complete({ runId: 'r', step: i, tokens: 100 })),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
+    expect(window.drain(123)).toEqual({
+      at: 123,
+      calls: 8,
+      throttled: 3,
+      maxRetryAfterMs: 12_000,
+      remainingTokens: 0,
+      limitTokens: 500,
+      resetTokensMs: 60_000,
+      tokens: 500,
+    });
+  });
+});

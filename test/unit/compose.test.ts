@@ -1,0 +1,193 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config';
+
+/**
+ * The deployment files stay true to the code: docker-compose.yml validates and wires the expected
+ * services and ports, and .env.example lists exactly the variables src/config.ts reads, with the
+ * same defaults.
+ */
+
+const root = path.resolve(__dirname, '..', '..');
+const COMPOSE_FILE = path.join(root, 'docker-compose.yml');
+const INSTALL_HINT =
+  'docker-compose is not on PATH; install it with `apt-get install -y docker-compose` to validate docker-compose.yml.';
+
+function composeVersion(): string | undefined {
+  const r = spawnSync('docker-compose', ['version'], { encoding: 'utf8', timeout: 30_000 });
+  return r.status === 0 ? r.stdout.split('\n')[0]?.trim() : undefined;
+}
+
+const version = composeVersion();
+const required = Boolean(process.env.CI || process.env.REQUIRE_COMPOSE);
+
+// Hermetic runs: an empty --env-file so a developer's ./.env cannot change the result.
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'fairway-compose-'));
+const emptyEnvFile = path.join(tmp, 'empty.env');
+writeFileSync(emptyEnvFile, '');
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+function composeConfig(env: Record<string, string | undefined>) {
+  const cleanEnv: Record<string, string> = {};
+  for (const [k, v] of Object.entries({ ...process.env, ...env })) {
+    if (v !== undefined && !k.startsWith('COMPOSE_')) cleanEnv[k] = v;
+  }
+  return spawnSync('docker-compose', ['--env-file', emptyEnvFile, '-f', COMPOSE_FILE, 'config'], {
+    cwd: root,
+    env: cleanEnv,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+}
+
+/**
+ * Rough reader of `docker-compose config` output (YAML, the only format Compose v1 prints):
+ * each service's text block, keyed by name.
+ */
+function serviceBlocks(yaml: string): Map<string, string> {
+  const lines = yaml.split('\n');
+  const start = lines.findIndex((l) => l === 'services:');
+  const blocks = new Map<string, string>();
+  let name: string | undefined;
+  let body: string[] = [];
+  for (const line of lines.slice(start + 1)) {
+    if (/^\S/.test(line)) break; // next top-level key (networks:, volumes:, ...)
+    const m = /^ {2}([A-Za-z0-9._-]+):\s*$/.exec(line);
+    if (m) {
+      if (name) blocks.set(name, body.join('\n'));
+      name = m[1];
+      body = [];
+    } else {
+      body.push(line);
+    }
+  }
+  if (name) blocks.set(name, body.join('\n'));
+  return blocks;
+}
+
+/** Published→target port pairs of one service block (v1: `- published: 3000\n  target: 3000`). */
+function portPairs(block: string): string[] {
+  const pairs: string[] = [];
+  const entries = block.split(/\n\s*- /);
+  for (const entry of entries) {
+    const published = /published:\s*['"]?(\d+)/.exec(entry)?.[1];
+    const target = /target:\s*['"]?(\d+)/.exec(entry)?.[1];
+    if (published && target) pairs.push(`${published}:${target}`);
+  }
+  return pairs;
+}
+
+/** KEY=value lines of .env.example, comments skipped. */
+function readEnvExample(): Map<string, string> {
+  const text = readFileSync(path.join(root, '.env.example'), 'utf8');
+  const vars = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const m = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(line.trim());
+    if (m) vars.set(m[1]!, m[2]!);
+  }
+  return vars;
+}
+
+/** The keys of the zod EnvSchema object in src/config.ts. */
+function configKeys(): Set<string> {
+  const text = readFileSync(path.join(root, 'src', 'config.ts'), 'utf8');
+  const body = /const EnvSchema = z\.object\(\{([\s\S]*?)\n\}\);/.exec(text)?.[1];
+  if (!body) throw new Error('EnvSchema = z.object({...}) not found in src/config.ts');
+  return new Set([...body.matchAll(/^\s+([A-Z][A-Z0-9_]*):/gm)].map((m) => m[1]!));
+}
+
+describe('docker-compose.yml', () => {
+  it.runIf(!version && required)('docker-compose is installed (CI or REQUIRE_COMPOSE is set)', () => {
+    throw new Error(INSTALL_HINT);
+  });
+
+  it.skipIf(!version)(
+    `validates and wires postgresql, temporal, temporal-ui, sim, worker and api${version ? '' : ` (skipped: ${INSTALL_HINT})`}`,
+    () => {
+      const r = composeConfig({ ADMIN_TOKEN: 'compose-test-token' });
+      expect(r.error).toBeUndefined();
+      expect(r.status, r.stderr).toBe(0);
+
+      const services = serviceBlocks(r.stdout);
+      for (const name of [
+        'postgresql',
+        'temporal-schema',
+        'temporal',
+        'temporal-create-namespace',
+        'temporal-ui',
+        'sim',
+        'worker',
+        'api',
+      ]) {
+        expect([...services.keys()], `service ${name}`).toContain(name);
+      }
+
+      const expectedPorts: Record<string, string> = {
+        temporal: '7233:7233',
+        'temporal-ui': '8080:8080',
+        sim: '3001:3001',
+        api: '3000:3000',
+      };
+      for (const [name, pair] of Object.entries(expectedPorts)) {
+        expect(portPairs(services.get(name)!), `ports of ${name}`).toContain(pair);
+      }
+
+      for (const name of ['sim', 'worker', 'api']) {
+        const block = services.get(name)!;
+        expect(block, name).toMatch(/TEMPORAL_ADDRESS: temporal:7233/);
+        expect(block, name).toMatch(/MODEL_BASE_URL: http:\/\/sim:3001/);
+        expect(block, name).toMatch(/DATA_DIR: \/data/);
+        expect(block, name).toMatch(/fairway-data:\/data/);
+        expect(block, name).toMatch(new RegExp(`start:${name}`));
+      }
+      expect(services.get('api')).toMatch(/ADMIN_TOKEN: compose-test-token/);
+
+      // The worker drains in-flight activities on SIGTERM: Docker must wait at least 2 minutes.
+      const grace = /stop_grace_period:\s*['"]?(\d+)(m|s)?/.exec(services.get('worker')!);
+      expect(grace, 'worker stop_grace_period').not.toBeNull();
+      const seconds = Number(grace![1]) * (grace![2] === 'm' ? 60 : 1);
+      expect(seconds).toBeGreaterThanOrEqual(120);
+
+      // Every image is pinned to a tag, never latest.
+      const images = [...r.stdout.matchAll(/^\s+image:\s*(\S+)/gm)].map((m) => m[1]!);
+      expect(images.length).toBeGreaterThanOrEqual(6);
+      for (const image of images) {
+        expect(image, image).toMatch(/:[^/]+$/);
+        expect(image, image).not.toMatch(/:latest$/);
+      }
+    },
+  );
+
+  it.skipIf(!version)(
+    `refuses to start without ADMIN_TOKEN${version ? '' : ` (skipped: ${INSTALL_HINT})`}`,
+    () => {
+      const r = composeConfig({ ADMIN_TOKEN: undefined });
+      expect(r.status).not.toBe(0);
+      expect(r.stderr).toMatch(/ADMIN_TOKEN/);
+    },
+  );
+});
+
+describe('.env.example', () => {
+  it('lists exactly the variables of the EnvSchema in src/config.ts', () => {
+    const documented = [...readEnvExample().keys()].sort();
+    const read = [...configKeys()].sort();
+    expect(read.length).toBeGreaterThan(10);
+    expect(documented).toEqual(read);
+  });
+
+  it('gives each variable a comment line and its default', () => {
+    const lines = readFileSync(path.join(root, '.env.example'), 'utf8').split('\n');
+    lines.forEach((line, i) => {
+      if (/^[A-Z][A-Z0-9_]*=/.test(line)) {
+        expect(lines[i - 1], `comment above ${line}`).toMatch(/^# \S/);
+      }
+    });
+    // Parsing the example must give exactly the configuration of an empty environment.
+    const example = Object.fromEntries(readEnvExample());
+    expect(loadConfig(example)).toEqual(loadConfig({}));
+  });
+});

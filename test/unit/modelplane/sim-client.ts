@@ -1,0 +1,43 @@
+/** Test helpers: plain HTTP calls against a running simulator. */
+export interface SimAnswer {
+  status: number;
+  headers: Headers;
+  body: { error?: { code?: string; type?: string; message?: string; details?: unknown } } & Record<
+    string,
+    unknown
+  >;
+}
+
+/** Posts a chat completion whose prompt is `promptChars` characters (promptChars/4 tokens). */
+export async function chat(url: string, maxTokens: number, promptChars = 40): Promise<SimAnswer> {
+  return post(`${url}/v1/chat/completions`, {
+    model: 'sim-1',
+    messages: [{ role: 'user', content: 'x'.repeat(promptChars) }],
+    max_tokens: maxTokens,
+  });
+}
+
+export async function post(url: string, body: unknown): Promise<SimAnswer> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: res.status, headers: res.headers, body: (await res.json()) as SimAnswer['body'] };
+}
+
+export async function getJson(url: string): Promise<unknown> {
+  const res = await fetch(url);
+  return res.json();
+}
+
+/** A clock the test moves by hand, so refill is tested without sleeping. */
+export function handClock(start = 1_700_000_000_000): { now: () => number; advance(ms: number): void } {
+  let t = start;
+  return {
+    now: () => t,
+    advance: (ms) => {
+      t += ms;
+    },
+  };
+}
