@@ -46,7 +46,8 @@ const synthetic: AgentDefinition<typeof SyntheticInputSchema> = {
 
 const triage: AgentDefinition<typeof TriageInputSchema> = {
   name: 'triage',
-  description: 'Incident triage: reads the incident, proposes an action, and waits for a human to approve it.',
+  description:
+    'Incident triage: reads the incident, proposes an action, and waits for a human to approve it.',
   input: TriageInputSchema,
   humanGate: true,
   estimate: () => 1500,

@@ -53,7 +53,8 @@ export class ApiError extends Error {
 
 /** Body-parser errors carry a `type`; map the ones a client causes, never leak the rest. */
 function fromBodyParser(err: unknown): ApiError | undefined {
-  if (typeof err !== 'object' || err === null || !('type' in err) || typeof err.type !== 'string') return undefined;
+  if (typeof err !== 'object' || err === null || !('type' in err) || typeof err.type !== 'string')
+    return undefined;
   switch (err.type) {
     case 'entity.parse.failed':
       return new ApiError('invalid_request', 'The body is not valid JSON.');

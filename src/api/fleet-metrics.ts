@@ -18,26 +18,54 @@ export function createFleetGauges(registry: Registry) {
   const counter = <L extends string>(name: string, help: string, labelNames: L[] = []) =>
     new Counter<L>({ name, help, labelNames, registers });
   return {
-    up: gauge('fairway_fleet_up', '1 when the last scrape could read the scheduler status, else 0.'),
-    queueDepth: gauge('fairway_queue_depth', 'Queued (not admitted) units by tenant and priority.', ['tenant', 'priority']),
+    queueDepth: gauge('fairway_queue_depth', 'Queued (not admitted) units by tenant and priority.', [
+      'tenant',
+      'priority',
+    ]),
     laneDepth: gauge('fairway_lane_queue_depth', 'Queued units by priority lane, all tenants.', ['priority']),
     tenantDepth: gauge('fairway_tenant_queue_depth', 'Queued units by tenant, all lanes.', ['tenant']),
     inFlight: gauge('fairway_in_flight', 'Admitted units holding a lease.'),
-    tenantInFlight: gauge('fairway_tenant_in_flight', 'Admitted units holding a lease, by tenant.', ['tenant']),
+    tenantInFlight: gauge('fairway_tenant_in_flight', 'Admitted units holding a lease, by tenant.', [
+      'tenant',
+    ]),
     concurrency: gauge('fairway_fleet_concurrency', 'Configured fleet concurrency limit.'),
-    governorConcurrency: gauge('fairway_governor_concurrency_limit', 'Concurrency limit the token governor allows now.'),
-    governorTpm: gauge('fairway_governor_tokens_per_minute', 'Tokens per minute the token governor admits now.'),
-    throttled: gauge('fairway_governor_throttled_recently', '1 when the model plane throttled recently, else 0.'),
-    governorDecreases: counter('fairway_governor_decreases_total', 'Multiplicative decreases of the governor.'),
-    drainMode: gauge('fairway_drain_mode', '1 for the current drain mode (open, draining, drained), 0 for the others.', ['mode']),
-    intake: gauge('fairway_intake', '1 for the current intake (open, refuse, hold), 0 for the others.', ['intake']),
+    governorConcurrency: gauge(
+      'fairway_governor_concurrency_limit',
+      'Concurrency limit the token governor allows now.',
+    ),
+    governorTpm: gauge(
+      'fairway_governor_tokens_per_minute',
+      'Tokens per minute the token governor admits now.',
+    ),
+    throttled: gauge(
+      'fairway_governor_throttled_recently',
+      '1 when the model plane throttled recently, else 0.',
+    ),
+    governorDecreases: counter(
+      'fairway_governor_decreases_total',
+      'Multiplicative decreases of the governor.',
+    ),
+    drainMode: gauge(
+      'fairway_drain_mode',
+      '1 for the current drain mode (open, draining, drained), 0 for the others.',
+      ['mode'],
+    ),
+    intake: gauge('fairway_intake', '1 for the current intake (open, refuse, hold), 0 for the others.', [
+      'intake',
+    ]),
     submitted: counter('fairway_scheduler_submitted_total', 'Units offered to the scheduler.'),
     admitted: counter('fairway_admissions_total', 'Units admitted by the scheduler.'),
     released: counter('fairway_releases_total', 'Units released by outcome.', ['outcome']),
     schedulerShed: counter('fairway_scheduler_shed_total', 'Units the scheduler refused.'),
-    ledgerReserved: gauge('fairway_ledger_reserved_tokens', 'Tokens reserved in the ledger, by tenant.', ['tenant']),
+    ledgerReserved: gauge('fairway_ledger_reserved_tokens', 'Tokens reserved in the ledger, by tenant.', [
+      'tenant',
+    ]),
     ledgerSpent: gauge('fairway_ledger_spent_tokens', 'Tokens spent this period, by tenant.', ['tenant']),
-    ledgerRemaining: gauge('fairway_ledger_remaining_tokens', 'Budget left this period, by tenant (budgeted tenants).', ['tenant']),
+    ledgerRemaining: gauge(
+      'fairway_ledger_remaining_tokens',
+      'Budget left this period, by tenant (budgeted tenants).',
+      ['tenant'],
+    ),
     historyLength: gauge('fairway_scheduler_history_length', 'Events in the scheduler workflow run.'),
   };
 }
@@ -51,8 +79,10 @@ function setScheduler(g: FleetGauges, s: SchedulerStatus): void {
   g.governorTpm.set(s.governor.tokensPerMinute);
   g.throttled.set(s.governor.throttledRecently ? 1 : 0);
   g.governorDecreases.inc(s.governor.decreases);
-  for (const mode of ['open', 'draining', 'drained'] as const) g.drainMode.set({ mode }, s.mode === mode ? 1 : 0);
-  for (const intake of ['open', 'refuse', 'hold'] as const) g.intake.set({ intake }, s.intake === intake ? 1 : 0);
+  for (const mode of ['open', 'draining', 'drained'] as const)
+    g.drainMode.set({ mode }, s.mode === mode ? 1 : 0);
+  for (const intake of ['open', 'refuse', 'hold'] as const)
+    g.intake.set({ intake }, s.intake === intake ? 1 : 0);
   g.submitted.inc(s.counters.submitted);
   g.admitted.inc(s.counters.admitted);
   g.schedulerShed.inc(s.counters.shed);
@@ -63,7 +93,8 @@ function setScheduler(g: FleetGauges, s: SchedulerStatus): void {
 }
 
 function setTenant(g: FleetGauges, t: TenantStatus): void {
-  for (const [priority, n] of Object.entries(t.queuedByPriority)) g.queueDepth.set({ tenant: t.tenant, priority }, n);
+  for (const [priority, n] of Object.entries(t.queuedByPriority))
+    g.queueDepth.set({ tenant: t.tenant, priority }, n);
   g.tenantInFlight.set({ tenant: t.tenant }, t.inFlight);
   g.ledgerReserved.set({ tenant: t.tenant }, t.ledger.reserved);
   g.ledgerSpent.set({ tenant: t.tenant }, t.ledger.spent);
@@ -71,21 +102,25 @@ function setTenant(g: FleetGauges, t: TenantStatus): void {
 }
 
 /**
- * Re-reads the fleet into the gauges. Every series is reset first, so a tenant or a fleet that has gone
- * away leaves no stale numbers; when the scheduler cannot be read, only `fairway_fleet_up 0` remains.
+ * Re-reads the fleet into the gauges; false when the scheduler could not be read. Every series is reset
+ * first, so a tenant that has gone away leaves no stale numbers.
  */
-export async function refreshFleetGauges(g: FleetGauges, fleet: FleetPort, tenants: string[], log: Logger): Promise<void> {
+export async function refreshFleetGauges(
+  g: FleetGauges,
+  fleet: FleetPort,
+  tenants: string[],
+  log: Logger,
+): Promise<boolean> {
   for (const metric of Object.values(g)) metric.reset();
   try {
     setScheduler(g, await withTimeout(fleet.schedulerStatus(), SCRAPE_TIMEOUT_MS, 'schedulerStatus'));
   } catch (err) {
     log.warn({ err }, 'metrics: scheduler status unavailable');
-    g.up.set(0);
-    return;
+    return false;
   }
-  g.up.set(1);
   const statuses = await mapSettled(tenants, TENANT_STATUS_CONCURRENCY, (tenant) =>
     withTimeout(fleet.tenantStatus(tenant), SCRAPE_TIMEOUT_MS, 'tenantStatus'),
   );
   for (const status of statuses) if (status) setTenant(g, status);
+  return true;
 }

@@ -63,7 +63,9 @@ export class IdempotencyStore {
         `INSERT OR REPLACE INTO idempotency_keys (tenant, key, body_hash, run_id, state, created_at)
          VALUES (@tenant, @key, @bodyHash, @runId, 'pending', @createdAt)`,
       ),
-      complete: db.prepare(`UPDATE idempotency_keys SET state = 'done' WHERE tenant = ? AND key = ? AND state = 'pending'`),
+      complete: db.prepare(
+        `UPDATE idempotency_keys SET state = 'done' WHERE tenant = ? AND key = ? AND state = 'pending'`,
+      ),
       release: db.prepare(`DELETE FROM idempotency_keys WHERE tenant = ? AND key = ? AND state = 'pending'`),
       prune: db.prepare('DELETE FROM idempotency_keys WHERE created_at < ?'),
       count: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM idempotency_keys'),

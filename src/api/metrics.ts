@@ -1,10 +1,15 @@
-import { Counter, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import type { RequestHandler } from 'express';
 import { createFleetGauges, type FleetGauges } from './fleet-metrics';
+import { openApiDocument } from './openapi';
 
-/** The API's Prometheus registry: counters the routes increment, and gauges read from the fleet at scrape time. */
+/** The API's Prometheus series: counters the routes increment, and gauges read from the fleet at scrape time. */
 export interface ApiMetrics {
+  /** Always served. */
   registry: Registry;
+  /** Served only when the last refresh could read the fleet (no stale or made-up zeros otherwise). */
+  fleetRegistry: Registry;
+  fleetUp: Gauge;
   /** Submissions refused at the door, by reason (queue_full, rate_limited, budget_exhausted, draining). */
   sheds: Counter<'reason'>;
   /** Runs accepted at the door (batch items included), by priority. */
@@ -15,9 +20,16 @@ export interface ApiMetrics {
 
 export function createApiMetrics(): ApiMetrics {
   const registry = new Registry();
+  const fleetRegistry = new Registry();
   const registers = [registry];
   return {
     registry,
+    fleetRegistry,
+    fleetUp: new Gauge({
+      name: 'fairway_fleet_up',
+      help: '1 when the last scrape could read the scheduler status, else 0 (and the fleet series are absent).',
+      registers,
+    }),
     sheds: new Counter({
       name: 'fairway_sheds_total',
       help: 'Submissions shed at the API door, by reason.',
@@ -32,20 +44,29 @@ export function createApiMetrics(): ApiMetrics {
     }),
     httpRequests: new Counter({
       name: 'fairway_http_requests_total',
-      help: 'HTTP requests answered, by method, route pattern and status.',
+      help: 'HTTP requests answered, by method, route template and status.',
       labelNames: ['method', 'route', 'status'],
       registers,
     }),
-    fleet: createFleetGauges(registry),
+    fleet: createFleetGauges(fleetRegistry),
   };
 }
 
-/** Counts every answered request by its route pattern (not its URL, which would explode cardinality). */
+/** The route templates of the OpenAPI document as matchers: a label per route, never per URL. */
+function routeMatchers(): { template: string; pattern: RegExp }[] {
+  return Object.keys(openApiDocument().paths ?? {}).map((template) => ({
+    template,
+    pattern: new RegExp(`^${template.replace(/\{[^/]+\}/g, '[^/]+')}/?$`),
+  }));
+}
+
 export function countRequests(metrics: ApiMetrics): RequestHandler {
+  let matchers: ReturnType<typeof routeMatchers> | undefined;
   return (req, res, next) => {
+    const path = req.path;
     res.on('finish', () => {
-      const routePath: unknown = (req.route as { path?: unknown } | undefined)?.path;
-      const route = typeof routePath === 'string' ? `${req.baseUrl}${routePath}` : 'unmatched';
+      matchers ??= routeMatchers();
+      const route = matchers.find((m) => m.pattern.test(path))?.template ?? 'unmatched';
       metrics.httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
     });
     next();

@@ -31,7 +31,12 @@ function agentNamed(body: unknown): string | undefined {
 }
 
 /** Validates one agent input, pushing its issues under `prefix`; returns the parsed input. */
-function parseInput(agent: AgentDefinition, input: unknown, prefix: PropertyKey[], issues: FieldIssue[]): unknown {
+function parseInput(
+  agent: AgentDefinition,
+  input: unknown,
+  prefix: PropertyKey[],
+  issues: FieldIssue[],
+): unknown {
   const result = agent.input.safeParse(input);
   if (result.success) return result.data;
   issues.push(...issuesToDetails(result.error.issues, prefix));
@@ -39,10 +44,16 @@ function parseInput(agent: AgentDefinition, input: unknown, prefix: PropertyKey[
 }
 
 /** 400 with every issue found, else 404 unknown_agent when the agent is the only problem. */
-function settle(issues: FieldIssue[], agentName: string | undefined, agent: AgentDefinition | undefined): void {
+function settle(
+  issues: FieldIssue[],
+  agentName: string | undefined,
+  agent: AgentDefinition | undefined,
+): void {
   if (issues.length > 0) throw ApiError.invalid(capDetails(issues));
   if (!agent) {
-    throw new ApiError('unknown_agent', `There is no agent called "${agentName ?? ''}".`, { known: AGENT_NAMES });
+    throw new ApiError('unknown_agent', `There is no agent called "${agentName ?? ''}".`, {
+      known: AGENT_NAMES,
+    });
   }
 }
 
@@ -56,11 +67,15 @@ export function parseRunRequest(body: unknown, headerKey: string | undefined): P
   }
   const bodyKey = envelope.success ? envelope.data.idempotencyKey : undefined;
   if (headerKey !== undefined && bodyKey !== undefined && headerKey !== bodyKey) {
-    issues.push({ path: 'idempotencyKey', message: 'It differs from the Idempotency-Key header; send one key.' });
+    issues.push({
+      path: 'idempotencyKey',
+      message: 'It differs from the Idempotency-Key header; send one key.',
+    });
   }
   const agentName = agentNamed(body);
   const agent = agentName === undefined ? undefined : getAgent(agentName);
-  const rawInput = typeof body === 'object' && body !== null ? (body as { input?: unknown }).input : undefined;
+  const rawInput =
+    typeof body === 'object' && body !== null ? (body as { input?: unknown }).input : undefined;
   const input = agent ? parseInput(agent, rawInput, ['input'], issues) : undefined;
   settle(issues, agentName, agent);
   if (!envelope.success || !agent) throw new Error('unreachable: settle() throws on every failure');
@@ -89,5 +104,10 @@ export function parseBatchRequest(body: unknown): ParsedBatch {
   const estimates = items.map((item) => agent.estimate(item));
   // The fleet takes one figure per item: the mean, rounded up, so the batch reserves at least its sum.
   const mean = Math.ceil(estimates.reduce((a, b) => a + b, 0) / estimates.length);
-  return { request: envelope.data, agent, items, estimatedTokensPerItem: envelope.data.estimatedTokensPerItem ?? mean };
+  return {
+    request: envelope.data,
+    agent,
+    items,
+    estimatedTokensPerItem: envelope.data.estimatedTokensPerItem ?? mean,
+  };
 }

@@ -32,12 +32,23 @@ async function replay(ctx: ApiContext, runId: string): Promise<IntakeAnswer> {
  * Submits a validated run for `tenant`: idempotency (same key and body → the same run, 200; another body → 422),
  * the tenant's rate limit, the scheduler's verdict, then the run workflow. A refused request leaves no trace.
  */
-export async function submitRun(ctx: ApiContext, tenant: TenantRecord, run: ParsedRun): Promise<IntakeAnswer> {
+export async function submitRun(
+  ctx: ApiContext,
+  tenant: TenantRecord,
+  run: ParsedRun,
+): Promise<IntakeAnswer> {
   const { request, agent, input, estimatedTokens, idempotencyKey: key } = run;
   const runId = runIdFor(tenant.tenant, key);
+  const receivedAt = ctx.now(); // createdAt is when the door took the request, before the scheduler saw it
   if (key !== undefined) {
     const bodyHash = canonicalHash({ agent: agent.name, input, priority: request.priority, estimatedTokens });
-    const claim = ctx.store.idempotency.claim({ tenant: tenant.tenant, key, bodyHash, runId, createdAt: ctx.now() });
+    const claim = ctx.store.idempotency.claim({
+      tenant: tenant.tenant,
+      key,
+      bodyHash,
+      runId,
+      createdAt: ctx.now(),
+    });
     if (!claim.claimed) {
       const { existing } = claim;
       if (existing.bodyHash !== bodyHash) {
@@ -48,7 +59,12 @@ export async function submitRun(ctx: ApiContext, tenant: TenantRecord, run: Pars
         );
       }
       if (existing.state === 'pending') {
-        throw new ApiError('conflict', 'A request with this idempotency key is still in progress.', undefined, 1);
+        throw new ApiError(
+          'conflict',
+          'A request with this idempotency key is still in progress.',
+          undefined,
+          1,
+        );
       }
       return replay(ctx, existing.runId);
     }
@@ -56,7 +72,9 @@ export async function submitRun(ctx: ApiContext, tenant: TenantRecord, run: Pars
   try {
     rateLimit(ctx, tenant.tenant);
     const unit = { runId, tenant: tenant.tenant, priority: request.priority, cost: estimatedTokens };
-    const result = await withTenantSync(ctx, tenant, async () => firstResult(await ctx.fleet.submit([unit]), runId));
+    const result = await withTenantSync(ctx, tenant, async () =>
+      firstResult(await ctx.fleet.submit([unit]), runId),
+    );
     if (!result.accepted) throw shedError(ctx, result);
     await ctx.fleet.startRun({
       runId,
@@ -65,7 +83,7 @@ export async function submitRun(ctx: ApiContext, tenant: TenantRecord, run: Pars
       priority: request.priority,
       input,
       estimatedTokens,
-      createdAt: new Date(ctx.now()).toISOString(),
+      createdAt: new Date(receivedAt).toISOString(),
     });
   } catch (err) {
     if (key !== undefined) ctx.store.idempotency.release(tenant.tenant, key);

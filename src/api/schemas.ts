@@ -66,8 +66,14 @@ export const SchedulerPatchSchema = z
   .strictObject({
     concurrency: z.int().min(1).max(100_000).optional(),
     floors: z
-      .strictObject({ standard: z.number().min(0).max(0.5).optional(), batch: z.number().min(0).max(0.5).optional() })
-      .refine((f) => f.standard !== undefined || f.batch !== undefined, 'Give floors.standard, floors.batch or both.')
+      .strictObject({
+        standard: z.number().min(0).max(0.5).optional(),
+        batch: z.number().min(0).max(0.5).optional(),
+      })
+      .refine(
+        (f) => f.standard !== undefined || f.batch !== undefined,
+        'Give floors.standard, floors.batch or both.',
+      )
       .optional(),
     leaseTtlSeconds: z.int().min(5).max(86_400).optional(),
   })

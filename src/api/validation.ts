@@ -10,7 +10,10 @@ function joinPath(prefix: readonly PropertyKey[], path: readonly PropertyKey[]):
 }
 
 /** Zod issues as `{path, message}`, one per bad field; an unrecognised key gets its own path. */
-export function issuesToDetails(issues: readonly z.core.$ZodIssue[], prefix: readonly PropertyKey[] = []): FieldIssue[] {
+export function issuesToDetails(
+  issues: readonly z.core.$ZodIssue[],
+  prefix: readonly PropertyKey[] = [],
+): FieldIssue[] {
   const out: FieldIssue[] = [];
   for (const issue of issues) {
     if (issue.code === 'unrecognized_keys') {
@@ -28,11 +31,18 @@ export function issuesToDetails(issues: readonly z.core.$ZodIssue[], prefix: rea
 export function capDetails(details: FieldIssue[]): FieldIssue[] {
   if (details.length <= MAX_ISSUES) return details;
   const rest = details.length - MAX_ISSUES;
-  return [...details.slice(0, MAX_ISSUES), { path: '(more)', message: `${rest} further problems not listed.` }];
+  return [
+    ...details.slice(0, MAX_ISSUES),
+    { path: '(more)', message: `${rest} further problems not listed.` },
+  ];
 }
 
 /** Parses `value` or throws a 400 invalid_request whose details name each bad field under `prefix`. */
-export function parseOr400<S extends z.ZodType>(schema: S, value: unknown, prefix: readonly PropertyKey[] = []): z.output<S> {
+export function parseOr400<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  prefix: readonly PropertyKey[] = [],
+): z.output<S> {
   const result = schema.safeParse(value);
   if (!result.success) throw ApiError.invalid(capDetails(issuesToDetails(result.error.issues, prefix)));
   return result.data;

@@ -9,7 +9,11 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): P
 }
 
 /** Maps with at most `limit` calls in flight; failures become undefined. */
-export async function mapSettled<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<(R | undefined)[]> {
+export async function mapSettled<T, R>(
+  items: T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<(R | undefined)[]> {
   const out: (R | undefined)[] = new Array<R | undefined>(items.length);
   let next = 0;
   const worker = async () => {

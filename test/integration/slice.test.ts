@@ -1,4 +1,5 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveTemporalCli } from '../../src/infra/temporal-cli';
 import { startTestStack, waitFor } from '../support/stack';
@@ -52,10 +53,11 @@ describe('vertical slice on a real Temporal server', () => {
     expect(again.body.runId).toBe(runId);
   });
 
-  it('answers the status query from the Temporal CLI', () => {
+  it('answers the status query from the Temporal CLI', async () => {
     const cli = resolveTemporalCli(process.env.TEMPORAL_CLI_PATH);
     if (cli.kind !== 'path') throw new Error(cli.reason);
-    const out = execFileSync(
+    // Asynchronously: this process hosts the worker that answers the query.
+    const { stdout: out } = await promisify(execFile)(
       cli.path,
       ['workflow', 'query', '--address', s.temporalAddress, '--workflow-id', s.config.schedulerWorkflowId, '--type', 'status', '-o', 'json'],
       { encoding: 'utf8' },

@@ -52,7 +52,9 @@ export function runsRouter(ctx: ApiContext): Router {
       const body = parseOr400(DecisionRequestSchema, req.body ?? {});
       const view = await ownedRun(ctx, res, req.params.runId);
       if (!(await ctx.fleet.decide(view.runId, decision, body.note))) {
-        throw new ApiError('conflict', `Run ${view.runId} is not awaiting approval.`, { status: view.status });
+        throw new ApiError('conflict', `Run ${view.runId} is not awaiting approval.`, {
+          status: view.status,
+        });
       }
       const decided = decision === 'approve' ? 'approved' : 'rejected';
       res.json({ runId: view.runId, decision: decided, links: { self: runLink(view.runId) } });

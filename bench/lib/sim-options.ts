@@ -1,0 +1,58 @@
+/** Knobs of the scheduler simulator, all settable as `--kebab-case value` flags. */
+export interface SimOptions {
+  tenants: number;
+  units: number;
+  seed: number;
+  /** Fleet concurrency (slots). */
+  concurrency: number;
+  /** Units arrive (Poisson) over this many virtual seconds. */
+  arrivalSeconds: number;
+  /** Virtual time step of the driver loop. */
+  stepMs: number;
+  /** Model-plane quota in tokens per minute, and whether it is cut to a third mid-run. */
+  tpm: number;
+  storm: boolean;
+  /** Length of the windows over which fairness among backlogged tenants is measured. */
+  windowSeconds: number;
+  /** Share of admitted units whose worker vanishes (their lease expires and they are retried). */
+  vanish: number;
+  out: string;
+}
+
+export const DEFAULT_SIM_OPTIONS: SimOptions = {
+  tenants: 1000,
+  units: 1_000_000,
+  seed: 42,
+  concurrency: 1000,
+  arrivalSeconds: 2000,
+  stepMs: 50,
+  tpm: 80_000_000,
+  storm: true,
+  windowSeconds: 600,
+  vanish: 0.0002,
+  out: 'bench/results/sim.json',
+};
+
+const camel = (flag: string) => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/** Parses `--name value`, `--flag` and `--no-flag`; unknown flags are an error. */
+export function parseSimOptions(argv: readonly string[]): SimOptions {
+  const o: Record<string, unknown> = { ...DEFAULT_SIM_OPTIONS };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (!arg.startsWith('--')) throw new Error(`Unexpected argument ${arg}`);
+    const negated = arg.startsWith('--no-');
+    const key = camel(arg.slice(negated ? 5 : 2));
+    if (!(key in DEFAULT_SIM_OPTIONS)) throw new Error(`Unknown option ${arg}`);
+    const def = DEFAULT_SIM_OPTIONS[key as keyof SimOptions];
+    if (typeof def === 'boolean') {
+      o[key] = !negated;
+    } else {
+      const value = argv[++i];
+      if (value === undefined) throw new Error(`Missing value for ${arg}`);
+      o[key] = typeof def === 'number' ? Number(value) : value;
+      if (typeof def === 'number' && !Number.isFinite(o[key])) throw new Error(`Not a number: ${arg} ${value}`);
+    }
+  }
+  return o as unknown as SimOptions;
+}

@@ -1,0 +1,63 @@
+import express from 'express';
+import type { Logger } from 'pino';
+import type { ApiStore } from './api-store';
+import { authenticate, requireAdmin } from './auth';
+import { jsonBody } from './body';
+import type { ApiContext, TenantDefaults } from './context';
+import { errorHandler, notFoundHandler } from './errors';
+import type { FleetPort } from './fleet-port';
+import { countRequests, createApiMetrics } from './metrics';
+import { TokenBuckets } from './rate-limit';
+import { adminFleetRouter } from './routes/admin-fleet';
+import { adminTenantsRouter } from './routes/admin-tenants';
+import { batchesRouter } from './routes/batches';
+import { opsRouter } from './routes/ops';
+import { runsRouter } from './routes/runs';
+import { tenantMeRouter } from './routes/tenant-me';
+
+export interface ApiDeps {
+  fleet: FleetPort;
+  /** Tenants and idempotency keys (`openApiStore(file)`). */
+  db: ApiStore;
+  adminToken: string;
+  tenantDefaults: TenantDefaults;
+  log: Logger;
+  /** Clock in ms since epoch; tests pass their own. */
+  now?: () => number;
+}
+
+/** The HTTP API of spec/API.md as an Express app; does not listen, so tests drive it with supertest. */
+export function createApp(deps: ApiDeps): express.Express {
+  const now = deps.now ?? Date.now;
+  const rate = deps.tenantDefaults.ratePerSecond;
+  const ctx: ApiContext = {
+    fleet: deps.fleet,
+    store: deps.db,
+    log: deps.log,
+    now,
+    tenantDefaults: deps.tenantDefaults,
+    metrics: createApiMetrics(),
+    submitLimiter: new TokenBuckets(rate, 2 * rate, now),
+  };
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(countRequests(ctx.metrics));
+  app.use(opsRouter(ctx));
+
+  const v1 = express.Router();
+  v1.use(authenticate(ctx.store, deps.adminToken));
+  v1.use('/admin', requireAdmin);
+  v1.use(jsonBody());
+  v1.use('/admin/tenants', adminTenantsRouter(ctx));
+  v1.use('/admin', adminFleetRouter(ctx));
+  v1.use('/runs', runsRouter(ctx));
+  v1.use('/batches', batchesRouter(ctx));
+  v1.use('/tenants', tenantMeRouter(ctx));
+  app.use('/v1', v1);
+
+  app.use(notFoundHandler);
+  app.use(errorHandler(ctx.log));
+  return app;
+}

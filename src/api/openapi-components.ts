@@ -1,0 +1,54 @@
+import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import { AGENTS } from '../agents/catalog';
+import * as R from './openapi-schemas';
+import * as A from './openapi-schemas-admin';
+import * as S from './schemas';
+
+/**
+ * Names a schema as an OpenAPI component. Zod's own `.meta({ id })` is used rather than zod-to-openapi's
+ * `.openapi()`: zod 4 copies methods onto each schema when it is built, so schemas built before
+ * `extendZodWithOpenApi` (the catalog, the request schemas) never get `.openapi()`.
+ */
+const named = <T extends z.ZodType>(id: string, schema: T, description?: string): T =>
+  schema.meta(description === undefined ? { id } : { id, description });
+
+const capitalised = (name: string) => `${name.charAt(0).toUpperCase()}${name.slice(1)}`;
+
+/** The schemas the document names as components; paths refer to these. */
+export function registerComponents(registry: OpenAPIRegistry) {
+  const inputs = Object.values(AGENTS).map((a) =>
+    named(`${capitalised(a.name)}Input`, a.input, a.description),
+  );
+  const [first, ...rest] = inputs;
+  const input = first && rest.length > 0 ? z.union([first, ...rest]) : z.unknown();
+  registry.registerComponent('securitySchemes', 'bearer', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'A tenant API key, or the admin token for /v1/admin/*.',
+  });
+  return {
+    Error: named('Error', R.ErrorResponse),
+    RunRequest: named(
+      'RunRequest',
+      S.RunRequestSchema.extend({ input: input.meta({ description: "Validated by the agent's schema." }) }),
+    ),
+    RunAccepted: named('RunAccepted', R.RunAccepted),
+    RunReplayed: named('RunReplayed', R.RunReplayed),
+    RunView: named('RunView', R.RunViewResponse),
+    RunList: named('RunList', R.RunList),
+    BatchRequest: named(
+      'BatchRequest',
+      S.BatchRequestSchema.extend({ items: z.array(input).min(1).max(S.BATCH_MAX_ITEMS) }),
+    ),
+    BatchAccepted: named('BatchAccepted', R.BatchAccepted),
+    BatchView: named('BatchView', R.BatchViewResponse),
+    TenantPut: named('TenantPut', S.TenantPutSchema),
+    Tenant: named('Tenant', A.TenantResponse),
+    TenantCreated: named('TenantCreated', A.TenantCreatedResponse),
+    TenantMe: named('TenantMe', A.TenantMeResponse),
+    SchedulerStatus: named('SchedulerStatus', A.SchedulerStatusResponse),
+    SchedulerPatch: named('SchedulerPatch', S.SchedulerPatchSchema),
+  };
+}
+export type Components = ReturnType<typeof registerComponents>;

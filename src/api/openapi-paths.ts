@@ -1,0 +1,153 @@
+import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import type { Components } from './openapi-components';
+import * as R from './openapi-schemas';
+import * as A from './openapi-schemas-admin';
+import * as S from './schemas';
+
+type Responses = RouteConfig['responses'];
+
+const json = (schema: z.ZodType, description: string) => ({
+  description,
+  content: { 'application/json': { schema } },
+});
+const body = (schema: z.ZodType) => ({
+  body: { required: true, content: { 'application/json': { schema } } },
+});
+const ERRORS: Record<number, string> = {
+  400: 'invalid_request: details lists each bad field by path.',
+  401: 'unauthorized: missing or unknown key.',
+  403: 'forbidden: this key may not do that.',
+  404: 'not_found (or unknown_agent).',
+  409: 'conflict: the run is not in a state that allows this.',
+  413: 'payload_too_large.',
+  422: 'idempotency_conflict: the key was used with another body.',
+  429: 'queue_full, rate_limited or budget_exhausted; see Retry-After.',
+  503: 'draining (or unavailable); see Retry-After.',
+};
+
+const runId = z.object({ runId: z.string() });
+const batchId = z.object({ batchId: z.string() });
+const tenantId = z.object({ tenantId: S.TenantIdSchema });
+
+/** Every route of the API, as the OpenAPI document describes it. */
+export function registerPaths(registry: OpenAPIRegistry, c: Components): void {
+  const errors = (...codes: number[]): Responses =>
+    Object.fromEntries(codes.map((code) => [code, json(c.Error, ERRORS[code] ?? 'Error.')]));
+  const add = (
+    method: RouteConfig['method'],
+    path: string,
+    summary: string,
+    rest: Omit<RouteConfig, 'method' | 'path' | 'summary'>,
+  ) => registry.registerPath({ method, path, summary, ...rest });
+  const open = { security: [] };
+
+  add('get', '/healthz', 'Liveness', {
+    ...open,
+    responses: { 200: json(z.object({ status: z.literal('ok') }), 'Up.') },
+  });
+  add('get', '/readyz', 'Readiness: Temporal reachable and the scheduler running', {
+    ...open,
+    responses: { 200: json(z.object({ status: z.literal('ready') }), 'Ready.'), ...errors(503) },
+  });
+  add('get', '/metrics', 'Prometheus metrics', {
+    ...open,
+    responses: { 200: { description: 'Prometheus text format.' } },
+  });
+  add('get', '/openapi.json', 'This document', {
+    ...open,
+    responses: { 200: { description: 'OpenAPI 3.1 JSON.' } },
+  });
+
+  add('post', '/v1/runs', 'Submit a run (tenant key)', {
+    request: {
+      ...body(c.RunRequest),
+      headers: z.object({ 'Idempotency-Key': S.IdempotencyKeySchema.optional() }),
+    },
+    responses: {
+      202: json(c.RunAccepted, 'Accepted and queued; Location names the run.'),
+      200: json(c.RunReplayed, 'Same idempotency key and body: the existing run.'),
+      ...errors(400, 401, 403, 404, 409, 413, 422, 429, 503),
+    },
+  });
+  add('get', '/v1/runs', "List the caller's runs", {
+    request: { query: S.RunListQuerySchema },
+    responses: { 200: json(c.RunList, 'A page of runs.'), ...errors(400, 401) },
+  });
+  add('get', '/v1/runs/{runId}', 'A run', {
+    request: { params: runId },
+    responses: { 200: json(c.RunView, 'The run.'), ...errors(401, 404) },
+  });
+  add('post', '/v1/runs/{runId}/cancel', 'Cancel a run', {
+    request: { params: runId },
+    responses: { 202: json(R.CancelAccepted, 'Cancellation requested.'), ...errors(401, 404, 409) },
+  });
+  for (const decision of ['approve', 'reject']) {
+    add('post', `/v1/runs/{runId}/${decision}`, `${decision} a run awaiting approval`, {
+      request: {
+        params: runId,
+        body: { content: { 'application/json': { schema: S.DecisionRequestSchema } } },
+      },
+      responses: { 200: json(R.DecisionResponse, 'Decision recorded.'), ...errors(400, 401, 404, 409) },
+    });
+  }
+
+  add('post', '/v1/batches', 'Submit a batch (fan-out; up to 10,000 items)', {
+    request: body(c.BatchRequest),
+    responses: { 202: json(c.BatchAccepted, 'Accepted.'), ...errors(400, 401, 403, 404, 413, 429, 503) },
+  });
+  add('get', '/v1/batches/{batchId}', 'A batch', {
+    request: { params: batchId },
+    responses: { 200: json(c.BatchView, 'Counts by status.'), ...errors(401, 404) },
+  });
+  add('post', '/v1/batches/{batchId}/resume', 'Re-drive the failed items', {
+    request: { params: batchId },
+    responses: { 202: json(R.BatchResumed, 'How many items were re-driven.'), ...errors(401, 404) },
+  });
+
+  add('get', '/v1/tenants/me', "The caller's settings, backlog and ledger", {
+    responses: { 200: json(c.TenantMe, 'Tenant view.'), ...errors(401, 403) },
+  });
+
+  add('get', '/v1/admin/tenants', 'List tenants (never keys)', {
+    responses: { 200: json(z.object({ tenants: z.array(c.Tenant) }), 'Tenants.'), ...errors(401, 403) },
+  });
+  add('put', '/v1/admin/tenants/{tenantId}', 'Create or update a tenant', {
+    request: { params: tenantId, body: { content: { 'application/json': { schema: c.TenantPut } } } },
+    responses: {
+      201: json(c.TenantCreated, 'Created; apiKey is shown this once.'),
+      200: json(c.Tenant, 'Updated.'),
+      ...errors(400, 401, 403),
+    },
+  });
+  add('get', '/v1/admin/tenants/{tenantId}', 'A tenant', {
+    request: { params: tenantId },
+    responses: { 200: json(c.Tenant, 'The tenant.'), ...errors(401, 403, 404) },
+  });
+  add('post', '/v1/admin/tenants/{tenantId}/keys', 'Rotate the key (the old one stops working)', {
+    request: { params: tenantId },
+    responses: { 201: json(A.KeyRotatedResponse, 'The new key, shown once.'), ...errors(401, 403, 404) },
+  });
+  add('get', '/v1/admin/tenants/{tenantId}/ledger', 'Ledger entries of a tenant', {
+    request: { params: tenantId, query: S.LedgerQuerySchema },
+    responses: { 200: json(A.LedgerResponse, 'Newest entries.'), ...errors(400, 401, 403, 404) },
+  });
+
+  add('get', '/v1/admin/scheduler', 'Scheduler status', {
+    responses: { 200: json(c.SchedulerStatus, 'Status.'), ...errors(401, 403) },
+  });
+  add('patch', '/v1/admin/scheduler', 'Change fleet settings live', {
+    request: body(c.SchedulerPatch),
+    responses: { 200: json(c.SchedulerStatus, 'Status after the change.'), ...errors(400, 401, 403) },
+  });
+  add('post', '/v1/admin/drain', 'Drain: stop admitting; refuse or hold new work', {
+    request: { body: { content: { 'application/json': { schema: S.DrainRequestSchema } } } },
+    responses: { 200: json(c.SchedulerStatus, 'Status.'), ...errors(400, 401, 403) },
+  });
+  add('post', '/v1/admin/resume', 'Reopen after a drain', {
+    responses: { 200: json(c.SchedulerStatus, 'Status.'), ...errors(401, 403) },
+  });
+  add('get', '/v1/admin/effects/summary', 'Effect store totals', {
+    responses: { 200: json(A.EffectsSummary, 'Totals.'), ...errors(401, 403) },
+  });
+}

@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import type { SchedulerStatus, TenantStatus } from '../scheduler/types';
+import { byPriority } from './openapi-schemas';
+import { BudgetSchema, TenantIdSchema } from './schemas';
+
+/** Response schemas of tenants and operator endpoints for the OpenAPI document. */
+
+export const TenantSettingsSchema = z.object({
+  weight: z.number(),
+  maxQueued: z.int(),
+  maxInFlight: z.int(),
+  budget: BudgetSchema,
+});
+
+export const TenantResponse = z.object({
+  tenant: TenantIdSchema,
+  settings: TenantSettingsSchema,
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export const TenantCreatedResponse = TenantResponse.extend({
+  apiKey: z.string().meta({ description: 'Shown once; only its hash is kept.' }),
+});
+export const KeyRotatedResponse = z.object({ tenant: TenantIdSchema, apiKey: z.string() });
+
+const ledgerView = z.object({
+  budget: z.int().nullable(),
+  period: BudgetSchema.shape.period,
+  reserved: z.int(),
+  spent: z.int(),
+  remaining: z.int().nullable(),
+  periodStart: z.string(),
+}) satisfies z.ZodType<TenantStatus['ledger']>;
+
+export const TenantMeResponse = z.object({
+  tenant: z.string(),
+  settings: TenantSettingsSchema,
+  queued: z.object({ total: z.int(), byPriority }),
+  inFlight: z.int(),
+  ledger: ledgerView,
+});
+
+export const LedgerResponse = z.object({
+  tenant: z.string(),
+  entries: z.array(
+    z.object({
+      at: z.string(),
+      tenant: z.string(),
+      runId: z.string(),
+      kind: z.enum(['reserve', 'settle', 'release', 'expire', 'rollover']),
+      tokens: z.int(),
+    }),
+  ),
+});
+
+export const SchedulerStatusResponse = z.object({
+  mode: z.enum(['open', 'draining', 'drained']),
+  intake: z.enum(['open', 'refuse', 'hold']),
+  inFlight: z.int(),
+  queued: z.object({ total: z.int(), byPriority, byTenant: z.record(z.string(), z.int()) }),
+  counters: z.object({
+    submitted: z.int(),
+    admitted: z.int(),
+    completed: z.int(),
+    failed: z.int(),
+    cancelled: z.int(),
+    shed: z.int(),
+    expired: z.int(),
+  }),
+  config: z.object({
+    concurrency: z.int(),
+    floors: z.object({ standard: z.number(), batch: z.number() }),
+    leaseTtlSeconds: z.int(),
+    globalMaxQueued: z.int(),
+  }),
+  governor: z.object({
+    concurrencyLimit: z.number(),
+    tokensPerMinute: z.number(),
+    throttledRecently: z.boolean(),
+    pausedUntil: z.string().nullable(),
+    lastThrottleAt: z.string().nullable(),
+    decreases: z.int(),
+    increases: z.int(),
+  }),
+  history: z.object({ length: z.int(), continuedAsNew: z.int() }),
+}) satisfies z.ZodType<SchedulerStatus>;
+
+export const EffectsSummary = z.object({ effects: z.int(), attempts: z.int(), duplicates: z.int() });

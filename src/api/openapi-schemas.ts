@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import type { BatchView, RunListItem, RunView } from './fleet-port';
+import { PrioritySchema, RunStatusSchema } from './schemas';
+
+/** Response schemas of runs and batches for the OpenAPI document; `satisfies` keeps them in step with the fleet's types. */
+
+export const byPriority = z.object({ interactive: z.int(), standard: z.int(), batch: z.int() });
+const links = z.object({ self: z.string() });
+
+export const ErrorResponse = z.object({
+  error: z.object({
+    code: z.string().meta({ example: 'invalid_request' }),
+    message: z.string(),
+    details: z.unknown().optional(),
+  }),
+});
+
+const waitingOn = z.object({
+  code: z.enum(['tenant_in_flight_cap', 'governor', 'priority', 'fair_share', 'draining', 'budget']),
+  message: z.string(),
+  position: z.int().optional(),
+  lane: PrioritySchema,
+});
+
+export const RunViewResponse = z.object({
+  runId: z.string(),
+  tenant: z.string(),
+  agent: z.string(),
+  priority: PrioritySchema,
+  status: RunStatusSchema,
+  createdAt: z.string(),
+  admittedAt: z.string().nullable(),
+  admissionSeq: z.int().nullable(),
+  finishedAt: z.string().nullable(),
+  usage: z.object({ tokens: z.int() }),
+  waitingOn: waitingOn.nullable(),
+  result: z.unknown(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  batchId: z.string().nullable(),
+}) satisfies z.ZodType<RunView>;
+
+export const RunAccepted = z.object({ runId: z.string(), status: RunStatusSchema, links });
+export const RunReplayed = RunViewResponse.partial().extend(RunAccepted.shape);
+
+export const RunList = z.object({
+  items: z.array(
+    z.object({
+      runId: z.string(),
+      tenant: z.string(),
+      agent: z.string(),
+      priority: PrioritySchema,
+      status: RunStatusSchema,
+      createdAt: z.string(),
+      batchId: z.string().nullable(),
+    }) satisfies z.ZodType<RunListItem>,
+  ),
+  nextCursor: z.string().nullable(),
+});
+
+export const CancelAccepted = z.object({ runId: z.string(), cancelRequested: z.literal(true), links });
+export const DecisionResponse = z.object({
+  runId: z.string(),
+  decision: z.enum(['approved', 'rejected']),
+  links,
+});
+
+export const BatchAccepted = z.object({ batchId: z.string(), total: z.int(), links });
+export const BatchViewResponse = z.object({
+  batchId: z.string(),
+  tenant: z.string(),
+  total: z.int(),
+  queued: z.int(),
+  running: z.int(),
+  completed: z.int(),
+  failed: z.int(),
+  cancelled: z.int(),
+}) satisfies z.ZodType<BatchView>;
+export const BatchResumed = z.object({ batchId: z.string(), resumed: z.int(), links });

@@ -1,0 +1,91 @@
+import { Router } from 'express';
+import type { TenantSettings } from '../../scheduler/types';
+import type { ApiContext, TenantDefaults } from '../context';
+import { ApiError } from '../errors';
+import { generateApiKey, hashApiKey } from '../keys';
+import { LedgerQuerySchema, TenantIdSchema, TenantPutSchema, type TenantPut } from '../schemas';
+import type { TenantRecord } from '../tenant-store';
+import { parseOr400 } from '../validation';
+
+function mergeSettings(
+  base: TenantSettings | undefined,
+  put: TenantPut,
+  defaults: TenantDefaults,
+): TenantSettings {
+  const current = base ?? {
+    weight: 1,
+    maxQueued: defaults.maxQueued,
+    maxInFlight: defaults.maxInFlight,
+    budget: { tokens: null, period: 'none' },
+  };
+  return {
+    weight: put.weight ?? current.weight,
+    maxQueued: put.maxQueued ?? current.maxQueued,
+    maxInFlight: put.maxInFlight ?? current.maxInFlight,
+    budget: put.budget ?? current.budget,
+  };
+}
+
+function tenantIdParam(raw: string): string {
+  return parseOr400(TenantIdSchema, raw, ['tenantId']);
+}
+
+function knownTenant(ctx: ApiContext, raw: string): TenantRecord {
+  const record = ctx.store.tenants.get(tenantIdParam(raw));
+  if (!record) throw ApiError.notFound(`Tenant ${raw}`);
+  return record;
+}
+
+const tenantLink = (tenant: string) => `/v1/admin/tenants/${tenant}`;
+
+/** `/v1/admin/tenants`: create, update, list, rotate keys, read the ledger. Admin only (guarded by the caller). */
+export function adminTenantsRouter(ctx: ApiContext): Router {
+  const router = Router();
+
+  router.get('/', (_req, res) => {
+    res.json({ tenants: ctx.store.tenants.list() });
+  });
+
+  router.put('/:tenantId', async (req, res) => {
+    const tenant = tenantIdParam(req.params.tenantId);
+    const put = parseOr400(TenantPutSchema, req.body ?? {});
+    const existing = ctx.store.tenants.get(tenant);
+    const settings = mergeSettings(existing?.settings, put, ctx.tenantDefaults);
+    // The scheduler first: if it is unreachable nothing is stored, and on creation no key is lost.
+    await ctx.fleet.upsertTenant(tenant, settings);
+    const now = ctx.now();
+    if (!existing) {
+      const apiKey = generateApiKey();
+      if (ctx.store.tenants.create(tenant, settings, hashApiKey(apiKey), now)) {
+        ctx.log.info({ tenant }, 'tenant created');
+        res
+          .location(tenantLink(tenant))
+          .status(201)
+          .json({ ...ctx.store.tenants.get(tenant), apiKey });
+        return;
+      }
+    }
+    ctx.store.tenants.update(tenant, settings, now);
+    res.json(ctx.store.tenants.get(tenant));
+  });
+
+  router.get('/:tenantId', (req, res) => {
+    res.json(knownTenant(ctx, req.params.tenantId));
+  });
+
+  router.post('/:tenantId/keys', (req, res) => {
+    const { tenant } = knownTenant(ctx, req.params.tenantId);
+    const apiKey = generateApiKey();
+    ctx.store.tenants.setKeyHash(tenant, hashApiKey(apiKey), ctx.now());
+    ctx.log.info({ tenant }, 'tenant key rotated');
+    res.status(201).json({ tenant, apiKey });
+  });
+
+  router.get('/:tenantId/ledger', async (req, res) => {
+    const { tenant } = knownTenant(ctx, req.params.tenantId);
+    const { limit } = parseOr400(LedgerQuerySchema, req.query);
+    res.json({ tenant, entries: await ctx.fleet.ledgerEntries(tenant, limit) });
+  });
+
+  return router;
+}

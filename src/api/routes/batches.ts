@@ -1,0 +1,56 @@
+import { Router, type Response } from 'express';
+import { mayAccess, tenantOf } from '../auth';
+import type { ApiContext } from '../context';
+import { ApiError } from '../errors';
+import type { BatchView } from '../fleet-port';
+import { randomHex } from '../keys';
+import { parseBatchRequest } from '../requests';
+import { ResourceIdSchema } from '../schemas';
+import { rateLimit, shedError, withTenantSync } from '../shed';
+
+export const batchLink = (batchId: string) => `/v1/batches/${batchId}`;
+
+async function ownedBatch(ctx: ApiContext, res: Response, batchId: string): Promise<BatchView> {
+  const view = ResourceIdSchema.safeParse(batchId).success ? await ctx.fleet.getBatch(batchId) : null;
+  if (!view || !mayAccess(res, view.tenant)) throw ApiError.notFound(`Batch ${batchId}`);
+  return view;
+}
+
+export function batchesRouter(ctx: ApiContext): Router {
+  const router = Router();
+
+  router.post('/', async (req, res) => {
+    const tenant = tenantOf(res, 'submit batches');
+    const batch = parseBatchRequest(req.body);
+    rateLimit(ctx, tenant.tenant);
+    const batchId = `batch-${tenant.tenant}-${randomHex(16)}`;
+    const spec = {
+      batchId,
+      tenant: tenant.tenant,
+      agent: batch.agent.name,
+      priority: batch.request.priority,
+      items: batch.items,
+      estimatedTokensPerItem: batch.estimatedTokensPerItem,
+      createdAt: new Date(ctx.now()).toISOString(),
+    };
+    const result = await withTenantSync(ctx, tenant, () => ctx.fleet.createBatch(spec));
+    if (!result.accepted) throw shedError(ctx, result);
+    ctx.metrics.submissions.inc({ priority: spec.priority }, spec.items.length);
+    res
+      .location(batchLink(batchId))
+      .status(202)
+      .json({ batchId, total: spec.items.length, links: { self: batchLink(batchId) } });
+  });
+
+  router.get('/:batchId', async (req, res) => {
+    res.json(await ownedBatch(ctx, res, req.params.batchId));
+  });
+
+  router.post('/:batchId/resume', async (req, res) => {
+    const view = await ownedBatch(ctx, res, req.params.batchId);
+    const resumed = await ctx.fleet.resumeBatch(view.batchId);
+    res.status(202).json({ batchId: view.batchId, resumed, links: { self: batchLink(view.batchId) } });
+  });
+
+  return router;
+}

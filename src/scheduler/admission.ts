@@ -1,0 +1,83 @@
+import type { CoreState } from './core';
+import { refreshTenant, wakeBudgetParked } from './eligibility';
+import { canTake, concurrencyCap, isPaused, refill, take } from './governor';
+import { admissibleLanes, chargeCredits, chooseLane } from './lanes';
+import { reserve } from './ledger';
+import { toAdmission } from './leases';
+import type { Flow, Lease, QueuedUnit } from './model';
+import { recordEvents } from './rate';
+import { touchLedger } from './tenants';
+import type { Admission } from './types';
+
+/** Fleet concurrency in force: the operator's setting or the governor's, whichever is lower. */
+export function fleetCap(s: CoreState): number {
+  return Math.min(s.settings.concurrency, concurrencyCap(s.governor));
+}
+
+/** The unit that would be admitted next if capacity allowed, ignoring the bucket (pure). */
+export function nextCandidate(s: CoreState): { flow: Flow; unit: QueuedUnit } | null {
+  const lane = chooseLane(s, admissibleLanes(s));
+  if (lane === null) return null;
+  const flow = s.lanes[lane].top() as Flow;
+  return { flow, unit: flow.units[flow.head] as QueuedUnit };
+}
+
+/**
+ * Admits as many units as the limits allow at `now`, in decision order. Each
+ * decision is O(log T): pick the lane (floors), pop the lane's top flow, re-key it.
+ * When the chosen unit does not fit the token bucket the round stops rather than
+ * skipping to a cheaper unit, which would starve large units.
+ */
+export function admit(s: CoreState, now: number, max: number): Admission[] {
+  const out: Admission[] = [];
+  if (s.draining || !(max > 0)) return out;
+  wakeBudgetParked(s, now);
+  const g = s.governor;
+  if (isPaused(g, now)) return out;
+  refill(g, now);
+  const cap = fleetCap(s);
+  while (out.length < max && s.leases.size < cap) {
+    const avail = admissibleLanes(s);
+    const lane = chooseLane(s, avail);
+    if (lane === null) break;
+    const q = s.lanes[lane];
+    const f = q.top() as Flow;
+    const head = f.units[f.head] as QueuedUnit;
+    if (!canTake(g, head.cost)) break;
+    take(g, head.cost);
+    q.serve(f);
+    chargeCredits(s, lane, avail);
+    out.push(grant(s, head, now));
+  }
+  return out;
+}
+
+function grant(s: CoreState, u: QueuedUnit, now: number): Admission {
+  const t = u.tenant;
+  s.queued.delete(u.runId);
+  s.queuedCost -= u.cost;
+  t.queued--;
+  t.queuedCost -= u.cost;
+  touchLedger(s, t, now);
+  reserve(t.ledger, u.cost);
+  s.log.append(t.id, now, u.runId, 'reserve', u.cost);
+  t.inFlight++;
+  const lease: Lease = {
+    runId: u.runId,
+    tenant: t,
+    lane: u.lane,
+    attempt: u.attempt,
+    seq: ++s.seq,
+    admittedAt: now,
+    expiresAt: now + s.settings.leaseTtlSeconds * 1000,
+    reserved: u.cost,
+    used: 0,
+    hi: -1,
+  };
+  s.leases.add(lease);
+  recordEvents(t.rate, now);
+  recordEvents(s.fleetRate, now);
+  s.counters.admitted++;
+  refreshTenant(s, t);
+  return toAdmission(lease);
+}

@@ -1,0 +1,20 @@
+import type { GovernorParams } from './types';
+
+/**
+ * Governor defaults: start wide open on concurrency (the fleet setting binds until
+ * the provider pushes back), cut by 30% per throttle at most every 5 s, and win
+ * back 2 slots and 20k tokens/min per healthy report once a cooldown has passed
+ * quietly; stop increasing below 10% of the provider's remaining tokens.
+ */
+export const DEFAULT_GOVERNOR: GovernorParams = {
+  minConcurrency: 1,
+  maxConcurrency: 10_000,
+  decrease: 0.7,
+  increaseConcurrency: 2,
+  initialTokensPerMinute: 2_000_000,
+  minTokensPerMinute: 10_000,
+  maxTokensPerMinute: 100_000_000,
+  increaseTokensPerMinute: 20_000,
+  decreaseCooldownMs: 5_000,
+  remainingLowWater: 0.1,
+};

@@ -1,0 +1,135 @@
+import type { CoreState } from './core';
+import { refreshTenant } from './eligibility';
+import { pushUnit } from './fair-queue';
+import { remaining } from './ledger';
+import { expireLease, tokenCount } from './lifecycle';
+import type { Lane, QueuedUnit, TenantState } from './model';
+import {
+  budgetRetryAfter,
+  drainingRetryAfter,
+  fleetAdmissionRate,
+  secondsToDrain,
+  tenantAdmissionRate,
+} from './retry-after';
+import { touchLedger } from './tenants';
+import { PRIORITIES } from './types';
+import type { ShedCode, SubmitResult, UnitSubmission } from './types';
+
+/** Per-call memo: the k-th unit shed for the same reason waits for k more admissions, not 1. */
+class DoorCall {
+  readonly shedByTenant = new Map<TenantState, number>();
+  globalShed = 0;
+  private weight: number | null = null;
+  private drainWait: number | null = null;
+  constructor(
+    private readonly s: CoreState,
+    private readonly now: number,
+  ) {}
+
+  /** O(in flight), so computed once per call. */
+  drainingRetryAfter(): number {
+    this.drainWait ??= drainingRetryAfter(this.s, this.now);
+    return this.drainWait;
+  }
+
+  backloggedWeight = (): number => {
+    if (this.weight === null) {
+      this.weight = 0;
+      for (const t of this.s.tenants.values()) if (t.queued > 0) this.weight += t.settings.weight;
+    }
+    return this.weight;
+  };
+}
+
+/**
+ * The door. Retries (attempt > 0) of runs that were already admitted once skip the
+ * queue caps, the budget check and a 'refuse' drain: that work was accepted before,
+ * and refusing it now would lose it. Only an unknown tenant refuses a retry.
+ */
+export function submit(s: CoreState, units: readonly UnitSubmission[], now: number): SubmitResult[] {
+  const call = new DoorCall(s, now);
+  return units.map((u) => submitOne(s, u, now, call));
+}
+
+function submitOne(s: CoreState, u: UnitSubmission, now: number, call: DoorCall): SubmitResult {
+  const runId = u.runId;
+  const t = s.tenants.get(u.tenant);
+  if (!t) return refuse(runId, 'unknown_tenant', `Tenant ${u.tenant} does not exist.`, 0);
+  const attempt = tokenCount(u.attempt ?? 0);
+  const queued = s.queued.get(runId);
+  if (queued) {
+    if (attempt <= queued.attempt) return { runId, accepted: true, duplicate: true, held: s.draining };
+    // A newer attempt of a run that is still queued keeps its place in line.
+    queued.attempt = attempt;
+    return { runId, accepted: true, duplicate: false, held: s.draining };
+  }
+  const lease = s.leases.get(runId);
+  if (lease) {
+    if (lease.attempt >= attempt) return { runId, accepted: true, duplicate: true, held: false };
+    expireLease(s, lease, now);
+  }
+  const cost = Math.max(1, tokenCount(u.cost));
+  if (attempt === 0) {
+    const shed = doorCheck(s, t, cost, now, call);
+    if (shed) {
+      s.counters.shed++;
+      return { runId, ...shed };
+    }
+  }
+  enqueue(s, t, laneOf(u.priority), runId, cost, attempt);
+  s.counters.submitted++;
+  return { runId, accepted: true, duplicate: false, held: s.draining };
+}
+
+type Shed = { accepted: false; code: ShedCode; message: string; retryAfterSeconds: number };
+
+function doorCheck(s: CoreState, t: TenantState, cost: number, now: number, call: DoorCall): Shed | null {
+  if (s.draining && s.intake === 'refuse') {
+    return shed('draining', 'The fleet is draining for maintenance; retry after it resumes.', call.drainingRetryAfter());
+  }
+  if (t.queued >= t.settings.maxQueued) {
+    const k = (call.shedByTenant.get(t) ?? 0) + 1;
+    call.shedByTenant.set(t, k);
+    const rate = tenantAdmissionRate(s, t, now, call.backloggedWeight);
+    const wait = secondsToDrain(t.queued - t.settings.maxQueued + k, rate);
+    return shed('queue_full', `Tenant ${t.id} has ${t.queued} units queued, its limit is ${t.settings.maxQueued}.`, wait);
+  }
+  if (s.queued.size >= s.settings.globalMaxQueued) {
+    const k = ++call.globalShed;
+    const wait = secondsToDrain(s.queued.size - s.settings.globalMaxQueued + k, fleetAdmissionRate(s, now));
+    return shed('queue_full', `The fleet's queue is full (${s.queued.size} units).`, wait);
+  }
+  if (touchLedger(s, t, now)) refreshTenant(s, t);
+  const left = remaining(t.ledger);
+  if (left < t.queuedCost + cost) {
+    const msg = `Tenant ${t.id}'s token budget cannot cover this unit: ${Math.max(0, left)} tokens left, ${t.queuedCost} already queued, ${cost} asked.`;
+    return shed('budget_exhausted', msg, budgetRetryAfter(t.ledger, now));
+  }
+  return null;
+}
+
+function shed(code: ShedCode, message: string, retryAfterSeconds: number): Shed {
+  return { accepted: false, code, message, retryAfterSeconds };
+}
+
+function refuse(runId: string, code: ShedCode, message: string, retryAfterSeconds: number): SubmitResult {
+  return { runId, ...shed(code, message, retryAfterSeconds) };
+}
+
+function laneOf(p: UnitSubmission['priority']): Lane {
+  const i = PRIORITIES.indexOf(p);
+  return (i < 0 ? 1 : i) as Lane;
+}
+
+/** Appends a unit to its tenant's FIFO in its lane. */
+export function enqueue(s: CoreState, t: TenantState, lane: Lane, runId: string, cost: number, attempt: number): void {
+  const u: QueuedUnit = { runId, tenant: t, lane, cost, attempt, live: true };
+  const f = t.flows[lane];
+  pushUnit(f, u);
+  s.queued.set(runId, u);
+  s.queuedCost += cost;
+  t.queued++;
+  t.queuedCost += cost;
+  s.lanes[lane].units++;
+  if (f.live === 1) refreshTenant(s, t);
+}

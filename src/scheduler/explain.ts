@@ -1,0 +1,88 @@
+import { fleetCap, nextCandidate } from './admission';
+import type { CoreState } from './core';
+import { liveUnits } from './fair-queue';
+import { bucketReadyAt, concurrencyCap, isPaused } from './governor';
+import { admissibleLanes, floorOf } from './lanes';
+import { remainingAt } from './ledger';
+import type { Flow, QueuedUnit } from './model';
+import { PRIORITIES } from './types';
+import type { WaitingOn } from './types';
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * 1-based place of `u` in the order its lane would admit the queued units, predicted
+ * from the fair-queuing tags as they stand (parked tenants assumed to re-enter now).
+ * O(units in the lane): for queries only.
+ */
+export function positionInLane(s: CoreState, u: QueuedUnit): number {
+  const q = s.lanes[u.lane];
+  const startTag = (f: Flow) => (f.hi >= 0 ? f.tag : Math.max(f.tag, q.vtime));
+  const own = u.tenant.flows[u.lane];
+  let ahead = 0;
+  let myTag = startTag(own);
+  for (const v of liveUnits(own)) {
+    if (v === u) break;
+    ahead++;
+    myTag += v.cost / u.tenant.settings.weight;
+  }
+  for (const t of s.tenants.values()) {
+    const f = t.flows[u.lane];
+    if (f === own || f.live === 0) continue;
+    let tag = startTag(f);
+    for (const v of liveUnits(f)) {
+      if (tag > myTag || (tag === myTag && t.ord > u.tenant.ord)) break;
+      ahead++;
+      tag += v.cost / t.settings.weight;
+    }
+  }
+  return ahead + 1;
+}
+
+/** Why a queued unit is still waiting, the most binding reason first; null when it is not queued (pure). */
+export function explain(s: CoreState, runId: string, now: number): WaitingOn | null {
+  const u = s.queued.get(runId);
+  if (!u) return null;
+  const lane = PRIORITIES[u.lane];
+  const position = positionInLane(s, u);
+  const w = (code: WaitingOn['code'], message: string): WaitingOn => ({ code, message, position, lane });
+  const t = u.tenant;
+  if (s.draining) return w('draining', 'The fleet is draining for maintenance; queued work is held until it resumes.');
+  if (t.inFlight >= t.settings.maxInFlight) {
+    return w(
+      'tenant_in_flight_cap',
+      `Tenant ${t.id} has ${t.inFlight} of ${t.settings.maxInFlight} allowed units running; this one starts when one of them finishes.`,
+    );
+  }
+  const left = remainingAt(t.ledger, now);
+  const head = t.flows[u.lane].units[t.flows[u.lane].head] as QueuedUnit;
+  if (head.cost > left || u.cost > left) {
+    return w(
+      'budget',
+      `Tenant ${t.id}'s token budget has ${Math.max(0, left)} tokens left, not enough for ${Math.max(head.cost, u.cost)}; it waits for running units to settle or the next budget period.`,
+    );
+  }
+  const g = s.governor;
+  if (isPaused(g, now)) {
+    return w('governor', `The model provider asked to back off; admissions resume at ${iso(g.pausedUntil)}.`);
+  }
+  const govCap = concurrencyCap(g);
+  if (govCap < s.settings.concurrency && s.leases.size >= govCap) {
+    return w('governor', `The token governor holds concurrency at ${govCap} after throttling; ${s.leases.size} units are running.`);
+  }
+  const next = nextCandidate(s);
+  if (next && s.leases.size < fleetCap(s) && bucketReadyAt(g, next.unit.cost, now) > now) {
+    const at = iso(bucketReadyAt(g, next.unit.cost, now));
+    return w('governor', `The token governor's allowance of ${Math.round(g.tokensPerMinute)} tokens per minute is used up until ${at}.`);
+  }
+  const avail = admissibleLanes(s);
+  const higher = avail.slice(0, u.lane).some(Boolean);
+  if (higher) {
+    const pct = Math.round(floorOf(s, u.lane) * 100);
+    return w('priority', `Higher-priority work is queued ahead; the ${lane} lane still gets at least ${pct}% of admissions.`);
+  }
+  return w(
+    'fair_share',
+    `Waiting for its fair share: ${position - 1} units are ahead in the ${lane} lane, interleaved by tenant weight; ${s.leases.size} of ${fleetCap(s)} slots are busy.`,
+  );
+}

@@ -1,0 +1,191 @@
+import { admit } from './admission';
+import type { CoreState } from './core';
+import { submit } from './door';
+import { refreshTenant } from './eligibility';
+import { explain } from './explain';
+import { LaneQueue } from './fair-queue';
+import { newGovernor, observe } from './governor';
+import { LeaseTable } from './leases';
+import { LedgerLog } from './ledger-log';
+import { cancel, expireLeases, release, renew } from './lifecycle';
+import { newRate } from './rate';
+import { fromSnapshot, toSnapshot } from './snapshot';
+import type { SchedulerSnapshot } from './snapshot';
+import { fleetStatus, tenantStatus } from './status';
+import { applySettings, createTenant, sanitizeSettings, touchLedger } from './tenants';
+import type {
+  Admission,
+  FleetSettings,
+  GovernorParams,
+  LedgerEntry,
+  ModelObservation,
+  Release,
+  Renewal,
+  SchedulerStatus,
+  SubmitResult,
+  TenantSettings,
+  TenantStatus,
+  UnitSubmission,
+  WaitingOn,
+} from './types';
+import { nextWakeAt } from './wake';
+
+export interface SchedulerInit {
+  settings: FleetSettings;
+  governor: GovernorParams;
+}
+
+/** Changes to the fleet's settings; any subset. */
+export interface SettingsPatch {
+  concurrency?: number;
+  floors?: { standard?: number; batch?: number };
+  leaseTtlSeconds?: number;
+  globalMaxQueued?: number;
+}
+
+const count = (x: number | undefined, def: number) => (x !== undefined && Number.isFinite(x) ? Math.max(0, Math.floor(x)) : def);
+const fraction = (x: number | undefined, def: number) => (x !== undefined && Number.isFinite(x) ? Math.min(1, Math.max(0, x)) : def);
+
+function sanitizeFleet(s: FleetSettings, p: SettingsPatch = {}): FleetSettings {
+  return {
+    concurrency: count(p.concurrency, s.concurrency),
+    floors: { standard: fraction(p.floors?.standard, s.floors.standard), batch: fraction(p.floors?.batch, s.floors.batch) },
+    leaseTtlSeconds: Math.max(1, count(p.leaseTtlSeconds, s.leaseTtlSeconds)),
+    globalMaxQueued: count(p.globalMaxQueued, s.globalMaxQueued),
+  };
+}
+
+/**
+ * The fleet's policy core: lanes with floors, weighted fair queuing across tenants,
+ * admission limits, the token governor, budget ledger, leases and the drain switch.
+ * Pure and deterministic: time is always passed in (`now`, ms since epoch), nothing
+ * throws on bad input, and `snapshot()` is JSON that `restore()` turns back into a
+ * scheduler that decides identically. Read methods (status, explain, nextWakeAt, …)
+ * never change state, so they are safe in Temporal queries.
+ */
+export class FleetScheduler {
+  private constructor(private readonly s: CoreState) {}
+
+  static create(init: SchedulerInit, now: number): FleetScheduler {
+    const settings = sanitizeFleet(init.settings);
+    return new FleetScheduler({
+      settings,
+      governorParams: { ...init.governor },
+      governor: newGovernor(init.governor, now),
+      tenants: new Map(),
+      nextOrd: 0,
+      lanes: [new LaneQueue(0), new LaneQueue(1), new LaneQueue(2)],
+      credits: [0, 0, 0],
+      queued: new Map(),
+      queuedCost: 0,
+      leases: new LeaseTable(),
+      budgetParked: new Set(),
+      budgetWakeAt: Infinity,
+      seq: 0,
+      counters: { submitted: 0, admitted: 0, completed: 0, failed: 0, cancelled: 0, shed: 0, expired: 0 },
+      intake: 'open',
+      draining: false,
+      fleetRate: newRate(now),
+      log: new LedgerLog(),
+    });
+  }
+
+  static restore(snapshot: SchedulerSnapshot): FleetScheduler {
+    return new FleetScheduler(fromSnapshot(snapshot));
+  }
+
+  snapshot(): SchedulerSnapshot {
+    return toSnapshot(this.s);
+  }
+
+  /** Creates a tenant or changes its settings (a budget period change keeps what was spent). */
+  upsertTenant(id: string, settings: TenantSettings, now: number): void {
+    const clean = sanitizeSettings(settings);
+    const t = this.s.tenants.get(id);
+    if (t) {
+      touchLedger(this.s, t, now);
+      applySettings(t, clean, now);
+      refreshTenant(this.s, t);
+    } else {
+      this.s.tenants.set(id, createTenant(id, this.s.nextOrd++, clean, now));
+    }
+  }
+
+  hasTenant(id: string): boolean {
+    return this.s.tenants.has(id);
+  }
+
+  tenantStatus(id: string, now: number): TenantStatus | undefined {
+    return tenantStatus(this.s, id, now);
+  }
+
+  /** Door checks and queueing; one result per unit, in order. */
+  submit(units: UnitSubmission[], now: number): SubmitResult[] {
+    return submit(this.s, units, now);
+  }
+
+  /** Admits as many units as the limits allow at `now` (at most `max`), in decision order. */
+  admit(now: number, max = Infinity): Admission[] {
+    return admit(this.s, now, max);
+  }
+
+  renew(renewals: Renewal[], now: number): void {
+    renew(this.s, renewals, now);
+  }
+
+  /** Idempotent: unknown runs and stale attempts are ignored. */
+  release(releases: Release[], now: number): void {
+    release(this.s, releases, now);
+  }
+
+  /** Removes queued units and returns their ids; in-flight units are released by their runs. */
+  cancel(runIds: string[], _now: number): string[] {
+    return cancel(this.s, runIds);
+  }
+
+  /** Ends leases that ran out by `now`; returns them as they were admitted. */
+  expireLeases(now: number): Admission[] {
+    return expireLeases(this.s, now);
+  }
+
+  observe(obs: ModelObservation[], now: number): void {
+    observe(this.s.governor, this.s.governorParams, obs, now);
+  }
+
+  patchSettings(patch: SettingsPatch): void {
+    this.s.settings = sanitizeFleet(this.s.settings, patch);
+  }
+
+  /** Stops admitting; intake 'refuse' sheds new work at the door, 'hold' queues it. */
+  drain(intake: 'refuse' | 'hold', _now: number): void {
+    this.s.draining = true;
+    this.s.intake = intake === 'hold' ? 'hold' : 'refuse';
+  }
+
+  resume(_now: number): void {
+    this.s.draining = false;
+    this.s.intake = 'open';
+  }
+
+  explain(runId: string, now: number): WaitingOn | null {
+    return explain(this.s, runId, now);
+  }
+
+  status(now: number): Omit<SchedulerStatus, 'history'> {
+    return fleetStatus(this.s, now);
+  }
+
+  nextWakeAt(now: number): number | null {
+    return nextWakeAt(this.s, now);
+  }
+
+  /** Most recent first. */
+  ledgerEntries(tenant: string, limit: number): LedgerEntry[] {
+    return this.s.log.entries(tenant, Math.max(0, limit));
+  }
+
+  /** Queued or in flight. */
+  isKnown(runId: string): boolean {
+    return this.s.queued.has(runId) || this.s.leases.get(runId) !== undefined;
+  }
+}

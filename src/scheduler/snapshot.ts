@@ -1,0 +1,161 @@
+import type { CoreState, Counters, Intake } from './core';
+import { earliestBudgetRoll, refreshTenant } from './eligibility';
+import { LaneQueue, liveUnits, pushUnit } from './fair-queue';
+import type { GovernorState } from './governor';
+import { LeaseTable } from './leases';
+import { LedgerLog } from './ledger-log';
+import type { LedgerLogSnapshot } from './ledger-log';
+import type { Lane, QueuedUnit, TenantState } from './model';
+import type { RateState } from './rate';
+import { createTenant } from './tenants';
+import type { FleetSettings, GovernorParams, TenantSettings } from './types';
+
+/** A tenant's queue in one lane, FIFO: run ids, costs, and attempts (empty when all are 0). */
+export type QueueTuple = [string[], number[], number[]];
+/** [periodStart, periodEnd, reserved, spent] */
+export type LedgerTuple = [number, number | null, number, number];
+/** [runId, tenant ord, lane, attempt, seq, admittedAt, expiresAt, reserved, used] */
+export type LeaseTuple = [string, number, Lane, number, number, number, number, number, number];
+
+export interface TenantSnapshot {
+  id: string;
+  ord: number;
+  settings: TenantSettings;
+  ledger: LedgerTuple;
+  rate: RateState;
+  /** Fair-queuing tags per lane. */
+  tags: [number, number, number];
+  /** Omitted when nothing is queued. */
+  queues?: [QueueTuple, QueueTuple, QueueTuple];
+}
+
+/**
+ * The scheduler as plain JSON, for continue-as-new. Parked/heap membership is not
+ * stored: it is a function of the rest and is rebuilt. Cancelled units (tombstones)
+ * are dropped. `restore(snapshot())` decides exactly as the original would.
+ */
+export interface SchedulerSnapshot {
+  v: 1;
+  settings: FleetSettings;
+  governorParams: GovernorParams;
+  governor: GovernorState;
+  seq: number;
+  counters: Counters;
+  intake: Intake;
+  draining: boolean;
+  vtime: [number, number, number];
+  credits: [number, number, number];
+  fleetRate: RateState;
+  nextOrd: number;
+  tenants: TenantSnapshot[];
+  leases: LeaseTuple[];
+  log: LedgerLogSnapshot;
+}
+
+function queueTuple(t: TenantState, lane: Lane): QueueTuple {
+  const ids: string[] = [];
+  const costs: number[] = [];
+  const attempts: number[] = [];
+  let retried = false;
+  for (const u of liveUnits(t.flows[lane])) {
+    ids.push(u.runId);
+    costs.push(u.cost);
+    attempts.push(u.attempt);
+    retried ||= u.attempt !== 0;
+  }
+  return [ids, costs, retried ? attempts : []];
+}
+
+export function toSnapshot(s: CoreState): SchedulerSnapshot {
+  const tenants: TenantSnapshot[] = [];
+  for (const t of s.tenants.values()) {
+    const l = t.ledger;
+    const snap: TenantSnapshot = {
+      id: t.id,
+      ord: t.ord,
+      settings: cloneSettings(t.settings),
+      ledger: [l.periodStart, l.periodEnd, l.reserved, l.spent],
+      rate: { ...t.rate },
+      tags: [t.flows[0].tag, t.flows[1].tag, t.flows[2].tag],
+    };
+    if (t.queued > 0) snap.queues = [queueTuple(t, 0), queueTuple(t, 1), queueTuple(t, 2)];
+    tenants.push(snap);
+  }
+  return {
+    v: 1,
+    settings: { ...s.settings, floors: { ...s.settings.floors } },
+    governorParams: { ...s.governorParams },
+    governor: { ...s.governor },
+    seq: s.seq,
+    counters: { ...s.counters },
+    intake: s.intake,
+    draining: s.draining,
+    vtime: [s.lanes[0].vtime, s.lanes[1].vtime, s.lanes[2].vtime],
+    credits: [...s.credits],
+    fleetRate: { ...s.fleetRate },
+    nextOrd: s.nextOrd,
+    tenants,
+    leases: s.leases.all().map((l) => [l.runId, l.tenant.ord, l.lane, l.attempt, l.seq, l.admittedAt, l.expiresAt, l.reserved, l.used]),
+    log: s.log.snapshot(),
+  };
+}
+
+function cloneSettings(x: TenantSettings): TenantSettings {
+  return { ...x, budget: { ...x.budget } };
+}
+
+export function fromSnapshot(snap: SchedulerSnapshot): CoreState {
+  if (snap.v !== 1) throw new Error(`Unsupported scheduler snapshot version ${String(snap.v)}`);
+  const lanes = [new LaneQueue(0), new LaneQueue(1), new LaneQueue(2)] as CoreState['lanes'];
+  lanes.forEach((q, i) => (q.vtime = snap.vtime[i] as number));
+  const s: CoreState = {
+    settings: { ...snap.settings, floors: { ...snap.settings.floors } },
+    governorParams: { ...snap.governorParams },
+    governor: { ...snap.governor },
+    tenants: new Map(),
+    nextOrd: snap.nextOrd,
+    lanes,
+    credits: [...snap.credits],
+    queued: new Map(),
+    queuedCost: 0,
+    leases: new LeaseTable(),
+    budgetParked: new Set(),
+    budgetWakeAt: Infinity,
+    seq: snap.seq,
+    counters: { ...snap.counters },
+    intake: snap.intake,
+    draining: snap.draining,
+    fleetRate: { ...snap.fleetRate },
+    log: LedgerLog.restore(snap.log),
+  };
+  const byOrd = new Map<number, TenantState>();
+  for (const ts of snap.tenants) {
+    const t = createTenant(ts.id, ts.ord, cloneSettings(ts.settings), 0);
+    const [periodStart, periodEnd, reserved, spent] = ts.ledger;
+    Object.assign(t.ledger, { periodStart, periodEnd, reserved, spent });
+    t.rate = { ...ts.rate };
+    t.flows.forEach((f, lane) => (f.tag = ts.tags[lane] as number));
+    ts.queues?.forEach(([ids, costs, attempts], lane) => {
+      ids.forEach((runId, i) => {
+        const u: QueuedUnit = { runId, tenant: t, lane: lane as Lane, cost: costs[i] ?? 1, attempt: attempts[i] ?? 0, live: true };
+        pushUnit(t.flows[lane as Lane], u);
+        s.queued.set(runId, u);
+        s.queuedCost += u.cost;
+        t.queued++;
+        t.queuedCost += u.cost;
+        lanes[lane as Lane].units++;
+      });
+    });
+    s.tenants.set(t.id, t);
+    byOrd.set(t.ord, t);
+  }
+  for (const [runId, ord, lane, attempt, seq, admittedAt, expiresAt, reserved, used] of snap.leases) {
+    const tenant = byOrd.get(ord);
+    if (!tenant) continue;
+    tenant.inFlight++;
+    s.leases.add({ runId, tenant, lane, attempt, seq, admittedAt, expiresAt, reserved, used, hi: -1 });
+  }
+  for (const t of s.tenants.values()) refreshTenant(s, t);
+  s.budgetWakeAt = earliestBudgetRoll(s);
+  return s;
+}

@@ -1,0 +1,38 @@
+import type { CoreState } from './core';
+import { governorStatus } from './governor';
+import { ledgerView } from './ledger';
+import type { SchedulerStatus, TenantStatus } from './types';
+
+/** The operator's view of the fleet, minus Temporal history (pure). */
+export function fleetStatus(s: CoreState, now: number): Omit<SchedulerStatus, 'history'> {
+  const byTenant: Record<string, number> = {};
+  for (const t of s.tenants.values()) if (t.queued > 0) byTenant[t.id] = t.queued;
+  const { concurrency, floors, leaseTtlSeconds, globalMaxQueued } = s.settings;
+  return {
+    mode: !s.draining ? 'open' : s.leases.size > 0 ? 'draining' : 'drained',
+    intake: s.intake,
+    inFlight: s.leases.size,
+    queued: {
+      total: s.queued.size,
+      byPriority: { interactive: s.lanes[0].units, standard: s.lanes[1].units, batch: s.lanes[2].units },
+      byTenant,
+    },
+    counters: { ...s.counters },
+    config: { concurrency, floors: { ...floors }, leaseTtlSeconds, globalMaxQueued },
+    governor: governorStatus(s.governor, now),
+  };
+}
+
+/** One tenant's view: settings, queue depth by lane, in flight and ledger (pure). */
+export function tenantStatus(s: CoreState, id: string, now: number): TenantStatus | undefined {
+  const t = s.tenants.get(id);
+  if (!t) return undefined;
+  const [i, st, b] = t.flows;
+  return {
+    tenant: t.id,
+    settings: { ...t.settings, budget: { ...t.settings.budget } },
+    queuedByPriority: { interactive: i.live, standard: st.live, batch: b.live },
+    inFlight: t.inFlight,
+    ledger: ledgerView(t.ledger, now),
+  };
+}

@@ -1,0 +1,66 @@
+import type { CoreState } from './core';
+import { newFlow } from './fair-queue';
+import { applyBudget, newLedger, rollIfDue } from './ledger';
+import type { TenantState } from './model';
+import { newRate } from './rate';
+import type { BudgetPeriod, TenantSettings } from './types';
+
+/** Settings of a tenant created without any: weight 1, 10,000 queued, 50 in flight, no budget. */
+export function defaultTenantSettings(overrides: Partial<TenantSettings> = {}): TenantSettings {
+  return {
+    weight: 1,
+    maxQueued: 10_000,
+    maxInFlight: 50,
+    budget: { tokens: null, period: 'none' },
+    ...overrides,
+  };
+}
+
+const PERIODS: readonly BudgetPeriod[] = ['hour', 'day', 'month', 'none'];
+const count = (x: number, def: number) => (Number.isFinite(x) ? Math.max(0, Math.floor(x)) : def);
+
+/*
+ * The API validates settings; the core still clamps instead of throwing, because a
+ * throw inside the scheduler workflow's signal handler would fail the whole fleet.
+ */
+export function sanitizeSettings(s: TenantSettings): TenantSettings {
+  const d = defaultTenantSettings();
+  const tokens = s.budget?.tokens;
+  return {
+    weight: Number.isFinite(s.weight) && s.weight > 0 ? s.weight : d.weight,
+    maxQueued: count(s.maxQueued, d.maxQueued),
+    maxInFlight: count(s.maxInFlight, d.maxInFlight),
+    budget: {
+      tokens: tokens === null || tokens === undefined || !Number.isFinite(tokens) ? null : Math.max(0, tokens),
+      period: PERIODS.includes(s.budget?.period) ? s.budget.period : 'none',
+    },
+  };
+}
+
+export function createTenant(id: string, ord: number, settings: TenantSettings, now: number): TenantState {
+  const t = {
+    id,
+    ord,
+    settings,
+    inFlight: 0,
+    queued: 0,
+    queuedCost: 0,
+    ledger: newLedger(settings.budget, now),
+    rate: newRate(now),
+  } as TenantState;
+  t.flows = [newFlow(t, 0), newFlow(t, 1), newFlow(t, 2)];
+  return t;
+}
+
+export function applySettings(t: TenantState, settings: TenantSettings, now: number): void {
+  t.settings = settings;
+  applyBudget(t.ledger, settings.budget, now);
+}
+
+/** Rolls the tenant's budget period over when due, writing the rollover to the log; true when it rolled. */
+export function touchLedger(s: CoreState, t: TenantState, now: number): boolean {
+  const closed = rollIfDue(t.ledger, now);
+  if (closed === null) return false;
+  s.log.append(t.id, t.ledger.periodStart, '', 'rollover', closed);
+  return true;
+}

@@ -1,0 +1,96 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startTestStack, waitFor } from '../support/stack';
+import type { TestStack } from '../support/stack';
+
+const FAST = { MODEL_TPM: '1000000000', MODEL_RPM: '100000000' };
+
+async function admissionSeqs(s: TestStack, token: string, runIds: string[]): Promise<number[]> {
+  const out: number[] = [];
+  for (const id of runIds) {
+    const r = await waitFor(() => s.call('GET', `/v1/runs/${id}`, { token }), (v) => typeof v.body?.admissionSeq === 'number', 120_000, 250);
+    out.push(r.body.admissionSeq as number);
+  }
+  return out;
+}
+
+async function submit(s: TestStack, token: string, n: number, body: Record<string, unknown>): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i += 50) {
+    const replies = await Promise.all(
+      Array.from({ length: Math.min(50, n - i) }, () => s.call('POST', '/v1/runs', { token, body })),
+    );
+    for (const r of replies) {
+      expect(r.status).toBe(202);
+      ids.push(r.body.runId as string);
+    }
+  }
+  return ids;
+}
+
+describe('scheduler policy on a real Temporal server', () => {
+  let s: TestStack | undefined;
+  afterEach(async () => {
+    await s?.close();
+    s = undefined;
+  });
+
+  it('weights 1 and 3: admitted token shares over the contention window are 25% / 75% (±5%)', async () => {
+    s = await startTestStack({ FLEET_CONCURRENCY: '10', ...FAST });
+    const light = await s.tenant(`w1-${s.id}`, { weight: 1 });
+    const heavy = await s.tenant(`w3-${s.id}`, { weight: 3 });
+    // Hold intake so both backlogs are complete before the first admission: the window is pure contention.
+    await s.call('POST', '/v1/admin/drain', { body: { intake: 'hold' } });
+    const unit = { agent: 'synthetic', input: { steps: 1, tokensPerStep: 200 } };
+    const lightRuns = await submit(s, light, 150, unit);
+    const heavyRuns = await submit(s, heavy, 150, unit);
+    expect((await s.call('POST', '/v1/admin/resume')).status).toBe(200);
+
+    const lightSeqs = await admissionSeqs(s, light, lightRuns);
+    const heavySeqs = await admissionSeqs(s, heavy, heavyRuns);
+    // Contention lasts until the heavy tenant's backlog runs out.
+    const windowEnd = Math.max(...heavySeqs);
+    const first = Math.min(...lightSeqs, ...heavySeqs);
+    const lightIn = lightSeqs.filter((n) => n <= windowEnd).length;
+    const heavyIn = heavySeqs.filter((n) => n <= windowEnd).length;
+    const share = heavyIn / (lightIn + heavyIn);
+    console.log(`weights: window ${first}..${windowEnd}, heavy ${heavyIn}, light ${lightIn}, heavy share ${(share * 100).toFixed(1)}%`);
+    expect(share).toBeGreaterThanOrEqual(0.7);
+    expect(share).toBeLessThanOrEqual(0.8);
+  });
+
+  it('priority: an interactive unit is admitted at the next free slot over a batch backlog, and batch keeps its floor', async () => {
+    s = await startTestStack({ FLEET_CONCURRENCY: '20', ...FAST });
+    const t = await s.tenant(`prio-${s.id}`, { maxInFlight: 100, maxQueued: 20_000 });
+    const slow = { steps: 1, tokensPerStep: 10, stepMs: 300 };
+    const batch = await s.call('POST', '/v1/batches', {
+      token: t,
+      body: { agent: 'synthetic', priority: 'batch', items: Array.from({ length: 5000 }, () => slow) },
+    });
+    expect(batch.status).toBe(202);
+    await waitFor(() => s!.call('GET', '/v1/admin/scheduler'), (v) => v.body.queued.byPriority.batch >= 4000, 120_000, 500);
+
+    // A standard backlog too: batch must still receive its floor while standard is served first.
+    const standardRuns = await submit(s, t, 100, { agent: 'synthetic', priority: 'standard', input: slow });
+    const before = (await s.call('GET', '/v1/admin/scheduler')).body.counters.admitted as number;
+    const interactive = await s.call('POST', '/v1/runs', {
+      token: t,
+      body: { agent: 'synthetic', priority: 'interactive', input: { steps: 1, tokensPerStep: 10 } },
+    });
+    expect(interactive.status).toBe(202);
+    const [seq] = await admissionSeqs(s, t, [interactive.body.runId]);
+    const between = seq! - before - 1;
+    console.log(`priority: ${between} admissions between the interactive unit's submission and its admission`);
+    expect(between).toBeLessThanOrEqual(2);
+
+    const standardSeqs = await admissionSeqs(s, t, standardRuns);
+    const windowStart = before;
+    const windowEnd = Math.max(...standardSeqs);
+    const status = (await s.call('GET', '/v1/admin/scheduler')).body;
+    const admittedInWindow = windowEnd - windowStart;
+    const standardInWindow = standardSeqs.length + 1; // + the interactive unit
+    const batchInWindow = admittedInWindow - standardInWindow;
+    console.log(`floors: ${batchInWindow} batch of ${admittedInWindow} admissions while standard was backlogged`);
+    expect(batchInWindow / admittedInWindow).toBeGreaterThanOrEqual(0.04);
+    expect(status.queued.byPriority.batch).toBeGreaterThan(0);
+  });
+});

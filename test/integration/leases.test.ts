@@ -1,0 +1,65 @@
+import { NativeConnection } from '@temporalio/worker';
+import { inject } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRunWorkflow } from '../../src/fleet/start-run';
+import { startFleetWorker } from '../../src/fleet/worker';
+import { submitUpdate } from '../../src/workflows/scheduler-messages';
+import { startTestStack, waitFor } from '../support/stack';
+import type { TestStack } from '../support/stack';
+
+describe('leases', () => {
+  let s: TestStack;
+  beforeAll(async () => {
+    s = await startTestStack({ LEASE_TTL_SECONDS: '2' });
+  });
+  afterAll(() => s?.close());
+
+  it("gives the slot of a run whose worker vanished back at lease expiry; the run queues again when it returns", async () => {
+    const tenant = `lease-${s.id}`;
+    const key = await s.tenant(tenant);
+    // The run lives on a task queue no worker polls: it is admitted, but nothing renews its lease.
+    const orphanQueue = `orphan-${s.id}`;
+    const runId = `run-${tenant}-orphan`;
+    const scheduler = s.client.workflow.getHandle(s.config.schedulerWorkflowId);
+    await startRunWorkflow(s.client, orphanQueue, {
+      runId,
+      tenant,
+      agent: 'synthetic',
+      priority: 'standard',
+      input: { steps: 1, tokensPerStep: 10 },
+      estimatedTokens: 10,
+      createdAt: new Date().toISOString(),
+    });
+    const [accepted] = await scheduler.executeUpdate(submitUpdate, { args: [[{ runId, tenant, priority: 'standard', cost: 10 }]] });
+    expect(accepted).toMatchObject({ accepted: true });
+
+    const held = await waitFor(() => s.call('GET', '/v1/admin/scheduler'), (v) => v.body.inFlight === 1, 10_000);
+    expect(held.body.inFlight).toBe(1);
+    const freed = await waitFor(() => s.call('GET', '/v1/admin/scheduler'), (v) => v.body.counters.expired === 1, 15_000);
+    expect(freed.body.inFlight).toBe(0);
+    expect(freed.body.counters.expired).toBe(1);
+
+    // Its worker comes back: the run learns its lease was revoked, queues again (attempt 1) and completes.
+    const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
+    const worker = await startFleetWorker({
+      config: s.config,
+      connection,
+      client: s.client,
+      modelBaseUrl: s.modelBaseUrl,
+      log: s.log,
+      workflows: { workflowBundle: { codePath: inject('workflowBundlePath') } },
+      taskQueue: orphanQueue,
+    });
+    try {
+      const done = await waitFor(() => s.call('GET', `/v1/runs/${runId}`, { token: key }), (v) => v.body?.status === 'completed', 30_000);
+      expect(done.body.status).toBe('completed');
+      const after = (await s.call('GET', '/v1/admin/scheduler')).body;
+      expect(after.counters.admitted).toBe(2);
+      expect(after.counters.completed).toBe(1);
+      expect(after.inFlight).toBe(0);
+    } finally {
+      await worker.close();
+      await connection.close();
+    }
+  });
+});

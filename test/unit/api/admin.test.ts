@@ -1,0 +1,111 @@
+import request from 'supertest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bearer, makeHarness, synthetic, type Harness } from './harness';
+
+describe('operator endpoints', () => {
+  let h: Harness;
+  beforeEach(() => {
+    h = makeHarness();
+  });
+  afterEach(() => h.close());
+
+  it('reads the scheduler status', async () => {
+    const res = await request(h.app).get('/v1/admin/scheduler').set(h.admin());
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      mode: 'open',
+      intake: 'open',
+      config: { concurrency: 100 },
+      governor: { concurrencyLimit: 80 },
+    });
+  });
+
+  it('patches fleet settings live and rejects empty or out-of-range patches', async () => {
+    const ok = await request(h.app)
+      .patch('/v1/admin/scheduler')
+      .set(h.admin())
+      .send({ concurrency: 7, floors: { batch: 0.2 } });
+    expect(ok.status).toBe(200);
+    expect(ok.body.config).toMatchObject({ concurrency: 7, floors: { standard: 0.1, batch: 0.2 } });
+    const cases: [unknown, string[]][] = [
+      [{}, ['(body)']],
+      [{ floors: {} }, ['floors']],
+      [
+        { concurrency: 0, floors: { standard: 0.6 }, leaseTtlSeconds: 4 },
+        ['concurrency', 'floors.standard', 'leaseTtlSeconds'],
+      ],
+      [{ concurrency: 100_001, extra: true }, ['concurrency', 'extra']],
+    ];
+    for (const [body, paths] of cases) {
+      const res = await request(h.app)
+        .patch('/v1/admin/scheduler')
+        .set(h.admin())
+        .send(body as object);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect((res.body.error.details as { path: string }[]).map((d) => d.path).sort()).toEqual(paths);
+    }
+    expect(h.fleet.config.concurrency).toBe(7);
+  });
+
+  it('drains (refuse by default, or hold) and resumes', async () => {
+    const key = await h.tenant('acme');
+    const drained = await request(h.app).post('/v1/admin/drain').set(h.admin());
+    expect(drained.status).toBe(200);
+    expect(drained.body).toMatchObject({ intake: 'refuse', mode: 'drained' });
+    expect((await request(h.app).post('/v1/runs').set(bearer(key)).send(synthetic())).status).toBe(503);
+    const hold = await request(h.app).post('/v1/admin/drain').set(h.admin()).send({ intake: 'hold' });
+    expect(hold.body.intake).toBe('hold');
+    expect((await request(h.app).post('/v1/runs').set(bearer(key)).send(synthetic())).status).toBe(202);
+    expect(
+      (await request(h.app).post('/v1/admin/drain').set(h.admin()).send({ intake: 'later' })).status,
+    ).toBe(400);
+    expect(h.fleet.intake).toBe('hold');
+    const resumed = await request(h.app).post('/v1/admin/resume').set(h.admin());
+    expect(resumed.body).toMatchObject({ mode: 'open', intake: 'open' });
+  });
+
+  it('reports effect store totals', async () => {
+    const res = await request(h.app).get('/v1/admin/effects/summary').set(h.admin());
+    expect(res.body).toEqual({ effects: 3, attempts: 5, duplicates: 0 });
+  });
+});
+
+describe('GET /v1/tenants/me', () => {
+  let h: Harness;
+  beforeEach(() => {
+    h = makeHarness();
+  });
+  afterEach(() => h.close());
+
+  it('shows settings, backlog by priority, in-flight and ledger', async () => {
+    const key = await h.tenant('acme', { budget: { tokens: 10_000, period: 'day' } });
+    await request(h.app)
+      .post('/v1/runs')
+      .set(bearer(key))
+      .send({ ...synthetic(2), priority: 'interactive' });
+    const res = await request(h.app).get('/v1/tenants/me').set(bearer(key));
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      tenant: 'acme',
+      settings: { weight: 1, maxQueued: 100, maxInFlight: 10, budget: { tokens: 10_000, period: 'day' } },
+      queued: { total: 1, byPriority: { interactive: 1, standard: 0, batch: 0 } },
+      inFlight: 0,
+      ledger: {
+        budget: 10_000,
+        period: 'day',
+        reserved: 200,
+        spent: 42,
+        remaining: 9758,
+        periodStart: expect.any(String),
+      },
+    });
+  });
+
+  it('re-syncs a tenant the scheduler forgot', async () => {
+    const key = await h.tenant('acme');
+    h.fleet.tenants.clear();
+    const res = await request(h.app).get('/v1/tenants/me').set(bearer(key));
+    expect(res.status).toBe(200);
+    expect(h.fleet.tenants.has('acme')).toBe(true);
+  });
+});

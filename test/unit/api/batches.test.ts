@@ -1,0 +1,104 @@
+import request from 'supertest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bearer, makeHarness, type Harness } from './harness';
+
+describe('batches', () => {
+  let h: Harness;
+  let key: string;
+  beforeEach(async () => {
+    h = makeHarness();
+    key = await h.tenant('acme');
+  });
+  afterEach(() => h.close());
+
+  const post = (body: unknown, k = key) =>
+    request(h.app)
+      .post('/v1/batches')
+      .set(bearer(k))
+      .send(body as object);
+
+  it('accepts a batch: 202 {batchId,total}, every item parsed, in the batch lane by default', async () => {
+    const res = await post({ agent: 'synthetic', items: [{ steps: 1 }, { steps: 3 }] });
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ batchId: expect.stringMatching(/^batch-acme-[0-9a-f]{16}$/), total: 2 });
+    const spec = h.fleet.batches.get(res.body.batchId);
+    expect(spec).toMatchObject({ tenant: 'acme', priority: 'batch', estimatedTokensPerItem: 200 });
+    expect(spec?.items[1]).toEqual({ steps: 3, tokensPerStep: 100, stepMs: 0, effect: false });
+
+    const view = await request(h.app).get(`/v1/batches/${res.body.batchId}`).set(bearer(key));
+    expect(view.body).toMatchObject({
+      batchId: res.body.batchId,
+      total: 2,
+      queued: 2,
+      running: 0,
+      failed: 0,
+    });
+  });
+
+  it('names each bad item by path and creates nothing', async () => {
+    const res = await post({
+      agent: 'synthetic',
+      items: [{ steps: 1 }, { steps: 1 }, { steps: 1 }, { stepz: 1 }],
+    });
+    expect(res.status).toBe(400);
+    const paths = (res.body.error.details as { path: string }[]).map((d) => d.path).sort();
+    expect(paths).toEqual(['items.3.steps', 'items.3.stepz']);
+    const tooMany = await post({
+      agent: 'synthetic',
+      items: Array.from({ length: 10_001 }, () => ({ steps: 1 })),
+    });
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.error.details[0].path).toBe('items');
+    expect((await post({ agent: 'synthetic', items: [] })).status).toBe(400);
+    expect((await post({ agent: 'nope', items: [{}] })).status).toBe(404);
+    expect(h.fleet.batches.size).toBe(0);
+  });
+
+  it('caps the details of a batch full of bad items', async () => {
+    const res = await post({ agent: 'synthetic', items: Array.from({ length: 500 }, () => ({})) });
+    expect(res.status).toBe(400);
+    expect(res.body.error.details).toHaveLength(101);
+  });
+
+  it('accepts 10,000 items in one body', async () => {
+    const big = await h.tenant('big', { maxQueued: 20_000 });
+    const items = Array.from({ length: 10_000 }, (_, i) => ({ steps: 1 + (i % 10), tokensPerStep: 1000 }));
+    const res = await post({ agent: 'synthetic', items }, big);
+    expect(res.status).toBe(202);
+    expect(res.body.total).toBe(10_000);
+  });
+
+  it('takes batch bodies above the 1 MB run limit, up to its own limit', async () => {
+    const big = await h.tenant('big', { maxQueued: 20_000 });
+    const res = await post(
+      { agent: 'triage', items: Array.from({ length: 600 }, () => ({ incident: 'x'.repeat(1900) })) },
+      big,
+    );
+    expect(res.status).toBe(202); // about 1.2 MB
+    const huge = await post({
+      agent: 'triage',
+      items: Array.from({ length: 9000 }, () => ({ incident: 'x'.repeat(1900) })),
+    });
+    expect(huge.status).toBe(413);
+  });
+
+  it('sheds a batch that does not fit, with Retry-After', async () => {
+    const res = await post({ agent: 'synthetic', items: Array.from({ length: 101 }, () => ({ steps: 1 })) });
+    expect(res.status).toBe(429);
+    expect(res.body.error.code).toBe('queue_full');
+    expect(res.headers['retry-after']).toBe('12');
+  });
+
+  it('hides other tenants’ batches and re-drives failed items', async () => {
+    const rival = await h.tenant('rival');
+    const { body } = await post({ agent: 'synthetic', items: [{ steps: 1 }, { steps: 1 }] });
+    expect((await request(h.app).get(`/v1/batches/${body.batchId}`).set(bearer(rival))).status).toBe(404);
+    expect((await request(h.app).post(`/v1/batches/${body.batchId}/resume`).set(bearer(rival))).status).toBe(
+      404,
+    );
+    h.fleet.setStatus(`${body.batchId}-1`, 'failed');
+    const resumed = await request(h.app).post(`/v1/batches/${body.batchId}/resume`).set(bearer(key));
+    expect(resumed.status).toBe(202);
+    expect(resumed.body).toMatchObject({ batchId: body.batchId, resumed: 1 });
+  });
+});

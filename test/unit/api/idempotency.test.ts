@@ -1,0 +1,91 @@
+import { createHash } from 'node:crypto';
+import request from 'supertest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { bearer, makeHarness, synthetic, type Harness } from './harness';
+
+describe('idempotency', () => {
+  let h: Harness;
+  let key: string;
+  beforeEach(async () => {
+    h = makeHarness();
+    key = await h.tenant('acme');
+  });
+  afterEach(() => h.close());
+
+  const post = (body: object, headers: Record<string, string> = {}, k = key) =>
+    request(h.app).post('/v1/runs').set(bearer(k)).set(headers).send(body);
+
+  it('returns the same run with 200 for the same key and body, with no second submission', async () => {
+    const first = await post({ ...synthetic(3), idempotencyKey: 'order-1' });
+    expect(first.status).toBe(202);
+    const hex = createHash('sha256').update('order-1').digest('hex').slice(0, 20);
+    expect(first.body.runId).toBe(`run-acme-${hex}`);
+    // Same meaning, other key order, key in the header instead of the body.
+    const again = await post({ input: { steps: 3 }, agent: 'synthetic' }, { 'Idempotency-Key': 'order-1' });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({
+      runId: first.body.runId,
+      status: 'queued',
+      tenant: 'acme',
+      links: first.body.links,
+    });
+    expect(h.fleet.submitCalls).toHaveLength(1);
+    expect(h.fleet.startRunCalls).toHaveLength(1);
+  });
+
+  it('answers 422 idempotency_conflict for the same key with another body', async () => {
+    await post({ ...synthetic(3), idempotencyKey: 'order-1' });
+    const other = await post({ ...synthetic(4), idempotencyKey: 'order-1' });
+    expect(other.status).toBe(422);
+    expect(other.body.error.code).toBe('idempotency_conflict');
+    expect(h.fleet.submitCalls).toHaveLength(1);
+  });
+
+  it('rejects a header key that differs from the body key', async () => {
+    const res = await post({ ...synthetic(), idempotencyKey: 'a' }, { 'Idempotency-Key': 'b' });
+    expect(res.status).toBe(400);
+    expect(res.body.error.details).toEqual([{ path: 'idempotencyKey', message: expect.any(String) }]);
+    const long = await post(synthetic(), { 'Idempotency-Key': 'x'.repeat(256) });
+    expect(long.status).toBe(400);
+    expect((await post(synthetic(), { 'Idempotency-Key': 'x'.repeat(255) })).status).toBe(202);
+  });
+
+  it('scopes keys per tenant', async () => {
+    const otherKey = await h.tenant('other');
+    const a = await post({ ...synthetic(), idempotencyKey: 'same' });
+    const b = await post({ ...synthetic(), idempotencyKey: 'same' }, {}, otherKey);
+    expect([a.status, b.status]).toEqual([202, 202]);
+    expect(b.body.runId).toMatch(/^run-other-/);
+  });
+
+  it('lets a refused request be retried with the same key once the door reopens', async () => {
+    h.fleet.intake = 'refuse';
+    expect((await post({ ...synthetic(), idempotencyKey: 'k' })).status).toBe(503);
+    h.fleet.intake = 'open';
+    expect((await post({ ...synthetic(), idempotencyKey: 'k' })).status).toBe(202);
+  });
+
+  it('answers 409 with Retry-After while the first request with the key is still in flight', async () => {
+    let open!: () => void;
+    h.fleet.gate = new Promise<void>((resolve) => (open = resolve));
+    // then() sends the request now; it stops inside fleet.submit until the gate opens.
+    const first = post({ ...synthetic(), idempotencyKey: 'slow' }).then((r) => r);
+    await vi.waitFor(() => expect(h.fleet.submitCalls).toHaveLength(1));
+    const second = await post({ ...synthetic(), idempotencyKey: 'slow' });
+    expect(second.status).toBe(409);
+    expect(second.headers['retry-after']).toBe('1');
+    open();
+    expect((await first).status).toBe(202);
+    expect((await post({ ...synthetic(), idempotencyKey: 'slow' })).status).toBe(200);
+    expect(h.fleet.submitCalls).toHaveLength(1);
+  });
+
+  it('keeps keys for 24 hours and forgets them after', async () => {
+    await post({ ...synthetic(3), idempotencyKey: 'k' });
+    h.clock.now += 23 * 3600_000;
+    expect((await post({ ...synthetic(4), idempotencyKey: 'k' })).status).toBe(422);
+    h.clock.now += 2 * 3600_000;
+    expect((await post({ ...synthetic(4), idempotencyKey: 'k' })).status).toBe(202);
+    expect(h.store.idempotency.count()).toBe(1);
+  });
+});

@@ -1,0 +1,161 @@
+import request from 'supertest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bearer, makeHarness, synthetic, type Harness } from './harness';
+
+describe('POST /v1/runs', () => {
+  let h: Harness;
+  let key: string;
+  beforeEach(async () => {
+    h = makeHarness();
+    key = await h.tenant('acme');
+  });
+  afterEach(() => h.close());
+
+  const post = (body: unknown, headers: Record<string, string> = {}) =>
+    request(h.app)
+      .post('/v1/runs')
+      .set(bearer(key))
+      .set(headers)
+      .send(body as object);
+
+  it('accepts a run: 202, Location, the scheduler told its estimate, the workflow started with defaults', async () => {
+    const res = await post({ agent: 'synthetic', input: { steps: 4, tokensPerStep: 50 } });
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({
+      runId: expect.stringMatching(/^run-acme-[0-9a-f]{20}$/),
+      status: 'queued',
+      links: { self: `/v1/runs/${res.body.runId}` },
+    });
+    expect(res.headers.location).toBe(`/v1/runs/${res.body.runId}`);
+    expect(h.fleet.submitCalls).toEqual([
+      [{ runId: res.body.runId, tenant: 'acme', priority: 'standard', cost: 200 }],
+    ]);
+    expect(h.fleet.startRunCalls[0]).toMatchObject({
+      runId: res.body.runId,
+      agent: 'synthetic',
+      input: { steps: 4, tokensPerStep: 50, stepMs: 0, effect: false },
+      estimatedTokens: 200,
+      createdAt: '2025-06-01T12:00:00.000Z',
+    });
+  });
+
+  it('uses estimatedTokens and priority when given, and the agent estimate otherwise', async () => {
+    await post({ ...synthetic(1), priority: 'interactive', estimatedTokens: 999 });
+    await post({ agent: 'audit', input: { targets: ['a', 'b', 'c'] } });
+    await post({ agent: 'triage', input: { incident: 'disk full', severity: 'high' } });
+    expect(h.fleet.submitCalls.map((c) => [c[0]?.priority, c[0]?.cost])).toEqual([
+      ['interactive', 999],
+      ['standard', 1500],
+      ['standard', 1500],
+    ]);
+  });
+
+  it('lists every bad field by path, and changes nothing', async () => {
+    const cases: [unknown, string[]][] = [
+      [{ agent: 'synthetic', input: {} }, ['input.steps']],
+      [
+        { agent: 'synthetic', input: { steps: 0, tokensPerStep: 'x', bogus: 1 } },
+        ['input.bogus', 'input.steps', 'input.tokensPerStep'],
+      ],
+      [
+        { agent: 'synthetic', input: { steps: 1 }, priority: 'urgent', estimatedTokens: 0 },
+        ['estimatedTokens', 'priority'],
+      ],
+      [{ agent: 'triage', input: { incident: '' } }, ['input.incident']],
+      [{ agent: 'audit', input: { targets: [] } }, ['input.targets']],
+      [{ input: { steps: 1 } }, ['agent']],
+      [{ ...synthetic(), idempotencyKey: 'k'.repeat(256) }, ['idempotencyKey']],
+      [[1, 2], ['(body)']],
+    ];
+    for (const [body, paths] of cases) {
+      const res = await post(body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.error.code).toBe('invalid_request');
+      expect((res.body.error.details as { path: string }[]).map((d) => d.path).sort()).toEqual(paths);
+    }
+    expect(h.fleet.submitCalls).toHaveLength(0);
+    expect(h.fleet.startRunCalls).toHaveLength(0);
+    expect(h.store.idempotency.count()).toBe(0);
+  });
+
+  it('answers malformed JSON, a missing body and an oversized body without a 5xx', async () => {
+    const malformed = await request(h.app)
+      .post('/v1/runs')
+      .set(bearer(key))
+      .set('Content-Type', 'application/json')
+      .send('{"agent":');
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error.code).toBe('invalid_request');
+    const empty = await request(h.app).post('/v1/runs').set(bearer(key));
+    expect(empty.status).toBe(400);
+    const big = await post({ ...synthetic(), pad: 'x'.repeat(1_100_000) });
+    expect(big.status).toBe(413);
+    expect(big.body.error.code).toBe('payload_too_large');
+    expect(h.fleet.submitCalls).toHaveLength(0);
+  });
+
+  it('answers 404 unknown_agent for an agent not in the catalog', async () => {
+    for (const agent of ['nope', 'constructor', '__proto__']) {
+      const res = await post({ agent, input: {} });
+      expect(res.status).toBe(404);
+      expect(res.body.error.code).toBe('unknown_agent');
+    }
+    expect(h.fleet.submitCalls).toHaveLength(0);
+  });
+
+  it('sheds with queue_full, budget_exhausted and draining, each with Retry-After, leaving no idempotency row', async () => {
+    const small = await h.tenant('small', { maxQueued: 1, budget: { tokens: 500, period: 'day' } });
+    const as = (body: object, k = small) => request(h.app).post('/v1/runs').set(bearer(k)).send(body);
+    expect((await as(synthetic(1))).status).toBe(202);
+    const full = await as({ ...synthetic(1), idempotencyKey: 'full' });
+    expect(full.status).toBe(429);
+    expect(full.body.error.code).toBe('queue_full');
+    expect(full.headers['retry-after']).toBe('7');
+
+    h.fleet.setStatus([...h.fleet.runs.keys()][0] as string, 'running');
+    const broke = await as({ ...synthetic(5), idempotencyKey: 'broke' });
+    expect(broke.status).toBe(429);
+    expect(broke.body.error.code).toBe('budget_exhausted');
+    expect(broke.headers['retry-after']).toBe('3600');
+
+    h.fleet.intake = 'refuse';
+    const draining = await as({ ...synthetic(), idempotencyKey: 'drain' }, key);
+    expect(draining.status).toBe(503);
+    expect(draining.body.error.code).toBe('draining');
+    expect(draining.headers['retry-after']).toBe('30');
+    expect(h.store.idempotency.count()).toBe(0);
+    expect(h.fleet.startRunCalls).toHaveLength(1);
+
+    h.fleet.intake = 'hold';
+    expect((await as(synthetic(), key)).status).toBe(202);
+  });
+
+  it('re-syncs a tenant the scheduler forgot and submits again', async () => {
+    h.fleet.tenants.clear();
+    const res = await post(synthetic());
+    expect(res.status).toBe(202);
+    expect(h.fleet.submitCalls).toHaveLength(2);
+    expect(h.fleet.tenants.get('acme')).toMatchObject({ maxQueued: 100 });
+  });
+
+  it('rate-limits per tenant with a token bucket (burst twice the rate) and an honest Retry-After', async () => {
+    const slow = makeHarness({ ratePerSecond: 1 });
+    try {
+      const k = await slow.tenant('acme');
+      const other = await slow.tenant('other');
+      const send = (kk: string) => request(slow.app).post('/v1/runs').set(bearer(kk)).send(synthetic());
+      expect((await send(k)).status).toBe(202);
+      expect((await send(k)).status).toBe(202);
+      const limited = await send(k);
+      expect(limited.status).toBe(429);
+      expect(limited.body.error.code).toBe('rate_limited');
+      expect(limited.headers['retry-after']).toBe('1');
+      expect((await send(other)).status).toBe(202);
+      slow.clock.now += 1000;
+      expect((await send(k)).status).toBe(202);
+      expect(slow.fleet.submitCalls).toHaveLength(4);
+    } finally {
+      slow.close();
+    }
+  });
+});
