@@ -1,33 +1,49 @@
 import { jain } from './stats';
 
-export interface WindowFairness {
-  startS: number;
-  /** Per lane (interactive, standard, batch): tenants backlogged all window long, and their Jain index. */
-  lanes: { tenants: number; jain: number }[];
+export interface LaneFairness {
+  lane: number;
+  windows: number;
+  meanTenants: number;
+  /** Tenant-weighted mean of the per-window indices. */
+  meanJain: number;
+  minJain: number;
+}
+
+class LaneWindow {
+  readonly tokens: Float64Array;
+  readonly eligible: Uint8Array;
+  admitted = 0;
+  target = 0;
+  readonly results: { tenants: number; jain: number }[] = [];
+
+  constructor(n: number) {
+    this.tokens = new Float64Array(n);
+    this.eligible = new Uint8Array(n);
+  }
 }
 
 /**
- * Jain's index of weight-normalised admitted tokens, per lane and per window, among
- * the tenants that were backlogged in that lane for the whole window and never hit
- * their own in-flight cap (a capped tenant is limited by itself, not by fairness).
+ * Jain's index of weight-normalised admitted tokens among the tenants backlogged in
+ * a lane, per window. A window opens with the tenants backlogged in the lane and
+ * closes after the lane admitted `unitsPerTenant` units per such tenant, so most
+ * window holds enough decisions for the fair-queuing granularity (one unit's cost
+ * per tenant) not to dominate; time windows would measure the workload's lumpiness
+ * in a lane that gets 5% of admissions. Tenants that drain their backlog or hit
+ * their own in-flight cap during the window leave it: they are limited by
+ * themselves, not by the scheduler.
  */
 export class FairnessWindows {
-  readonly windows: WindowFairness[] = [];
   private readonly queued: Int32Array;
-  private readonly tokens: Float64Array;
-  private readonly eligible: Uint8Array;
-  private readonly capped: Uint8Array;
-  private windowStart = 0;
+  private readonly lanes: LaneWindow[];
 
   constructor(
     private readonly weights: Float64Array,
-    private readonly windowMs: number,
+    private readonly unitsPerTenant: number,
+    /** Whether a tenant is at its own in-flight cap right now. */
+    private readonly atCap: (tenant: number) => boolean,
   ) {
-    const n = weights.length;
-    this.queued = new Int32Array(n * 3);
-    this.tokens = new Float64Array(n * 3);
-    this.eligible = new Uint8Array(n * 3);
-    this.capped = new Uint8Array(n);
+    this.queued = new Int32Array(weights.length * 3);
+    this.lanes = [0, 1, 2].map(() => new LaneWindow(weights.length));
   }
 
   onQueued(tenant: number, lane: number): void {
@@ -35,41 +51,41 @@ export class FairnessWindows {
   }
 
   onAdmitted(tenant: number, lane: number, cost: number, atCap: boolean): void {
-    const k = tenant * 3 + lane;
-    this.tokens[k]! += cost;
-    if (--this.queued[k]! === 0) this.eligible[k] = 0;
-    if (atCap) this.capped[tenant] = 1;
+    const w = this.lanes[lane]!;
+    w.tokens[tenant]! += cost;
+    if (--this.queued[tenant * 3 + lane]! === 0) w.eligible[tenant] = 0;
+    // The cap is per tenant across lanes: reaching it parks the tenant's other lanes too.
+    if (atCap) for (const l of this.lanes) l.eligible[tenant] = 0;
+    if (++w.admitted >= w.target) this.roll(lane);
   }
 
-  /** Closes the window when `now` passed its end and opens the next. */
-  roll(now: number): void {
-    if (now < this.windowStart + this.windowMs) return;
-    const lanes = [0, 1, 2].map((lane) => {
-      const xs: number[] = [];
-      for (let t = 0; t < this.weights.length; t++) {
-        const k = t * 3 + lane;
-        if (this.eligible[k] && !this.capped[t]) xs.push((this.tokens[k] as number) / (this.weights[t] as number));
-      }
-      return { tenants: xs.length, jain: jain(xs) };
-    });
-    this.windows.push({ startS: this.windowStart / 1000, lanes });
-    this.windowStart = now;
-    this.tokens.fill(0);
-    this.capped.fill(0);
-    for (let k = 0; k < this.eligible.length; k++) this.eligible[k] = this.queued[k]! > 0 ? 1 : 0;
+  private roll(lane: number): void {
+    const w = this.lanes[lane]!;
+    const xs: number[] = [];
+    for (let t = 0; t < this.weights.length; t++) {
+      if (w.eligible[t]) xs.push((w.tokens[t] as number) / (this.weights[t] as number));
+    }
+    if (w.target > 0 && xs.length >= 2) w.results.push({ tenants: xs.length, jain: jain(xs) });
+    let n = 0;
+    for (let t = 0; t < this.weights.length; t++) {
+      const backlogged = this.queued[t * 3 + lane]! > 0;
+      w.eligible[t] = backlogged && !this.atCap(t) ? 1 : 0;
+      if (backlogged) n++;
+    }
+    w.tokens.fill(0);
+    w.admitted = 0;
+    w.target = Math.max(100, n * this.unitsPerTenant);
   }
 
-  /** Tenant-weighted mean and the minimum of the per-window indices, per lane (windows with ≥ 2 tenants). */
-  summary(): { lane: number; windows: number; meanTenants: number; meanJain: number; minJain: number }[] {
-    return [0, 1, 2].map((lane) => {
-      const ws = this.windows.map((w) => w.lanes[lane]!).filter((l) => l.tenants >= 2);
-      const n = ws.reduce((a, w) => a + w.tenants, 0);
+  summary(): LaneFairness[] {
+    return this.lanes.map((w, lane) => {
+      const n = w.results.reduce((a, r) => a + r.tenants, 0);
       return {
         lane,
-        windows: ws.length,
-        meanTenants: ws.length ? n / ws.length : 0,
-        meanJain: n ? ws.reduce((a, w) => a + w.jain * w.tenants, 0) / n : NaN,
-        minJain: ws.length ? Math.min(...ws.map((w) => w.jain)) : NaN,
+        windows: w.results.length,
+        meanTenants: w.results.length ? n / w.results.length : 0,
+        meanJain: n ? w.results.reduce((a, r) => a + r.jain * r.tenants, 0) / n : NaN,
+        minJain: w.results.length ? Math.min(...w.results.map((r) => r.jain)) : NaN,
       };
     });
   }

@@ -12,10 +12,13 @@ export interface SimOptions {
   /** Model-plane quota in tokens per minute, and whether it is cut to a third mid-run. */
   tpm: number;
   storm: boolean;
-  /** Length of the windows over which fairness among backlogged tenants is measured. */
-  windowSeconds: number;
+  /** Fairness windows close after this many lane admissions per tenant backlogged at their start. */
+  windowUnits: number;
   /** Share of admitted units whose worker vanishes (their lease expires and they are retried). */
   vanish: number;
+  /** Steady-state decision timing: backlog held at this depth for this many decisions (0 skips it). */
+  steadyQueued: number;
+  steadyDecisions: number;
   out: string;
 }
 
@@ -28,8 +31,10 @@ export const DEFAULT_SIM_OPTIONS: SimOptions = {
   stepMs: 50,
   tpm: 80_000_000,
   storm: true,
-  windowSeconds: 600,
+  windowUnits: 100,
   vanish: 0.0002,
+  steadyQueued: 100_000,
+  steadyDecisions: 200_000,
   out: 'bench/results/sim.json',
 };
 
@@ -51,7 +56,8 @@ export function parseSimOptions(argv: readonly string[]): SimOptions {
       const value = argv[++i];
       if (value === undefined) throw new Error(`Missing value for ${arg}`);
       o[key] = typeof def === 'number' ? Number(value) : value;
-      if (typeof def === 'number' && !Number.isFinite(o[key])) throw new Error(`Not a number: ${arg} ${value}`);
+      if (typeof def === 'number' && !Number.isFinite(o[key]))
+        throw new Error(`Not a number: ${arg} ${value}`);
     }
   }
   return o as unknown as SimOptions;

@@ -1,8 +1,10 @@
-import type { LaneQueue } from './fair-queue';
+import { LaneQueue } from './fair-queue';
+import { newGovernor } from './governor';
 import type { GovernorState } from './governor';
-import type { LeaseTable } from './leases';
-import type { LedgerLog } from './ledger-log';
+import { LeaseTable } from './leases';
+import { LedgerLog } from './ledger-log';
 import type { QueuedUnit, TenantState } from './model';
+import { newRate } from './rate';
 import type { RateState } from './rate';
 import type { FleetSettings, GovernorParams } from './types';
 
@@ -41,4 +43,28 @@ export interface CoreState {
   draining: boolean;
   fleetRate: RateState;
   log: LedgerLog;
+}
+
+/** An empty, open fleet. */
+export function newCoreState(settings: FleetSettings, governor: GovernorParams, now: number): CoreState {
+  return {
+    settings,
+    governorParams: { ...governor },
+    governor: newGovernor(governor, now),
+    tenants: new Map(),
+    nextOrd: 0,
+    lanes: [new LaneQueue(0), new LaneQueue(1), new LaneQueue(2)],
+    credits: [0, 0, 0],
+    queued: new Map(),
+    queuedCost: 0,
+    leases: new LeaseTable(),
+    budgetParked: new Set(),
+    budgetWakeAt: Infinity,
+    seq: 0,
+    counters: { submitted: 0, admitted: 0, completed: 0, failed: 0, cancelled: 0, shed: 0, expired: 0 },
+    intake: 'open',
+    draining: false,
+    fleetRate: newRate(now),
+    log: new LedgerLog(),
+  };
 }

@@ -17,7 +17,7 @@ import type { ShedCode, SubmitResult, UnitSubmission } from './types';
 
 /** Per-call memo: the k-th unit shed for the same reason waits for k more admissions, not 1. */
 class DoorCall {
-  readonly shedByTenant = new Map<TenantState, number>();
+  private shedCounts: Map<TenantState, number> | null = null;
   globalShed = 0;
   private weight: number | null = null;
   private drainWait: number | null = null;
@@ -32,13 +32,22 @@ class DoorCall {
     return this.drainWait;
   }
 
-  backloggedWeight = (): number => {
+  /** Σ weights of tenants with backlog, O(tenants), so computed once per call. */
+  backloggedWeight(): number {
     if (this.weight === null) {
       this.weight = 0;
       for (const t of this.s.tenants.values()) if (t.queued > 0) this.weight += t.settings.weight;
     }
     return this.weight;
-  };
+  }
+
+  /** Counts a shed of this tenant's unit in this call; returns k for the k-th. */
+  shedOf(t: TenantState): number {
+    this.shedCounts ??= new Map();
+    const k = (this.shedCounts.get(t) ?? 0) + 1;
+    this.shedCounts.set(t, k);
+    return k;
+  }
 }
 
 /**
@@ -85,14 +94,21 @@ type Shed = { accepted: false; code: ShedCode; message: string; retryAfterSecond
 
 function doorCheck(s: CoreState, t: TenantState, cost: number, now: number, call: DoorCall): Shed | null {
   if (s.draining && s.intake === 'refuse') {
-    return shed('draining', 'The fleet is draining for maintenance; retry after it resumes.', call.drainingRetryAfter());
+    return shed(
+      'draining',
+      'The fleet is draining for maintenance; retry after it resumes.',
+      call.drainingRetryAfter(),
+    );
   }
   if (t.queued >= t.settings.maxQueued) {
-    const k = (call.shedByTenant.get(t) ?? 0) + 1;
-    call.shedByTenant.set(t, k);
-    const rate = tenantAdmissionRate(s, t, now, call.backloggedWeight);
+    const k = call.shedOf(t);
+    const rate = tenantAdmissionRate(s, t, now, () => call.backloggedWeight());
     const wait = secondsToDrain(t.queued - t.settings.maxQueued + k, rate);
-    return shed('queue_full', `Tenant ${t.id} has ${t.queued} units queued, its limit is ${t.settings.maxQueued}.`, wait);
+    return shed(
+      'queue_full',
+      `Tenant ${t.id} has ${t.queued} units queued, its limit is ${t.settings.maxQueued}.`,
+      wait,
+    );
   }
   if (s.queued.size >= s.settings.globalMaxQueued) {
     const k = ++call.globalShed;
@@ -122,7 +138,14 @@ function laneOf(p: UnitSubmission['priority']): Lane {
 }
 
 /** Appends a unit to its tenant's FIFO in its lane. */
-export function enqueue(s: CoreState, t: TenantState, lane: Lane, runId: string, cost: number, attempt: number): void {
+export function enqueue(
+  s: CoreState,
+  t: TenantState,
+  lane: Lane,
+  runId: string,
+  cost: number,
+  attempt: number,
+): void {
   const u: QueuedUnit = { runId, tenant: t, lane, cost, attempt, live: true };
   const f = t.flows[lane];
   pushUnit(f, u);

@@ -45,7 +45,8 @@ export function refreshTenant(s: CoreState, t: TenantState): void {
 /** Earliest period end among tenants withheld by their budget (exact, O(parked)); Infinity when none. */
 export function earliestBudgetRoll(s: CoreState): number {
   let min = Infinity;
-  for (const t of s.budgetParked) if (t.ledger.periodEnd !== null && t.ledger.periodEnd < min) min = t.ledger.periodEnd;
+  for (const t of s.budgetParked)
+    if (t.ledger.periodEnd !== null && t.ledger.periodEnd < min) min = t.ledger.periodEnd;
   return min;
 }
 

@@ -47,7 +47,8 @@ export function explain(s: CoreState, runId: string, now: number): WaitingOn | n
   const position = positionInLane(s, u);
   const w = (code: WaitingOn['code'], message: string): WaitingOn => ({ code, message, position, lane });
   const t = u.tenant;
-  if (s.draining) return w('draining', 'The fleet is draining for maintenance; queued work is held until it resumes.');
+  if (s.draining)
+    return w('draining', 'The fleet is draining for maintenance; queued work is held until it resumes.');
   if (t.inFlight >= t.settings.maxInFlight) {
     return w(
       'tenant_in_flight_cap',
@@ -68,18 +69,27 @@ export function explain(s: CoreState, runId: string, now: number): WaitingOn | n
   }
   const govCap = concurrencyCap(g);
   if (govCap < s.settings.concurrency && s.leases.size >= govCap) {
-    return w('governor', `The token governor holds concurrency at ${govCap} after throttling; ${s.leases.size} units are running.`);
+    return w(
+      'governor',
+      `The token governor holds concurrency at ${govCap} after throttling; ${s.leases.size} units are running.`,
+    );
   }
   const next = nextCandidate(s);
   if (next && s.leases.size < fleetCap(s) && bucketReadyAt(g, next.unit.cost, now) > now) {
     const at = iso(bucketReadyAt(g, next.unit.cost, now));
-    return w('governor', `The token governor's allowance of ${Math.round(g.tokensPerMinute)} tokens per minute is used up until ${at}.`);
+    return w(
+      'governor',
+      `The token governor's allowance of ${Math.round(g.tokensPerMinute)} tokens per minute is used up until ${at}.`,
+    );
   }
   const avail = admissibleLanes(s);
   const higher = avail.slice(0, u.lane).some(Boolean);
   if (higher) {
     const pct = Math.round(floorOf(s, u.lane) * 100);
-    return w('priority', `Higher-priority work is queued ahead; the ${lane} lane still gets at least ${pct}% of admissions.`);
+    return w(
+      'priority',
+      `Higher-priority work is queued ahead; the ${lane} lane still gets at least ${pct}% of admissions.`,
+    );
   }
   return w(
     'fair_share',

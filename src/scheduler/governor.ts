@@ -94,7 +94,12 @@ function decreaseBy(g: GovernorState, p: GovernorParams, factor: number, now: nu
 }
 
 /** Feeds worker reports in: throttles decrease (once per cooldown) and may pause; healthy reports increase. */
-export function observe(g: GovernorState, p: GovernorParams, obs: readonly ModelObservation[], now: number): void {
+export function observe(
+  g: GovernorState,
+  p: GovernorParams,
+  obs: readonly ModelObservation[],
+  now: number,
+): void {
   const coolingDown = () => g.lastDecreaseAt !== null && now - g.lastDecreaseAt < p.decreaseCooldownMs;
   for (const o of obs) {
     if (o.throttled > 0) {

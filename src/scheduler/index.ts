@@ -1,6 +1,7 @@
 export { FleetScheduler } from './scheduler';
-export type { SchedulerInit, SettingsPatch } from './scheduler';
-export type { SchedulerSnapshot } from './snapshot';
+export type { SchedulerInit } from './scheduler';
+export type { SettingsPatch } from './fleet-settings';
+export type { SchedulerSnapshot } from './snapshot-format';
 export { DEFAULT_GOVERNOR } from './defaults';
 export { defaultTenantSettings } from './tenants';
 export { LEDGER_RING_PER_TENANT, LEDGER_RING_TOTAL } from './ledger-log';

@@ -1,28 +1,16 @@
+import { LEDGER_RING_PER_TENANT, Ring } from './ledger-ring';
 import type { LedgerEntry } from './types';
+
+export { LEDGER_RING_PER_TENANT };
 
 type Kind = LedgerEntry['kind'];
 
-/** Entries kept per tenant. */
-export const LEDGER_RING_PER_TENANT = 200;
-/*
- * A fleet-wide cap as well: the log travels in the continue-as-new input, which
+/**
+ * Entries kept fleet-wide. A cap as well: the log travels in the continue-as-new input, which
  * Temporal caps at 2 MiB, so a thousand tenants may not keep 200 entries each.
  * Beyond it the oldest entry of the whole fleet goes first.
  */
 export const LEDGER_RING_TOTAL = 4_000;
-
-interface Entry {
-  seq: number;
-  at: number;
-  runId: string;
-  kind: Kind;
-  tokens: number;
-}
-
-interface Ring {
-  items: Entry[];
-  start: number;
-}
 
 /** Compact entry: [seq, at ms, kind code, tokens, runId]. */
 export type EntryTuple = [number, number, string, number, string];
@@ -37,33 +25,50 @@ const KIND: Record<string, Kind> = { r: 'reserve', s: 'settle', l: 'release', e:
 /** Bounded per-tenant rings of ledger movements, most recent kept. */
 export class LedgerLog {
   private readonly rings = new Map<string, Ring>();
-  private fifo: [Entry, Ring][] = [];
+  /** Fleet-wide order of appends (ring, seq); entries already dropped by their ring are skipped. */
+  private fifoRing: Ring[] = [];
+  private fifoSeq: number[] = [];
   private fifoHead = 0;
   private total = 0;
   private next = 1;
 
   append(tenant: string, at: number, runId: string, kind: Kind, tokens: number): void {
     const r = this.ring(tenant);
-    const e: Entry = { seq: this.next++, at, runId, kind, tokens };
-    r.items.push(e);
-    this.fifo.push([e, r]);
-    this.total++;
-    if (r.items.length - r.start > LEDGER_RING_PER_TENANT) this.shiftRing(r);
-    while (this.total > LEDGER_RING_TOTAL && this.fifoHead < this.fifo.length) {
-      const [e, r] = this.fifo[this.fifoHead++] as [Entry, Ring];
-      if (r.items[r.start] === e) this.shiftRing(r);
+    if (r.size === LEDGER_RING_PER_TENANT) {
+      r.dropOldest();
+      this.total--;
     }
-    if (this.fifo.length - this.fifoHead > 2 * this.total + 1024) this.compactFifo();
+    const seq = this.next++;
+    r.push(seq, at, runId, kind, tokens);
+    this.fifoRing.push(r);
+    this.fifoSeq.push(seq);
+    this.total++;
+    while (this.total > LEDGER_RING_TOTAL) {
+      const victim = this.fifoRing[this.fifoHead] as Ring;
+      const seq = this.fifoSeq[this.fifoHead++] as number;
+      if (victim.size > 0 && victim.seq[victim.head] === seq) {
+        victim.dropOldest();
+        this.total--;
+      }
+    }
+    const pending = this.fifoRing.length - this.fifoHead;
+    if (pending > 2 * this.total + 1024 || (this.fifoHead > 4096 && this.fifoHead > pending))
+      this.compactFifo();
   }
 
   /** Most recent first. */
   entries(tenant: string, limit: number): LedgerEntry[] {
     const r = this.rings.get(tenant);
     const out: LedgerEntry[] = [];
-    if (!r) return out;
-    for (let i = r.items.length - 1; i >= r.start && out.length < limit; i--) {
-      const e = r.items[i] as Entry;
-      out.push({ at: new Date(e.at).toISOString(), tenant, runId: e.runId, kind: e.kind, tokens: e.tokens });
+    for (let k = (r?.size ?? 0) - 1; r && k >= 0 && out.length < limit; k--) {
+      const i = r.slot(k);
+      out.push({
+        at: new Date(r.at[i] as number).toISOString(),
+        tenant,
+        runId: r.runId[i] as string,
+        kind: r.kind[i] as Kind,
+        tokens: r.tokens[i] as number,
+      });
     }
     return out;
   }
@@ -71,8 +76,19 @@ export class LedgerLog {
   snapshot(): LedgerLogSnapshot {
     const rings: [string, EntryTuple[]][] = [];
     for (const [tenant, r] of this.rings) {
-      const live = r.items.slice(r.start);
-      if (live.length > 0) rings.push([tenant, live.map((e) => [e.seq, e.at, CODE[e.kind], e.tokens, e.runId])]);
+      if (r.size === 0) continue;
+      const tuples: EntryTuple[] = [];
+      for (let k = 0; k < r.size; k++) {
+        const i = r.slot(k);
+        tuples.push([
+          r.seq[i] as number,
+          r.at[i] as number,
+          CODE[r.kind[i] as Kind],
+          r.tokens[i] as number,
+          r.runId[i] as string,
+        ]);
+      }
+      rings.push([tenant, tuples]);
     }
     return { next: this.next, rings };
   }
@@ -80,43 +96,44 @@ export class LedgerLog {
   static restore(s: LedgerLogSnapshot): LedgerLog {
     const log = new LedgerLog();
     log.next = s.next;
-    const all: [Entry, Ring][] = [];
+    const order: [number, Ring][] = [];
     for (const [tenant, tuples] of s.rings) {
       const ring = log.ring(tenant);
-      for (const [seq, at, code, tokens, runId] of tuples) {
-        const e: Entry = { seq, at, runId, kind: KIND[code] ?? 'reserve', tokens };
-        ring.items.push(e);
-        all.push([e, ring]);
+      for (const [seq, at, code, tokens, runId] of tuples.slice(-LEDGER_RING_PER_TENANT)) {
+        ring.push(seq, at, runId, KIND[code] ?? 'reserve', tokens);
+        order.push([seq, ring]);
+        log.total++;
       }
-      log.total += tuples.length;
     }
-    log.fifo = all.sort((x, y) => x[0].seq - y[0].seq);
+    order.sort((x, y) => x[0] - y[0]);
+    log.fifoSeq = order.map((o) => o[0]);
+    log.fifoRing = order.map((o) => o[1]);
     return log;
   }
 
   private ring(tenant: string): Ring {
     let r = this.rings.get(tenant);
     if (!r) {
-      r = { items: [], start: 0 };
+      r = new Ring();
       this.rings.set(tenant, r);
     }
     return r;
   }
 
-  private shiftRing(r: Ring): void {
-    r.start++;
-    this.total--;
-    if (r.start > LEDGER_RING_PER_TENANT) {
-      r.items = r.items.slice(r.start);
-      r.start = 0;
-    }
-  }
-
+  /** Drops fifo records of entries their ring already dropped (an entry is live iff its seq ≥ its ring's oldest). */
   private compactFifo(): void {
-    this.fifo = this.fifo.slice(this.fifoHead).filter(([e, r]) => {
-      const first = r.items[r.start];
-      return first !== undefined && e.seq >= first.seq;
-    });
+    const rings: Ring[] = [];
+    const seqs: number[] = [];
+    for (let k = this.fifoHead; k < this.fifoRing.length; k++) {
+      const r = this.fifoRing[k] as Ring;
+      const seq = this.fifoSeq[k] as number;
+      if (r.size > 0 && seq >= (r.seq[r.head] as number)) {
+        rings.push(r);
+        seqs.push(seq);
+      }
+    }
+    this.fifoRing = rings;
+    this.fifoSeq = seqs;
     this.fifoHead = 0;
   }
 }

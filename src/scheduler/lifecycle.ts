@@ -16,7 +16,13 @@ export function tokenCount(x: number): number {
  * Ends a lease: the slot returns, the ledger charges `used` and frees the rest of
  * the reservation. The log entry's tokens are the tokens charged.
  */
-function endLease(s: CoreState, l: Lease, used: number, now: number, kind: 'settle' | 'release' | 'expire'): void {
+function endLease(
+  s: CoreState,
+  l: Lease,
+  used: number,
+  now: number,
+  kind: 'settle' | 'release' | 'expire',
+): void {
   const t = l.tenant;
   s.leases.remove(l);
   t.inFlight--;

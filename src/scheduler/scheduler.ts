@@ -1,16 +1,15 @@
 import { admit } from './admission';
+import { newCoreState } from './core';
 import type { CoreState } from './core';
 import { submit } from './door';
 import { refreshTenant } from './eligibility';
 import { explain } from './explain';
-import { LaneQueue } from './fair-queue';
-import { newGovernor, observe } from './governor';
-import { LeaseTable } from './leases';
-import { LedgerLog } from './ledger-log';
+import { FALLBACK_FLEET_SETTINGS, sanitizeFleet } from './fleet-settings';
+import type { SettingsPatch } from './fleet-settings';
+import { observe } from './governor';
 import { cancel, expireLeases, release, renew } from './lifecycle';
-import { newRate } from './rate';
 import { fromSnapshot, toSnapshot } from './snapshot';
-import type { SchedulerSnapshot } from './snapshot';
+import type { SchedulerSnapshot } from './snapshot-format';
 import { fleetStatus, tenantStatus } from './status';
 import { applySettings, createTenant, sanitizeSettings, touchLedger } from './tenants';
 import type {
@@ -35,26 +34,6 @@ export interface SchedulerInit {
   governor: GovernorParams;
 }
 
-/** Changes to the fleet's settings; any subset. */
-export interface SettingsPatch {
-  concurrency?: number;
-  floors?: { standard?: number; batch?: number };
-  leaseTtlSeconds?: number;
-  globalMaxQueued?: number;
-}
-
-const count = (x: number | undefined, def: number) => (x !== undefined && Number.isFinite(x) ? Math.max(0, Math.floor(x)) : def);
-const fraction = (x: number | undefined, def: number) => (x !== undefined && Number.isFinite(x) ? Math.min(1, Math.max(0, x)) : def);
-
-function sanitizeFleet(s: FleetSettings, p: SettingsPatch = {}): FleetSettings {
-  return {
-    concurrency: count(p.concurrency, s.concurrency),
-    floors: { standard: fraction(p.floors?.standard, s.floors.standard), batch: fraction(p.floors?.batch, s.floors.batch) },
-    leaseTtlSeconds: Math.max(1, count(p.leaseTtlSeconds, s.leaseTtlSeconds)),
-    globalMaxQueued: count(p.globalMaxQueued, s.globalMaxQueued),
-  };
-}
-
 /**
  * The fleet's policy core: lanes with floors, weighted fair queuing across tenants,
  * admission limits, the token governor, budget ledger, leases and the drain switch.
@@ -67,27 +46,9 @@ export class FleetScheduler {
   private constructor(private readonly s: CoreState) {}
 
   static create(init: SchedulerInit, now: number): FleetScheduler {
-    const settings = sanitizeFleet(init.settings);
-    return new FleetScheduler({
-      settings,
-      governorParams: { ...init.governor },
-      governor: newGovernor(init.governor, now),
-      tenants: new Map(),
-      nextOrd: 0,
-      lanes: [new LaneQueue(0), new LaneQueue(1), new LaneQueue(2)],
-      credits: [0, 0, 0],
-      queued: new Map(),
-      queuedCost: 0,
-      leases: new LeaseTable(),
-      budgetParked: new Set(),
-      budgetWakeAt: Infinity,
-      seq: 0,
-      counters: { submitted: 0, admitted: 0, completed: 0, failed: 0, cancelled: 0, shed: 0, expired: 0 },
-      intake: 'open',
-      draining: false,
-      fleetRate: newRate(now),
-      log: new LedgerLog(),
-    });
+    return new FleetScheduler(
+      newCoreState(sanitizeFleet(FALLBACK_FLEET_SETTINGS, init.settings), init.governor, now),
+    );
   }
 
   static restore(snapshot: SchedulerSnapshot): FleetScheduler {

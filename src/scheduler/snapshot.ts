@@ -1,56 +1,12 @@
-import type { CoreState, Counters, Intake } from './core';
+import type { CoreState } from './core';
 import { earliestBudgetRoll, refreshTenant } from './eligibility';
 import { LaneQueue, liveUnits, pushUnit } from './fair-queue';
-import type { GovernorState } from './governor';
 import { LeaseTable } from './leases';
 import { LedgerLog } from './ledger-log';
-import type { LedgerLogSnapshot } from './ledger-log';
 import type { Lane, QueuedUnit, TenantState } from './model';
-import type { RateState } from './rate';
 import { createTenant } from './tenants';
-import type { FleetSettings, GovernorParams, TenantSettings } from './types';
-
-/** A tenant's queue in one lane, FIFO: run ids, costs, and attempts (empty when all are 0). */
-export type QueueTuple = [string[], number[], number[]];
-/** [periodStart, periodEnd, reserved, spent] */
-export type LedgerTuple = [number, number | null, number, number];
-/** [runId, tenant ord, lane, attempt, seq, admittedAt, expiresAt, reserved, used] */
-export type LeaseTuple = [string, number, Lane, number, number, number, number, number, number];
-
-export interface TenantSnapshot {
-  id: string;
-  ord: number;
-  settings: TenantSettings;
-  ledger: LedgerTuple;
-  rate: RateState;
-  /** Fair-queuing tags per lane. */
-  tags: [number, number, number];
-  /** Omitted when nothing is queued. */
-  queues?: [QueueTuple, QueueTuple, QueueTuple];
-}
-
-/**
- * The scheduler as plain JSON, for continue-as-new. Parked/heap membership is not
- * stored: it is a function of the rest and is rebuilt. Cancelled units (tombstones)
- * are dropped. `restore(snapshot())` decides exactly as the original would.
- */
-export interface SchedulerSnapshot {
-  v: 1;
-  settings: FleetSettings;
-  governorParams: GovernorParams;
-  governor: GovernorState;
-  seq: number;
-  counters: Counters;
-  intake: Intake;
-  draining: boolean;
-  vtime: [number, number, number];
-  credits: [number, number, number];
-  fleetRate: RateState;
-  nextOrd: number;
-  tenants: TenantSnapshot[];
-  leases: LeaseTuple[];
-  log: LedgerLogSnapshot;
-}
+import type { QueueTuple, SchedulerSnapshot, TenantSnapshot } from './snapshot-format';
+import type { TenantSettings } from './types';
 
 function queueTuple(t: TenantState, lane: Lane): QueueTuple {
   const ids: string[] = [];
@@ -95,7 +51,19 @@ export function toSnapshot(s: CoreState): SchedulerSnapshot {
     fleetRate: { ...s.fleetRate },
     nextOrd: s.nextOrd,
     tenants,
-    leases: s.leases.all().map((l) => [l.runId, l.tenant.ord, l.lane, l.attempt, l.seq, l.admittedAt, l.expiresAt, l.reserved, l.used]),
+    leases: s.leases
+      .all()
+      .map((l) => [
+        l.runId,
+        l.tenant.ord,
+        l.lane,
+        l.attempt,
+        l.seq,
+        l.admittedAt,
+        l.expiresAt,
+        l.reserved,
+        l.used,
+      ]),
     log: s.log.snapshot(),
   };
 }
@@ -137,7 +105,14 @@ export function fromSnapshot(snap: SchedulerSnapshot): CoreState {
     t.flows.forEach((f, lane) => (f.tag = ts.tags[lane] as number));
     ts.queues?.forEach(([ids, costs, attempts], lane) => {
       ids.forEach((runId, i) => {
-        const u: QueuedUnit = { runId, tenant: t, lane: lane as Lane, cost: costs[i] ?? 1, attempt: attempts[i] ?? 0, live: true };
+        const u: QueuedUnit = {
+          runId,
+          tenant: t,
+          lane: lane as Lane,
+          cost: costs[i] ?? 1,
+          attempt: attempts[i] ?? 0,
+          live: true,
+        };
         pushUnit(t.flows[lane as Lane], u);
         s.queued.set(runId, u);
         s.queuedCost += u.cost;

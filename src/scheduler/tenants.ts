@@ -31,7 +31,8 @@ export function sanitizeSettings(s: TenantSettings): TenantSettings {
     maxQueued: count(s.maxQueued, d.maxQueued),
     maxInFlight: count(s.maxInFlight, d.maxInFlight),
     budget: {
-      tokens: tokens === null || tokens === undefined || !Number.isFinite(tokens) ? null : Math.max(0, tokens),
+      tokens:
+        tokens === null || tokens === undefined || !Number.isFinite(tokens) ? null : Math.max(0, tokens),
       period: PERIODS.includes(s.budget?.period) ? s.budget.period : 'none',
     },
   };

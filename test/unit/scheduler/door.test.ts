@@ -13,7 +13,10 @@ describe('the door', () => {
 
   it('sheds past the tenant backlog cap, and the Retry-After follows its admission rate', () => {
     const run = (perSecond: number) => {
-      const s = makeFleet({ settings: { concurrency: 10_000 }, tenants: { a: { maxQueued: 100, maxInFlight: 10_000 } } });
+      const s = makeFleet({
+        settings: { concurrency: 10_000 },
+        tenants: { a: { maxQueued: 100, maxInFlight: 10_000 } },
+      });
       // A minute of steady admissions at `perSecond` builds the tenant's rate estimate.
       for (let sec = 0; sec < 60; sec++) {
         s.submit(units('a', perSecond, 'standard', 10, sec * perSecond), T0 + sec * 1000);
@@ -77,7 +80,10 @@ describe('the door', () => {
     s.admit(T0);
     s.submit(units('a', 1, 'standard', 100, 1), T0);
     expect(s.expireLeases(T0 + 1000).length).toBe(1);
-    expect(s.submit([{ ...u!, attempt: 1 }], T0 + 1000)[0]).toMatchObject({ accepted: true, duplicate: false });
+    expect(s.submit([{ ...u!, attempt: 1 }], T0 + 1000)[0]).toMatchObject({
+      accepted: true,
+      duplicate: false,
+    });
     expect(s.tenantStatus('a', T0)?.queuedByPriority.standard).toBe(2);
     expect(s.status(T0).counters.expired).toBe(1);
   });
@@ -98,8 +104,17 @@ describe('the door', () => {
 
   it('sanitises odd input instead of throwing', () => {
     const s = makeFleet();
-    s.upsertTenant('odd', { weight: -1, maxQueued: NaN, maxInFlight: 2.7, budget: { tokens: Infinity, period: 'week' as never } }, T0);
-    expect(s.tenantStatus('odd', T0)?.settings).toEqual({ weight: 1, maxQueued: 10_000, maxInFlight: 2, budget: { tokens: null, period: 'none' } });
+    s.upsertTenant(
+      'odd',
+      { weight: -1, maxQueued: NaN, maxInFlight: 2.7, budget: { tokens: Infinity, period: 'week' as never } },
+      T0,
+    );
+    expect(s.tenantStatus('odd', T0)?.settings).toEqual({
+      weight: 1,
+      maxQueued: 10_000,
+      maxInFlight: 2,
+      budget: { tokens: null, period: 'none' },
+    });
     const [r] = s.submit([{ runId: 'x', tenant: 'odd', priority: 'urgent' as never, cost: -5 }], T0);
     expect(r?.accepted).toBe(true);
     expect(s.admit(T0)[0]).toMatchObject({ priority: 'standard', reserved: 1 });

@@ -22,7 +22,10 @@ describe('explain', () => {
   });
 
   it('predicts the admission order it reports', () => {
-    const s = makeFleet({ settings: { concurrency: 0 }, tenants: { a: { weight: 1 }, b: { weight: 2 }, c: { weight: 3 } } });
+    const s = makeFleet({
+      settings: { concurrency: 0 },
+      tenants: { a: { weight: 1 }, b: { weight: 2 }, c: { weight: 3 } },
+    });
     s.submit(units('a', 20, 'standard', 100), T0);
     s.submit(units('b', 20, 'standard', 250), T0);
     s.submit(units('c', 20, 'standard', 50), T0);
@@ -44,7 +47,11 @@ describe('explain', () => {
   });
 
   it('says governor when the governor limit is what binds', () => {
-    const s = makeFleet({ settings: { concurrency: 100 }, governor: { maxConcurrency: 100 }, tenants: { a: { maxInFlight: 100 } } });
+    const s = makeFleet({
+      settings: { concurrency: 100 },
+      governor: { maxConcurrency: 100 },
+      tenants: { a: { maxInFlight: 100 } },
+    });
     s.observe([{ at: T0, calls: 1, throttled: 1, maxRetryAfterMs: 0, tokens: 0 }], T0);
     s.submit(units('a', 100), T0);
     s.admit(T0);

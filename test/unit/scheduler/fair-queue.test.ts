@@ -43,7 +43,8 @@ describe('weighted fair queuing inside a lane', () => {
     const adms = churn(s, 2000);
     const shares = tokensByTenant(adms);
     expect((shares.big ?? 0) / (shares.small ?? 1)).toBeCloseTo(1, 1);
-    const counts = adms.filter((a) => a.tenant === 'small').length / adms.filter((a) => a.tenant === 'big').length;
+    const counts =
+      adms.filter((a) => a.tenant === 'small').length / adms.filter((a) => a.tenant === 'big').length;
     expect(counts).toBeGreaterThan(8);
   });
 

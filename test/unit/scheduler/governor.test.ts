@@ -41,11 +41,20 @@ describe('token governor (AIMD)', () => {
   it('cuts concurrency and tokens per minute multiplicatively on throttling, once per cooldown', () => {
     const s = governed();
     s.observe([throttled(), throttled()], T0);
-    expect(s.status(T0).governor).toMatchObject({ concurrencyLimit: 50, tokensPerMinute: 50_000, decreases: 1, throttledRecently: true });
+    expect(s.status(T0).governor).toMatchObject({
+      concurrencyLimit: 50,
+      tokensPerMinute: 50_000,
+      decreases: 1,
+      throttledRecently: true,
+    });
     s.observe([throttled()], T0 + 4999);
     expect(s.status(T0).governor.concurrencyLimit).toBe(50);
     s.observe([throttled()], T0 + 5000);
-    expect(s.status(T0 + 5000).governor).toMatchObject({ concurrencyLimit: 25, tokensPerMinute: 25_000, decreases: 2 });
+    expect(s.status(T0 + 5000).governor).toMatchObject({
+      concurrencyLimit: 25,
+      tokensPerMinute: 25_000,
+      decreases: 2,
+    });
   });
 
   it('never goes below its floors', () => {
@@ -79,7 +88,11 @@ describe('token governor (AIMD)', () => {
     s.observe([healthy(), healthy()], T0 + 1000);
     expect(s.status(T0 + 1000).governor).toMatchObject({ concurrencyLimit: 50, increases: 0 });
     s.observe([healthy(), healthy()], T0 + 6000);
-    expect(s.status(T0 + 6000).governor).toMatchObject({ concurrencyLimit: 52, tokensPerMinute: 52_000, increases: 2 });
+    expect(s.status(T0 + 6000).governor).toMatchObject({
+      concurrencyLimit: 52,
+      tokensPerMinute: 52_000,
+      increases: 2,
+    });
     for (let i = 0; i < 200; i++) s.observe([healthy()], T0 + 10_000 + i);
     expect(s.status(T0).governor).toMatchObject({ concurrencyLimit: 100, tokensPerMinute: 200_000 });
   });

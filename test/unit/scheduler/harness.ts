@@ -41,13 +41,20 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
     weight: 4,
     arbitrary: fc
       .array(
-        fc.record({ t: fc.integer({ min: 0, max: TENANTS }), lane: fc.integer({ min: 0, max: 2 }), cost: fc.integer({ min: 1, max: 600 }) }),
+        fc.record({
+          t: fc.integer({ min: 0, max: TENANTS }),
+          lane: fc.integer({ min: 0, max: 2 }),
+          cost: fc.integer({ min: 1, max: 600 }),
+        }),
         { minLength: 1, maxLength: 8 },
       )
       .map((items) => ({ k: 'submit' as const, items })),
   },
   { weight: 1, arbitrary: fc.nat().map((pick) => ({ k: 'resubmit' as const, pick })) },
-  { weight: 4, arbitrary: maybe(fc.integer({ min: 0, max: 5 })).map((max) => ({ k: 'admit' as const, max })) },
+  {
+    weight: 4,
+    arbitrary: maybe(fc.integer({ min: 0, max: 5 })).map((max) => ({ k: 'admit' as const, max })),
+  },
   {
     weight: 4,
     arbitrary: fc.record({
@@ -57,7 +64,14 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
       outcome: fc.constantFrom<ReleaseOutcome>('completed', 'completed', 'failed', 'cancelled'),
     }),
   },
-  { weight: 1, arbitrary: fc.record({ k: fc.constant('renew' as const), pick: fc.nat(), used: fc.integer({ min: 0, max: 600 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      k: fc.constant('renew' as const),
+      pick: fc.nat(),
+      used: fc.integer({ min: 0, max: 600 }),
+    }),
+  },
   { weight: 1, arbitrary: fc.nat().map((pick) => ({ k: 'cancel' as const, pick })) },
   { weight: 1, arbitrary: fc.constant({ k: 'expire' as const }) },
   {
@@ -78,7 +92,13 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
       batch: maybe(fc.constantFrom(0, 0.05, 0.5)),
     }),
   },
-  { weight: 1, arbitrary: fc.constantFrom({ k: 'drain' as const, intake: 'refuse' as const }, { k: 'drain' as const, intake: 'hold' as const }) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      { k: 'drain' as const, intake: 'refuse' as const },
+      { k: 'drain' as const, intake: 'hold' as const },
+    ),
+  },
   { weight: 2, arbitrary: fc.constant({ k: 'resume' as const }) },
 );
 
@@ -89,12 +109,27 @@ export function startFleet(): FleetScheduler {
   const s = FleetScheduler.create(
     {
       settings: fleetSettings({ concurrency: 8, leaseTtlSeconds: 120, globalMaxQueued: 60 }),
-      governor: openGovernor({ maxConcurrency: 10, minConcurrency: 1, initialTokensPerMinute: 20_000, minTokensPerMinute: 2000, maxTokensPerMinute: 40_000 }),
+      governor: openGovernor({
+        maxConcurrency: 10,
+        minConcurrency: 1,
+        initialTokensPerMinute: 20_000,
+        minTokensPerMinute: 2000,
+        maxTokensPerMinute: 40_000,
+      }),
     },
     T0,
   );
   for (let i = 0; i < TENANTS; i++) {
-    s.upsertTenant(tenantId(i), { weight: 1, maxQueued: 20, maxInFlight: 4, budget: { tokens: i === 1 ? 3000 : null, period: PERIODS[i] ?? 'none' } }, T0);
+    s.upsertTenant(
+      tenantId(i),
+      {
+        weight: 1,
+        maxQueued: 20,
+        maxInFlight: 4,
+        budget: { tokens: i === 1 ? 3000 : null, period: PERIODS[i] ?? 'none' },
+      },
+      T0,
+    );
   }
   return s;
 }
@@ -104,7 +139,10 @@ export class Driver {
   now = T0;
   private nextId = 0;
   /** Runs the driver believes are in flight / queued / were expired (for re-submission). */
-  readonly inFlight = new Map<string, { tenant: string; lane: Priority; attempt: number; reserved: number; cost: number; used: number }>();
+  readonly inFlight = new Map<
+    string,
+    { tenant: string; lane: Priority; attempt: number; reserved: number; cost: number; used: number }
+  >();
   /** Tokens charged to each tenant's ledger, with when (the model of `spent`). */
   readonly charges: { tenant: string; at: number; used: number }[] = [];
   draining = false;
@@ -135,23 +173,47 @@ export class Driver {
         return null;
       case 'tenant': {
         const period = PERIODS[op.t] ?? 'none';
-        s.upsertTenant(tenantId(op.t), { weight: op.weight, maxQueued: op.maxQueued, maxInFlight: op.maxInFlight, budget: { tokens: op.budget, period } }, this.now);
+        s.upsertTenant(
+          tenantId(op.t),
+          {
+            weight: op.weight,
+            maxQueued: op.maxQueued,
+            maxInFlight: op.maxInFlight,
+            budget: { tokens: op.budget, period },
+          },
+          this.now,
+        );
         return null;
       }
       case 'submit': {
-        const subs = op.items.map((it) => ({ runId: `r${this.nextId++}`, tenant: tenantId(it.t), priority: PRIORITIES[it.lane] as Priority, cost: it.cost }));
+        const subs = op.items.map((it) => ({
+          runId: `r${this.nextId++}`,
+          tenant: tenantId(it.t),
+          priority: PRIORITIES[it.lane] as Priority,
+          cost: it.cost,
+        }));
         const res = s.submit(subs, this.now);
         res.forEach((r, i) => {
           const u = subs[i]!;
-          if (r.accepted && !r.duplicate) this.queued.set(u.runId, { tenant: u.tenant, lane: u.priority, attempt: 0, cost: u.cost });
+          if (r.accepted && !r.duplicate)
+            this.queued.set(u.runId, { tenant: u.tenant, lane: u.priority, attempt: 0, cost: u.cost });
         });
         return res;
       }
       case 'resubmit': {
         if (this.expired.length === 0) return null;
         const [e] = this.expired.splice(op.pick % this.expired.length, 1);
-        const res = s.submit([{ runId: e!.runId, tenant: e!.tenant, priority: e!.lane, cost: e!.cost, attempt: e!.attempt + 1 }], this.now);
-        if (res[0]?.accepted && !res[0].duplicate) this.queued.set(e!.runId, { tenant: e!.tenant, lane: e!.lane, attempt: e!.attempt + 1, cost: e!.cost });
+        const res = s.submit(
+          [{ runId: e!.runId, tenant: e!.tenant, priority: e!.lane, cost: e!.cost, attempt: e!.attempt + 1 }],
+          this.now,
+        );
+        if (res[0]?.accepted && !res[0].duplicate)
+          this.queued.set(e!.runId, {
+            tenant: e!.tenant,
+            lane: e!.lane,
+            attempt: e!.attempt + 1,
+            cost: e!.cost,
+          });
         return res;
       }
       case 'admit': {
@@ -159,7 +221,14 @@ export class Driver {
         for (const a of adm) {
           const q = this.queued.get(a.runId)!;
           this.queued.delete(a.runId);
-          this.inFlight.set(a.runId, { tenant: a.tenant, lane: a.priority, attempt: a.attempt, reserved: a.reserved, cost: q.cost, used: 0 });
+          this.inFlight.set(a.runId, {
+            tenant: a.tenant,
+            lane: a.priority,
+            attempt: a.attempt,
+            reserved: a.reserved,
+            cost: q.cost,
+            used: 0,
+          });
         }
         return adm;
       }
@@ -192,12 +261,24 @@ export class Driver {
           const f = this.inFlight.get(a.runId)!;
           this.inFlight.delete(a.runId);
           this.charges.push({ tenant: f.tenant, at: this.now, used: f.used });
-          this.expired.push({ runId: a.runId, tenant: a.tenant, lane: a.priority, attempt: a.attempt, cost: f.cost });
+          this.expired.push({
+            runId: a.runId,
+            tenant: a.tenant,
+            lane: a.priority,
+            attempt: a.attempt,
+            cost: f.cost,
+          });
         }
         return out;
       }
       case 'observe': {
-        const o: ModelObservation = { at: this.now, calls: 5, throttled: op.throttled, maxRetryAfterMs: op.retryAfter, tokens: 100 };
+        const o: ModelObservation = {
+          at: this.now,
+          calls: 5,
+          throttled: op.throttled,
+          maxRetryAfterMs: op.retryAfter,
+          tokens: 100,
+        };
         if (op.remaining !== undefined) Object.assign(o, { remainingTokens: op.remaining, limitTokens: 100 });
         s.observe([o], this.now);
         return null;

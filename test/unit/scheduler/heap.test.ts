@@ -12,7 +12,10 @@ describe('IndexedHeap', () => {
   it('pops in key order through pushes, removals and re-keying', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.constantFrom('push', 'remove', 'rekey', 'pop'), fc.integer({ min: 0, max: 50 })), { maxLength: 200 }),
+        fc.array(
+          fc.tuple(fc.constantFrom('push', 'remove', 'rekey', 'pop'), fc.integer({ min: 0, max: 50 })),
+          { maxLength: 200 },
+        ),
         (ops) => {
           const heap = new IndexedHeap<Item>((x, y) => x.key < y.key || (x.key === y.key && x.id < y.id));
           const live: Item[] = [];

@@ -11,7 +11,13 @@ import type {
 export const T0 = Date.UTC(2025, 0, 15, 10, 0, 0);
 
 export function fleetSettings(over: Partial<FleetSettings> = {}): FleetSettings {
-  return { concurrency: 50, floors: { standard: 0.1, batch: 0.05 }, leaseTtlSeconds: 60, globalMaxQueued: 1_000_000, ...over };
+  return {
+    concurrency: 50,
+    floors: { standard: 0.1, batch: 0.05 },
+    leaseTtlSeconds: 60,
+    globalMaxQueued: 1_000_000,
+    ...over,
+  };
 }
 
 /** A governor that never binds unless a test says so. */
@@ -20,15 +26,34 @@ export function openGovernor(over: Partial<GovernorParams> = {}): GovernorParams
 }
 
 export function makeFleet(
-  opts: { settings?: Partial<FleetSettings>; governor?: Partial<GovernorParams>; tenants?: Record<string, Partial<TenantSettings>> } = {},
+  opts: {
+    settings?: Partial<FleetSettings>;
+    governor?: Partial<GovernorParams>;
+    tenants?: Record<string, Partial<TenantSettings>>;
+  } = {},
 ): FleetScheduler {
-  const s = FleetScheduler.create({ settings: fleetSettings(opts.settings), governor: openGovernor(opts.governor) }, T0);
-  for (const [id, over] of Object.entries(opts.tenants ?? {})) s.upsertTenant(id, defaultTenantSettings(over), T0);
+  const s = FleetScheduler.create(
+    { settings: fleetSettings(opts.settings), governor: openGovernor(opts.governor) },
+    T0,
+  );
+  for (const [id, over] of Object.entries(opts.tenants ?? {}))
+    s.upsertTenant(id, defaultTenantSettings(over), T0);
   return s;
 }
 
-export function units(tenant: string, n: number, priority: Priority = 'standard', cost = 100, from = 0): UnitSubmission[] {
-  return Array.from({ length: n }, (_, i) => ({ runId: `${tenant}-${priority}-${from + i}`, tenant, priority, cost }));
+export function units(
+  tenant: string,
+  n: number,
+  priority: Priority = 'standard',
+  cost = 100,
+  from = 0,
+): UnitSubmission[] {
+  return Array.from({ length: n }, (_, i) => ({
+    runId: `${tenant}-${priority}-${from + i}`,
+    tenant,
+    priority,
+    cost,
+  }));
 }
 
 /**
@@ -54,7 +79,10 @@ export class Loop {
     for (let i = 0; i < steps; i++) {
       const done = this.inFlight.shift();
       if (!done) break;
-      this.s.release([{ runId: done.runId, attempt: done.attempt, usedTokens: done.reserved, outcome: 'completed' }], now);
+      this.s.release(
+        [{ runId: done.runId, attempt: done.attempt, usedTokens: done.reserved, outcome: 'completed' }],
+        now,
+      );
       take(this.s.admit(now));
     }
     return all;
@@ -62,6 +90,11 @@ export class Loop {
 }
 
 /** A fresh loop run for `steps` steps. */
-export function churn(s: FleetScheduler, steps: number, now = T0, onAdmit?: (a: Admission) => void): Admission[] {
+export function churn(
+  s: FleetScheduler,
+  steps: number,
+  now = T0,
+  onAdmit?: (a: Admission) => void,
+): Admission[] {
   return new Loop(s).run(steps, now, onAdmit);
 }

@@ -22,7 +22,10 @@ describe('priority lanes with floors', () => {
   });
 
   it('interactive goes first even when batch has earned its floor', () => {
-    const s = makeFleet({ settings: { concurrency: 10 }, tenants: { bulk: { maxInFlight: 100 }, user: { maxInFlight: 100 } } });
+    const s = makeFleet({
+      settings: { concurrency: 10 },
+      tenants: { bulk: { maxInFlight: 100 }, user: { maxInFlight: 100 } },
+    });
     s.submit(units('bulk', 5000, 'batch'), T0);
     s.submit(units('user', 5000, 'interactive'), T0);
     const loop = new Loop(s);
@@ -63,7 +66,10 @@ describe('priority lanes with floors', () => {
   });
 
   it('with a zero floor, a lower lane waits for the higher lanes to empty', () => {
-    const s = makeFleet({ settings: { floors: { standard: 0, batch: 0 } }, tenants: { a: { maxInFlight: 1000, maxQueued: 100_000 } } });
+    const s = makeFleet({
+      settings: { floors: { standard: 0, batch: 0 } },
+      tenants: { a: { maxInFlight: 1000, maxQueued: 100_000 } },
+    });
     s.submit(units('a', 500, 'interactive'), T0);
     s.submit(units('a', 500, 'batch'), T0);
     const adms = churn(s, 600);

@@ -9,7 +9,13 @@ describe('leases', () => {
     expect(a?.leaseExpiresAt).toBe(T0 + 30_000);
     expect(s.nextWakeAt(T0)).toBe(T0 + 30_000);
     s.renew([{ runId: a!.runId, attempt: 0, usedTokens: 5 }], T0 + 20_000);
-    s.renew([{ runId: a!.runId, attempt: 7, usedTokens: 5 }, { runId: 'unknown', attempt: 0, usedTokens: 1 }], T0 + 25_000);
+    s.renew(
+      [
+        { runId: a!.runId, attempt: 7, usedTokens: 5 },
+        { runId: 'unknown', attempt: 0, usedTokens: 1 },
+      ],
+      T0 + 25_000,
+    );
     expect(s.nextWakeAt(T0 + 20_000)).toBe(T0 + 50_000);
     expect(s.expireLeases(T0 + 49_999)).toEqual([]);
     const [gone] = s.expireLeases(T0 + 50_000);

@@ -34,7 +34,11 @@ describe('budget ledger', () => {
     expect(s.nextWakeAt(T0)).toBe(end);
     expect(s.admit(end - 1)).toEqual([]);
     expect(s.admit(end).map((a) => a.runId)).toEqual(['a-standard-1']);
-    expect(s.tenantStatus('a', end)?.ledger).toMatchObject({ spent: 0, reserved: 400, periodStart: new Date(end).toISOString() });
+    expect(s.tenantStatus('a', end)?.ledger).toMatchObject({
+      spent: 0,
+      reserved: 400,
+      periodStart: new Date(end).toISOString(),
+    });
     expect(s.ledgerEntries('a', 2).map((e) => [e.kind, e.tokens])).toEqual([
       ['reserve', 400],
       ['rollover', 900],
@@ -47,7 +51,10 @@ describe('budget ledger', () => {
     const adm = s.admit(T0);
     s.release([{ runId: adm[0]!.runId, attempt: 0, usedTokens: 1500, outcome: 'completed' }], T0);
     expect(s.tenantStatus('a', T0)?.ledger).toMatchObject({ reserved: 400, spent: 1500, remaining: -900 });
-    expect(s.submit(units('a', 1, 'standard', 1, 9), T0)[0]).toMatchObject({ accepted: false, code: 'budget_exhausted' });
+    expect(s.submit(units('a', 1, 'standard', 1, 9), T0)[0]).toMatchObject({
+      accepted: false,
+      code: 'budget_exhausted',
+    });
   });
 
   it('charges what failed and cancelled units used and releases the rest', () => {
@@ -62,7 +69,10 @@ describe('budget ledger', () => {
   });
 
   it('charges an expired lease the usage known from its renewals', () => {
-    const s = makeFleet({ settings: { leaseTtlSeconds: 10 }, tenants: { a: { budget: { tokens: 10_000, period: 'none' } } } });
+    const s = makeFleet({
+      settings: { leaseTtlSeconds: 10 },
+      tenants: { a: { budget: { tokens: 10_000, period: 'none' } } },
+    });
     s.submit(units('a', 1, 'standard', 1000), T0);
     const [a] = s.admit(T0);
     s.renew([{ runId: a!.runId, attempt: 0, usedTokens: 350 }], T0 + 5000);
@@ -85,16 +95,27 @@ describe('budget ledger', () => {
     s.submit(units('a', 1, 'standard', 500), T0);
     s.release([{ runId: s.admit(T0)[0]!.runId, attempt: 0, usedTokens: 500, outcome: 'completed' }], T0);
     expect(s.tenantStatus('a', Date.UTC(2025, 0, 31, 23))?.ledger.remaining).toBe(0);
-    expect(s.tenantStatus('a', Date.UTC(2025, 1, 1))?.ledger).toMatchObject({ remaining: 500, periodStart: '2025-02-01T00:00:00.000Z' });
+    expect(s.tenantStatus('a', Date.UTC(2025, 1, 1))?.ledger).toMatchObject({
+      remaining: 500,
+      periodStart: '2025-02-01T00:00:00.000Z',
+    });
   });
 
   it('refuses at the door what the budget cannot cover, with Retry-After to the period end', () => {
-    const s = makeFleet({ tenants: { a: { budget: { tokens: 1000, period: 'hour' } }, b: { budget: { tokens: 10, period: 'none' } } } });
+    const s = makeFleet({
+      tenants: {
+        a: { budget: { tokens: 1000, period: 'hour' } },
+        b: { budget: { tokens: 10, period: 'none' } },
+      },
+    });
     const now = T0 + 30 * 60_000 + 500;
     const res = s.submit(units('a', 3, 'standard', 400), now);
     expect(res.map((r) => r.accepted)).toEqual([true, true, false]);
     expect(res[2]).toMatchObject({ code: 'budget_exhausted', retryAfterSeconds: 1800 });
-    expect(s.submit(units('b', 1, 'standard', 11), now)[0]).toMatchObject({ code: 'budget_exhausted', retryAfterSeconds: 3600 });
+    expect(s.submit(units('b', 1, 'standard', 11), now)[0]).toMatchObject({
+      code: 'budget_exhausted',
+      retryAfterSeconds: 3600,
+    });
     expect(s.submit(units('a', 1, 'standard', 100, 7), T0 + HOUR)[0]?.accepted).toBe(true);
   });
 
@@ -109,7 +130,11 @@ describe('budget ledger', () => {
     const many = makeFleet({ settings: { concurrency: 100_000 } });
     const n = Math.ceil(LEDGER_RING_TOTAL / 100) + 10;
     for (let i = 0; i < n; i++) {
-      many.upsertTenant(`t${i}`, { weight: 1, maxQueued: 1000, maxInFlight: 1000, budget: { tokens: null, period: 'none' } }, T0);
+      many.upsertTenant(
+        `t${i}`,
+        { weight: 1, maxQueued: 1000, maxInFlight: 1000, budget: { tokens: null, period: 'none' } },
+        T0,
+      );
       many.submit(units(`t${i}`, 100), T0);
     }
     many.admit(T0);

@@ -38,7 +38,11 @@ describe('admission limits', () => {
     const s = makeFleet({ tenants: { a: { maxInFlight: 10 } } });
     s.submit(units('a', 20), T0);
     expect(s.admit(T0).length).toBe(10);
-    s.upsertTenant('a', { weight: 1, maxQueued: 100, maxInFlight: 3, budget: { tokens: null, period: 'none' } }, T0);
+    s.upsertTenant(
+      'a',
+      { weight: 1, maxQueued: 100, maxInFlight: 3, budget: { tokens: null, period: 'none' } },
+      T0,
+    );
     expect(s.tenantStatus('a', T0)?.inFlight).toBe(10);
     expect(s.admit(T0)).toEqual([]);
   });
@@ -71,7 +75,11 @@ describe('admission limits', () => {
   });
 
   it('takes the lower of the operator concurrency and the governor limit', () => {
-    const s = makeFleet({ settings: { concurrency: 100 }, governor: { maxConcurrency: 4 }, tenants: { a: {} } });
+    const s = makeFleet({
+      settings: { concurrency: 100 },
+      governor: { maxConcurrency: 4 },
+      tenants: { a: {} },
+    });
     s.submit(units('a', 10), T0);
     expect(s.admit(T0).length).toBe(4);
     s.patchSettings({ concurrency: 2 });
@@ -81,7 +89,10 @@ describe('admission limits', () => {
   it('counts cancelled queued units exactly and never admits them', () => {
     const s = makeFleet({ tenants: { a: {} } });
     s.submit(units('a', 10), T0);
-    expect(s.cancel(['a-standard-0', 'a-standard-5', 'nope', 'a-standard-5'], T0)).toEqual(['a-standard-0', 'a-standard-5']);
+    expect(s.cancel(['a-standard-0', 'a-standard-5', 'nope', 'a-standard-5'], T0)).toEqual([
+      'a-standard-0',
+      'a-standard-5',
+    ]);
     expect(s.status(T0).queued.total).toBe(8);
     expect(s.tenantStatus('a', T0)?.queuedByPriority.standard).toBe(8);
     const adm = s.admit(T0).map((a) => a.runId);
@@ -102,7 +113,10 @@ describe('drain switch', () => {
     expect(s.status(T0)).toMatchObject({ mode: 'draining', intake: 'hold', inFlight: 2 });
     expect(s.admit(T0)).toEqual([]);
     expect(s.explain('a-standard-3', T0)?.code).toBe('draining');
-    s.release(adm.map((a) => ({ runId: a.runId, attempt: 0, usedTokens: 1, outcome: 'completed' as const })), T0);
+    s.release(
+      adm.map((a) => ({ runId: a.runId, attempt: 0, usedTokens: 1, outcome: 'completed' as const })),
+      T0,
+    );
     expect(s.status(T0).mode).toBe('drained');
     expect(s.nextWakeAt(T0)).toBeNull();
     s.resume(T0);

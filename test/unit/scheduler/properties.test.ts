@@ -14,7 +14,9 @@ describe('invariants under random workloads', () => {
         const fifo = new Map<string, string[]>();
         for (const op of ops) {
           const before = s.status(d.now);
-          const tenantsBefore = new Map(Array.from({ length: TENANTS }, (_, i) => [tenantId(i), s.tenantStatus(tenantId(i), d.now)!]));
+          const tenantsBefore = new Map(
+            Array.from({ length: TENANTS }, (_, i) => [tenantId(i), s.tenantStatus(tenantId(i), d.now)!]),
+          );
           const queuedBefore = new Set(d.queued.keys());
           const out = d.apply(op);
 
@@ -51,7 +53,9 @@ describe('invariants under random workloads', () => {
           const st = s.status(d.now);
           expect(st.inFlight).toBe(d.inFlight.size);
           expect(st.queued.total).toBe(d.queued.size);
-          expect(st.queued.byPriority.interactive + st.queued.byPriority.standard + st.queued.byPriority.batch).toBe(d.queued.size);
+          expect(
+            st.queued.byPriority.interactive + st.queued.byPriority.standard + st.queued.byPriority.batch,
+          ).toBe(d.queued.size);
           expect(st.mode).toBe(!d.draining ? 'open' : st.inFlight > 0 ? 'draining' : 'drained');
           for (let i = 0; i < TENANTS; i++) {
             const id = tenantId(i);
@@ -60,7 +64,9 @@ describe('invariants under random workloads', () => {
             expect(ts.inFlight).toBe(mine.length);
             expect(ts.ledger.reserved).toBe(mine.reduce((x, f) => x + f.reserved, 0));
             const start = Date.parse(ts.ledger.periodStart);
-            const spent = d.charges.filter((x) => x.tenant === id && x.at >= start).reduce((x, y) => x + y.used, 0);
+            const spent = d.charges
+              .filter((x) => x.tenant === id && x.at >= start)
+              .reduce((x, y) => x + y.used, 0);
             expect(ts.ledger.spent).toBe(spent);
             const queued = [...d.queued.values()].filter((q) => q.tenant === id).length;
             expect(st.queued.byTenant[id] ?? 0).toBe(queued);
@@ -76,16 +82,20 @@ describe('invariants under random workloads', () => {
 
   it('nextWakeAt never sleeps through an admission: nothing is admitted before it that could not be admitted at once', () => {
     fc.assert(
-      fc.property(fc.array(opArb, { minLength: 1, maxLength: 80, size: 'max' }), fc.integer({ min: 1, max: 100_000 }), (ops, probe) => {
-        const d = new Driver(startFleet());
-        for (const op of ops) d.apply(op);
-        d.s.admit(d.now);
-        const wake = d.s.nextWakeAt(d.now);
-        const at = wake === null ? d.now + probe : Math.min(wake - 1, d.now + probe);
-        if (at <= d.now) return;
-        expect(d.s.admit(at)).toEqual([]);
-        expect(d.s.expireLeases(at)).toEqual([]);
-      }),
+      fc.property(
+        fc.array(opArb, { minLength: 1, maxLength: 80, size: 'max' }),
+        fc.integer({ min: 1, max: 100_000 }),
+        (ops, probe) => {
+          const d = new Driver(startFleet());
+          for (const op of ops) d.apply(op);
+          d.s.admit(d.now);
+          const wake = d.s.nextWakeAt(d.now);
+          const at = wake === null ? d.now + probe : Math.min(wake - 1, d.now + probe);
+          if (at <= d.now) return;
+          expect(d.s.admit(at)).toEqual([]);
+          expect(d.s.expireLeases(at)).toEqual([]);
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -162,14 +172,18 @@ describe('fairness properties', () => {
   it('converges to weighted token shares (±5%)', () => {
     fc.assert(
       fc.property(fc.array(fc.constantFrom(1, 2, 3, 5), { minLength: 2, maxLength: 4 }), (weights) => {
-        const tenants = Object.fromEntries(weights.map((w, i) => [`t${i}`, { weight: w, maxInFlight: 1000 }]));
+        const tenants = Object.fromEntries(
+          weights.map((w, i) => [`t${i}`, { weight: w, maxInFlight: 1000 }]),
+        );
         const s = makeFleet({ tenants });
         weights.forEach((_, i) => s.submit(units(`t${i}`, 3000, 'standard', 50 + 37 * i), T0));
         const tokens = weights.map(() => 0);
         for (const a of new Loop(s).run(2500)) tokens[Number(a.tenant.slice(1))]! += a.reserved;
         const total = tokens.reduce((x, y) => x + y, 0);
         const wsum = weights.reduce((x, y) => x + y, 0);
-        weights.forEach((w, i) => expect(Math.abs(tokens[i]! / total - w / wsum)).toBeLessThanOrEqual(0.05 * (w / wsum)));
+        weights.forEach((w, i) =>
+          expect(Math.abs(tokens[i]! / total - w / wsum)).toBeLessThanOrEqual(0.05 * (w / wsum)),
+        );
       }),
       { numRuns: 20 },
     );
@@ -177,15 +191,24 @@ describe('fairness properties', () => {
 
   it('holds the lane floors while every lane is backlogged', () => {
     fc.assert(
-      fc.property(fc.constantFrom(0, 0.05, 0.1, 0.2, 0.33), fc.constantFrom(0, 0.01, 0.05, 0.25), fc.integer({ min: 50, max: 1500 }), (fs, fb, n) => {
-        const s = makeFleet({ settings: { floors: { standard: fs, batch: fb } }, tenants: { a: { maxInFlight: 1000, maxQueued: 100_000 } } });
-        for (const lane of ['interactive', 'standard', 'batch'] as const) s.submit(units('a', 2000, lane), T0);
-        const adms = new Loop(s).run(n).slice(0, n);
-        const count = (p: string) => adms.filter((a) => a.priority === p).length;
-        expect(count('standard')).toBeGreaterThanOrEqual(Math.floor(fs * adms.length) - 1);
-        expect(count('batch')).toBeGreaterThanOrEqual(Math.floor(fb * adms.length) - 1);
-        expect(count('interactive')).toBeGreaterThanOrEqual(Math.floor((1 - fs - fb) * adms.length) - 2);
-      }),
+      fc.property(
+        fc.constantFrom(0, 0.05, 0.1, 0.2, 0.33),
+        fc.constantFrom(0, 0.01, 0.05, 0.25),
+        fc.integer({ min: 50, max: 1500 }),
+        (fs, fb, n) => {
+          const s = makeFleet({
+            settings: { floors: { standard: fs, batch: fb } },
+            tenants: { a: { maxInFlight: 1000, maxQueued: 100_000 } },
+          });
+          for (const lane of ['interactive', 'standard', 'batch'] as const)
+            s.submit(units('a', 2000, lane), T0);
+          const adms = new Loop(s).run(n).slice(0, n);
+          const count = (p: string) => adms.filter((a) => a.priority === p).length;
+          expect(count('standard')).toBeGreaterThanOrEqual(Math.floor(fs * adms.length) - 1);
+          expect(count('batch')).toBeGreaterThanOrEqual(Math.floor(fb * adms.length) - 1);
+          expect(count('interactive')).toBeGreaterThanOrEqual(Math.floor((1 - fs - fb) * adms.length) - 2);
+        },
+      ),
       { numRuns: 80 },
     );
   });

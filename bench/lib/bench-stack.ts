@@ -1,0 +1,73 @@
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { loadConfig } from '../../src/config';
+import type { Config } from '../../src/config';
+import { startDevServer } from '../../src/infra/dev-server';
+import { startStack } from '../../src/stack';
+import type { Stack } from '../../src/stack';
+import type { SchedulerInput } from '../../src/workflows/scheduler';
+
+export const BENCH_ADMIN = 'bench-admin';
+
+export interface BenchStack extends Stack {
+  config: Config;
+  call(method: string, route: string, body?: unknown, token?: string): Promise<{ status: number; body: any; headers: Headers }>;
+  tenant(name: string, settings?: Record<string, unknown>): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** A whole stack on its own embedded dev server (temp SQLite), for benchmarks and drills. */
+export async function startBenchStack(
+  env: Record<string, string> = {},
+  opts: { scheduler?: Partial<SchedulerInput> } = {},
+): Promise<BenchStack> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'fairway-bench-'));
+  const dev = await startDevServer({ cliPath: process.env.TEMPORAL_CLI_PATH, port: undefined, uiPort: undefined, dbFile: process.env.BENCH_DB_FILE ? path.join(dir, 'temporal.db') : undefined, namespace: 'default' });
+  const config = loadConfig({ TEMPORAL_ADDRESS: dev.address, DATA_DIR: dir, PORT: '0', SIM_PORT: '0', ADMIN_TOKEN: BENCH_ADMIN, LOG_LEVEL: 'warn', ...env });
+  const stack = await startStack(config, { temporal: false, sim: true, worker: true, api: true }, { log: pino({ level: 'warn' }), ...(opts.scheduler ? { scheduler: opts.scheduler } : {}) });
+  const call: BenchStack['call'] = async (method, route, body, token = BENCH_ADMIN) => {
+    const res = await fetch(`${stack.apiUrl}${route}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+  };
+  return {
+    ...stack,
+    config,
+    call,
+    async tenant(name, settings = {}) {
+      const r = await call('PUT', `/v1/admin/tenants/${name}`, settings);
+      if (r.status !== 201) throw new Error(`tenant ${name}: ${r.status} ${JSON.stringify(r.body)}`);
+      return r.body.apiKey as string;
+    },
+    async stop() {
+      await stack.close();
+      await dev.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Parses `--name value` flags with numeric defaults. */
+export function flags<T extends Record<string, number>>(argv: string[], defaults: T): T {
+  const out: Record<string, number> = { ...defaults };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a.startsWith('--') && argv[i + 1] !== undefined) out[a.slice(2)] = Number(argv[++i]);
+  }
+  return out as T;
+}
+
+/** Writes a result file under bench/results/ and returns its path. */
+export function writeResult(name: string, data: unknown): string {
+  const dir = path.join(__dirname, '..', 'results');
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${name}.json`);
+  writeFileSync(file, JSON.stringify(data, null, 2));
+  return file;
+}

@@ -1,0 +1,35 @@
+import type { FleetSettings } from './types';
+
+/** Changes to the fleet's settings; any subset. */
+export interface SettingsPatch {
+  concurrency?: number;
+  floors?: { standard?: number; batch?: number };
+  leaseTtlSeconds?: number;
+  globalMaxQueued?: number;
+}
+
+const count = (x: number | undefined, def: number) =>
+  x !== undefined && Number.isFinite(x) ? Math.max(0, Math.floor(x)) : def;
+const fraction = (x: number | undefined, def: number) =>
+  x !== undefined && Number.isFinite(x) ? Math.min(1, Math.max(0, x)) : def;
+
+/** What a field of the initial settings falls back to when it is missing or not a number. */
+export const FALLBACK_FLEET_SETTINGS: FleetSettings = {
+  concurrency: 100,
+  floors: { standard: 0.1, batch: 0.05 },
+  leaseTtlSeconds: 60,
+  globalMaxQueued: 20_000,
+};
+
+/** Applies a patch to fleet settings, clamping values instead of throwing (floors to [0, 1], TTL ≥ 1 s). */
+export function sanitizeFleet(s: FleetSettings, p: SettingsPatch = {}): FleetSettings {
+  return {
+    concurrency: count(p.concurrency, s.concurrency),
+    floors: {
+      standard: fraction(p.floors?.standard, s.floors.standard),
+      batch: fraction(p.floors?.batch, s.floors.batch),
+    },
+    leaseTtlSeconds: Math.max(1, count(p.leaseTtlSeconds, s.leaseTtlSeconds)),
+    globalMaxQueued: count(p.globalMaxQueued, s.globalMaxQueued),
+  };
+}
