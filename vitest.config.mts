@@ -19,7 +19,7 @@ export default defineConfig({
           pool: 'forks',
           // One Temporal dev server per test run, shared; files run one at a time on two cores.
           fileParallelism: false,
-          testTimeout: 240_000,
+          testTimeout: 480_000,
           hookTimeout: 180_000,
         },
       },

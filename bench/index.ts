@@ -1,17 +1,20 @@
+import { runSim } from './sim';
+import { runThroughput } from './throughput';
+
 /** `npm run bench -- <scenario> [--flag value …]`. */
-const scenarios: Record<string, () => Promise<(argv: string[]) => Promise<void>>> = {
-  sim: async () => (await import('./sim')).runSim,
-  throughput: async () => (await import('./throughput')).runThroughput,
+const scenarios: Record<string, (argv: string[]) => Promise<void>> = {
+  sim: runSim,
+  throughput: runThroughput,
 };
 
 async function main(): Promise<void> {
   const [name = '', ...argv] = process.argv.slice(2);
-  const load = scenarios[name];
-  if (!load) {
+  const run = scenarios[name];
+  if (!run) {
     console.error(`usage: npm run bench -- <${Object.keys(scenarios).join('|')}> [--flag value …]`);
     process.exit(2);
   }
-  await (await load())(argv);
+  await run(argv);
   process.exit(0);
 }
 

@@ -14,7 +14,9 @@ async function main(): Promise<void> {
     stack.uiUrl ? `  Temporal UI    ${stack.uiUrl}` : '',
     `  Model plane    ${stack.modelBaseUrl}${stack.sim ? '   (embedded simulator)' : ''}`,
     `  Scheduler      workflow id "${config.schedulerWorkflowId}"`,
-    stack.adminTokenGenerated ? `  Admin token    ${stack.adminToken}   (generated; set ADMIN_TOKEN to choose one)` : '',
+    stack.adminTokenGenerated
+      ? `  Admin token    ${stack.adminToken}   (generated; set ADMIN_TOKEN to choose one)`
+      : '',
     '  Ctrl-C stops everything.',
     '',
   ];

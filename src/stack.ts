@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import pino from 'pino';
 import type { Logger } from 'pino';
@@ -13,6 +13,7 @@ import { ensureSearchAttributes } from './fleet/ensure-search-attributes';
 import { ensureScheduler } from './fleet/scheduler-handle';
 import type { SchedulerInput } from './workflows/scheduler';
 import { createTemporalFleet } from './fleet/temporal-fleet';
+import { withUnavailableAs503 } from './fleet/unavailable';
 import { startFleetWorker } from './fleet/worker';
 import type { FleetWorker, WorkflowSource } from './fleet/worker';
 import { startDevServer } from './infra/dev-server';
@@ -60,13 +61,15 @@ export async function startStack(
   const log = opts.log ?? pino({ level: config.logLevel });
   const closers: (() => Promise<void>)[] = [];
   const close = async () => {
-    for (const c of closers.reverse()) await c().catch((err: unknown) => log.error({ err: String(err) }, 'shutdown step failed'));
+    for (const c of closers.reverse())
+      await c().catch((err: unknown) => log.error({ err: String(err) }, 'shutdown step failed'));
   };
   try {
     let address = config.temporal.address;
     let uiUrl: string | undefined;
     if (!address) {
-      if (!parts.temporal) throw new Error('TEMPORAL_ADDRESS is not set and this process does not start Temporal.');
+      if (!parts.temporal)
+        throw new Error('TEMPORAL_ADDRESS is not set and this process does not start Temporal.');
       const dev: DevServer = await startDevServer({
         cliPath: config.temporal.cliPath,
         port: config.temporal.port,
@@ -83,12 +86,22 @@ export async function startStack(
     let sim: RunningSimulator | undefined;
     let modelBaseUrl = config.model.baseUrl;
     if (!modelBaseUrl && (parts.sim || parts.worker)) {
-      sim = await startSimulator({ port: config.sim.port, tpm: config.sim.tpm, rpm: config.sim.rpm, seed: config.sim.seed });
+      sim = await startSimulator({
+        port: config.sim.port,
+        tpm: config.sim.tpm,
+        rpm: config.sim.rpm,
+        seed: config.sim.seed,
+      });
       closers.push(() => sim!.close());
       modelBaseUrl = sim.url;
     }
 
-    const connection = await Connection.connect({ address });
+    const connection = await Connection.connect({
+      address,
+      // The SDK backs off a full second on RESOURCE_EXHAUSTED, which is also what a signal meets while
+      // the scheduler continues-as-new (BUSY_WORKFLOW, a moment): retry such calls sooner.
+      interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ initialIntervalMs: () => 100 }))],
+    });
     closers.push(() => connection.close());
     const client = new Client({ connection, namespace: config.temporal.namespace });
     if (parts.worker || parts.api) {
@@ -113,22 +126,24 @@ export async function startStack(
 
     let apiUrl: string | undefined;
     const adminTokenGenerated = !config.adminToken;
-    const adminToken = config.adminToken ?? (parts.api ? `fw_admin_${randomBytes(24).toString('base64url')}` : undefined);
+    const adminToken =
+      config.adminToken ?? (parts.api ? `fw_admin_${randomBytes(24).toString('base64url')}` : undefined);
     if (parts.api && adminToken) {
       const db = openApiStore(path.resolve(config.dataDir, 'fairway.db'));
       closers.push(async () => db.close());
       const effects = openEffectStore(path.resolve(config.dataDir, 'effects.db'));
       closers.push(async () => effects.close());
-      const fleet = createTemporalFleet(client, config, effects);
+      const fleet = withUnavailableAs503(createTemporalFleet(client, config, effects));
       // The scheduler's tenant table follows the API's (e.g. after the scheduler chain was reset).
       for (const t of db.listTenants()) await fleet.upsertTenant(t.tenant, t.settings);
       const app = createApp({ fleet, db, adminToken, tenantDefaults: config.tenantDefaults, log });
       const server = await listen(app, config.port);
       closers.push(
-        () => new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        }),
+        () =>
+          new Promise<void>((resolve) => {
+            server.close(() => resolve());
+            server.closeAllConnections();
+          }),
       );
       const addr = server.address();
       apiUrl = `http://localhost:${typeof addr === 'object' && addr ? addr.port : config.port}`;

@@ -13,7 +13,12 @@ export const BENCH_ADMIN = 'bench-admin';
 
 export interface BenchStack extends Stack {
   config: Config;
-  call(method: string, route: string, body?: unknown, token?: string): Promise<{ status: number; body: any; headers: Headers }>;
+  call(
+    method: string,
+    route: string,
+    body?: unknown,
+    token?: string,
+  ): Promise<{ status: number; body: any; headers: Headers }>;
   tenant(name: string, settings?: Record<string, unknown>): Promise<string>;
   stop(): Promise<void>;
 }
@@ -24,13 +29,34 @@ export async function startBenchStack(
   opts: { scheduler?: Partial<SchedulerInput> } = {},
 ): Promise<BenchStack> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'fairway-bench-'));
-  const dev = await startDevServer({ cliPath: process.env.TEMPORAL_CLI_PATH, port: undefined, uiPort: undefined, dbFile: process.env.BENCH_DB_FILE ? path.join(dir, 'temporal.db') : undefined, namespace: 'default' });
-  const config = loadConfig({ TEMPORAL_ADDRESS: dev.address, DATA_DIR: dir, PORT: '0', SIM_PORT: '0', ADMIN_TOKEN: BENCH_ADMIN, LOG_LEVEL: 'warn', ...env });
-  const stack = await startStack(config, { temporal: false, sim: true, worker: true, api: true }, { log: pino({ level: 'warn' }), ...(opts.scheduler ? { scheduler: opts.scheduler } : {}) });
+  const dev = await startDevServer({
+    cliPath: process.env.TEMPORAL_CLI_PATH,
+    port: undefined,
+    uiPort: undefined,
+    dbFile: process.env.BENCH_DB_FILE ? path.join(dir, 'temporal.db') : undefined,
+    namespace: 'default',
+  });
+  const config = loadConfig({
+    TEMPORAL_ADDRESS: dev.address,
+    DATA_DIR: dir,
+    PORT: '0',
+    SIM_PORT: '0',
+    ADMIN_TOKEN: BENCH_ADMIN,
+    LOG_LEVEL: 'warn',
+    ...env,
+  });
+  const stack = await startStack(
+    config,
+    { temporal: false, sim: true, worker: true, api: true },
+    { log: pino({ level: 'warn' }), ...(opts.scheduler ? { scheduler: opts.scheduler } : {}) },
+  );
   const call: BenchStack['call'] = async (method, route, body, token = BENCH_ADMIN) => {
     const res = await fetch(`${stack.apiUrl}${route}`, {
       method,
-      headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
     const text = await res.text();

@@ -22,7 +22,7 @@ export interface ActivityDeps {
 }
 
 /** How long an admission notice waits for a run's workflow to appear (the API starts it right after). */
-const APPEAR_WAIT_MS = 10_000;
+const APPEAR_WAIT_MS = 60_000;
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -32,7 +32,10 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
   const scheduler = () => client.workflow.getHandle(deps.schedulerId);
 
   /** Signals a run; false when its workflow is gone (closed, or never started within the wait). */
-  async function signalRun(runId: string, send: (h: ReturnType<Client['workflow']['getHandle']>) => Promise<void>) {
+  async function signalRun(
+    runId: string,
+    send: (h: ReturnType<Client['workflow']['getHandle']>) => Promise<void>,
+  ) {
     const handle = client.workflow.getHandle(runId);
     const deadline = Date.now() + APPEAR_WAIT_MS;
     for (;;) {
@@ -41,30 +44,38 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
         return true;
       } catch (err) {
         if (!(err instanceof WorkflowNotFoundError)) throw err;
-        const exists = await handle.describe().then(
-          () => true,
-          () => false,
+        const state = await handle.describe().then(
+          (d) => (d.status.name === 'RUNNING' ? 'running' : 'closed'),
+          () => 'absent',
         );
-        if (exists || Date.now() > deadline) return false; // closed, or never started
-        await pause(200);
+        if (state === 'closed') return false;
+        if (state === 'absent' && Date.now() > deadline) return false; // never started
+        if (state === 'absent') await pause(200);
       }
     }
   }
 
   return {
     async notifyAdmissions(notices) {
-      const reached = await mapLimit(notices, 32, (n) => signalRun(n.runId, (h) => h.signal(admitSignal, n.notice)));
-      return notices.filter((_, i) => !reached[i]).map((n) => ({ runId: n.runId, attempt: n.notice.attempt }));
+      const reached = await mapLimit(notices, 32, (n) =>
+        signalRun(n.runId, (h) => h.signal(admitSignal, n.notice)),
+      );
+      return notices
+        .filter((_, i) => !reached[i])
+        .map((n) => ({ runId: n.runId, attempt: n.notice.attempt }));
     },
 
     async notifyRevoked(revoked) {
-      await mapLimit(revoked, 32, (r) => signalRun(r.runId, (h) => h.signal(leaseRevokedSignal, { attempt: r.attempt })));
+      await mapLimit(revoked, 32, (r) =>
+        signalRun(r.runId, (h) => h.signal(leaseRevokedSignal, { attempt: r.attempt })),
+      );
     },
 
     async modelStep(req) {
       const ctx = Context.current();
       const started = Date.now();
-      const renew = () => mailbox.renew({ runId: req.runId, attempt: req.attempt, usedTokens: req.usedSoFar });
+      const renew = () =>
+        mailbox.renew({ runId: req.runId, attempt: req.attempt, usedTokens: req.usedSoFar });
       renew();
       const { usedTokens } = await model.complete({
         runId: req.runId,
@@ -75,7 +86,11 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
       mailbox.renew({ runId: req.runId, attempt: req.attempt, usedTokens: req.usedSoFar + usedTokens });
       // Hold the step to its minimum length, heartbeating and renewing the lease meanwhile.
       const every = Math.max(200, Math.min(req.leaseTtlMs / 3, 10_000));
-      for (let left = req.minMs - (Date.now() - started); left > 0; left = req.minMs - (Date.now() - started)) {
+      for (
+        let left = req.minMs - (Date.now() - started);
+        left > 0;
+        left = req.minMs - (Date.now() - started)
+      ) {
         await ctx.sleep(Math.min(left, every));
         ctx.heartbeat();
         mailbox.renew({ runId: req.runId, attempt: req.attempt, usedTokens: req.usedSoFar + usedTokens });
@@ -110,30 +125,30 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
     },
 
     async startBatchChunk(chunk) {
-      const units = chunk.indexes.map((index) => ({
+      const specs = chunk.indexes.map((index, i) => ({
         runId: `${chunk.batchId}-${index}`,
         tenant: chunk.tenant,
+        agent: chunk.agent,
         priority: chunk.priority,
-        cost: chunk.estimatedTokensPerItem,
+        input: chunk.items[i],
+        estimatedTokens: chunk.estimatedTokensPerItem,
+        batchId: chunk.batchId,
+        createdAt: chunk.createdAt,
+      }));
+      // Runs first, then the scheduler: an admission never races its run's creation, and a run refused
+      // for now simply stays queued until the batch offers it again.
+      await mapLimit(specs, 32, (spec) => startRunWorkflow(client, deps.taskQueue, spec));
+      const units = specs.map((s) => ({
+        runId: s.runId,
+        tenant: s.tenant,
+        priority: s.priority,
+        cost: s.estimatedTokens,
       }));
       const results = await scheduler().executeUpdate(submitUpdate, { args: [units] });
-      const accepted = results.flatMap((r, i) => (r.accepted ? [i] : []));
-      await mapLimit(accepted, 32, (i) =>
-        startRunWorkflow(client, deps.taskQueue, {
-          runId: units[i]!.runId,
-          tenant: chunk.tenant,
-          agent: chunk.agent,
-          priority: chunk.priority,
-          input: chunk.items[i],
-          estimatedTokens: chunk.estimatedTokensPerItem,
-          batchId: chunk.batchId,
-          createdAt: chunk.createdAt,
-        }),
-      );
       const refused = results.flatMap((r, i) =>
         r.accepted ? [] : [{ index: chunk.indexes[i]!, retryAfterSeconds: r.retryAfterSeconds }],
       );
-      return { started: accepted.length, refused };
+      return { started: specs.length, refused };
     },
   };
 }

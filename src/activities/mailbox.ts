@@ -82,7 +82,8 @@ export class SchedulerMailbox {
           this.releases.push(...(report.releases ?? []));
           this.cancels.push(...(report.cancels ?? []));
           this.unreachable.push(...(report.unreachable ?? []));
-          for (const r of report.renewals ?? []) if (!this.renewals.has(r.runId)) this.renewals.set(r.runId, r);
+          for (const r of report.renewals ?? [])
+            if (!this.renewals.has(r.runId)) this.renewals.set(r.runId, r);
           this.waiters.push(...waiters);
         },
       )

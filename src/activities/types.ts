@@ -30,7 +30,9 @@ export interface BatchChunk {
 
 export interface FleetActivities {
   /** Tells many runs they were admitted; returns those whose workflow could not be reached. */
-  notifyAdmissions(notices: { runId: string; notice: AdmitNotice }[]): Promise<{ runId: string; attempt: number }[]>;
+  notifyAdmissions(
+    notices: { runId: string; notice: AdmitNotice }[],
+  ): Promise<{ runId: string; attempt: number }[]>;
   notifyRevoked(revoked: { runId: string; attempt: number }[]): Promise<void>;
   /** One model call through the model plane; renews the run's lease as it goes. */
   modelStep(req: StepRequest): Promise<{ usedTokens: number }>;
@@ -41,7 +43,15 @@ export interface FleetActivities {
   /** Tells the scheduler a queued run was cancelled (batched with other reports). */
   cancelQueued(runId: string): Promise<void>;
   /** Queues the run again (after its lease was revoked, or after a human gate). */
-  resubmit(unit: { runId: string; tenant: string; priority: Priority; cost: number; attempt: number }): Promise<SubmitResult>;
+  resubmit(unit: {
+    runId: string;
+    tenant: string;
+    priority: Priority;
+    cost: number;
+    attempt: number;
+  }): Promise<SubmitResult>;
   /** Creates one chunk of a batch's runs; returns how many it created and the items still refused. */
-  startBatchChunk(chunk: BatchChunk): Promise<{ started: number; refused: { index: number; retryAfterSeconds: number }[] }>;
+  startBatchChunk(
+    chunk: BatchChunk,
+  ): Promise<{ started: number; refused: { index: number; retryAfterSeconds: number }[] }>;
 }

@@ -91,7 +91,9 @@ export interface FleetSettingsPatch {
 
 export interface FleetPort {
   /** Offers units to the scheduler (coalesced with concurrent callers into one message). */
-  submit(units: { runId: string; tenant: string; priority: Priority; cost: number }[]): Promise<SubmitResult[]>;
+  submit(
+    units: { runId: string; tenant: string; priority: Priority; cost: number }[],
+  ): Promise<SubmitResult[]>;
   /** Starts the run's workflow; idempotent on runId. Call only for units the scheduler accepted. */
   startRun(spec: RunSpec): Promise<void>;
   /** The run as its owner sees it, or null when there is no such run. */
@@ -108,7 +110,9 @@ export interface FleetPort {
    */
   createBatch(
     spec: BatchSpec,
-  ): Promise<{ accepted: true } | { accepted: false; code: ShedCode; message: string; retryAfterSeconds: number }>;
+  ): Promise<
+    { accepted: true } | { accepted: false; code: ShedCode; message: string; retryAfterSeconds: number }
+  >;
   getBatch(batchId: string): Promise<BatchView | null>;
   /** Re-drives the failed items; returns how many. */
   resumeBatch(batchId: string): Promise<number>;

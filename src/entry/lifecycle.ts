@@ -2,7 +2,10 @@
  * Runs a started process part until SIGINT or SIGTERM, then closes it once and exits.
  * A second signal exits at once.
  */
-export function closeOnSignal(close: () => Promise<void>, log: { info(m: string): void; error(m: string): void }): void {
+export function closeOnSignal(
+  close: () => Promise<void>,
+  log: { info(m: string): void; error(m: string): void },
+): void {
   let closing = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (closing) {

@@ -7,7 +7,12 @@ import { closeOnSignal, failStart } from './lifecycle';
 async function main(): Promise<void> {
   const config = loadConfig();
   const log = pino({ level: config.logLevel });
-  const sim = await startSimulator({ port: config.sim.port, tpm: config.sim.tpm, rpm: config.sim.rpm, seed: config.sim.seed });
+  const sim = await startSimulator({
+    port: config.sim.port,
+    tpm: config.sim.tpm,
+    rpm: config.sim.rpm,
+    seed: config.sim.seed,
+  });
   log.info({ url: sim.url, tpm: config.sim.tpm, rpm: config.sim.rpm }, 'model-plane simulator started');
   closeOnSignal(sim.close, { info: (m) => log.info(m), error: (m) => log.error(m) });
 }

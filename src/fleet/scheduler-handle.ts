@@ -15,13 +15,20 @@ export function schedulerInput(config: Config, extra: Partial<SchedulerInput> = 
       leaseTtlSeconds: f.leaseTtlSeconds,
       globalMaxQueued: f.globalMaxQueued,
     },
-    governor: { ...DEFAULT_GOVERNOR, maxConcurrency: Math.max(DEFAULT_GOVERNOR.maxConcurrency, f.concurrency) },
+    governor: {
+      ...DEFAULT_GOVERNOR,
+      maxConcurrency: Math.max(DEFAULT_GOVERNOR.maxConcurrency, f.concurrency),
+    },
     ...extra,
   };
 }
 
 /** Starts the scheduler workflow under its fixed id unless it already runs (idempotent). */
-export async function ensureScheduler(client: Client, config: Config, extra: Partial<SchedulerInput> = {}): Promise<void> {
+export async function ensureScheduler(
+  client: Client,
+  config: Config,
+  extra: Partial<SchedulerInput> = {},
+): Promise<void> {
   await client.workflow.start<typeof schedulerWorkflow>('schedulerWorkflow', {
     workflowId: config.schedulerWorkflowId,
     taskQueue: config.temporal.taskQueue,

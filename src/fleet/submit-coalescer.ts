@@ -33,7 +33,10 @@ export class SubmitCoalescer {
     while (this.queue.length > 0 && this.inFlight < this.opts.maxInFlight) {
       const batch: Pending[] = [];
       let size = 0;
-      while (this.queue.length > 0 && (batch.length === 0 || size + this.queue[0]!.units.length <= this.opts.maxUnits)) {
+      while (
+        this.queue.length > 0 &&
+        (batch.length === 0 || size + this.queue[0]!.units.length <= this.opts.maxUnits)
+      ) {
         const p = this.queue.shift()!;
         batch.push(p);
         size += p.units.length;

@@ -23,7 +23,8 @@ import { SubmitCoalescer } from './submit-coalescer';
 import { countBatch, failedRunIds, listRuns } from './visibility';
 
 const notFound = (err: unknown) => err instanceof WorkflowNotFoundError;
-const orNull = <T>(p: Promise<T>): Promise<T | null> => p.catch((err: unknown) => (notFound(err) ? null : Promise.reject(err)));
+const orNull = <T>(p: Promise<T>): Promise<T | null> =>
+  p.catch((err: unknown) => (notFound(err) ? null : Promise.reject(err)));
 
 /** The fleet on Temporal: the scheduler workflow for decisions, run workflows for runs, visibility for lists. */
 export function createTemporalFleet(client: Client, config: Config, effects: EffectStore): FleetPort {
@@ -115,7 +116,12 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
       const ids = await failedRunIds(client, batchId);
       const specs = await mapLimit(ids, 16, (id) => client.workflow.getHandle(id).query(runSpecQuery));
       const results = await fleet.submit(
-        specs.map((s) => ({ runId: s.runId, tenant: s.tenant, priority: s.priority, cost: s.estimatedTokens })),
+        specs.map((s) => ({
+          runId: s.runId,
+          tenant: s.tenant,
+          priority: s.priority,
+          cost: s.estimatedTokens,
+        })),
       );
       const accepted = specs.filter((_, i) => results[i]?.accepted);
       await mapLimit(accepted, 16, (s) => startRunWorkflow(client, taskQueue, s, { redrive: true }));
@@ -128,7 +134,8 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
     ledgerEntries: (tenant, limit) => scheduler().query(ledgerQuery, tenant, limit),
 
     schedulerStatus: () => scheduler().query(statusQuery),
-    patchScheduler: (patch) => withRetry(() => scheduler().executeUpdate(patchSettingsUpdate, { args: [patch] })),
+    patchScheduler: (patch) =>
+      withRetry(() => scheduler().executeUpdate(patchSettingsUpdate, { args: [patch] })),
     drain: (intake) => withRetry(() => scheduler().executeUpdate(drainUpdate, { args: [{ intake }] })),
     resume: () => withRetry(() => scheduler().executeUpdate(resumeUpdate, { args: [] })),
 

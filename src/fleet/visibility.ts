@@ -48,7 +48,14 @@ export async function listRuns(
 
 /** Counts a batch's runs by status from visibility. */
 export async function countBatch(client: Client, batchId: string): Promise<Record<RunStatus, number>> {
-  const statuses: RunStatus[] = ['queued', 'running', 'awaiting_approval', 'completed', 'failed', 'cancelled'];
+  const statuses: RunStatus[] = [
+    'queued',
+    'running',
+    'awaiting_approval',
+    'completed',
+    'failed',
+    'cancelled',
+  ];
   const counts = await Promise.all(
     statuses.map((s) => client.workflow.count(`BatchId = ${quote(batchId)} AND RunStatus = '${s}'`)),
   );
@@ -58,7 +65,9 @@ export async function countBatch(client: Client, batchId: string): Promise<Recor
 /** Ids of a batch's failed runs (for re-driving them). */
 export async function failedRunIds(client: Client, batchId: string): Promise<string[]> {
   const ids: string[] = [];
-  for await (const wf of client.workflow.list({ query: `BatchId = ${quote(batchId)} AND RunStatus = 'failed'` })) {
+  for await (const wf of client.workflow.list({
+    query: `BatchId = ${quote(batchId)} AND RunStatus = 'failed'`,
+  })) {
     ids.push(wf.workflowId);
   }
   return ids;

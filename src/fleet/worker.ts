@@ -34,7 +34,13 @@ export async function startFleetWorker(opts: {
 }): Promise<FleetWorker> {
   const { config, client, log } = opts;
   const window = new ObservationWindow();
-  const mailbox = new SchedulerMailbox(client, config.schedulerWorkflowId, config.mailboxFlushMs, () => window.drain(Date.now()), log);
+  const mailbox = new SchedulerMailbox(
+    client,
+    config.schedulerWorkflowId,
+    config.mailboxFlushMs,
+    () => window.drain(Date.now()),
+    log,
+  );
   const model = createModelClient({
     baseUrl: opts.modelBaseUrl,
     apiKey: config.model.apiKey,

@@ -38,7 +38,8 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   ]);
   const env = await TestWorkflowEnvironment.createLocal({
     server: {
-      executable: cli.kind === 'path' ? { type: 'existing-path', path: cli.path } : { type: 'cached-download' },
+      executable:
+        cli.kind === 'path' ? { type: 'existing-path', path: cli.path } : { type: 'cached-download' },
       ip: '127.0.0.1',
       ...(opts.port !== undefined ? { port: opts.port } : {}),
       ui: opts.uiPort !== undefined,

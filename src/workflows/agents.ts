@@ -30,7 +30,8 @@ async function synthetic(input: Json, ctx: AgentContext): Promise<unknown> {
 async function triage(input: Json, ctx: AgentContext): Promise<unknown> {
   let tokens = await ctx.step(1000);
   const verdict = await ctx.gate();
-  if (verdict.decision === 'reject') return { incident: input.incident, resolution: 'rejected', note: verdict.note, tokens };
+  if (verdict.decision === 'reject')
+    return { incident: input.incident, resolution: 'rejected', note: verdict.note, tokens };
   tokens += await ctx.step(500);
   await ctx.effect('remediation');
   return { incident: input.incident, resolution: 'remediated', note: verdict.note, tokens };
@@ -48,7 +49,11 @@ async function audit(input: Json, ctx: AgentContext): Promise<unknown> {
   return { findings };
 }
 
-const AGENTS: Record<string, (input: Json, ctx: AgentContext) => Promise<unknown>> = { synthetic, triage, audit };
+const AGENTS: Record<string, (input: Json, ctx: AgentContext) => Promise<unknown>> = {
+  synthetic,
+  triage,
+  audit,
+};
 
 export async function runAgent(agent: string, input: unknown, ctx: AgentContext): Promise<unknown> {
   const impl = AGENTS[agent];

@@ -6,6 +6,7 @@ import {
   proxyActivities,
   setCurrentDetails,
   setHandler,
+  sleep,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { FleetActivities } from '../activities/types';
@@ -52,7 +53,10 @@ const NOTICE_BATCH = 250;
 export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
   const core = input.snapshot
     ? FleetScheduler.restore(input.snapshot)
-    : FleetScheduler.create({ settings: input.settings, governor: input.governor ?? DEFAULT_GOVERNOR }, Date.now());
+    : FleetScheduler.create(
+        { settings: input.settings, governor: input.governor ?? DEFAULT_GOVERNOR },
+        Date.now(),
+      );
   const continuedAsNew = input.continuedAsNew ?? 0;
   let dirty = true;
   let pending = 0;
@@ -67,7 +71,9 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
   };
 
   // Handlers first, before any await, so no buffered message is dropped.
-  setHandler(submitUpdate, (units) => touched(core.submit(units, Date.now())), { validator: validateSubmissions });
+  setHandler(submitUpdate, (units) => touched(core.submit(units, Date.now())), {
+    validator: validateSubmissions,
+  });
   setHandler(upsertTenantsUpdate, (list) => {
     for (const t of list) core.upsertTenant(t.tenant, t.settings, Date.now());
     dirty = true;
@@ -113,7 +119,12 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
     for (let i = 0; i < admissions.length; i += NOTICE_BATCH) {
       const notices = admissions.slice(i, i + NOTICE_BATCH).map((a) => ({
         runId: a.runId,
-        notice: { attempt: a.attempt, seq: a.seq, admittedAt: a.admittedAt, leaseExpiresAt: a.leaseExpiresAt },
+        notice: {
+          attempt: a.attempt,
+          seq: a.seq,
+          admittedAt: a.admittedAt,
+          leaseExpiresAt: a.leaseExpiresAt,
+        },
       }));
       track(
         notifyAdmissions(notices).then((unreachable) => {
@@ -126,18 +137,29 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
     workflowInfo().continueAsNewSuggested ||
     (input.maxHistoryEvents !== undefined && workflowInfo().historyLength >= input.maxHistoryEvents);
 
+  // One timer per wake-up time, never cancelled: a `condition` with a timeout would start and cancel
+  // a timer on every loop (two history events each time), and history is the scheduler's budget.
+  let timerAt: number | null = null;
+  const armTimer = (wake: number | null): void => {
+    if (wake === null || (timerAt !== null && timerAt <= wake)) return;
+    const at = (timerAt = wake);
+    void sleep(Math.max(1, wake - Date.now())).then(() => {
+      if (timerAt === at) timerAt = null;
+      dirty = true;
+    });
+  };
+
   let lastDetails = '';
   while (!shouldContinueAsNew()) {
     if (!dirty) {
-      const wake = core.nextWakeAt(Date.now());
-      const ready = () => dirty || shouldContinueAsNew();
-      if (wake === null) await condition(ready);
-      else await condition(ready, Math.max(1, wake - Date.now()));
+      armTimer(core.nextWakeAt(Date.now()));
+      await condition(() => dirty || shouldContinueAsNew());
     }
     dirty = false;
     const now = Date.now();
     const expired = core.expireLeases(now);
-    if (expired.length > 0) track(notifyRevoked(expired.map((a) => ({ runId: a.runId, attempt: a.attempt }))));
+    if (expired.length > 0)
+      track(notifyRevoked(expired.map((a) => ({ runId: a.runId, attempt: a.attempt }))));
     const admissions = core.admit(now);
     if (admissions.length > 0) dispatch(admissions);
     const details = summaryLine(status());

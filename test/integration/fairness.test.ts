@@ -7,13 +7,23 @@ const FAST = { MODEL_TPM: '1000000000', MODEL_RPM: '100000000' };
 async function admissionSeqs(s: TestStack, token: string, runIds: string[]): Promise<number[]> {
   const out: number[] = [];
   for (const id of runIds) {
-    const r = await waitFor(() => s.call('GET', `/v1/runs/${id}`, { token }), (v) => typeof v.body?.admissionSeq === 'number', 120_000, 250);
+    const r = await waitFor(
+      () => s.call('GET', `/v1/runs/${id}`, { token }),
+      (v) => typeof v.body?.admissionSeq === 'number',
+      120_000,
+      250,
+    );
     out.push(r.body.admissionSeq as number);
   }
   return out;
 }
 
-async function submit(s: TestStack, token: string, n: number, body: Record<string, unknown>): Promise<string[]> {
+async function submit(
+  s: TestStack,
+  token: string,
+  n: number,
+  body: Record<string, unknown>,
+): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < n; i += 50) {
     const replies = await Promise.all(
@@ -53,7 +63,9 @@ describe('scheduler policy on a real Temporal server', () => {
     const lightIn = lightSeqs.filter((n) => n <= windowEnd).length;
     const heavyIn = heavySeqs.filter((n) => n <= windowEnd).length;
     const share = heavyIn / (lightIn + heavyIn);
-    console.log(`weights: window ${first}..${windowEnd}, heavy ${heavyIn}, light ${lightIn}, heavy share ${(share * 100).toFixed(1)}%`);
+    console.log(
+      `weights: window ${first}..${windowEnd}, heavy ${heavyIn}, light ${lightIn}, heavy share ${(share * 100).toFixed(1)}%`,
+    );
     expect(share).toBeGreaterThanOrEqual(0.7);
     expect(share).toBeLessThanOrEqual(0.8);
   });
@@ -67,7 +79,12 @@ describe('scheduler policy on a real Temporal server', () => {
       body: { agent: 'synthetic', priority: 'batch', items: Array.from({ length: 5000 }, () => slow) },
     });
     expect(batch.status).toBe(202);
-    await waitFor(() => s!.call('GET', '/v1/admin/scheduler'), (v) => v.body.queued.byPriority.batch >= 4000, 120_000, 500);
+    await waitFor(
+      () => s!.call('GET', '/v1/admin/scheduler'),
+      (v) => v.body.queued.byPriority.batch >= 4000,
+      120_000,
+      500,
+    );
 
     // A standard backlog too: batch must still receive its floor while standard is served first.
     const standardRuns = await submit(s, t, 100, { agent: 'synthetic', priority: 'standard', input: slow });
@@ -79,7 +96,9 @@ describe('scheduler policy on a real Temporal server', () => {
     expect(interactive.status).toBe(202);
     const [seq] = await admissionSeqs(s, t, [interactive.body.runId]);
     const between = seq! - before - 1;
-    console.log(`priority: ${between} admissions between the interactive unit's submission and its admission`);
+    console.log(
+      `priority: ${between} admissions between the interactive unit's submission and its admission`,
+    );
     expect(between).toBeLessThanOrEqual(2);
 
     const standardSeqs = await admissionSeqs(s, t, standardRuns);
@@ -89,7 +108,9 @@ describe('scheduler policy on a real Temporal server', () => {
     const admittedInWindow = windowEnd - windowStart;
     const standardInWindow = standardSeqs.length + 1; // + the interactive unit
     const batchInWindow = admittedInWindow - standardInWindow;
-    console.log(`floors: ${batchInWindow} batch of ${admittedInWindow} admissions while standard was backlogged`);
+    console.log(
+      `floors: ${batchInWindow} batch of ${admittedInWindow} admissions while standard was backlogged`,
+    );
     expect(batchInWindow / admittedInWindow).toBeGreaterThanOrEqual(0.04);
     expect(status.queued.byPriority.batch).toBeGreaterThan(0);
   });

@@ -32,13 +32,20 @@ describe('flood: a tenant that dumps 10,000 units does not delay a tenant with 1
     const before = await s.call('GET', '/v1/admin/scheduler');
     const admittedAtB = before.body.counters.admitted as number;
     const runsB = await Promise.all(
-      Array.from({ length: B_UNITS }, () => s.call('POST', '/v1/runs', { token: b, body: { agent: 'synthetic', input: unit } })),
+      Array.from({ length: B_UNITS }, () =>
+        s.call('POST', '/v1/runs', { token: b, body: { agent: 'synthetic', input: unit } }),
+      ),
     );
     expect(runsB.map((r) => r.status)).toEqual(Array(B_UNITS).fill(202));
 
     const doneB = await Promise.all(
       runsB.map((r) =>
-        waitFor(() => s.call('GET', `/v1/runs/${r.body.runId}`, { token: b }), (v) => v.body?.status === 'completed', 300_000, 500),
+        waitFor(
+          () => s.call('GET', `/v1/runs/${r.body.runId}`, { token: b }),
+          (v) => v.body?.status === 'completed',
+          300_000,
+          500,
+        ),
       ),
     );
     const seqs = doneB.map((r) => r.body.admissionSeq as number);
@@ -54,14 +61,25 @@ describe('flood: a tenant that dumps 10,000 units does not delay a tenant with 1
       480_000,
       2000,
     );
-    expect(batch.body).toMatchObject({ total: A_UNITS, completed: A_UNITS, failed: 0, cancelled: 0, queued: 0, running: 0 });
+    expect(batch.body).toMatchObject({
+      total: A_UNITS,
+      completed: A_UNITS,
+      failed: 0,
+      cancelled: 0,
+      queued: 0,
+      running: 0,
+    });
 
     const status = await waitFor(
       () => s.call('GET', '/v1/admin/scheduler'),
       (v) => v.body.counters.completed === A_UNITS + B_UNITS,
       30_000,
     );
-    expect(status.body.counters).toMatchObject({ admitted: A_UNITS + B_UNITS, completed: A_UNITS + B_UNITS, expired: 0 });
+    expect(status.body.counters).toMatchObject({
+      admitted: A_UNITS + B_UNITS,
+      completed: A_UNITS + B_UNITS,
+      expired: 0,
+    });
     expect(status.body.inFlight).toBe(0);
     expect(status.body.queued.total).toBe(0);
 

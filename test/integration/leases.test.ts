@@ -14,7 +14,7 @@ describe('leases', () => {
   });
   afterAll(() => s?.close());
 
-  it("gives the slot of a run whose worker vanished back at lease expiry; the run queues again when it returns", async () => {
+  it('gives the slot of a run whose worker vanished back at lease expiry; the run queues again when it returns', async () => {
     const tenant = `lease-${s.id}`;
     const key = await s.tenant(tenant);
     // The run lives on a task queue no worker polls: it is admitted, but nothing renews its lease.
@@ -30,12 +30,22 @@ describe('leases', () => {
       estimatedTokens: 10,
       createdAt: new Date().toISOString(),
     });
-    const [accepted] = await scheduler.executeUpdate(submitUpdate, { args: [[{ runId, tenant, priority: 'standard', cost: 10 }]] });
+    const [accepted] = await scheduler.executeUpdate(submitUpdate, {
+      args: [[{ runId, tenant, priority: 'standard', cost: 10 }]],
+    });
     expect(accepted).toMatchObject({ accepted: true });
 
-    const held = await waitFor(() => s.call('GET', '/v1/admin/scheduler'), (v) => v.body.inFlight === 1, 10_000);
+    const held = await waitFor(
+      () => s.call('GET', '/v1/admin/scheduler'),
+      (v) => v.body.inFlight === 1,
+      10_000,
+    );
     expect(held.body.inFlight).toBe(1);
-    const freed = await waitFor(() => s.call('GET', '/v1/admin/scheduler'), (v) => v.body.counters.expired === 1, 15_000);
+    const freed = await waitFor(
+      () => s.call('GET', '/v1/admin/scheduler'),
+      (v) => v.body.counters.expired === 1,
+      15_000,
+    );
     expect(freed.body.inFlight).toBe(0);
     expect(freed.body.counters.expired).toBe(1);
 
@@ -51,7 +61,11 @@ describe('leases', () => {
       taskQueue: orphanQueue,
     });
     try {
-      const done = await waitFor(() => s.call('GET', `/v1/runs/${runId}`, { token: key }), (v) => v.body?.status === 'completed', 30_000);
+      const done = await waitFor(
+        () => s.call('GET', `/v1/runs/${runId}`, { token: key }),
+        (v) => v.body?.status === 'completed',
+        30_000,
+      );
       expect(done.body.status).toBe('completed');
       const after = (await s.call('GET', '/v1/admin/scheduler')).body;
       expect(after.counters.admitted).toBe(2);

@@ -18,7 +18,11 @@ describe('vertical slice on a real Temporal server', () => {
 
   it('answers health and readiness', async () => {
     expect((await s.call('GET', '/healthz', { token: '' })).status).toBe(200);
-    const ready = await waitFor(() => s.call('GET', '/readyz', { token: '' }), (r) => r.status === 200, 20_000);
+    const ready = await waitFor(
+      () => s.call('GET', '/readyz', { token: '' }),
+      (r) => r.status === 200,
+      20_000,
+    );
     expect(ready.status).toBe(200);
   });
 
@@ -32,8 +36,17 @@ describe('vertical slice on a real Temporal server', () => {
     const runId: string = submitted.body.runId;
     expect(submitted.body.links.self).toBe(`/v1/runs/${runId}`);
 
-    const run = await waitFor(() => s.call('GET', `/v1/runs/${runId}`, { token: key }), (r) => r.body?.status === 'completed');
-    expect(run.body).toMatchObject({ runId, tenant: tenant(), agent: 'synthetic', priority: 'standard', status: 'completed' });
+    const run = await waitFor(
+      () => s.call('GET', `/v1/runs/${runId}`, { token: key }),
+      (r) => r.body?.status === 'completed',
+    );
+    expect(run.body).toMatchObject({
+      runId,
+      tenant: tenant(),
+      agent: 'synthetic',
+      priority: 'standard',
+      status: 'completed',
+    });
     expect(run.body.usage.tokens).toBe(100);
     expect(run.body.admissionSeq).toBeGreaterThanOrEqual(1);
     for (const field of ['createdAt', 'admittedAt', 'finishedAt']) {
@@ -59,7 +72,18 @@ describe('vertical slice on a real Temporal server', () => {
     // Asynchronously: this process hosts the worker that answers the query.
     const { stdout: out } = await promisify(execFile)(
       cli.path,
-      ['workflow', 'query', '--address', s.temporalAddress, '--workflow-id', s.config.schedulerWorkflowId, '--type', 'status', '-o', 'json'],
+      [
+        'workflow',
+        'query',
+        '--address',
+        s.temporalAddress,
+        '--workflow-id',
+        s.config.schedulerWorkflowId,
+        '--type',
+        'status',
+        '-o',
+        'json',
+      ],
       { encoding: 'utf8' },
     );
     const parsed = JSON.parse(out);

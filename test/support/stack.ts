@@ -21,7 +21,11 @@ export interface TestStack extends Stack {
   config: Config;
   id: string;
   /** Real HTTP against the stack's API. */
-  call<T = any>(method: string, route: string, opts?: { token?: string; body?: unknown; headers?: Record<string, string> }): Promise<Reply<T>>;
+  call<T = any>(
+    method: string,
+    route: string,
+    opts?: { token?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<Reply<T>>;
   /** Creates a tenant (admin) and returns its key. */
   tenant(name: string, settings?: Record<string, unknown>): Promise<string>;
 }
@@ -51,7 +55,10 @@ export async function startTestStack(
   const stack = await startStack(
     config,
     { temporal: false, sim: true, worker: opts.parts?.worker ?? true, api: true },
-    { workflows: { workflowBundle: { codePath: inject('workflowBundlePath') } }, ...(opts.scheduler ? { scheduler: opts.scheduler } : {}) },
+    {
+      workflows: { workflowBundle: { codePath: inject('workflowBundlePath') } },
+      ...(opts.scheduler ? { scheduler: opts.scheduler } : {}),
+    },
   );
   const call: TestStack['call'] = async (method, route, o = {}) => {
     const res = await fetch(`${stack.apiUrl}${route}`, {
@@ -90,7 +97,12 @@ export async function startTestStack(
 }
 
 /** Polls `fn` until `done` holds or the deadline passes (then returns the last value). */
-export async function waitFor<T>(fn: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 60_000, everyMs = 200): Promise<T> {
+export async function waitFor<T>(
+  fn: () => Promise<T>,
+  done: (v: T) => boolean,
+  timeoutMs = 60_000,
+  everyMs = 200,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();

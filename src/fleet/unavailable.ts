@@ -1,0 +1,30 @@
+import { ServiceError } from '@temporalio/client';
+import { ApiError } from '../api/errors';
+import type { FleetPort } from '../api/fleet-port';
+
+const TRANSIENT = [4 /* DEADLINE_EXCEEDED */, 8 /* RESOURCE_EXHAUSTED */, 14 /* UNAVAILABLE */];
+
+function isTransient(err: unknown): boolean {
+  if (!(err instanceof ServiceError)) return err instanceof Error && err.name === 'TransportError';
+  const code = (err.cause as { code?: number } | undefined)?.code;
+  return code !== undefined && TRANSIENT.includes(code);
+}
+
+/**
+ * Temporal being unreachable or overloaded is a 503 with Retry-After for the caller, not a 500:
+ * nothing was changed and trying again later is the right move.
+ */
+export function withUnavailableAs503(fleet: FleetPort): FleetPort {
+  const wrapped = {} as Record<string, unknown>;
+  for (const [name, fn] of Object.entries(fleet) as [string, (...a: unknown[]) => Promise<unknown>][]) {
+    wrapped[name] = async (...args: unknown[]) => {
+      try {
+        return await fn(...args);
+      } catch (err) {
+        if (isTransient(err)) throw new ApiError('unavailable', 'The scheduler is unreachable right now; try again shortly.', undefined, 5);
+        throw err;
+      }
+    };
+  }
+  return wrapped as unknown as FleetPort;
+}
