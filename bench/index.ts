@@ -1,9 +1,11 @@
 import { runSim } from './sim';
+import { runStormBench } from './storm';
 import { runThroughput } from './throughput';
 
 /** `npm run bench -- <scenario> [--flag value …]`. */
 const scenarios: Record<string, (argv: string[]) => Promise<void>> = {
   sim: runSim,
+  storm: runStormBench,
   throughput: runThroughput,
 };
 

@@ -5,7 +5,7 @@ import { flags, startBenchStack, writeResult } from './lib/bench-stack';
  * sustains on this machine, end to end (API → scheduler → run workflows → model plane → release).
  */
 export async function runThroughput(argv: string[]): Promise<void> {
-  const f = flags(argv, { units: 3000, concurrency: 100, tenants: 4, maxHistoryEvents: 0 });
+  const f = flags(argv, { units: 3000, concurrency: 100, tenants: 4, maxHistoryEvents: 0, effect: 0 });
   const s = await startBenchStack(
     { FLEET_CONCURRENCY: String(f.concurrency), MODEL_TPM: '1000000000', MODEL_RPM: '100000000' },
     f.maxHistoryEvents ? { scheduler: { maxHistoryEvents: f.maxHistoryEvents } } : {},
@@ -25,7 +25,11 @@ export async function runThroughput(argv: string[]): Promise<void> {
           '/v1/batches',
           {
             agent: 'synthetic',
-            items: Array.from({ length: per }, () => ({ steps: 1, tokensPerStep: 100 })),
+            items: Array.from({ length: per }, () => ({
+              steps: 1,
+              tokensPerStep: 100,
+              effect: f.effect === 1,
+            })),
           },
           k,
         ),

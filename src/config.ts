@@ -1,10 +1,14 @@
 import { z } from 'zod';
+import { DEFAULT_GOVERNOR } from './scheduler/defaults';
+import type { GovernorParams } from './scheduler/types';
 
 /**
  * Every environment variable Fairway reads, parsed once. Nothing else in the
  * project reads `process.env`; `.env.example` lists each with one line of meaning.
  */
 const int = (def: number) => z.coerce.number().int().nonnegative().default(def);
+const share = (def: number) => z.coerce.number().min(0).max(1).default(def);
+const G = DEFAULT_GOVERNOR;
 const optionalString = z
   .string()
   .optional()
@@ -38,6 +42,16 @@ const EnvSchema = z.object({
   TENANT_RATE_PER_SECOND: int(200),
   SUBMIT_COALESCE_MS: int(15),
   MAILBOX_FLUSH_MS: int(100),
+  GOVERNOR_INITIAL_TPM: int(G.initialTokensPerMinute),
+  GOVERNOR_MIN_TPM: int(G.minTokensPerMinute),
+  GOVERNOR_MAX_TPM: int(G.maxTokensPerMinute),
+  GOVERNOR_QUOTA_SHARE: share(G.quotaShare),
+  GOVERNOR_DECREASE: share(G.decrease),
+  GOVERNOR_COOLDOWN_MS: int(G.decreaseCooldownMs),
+  GOVERNOR_INCREASE_TPM: int(G.increaseTokensPerMinute),
+  GOVERNOR_INCREASE_QUOTA_SHARE: share(G.increaseQuotaShare),
+  GOVERNOR_INCREASE_CONCURRENCY: z.coerce.number().nonnegative().default(G.increaseConcurrency),
+  GOVERNOR_LOW_WATER: share(G.remainingLowWater),
   BUILD_ID: z.string().default('fairway-dev'),
   SHUTDOWN_GRACE_SECONDS: int(120),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
@@ -73,6 +87,8 @@ export interface Config {
     globalMaxQueued: number;
   };
   tenantDefaults: { maxQueued: number; maxInFlight: number; ratePerSecond: number };
+  /** The token governor's parameters (a new scheduler chain starts with them). */
+  governor: GovernorParams;
   submitCoalesceMs: number;
   mailboxFlushMs: number;
   buildId: string;
@@ -113,6 +129,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxQueued: e.DEFAULT_TENANT_MAX_QUEUED,
       maxInFlight: e.DEFAULT_TENANT_MAX_IN_FLIGHT,
       ratePerSecond: e.TENANT_RATE_PER_SECOND,
+    },
+    governor: {
+      ...DEFAULT_GOVERNOR,
+      initialTokensPerMinute: e.GOVERNOR_INITIAL_TPM,
+      minTokensPerMinute: e.GOVERNOR_MIN_TPM,
+      maxTokensPerMinute: e.GOVERNOR_MAX_TPM,
+      quotaShare: e.GOVERNOR_QUOTA_SHARE,
+      decrease: e.GOVERNOR_DECREASE,
+      decreaseCooldownMs: e.GOVERNOR_COOLDOWN_MS,
+      increaseTokensPerMinute: e.GOVERNOR_INCREASE_TPM,
+      increaseQuotaShare: e.GOVERNOR_INCREASE_QUOTA_SHARE,
+      increaseConcurrency: e.GOVERNOR_INCREASE_CONCURRENCY,
+      remainingLowWater: e.GOVERNOR_LOW_WATER,
     },
     submitCoalesceMs: e.SUBMIT_COALESCE_MS,
     mailboxFlushMs: e.MAILBOX_FLUSH_MS,

@@ -17,6 +17,7 @@ import { withUnavailableAs503 } from './fleet/unavailable';
 import { startFleetWorker } from './fleet/worker';
 import type { FleetWorker, WorkflowSource } from './fleet/worker';
 import { startDevServer } from './infra/dev-server';
+import { installRuntime } from './infra/runtime';
 import type { DevServer } from './infra/dev-server';
 import { startSimulator } from './modelplane';
 import type { RunningSimulator } from './modelplane';
@@ -58,6 +59,7 @@ export async function startStack(
   parts: StackParts,
   opts: { log?: Logger; workflows?: WorkflowSource; scheduler?: Partial<SchedulerInput> } = {},
 ): Promise<Stack> {
+  installRuntime(config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN');
   const log = opts.log ?? pino({ level: config.logLevel });
   const closers: (() => Promise<void>)[] = [];
   const close = async () => {

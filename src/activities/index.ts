@@ -92,7 +92,7 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
         left = req.minMs - (Date.now() - started)
       ) {
         await ctx.sleep(Math.min(left, every));
-        ctx.heartbeat();
+        if (!ctx.info.isLocal) ctx.heartbeat();
         mailbox.renew({ runId: req.runId, attempt: req.attempt, usedTokens: req.usedSoFar + usedTokens });
       }
       if (req.fail) {

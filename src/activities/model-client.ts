@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { parseRateLimitHeaders } from '../modelplane/rate-limit-headers';
 import type { ParsedRateLimit } from '../modelplane/rate-limit-headers';
+import { CALL_KEY_HEADER } from '../modelplane/retry-tracker';
 import { estimateTextTokens } from '../modelplane/tokens';
 import type { ModelCallSample } from './observations';
 
@@ -69,16 +70,23 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
         max_tokens: maxTokens,
       });
       const started = performance.now();
+      const callHeaders = { ...headers, [CALL_KEY_HEADER]: `${runId}:${step}` };
       let res: Response;
       try {
-        res = await fetchImpl(url, { method: 'POST', headers, body, signal });
+        res = await fetchImpl(url, { method: 'POST', headers: callHeaders, body, signal });
       } catch (err) {
         if (signal?.aborted) throw err;
         throw new Error(`Model plane unreachable at ${url}: ${(err as Error).message}`, { cause: err });
       }
       const limits = parseRateLimitHeaders(res.headers, now());
-      const report = (throttled: boolean, served: number): void =>
-        opts.onObservation({ at: now(), throttled, tokens: served, ...sampleLimits(limits) });
+      const report = (throttled: boolean, served: number, spendCap = false): void =>
+        opts.onObservation({
+          at: now(),
+          throttled,
+          tokens: served,
+          ...(spendCap ? { spendCap } : {}),
+          ...sampleLimits(limits),
+        });
 
       if (res.ok) {
         const payload = (await res.json().catch(() => null)) as { usage?: { total_tokens?: unknown } } | null;
@@ -92,8 +100,9 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
       const error = await readError(res);
       const context = `run ${runId} step ${step}`;
       if (res.status === 429) {
-        report(true, 0);
-        if (error.type === 'insufficient_quota' || error.code === 'insufficient_quota') {
+        const spendCap = error.type === 'insufficient_quota' || error.code === 'insufficient_quota';
+        report(true, 0, spendCap);
+        if (spendCap) {
           throw ApplicationFailure.create({
             type: ModelErrorType.spendCap,
             nonRetryable: true,
@@ -121,8 +130,10 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
   };
 }
 
-function sampleLimits(l: ParsedRateLimit): Omit<ModelCallSample, 'at' | 'throttled' | 'tokens'> {
-  const out: Omit<ModelCallSample, 'at' | 'throttled' | 'tokens'> = {};
+type SampleLimits = Omit<ModelCallSample, 'at' | 'throttled' | 'tokens' | 'spendCap'>;
+
+function sampleLimits(l: ParsedRateLimit): SampleLimits {
+  const out: SampleLimits = {};
   if (l.retryAfterMs !== undefined) out.retryAfterMs = l.retryAfterMs;
   if (l.remainingTokens !== undefined) out.remainingTokens = l.remainingTokens;
   if (l.limitTokens !== undefined) out.limitTokens = l.limitTokens;

@@ -6,6 +6,8 @@ export interface ModelCallSample {
   at: number;
   /** The provider answered 429 (rate limit or spend cap). */
   throttled: boolean;
+  /** The 429 was the account's spend cap: no news about the rate, so not counted as a throttle. */
+  spendCap?: boolean;
   /** The provider's requested wait, when it sent one. */
   retryAfterMs?: number;
   remainingTokens?: number;
@@ -30,7 +32,7 @@ export class ObservationWindow {
   /** Adds one call's sample. */
   add(sample: ModelCallSample): void {
     this.calls += 1;
-    if (sample.throttled) this.throttled += 1;
+    if (sample.throttled && !sample.spendCap) this.throttled += 1;
     this.maxRetryAfterMs = Math.max(this.maxRetryAfterMs, sample.retryAfterMs ?? 0);
     this.tokens += sample.tokens;
     const remaining = sample.remainingTokens;

@@ -2,7 +2,6 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy } from '@temporalio/common';
 import type { Config } from '../config';
-import { DEFAULT_GOVERNOR } from '../scheduler';
 import type { schedulerWorkflow, SchedulerInput } from '../workflows/scheduler';
 
 /** The scheduler workflow's input from config (used only when the chain does not exist yet). */
@@ -16,8 +15,8 @@ export function schedulerInput(config: Config, extra: Partial<SchedulerInput> = 
       globalMaxQueued: f.globalMaxQueued,
     },
     governor: {
-      ...DEFAULT_GOVERNOR,
-      maxConcurrency: Math.max(DEFAULT_GOVERNOR.maxConcurrency, f.concurrency),
+      ...config.governor,
+      maxConcurrency: Math.max(config.governor.maxConcurrency, f.concurrency),
     },
     ...extra,
   };

@@ -2,6 +2,8 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy } from '@temporalio/common';
 import type { EffectStore } from '../activities/effect-store';
+import { ApiError } from '../api/errors';
+import { withTimeout } from '../api/with-timeout';
 import type { BatchView, FleetPort, RunView } from '../api/fleet-port';
 import type { Config } from '../config';
 import type { batchWorkflow } from '../workflows/batch';
@@ -23,6 +25,20 @@ import { SubmitCoalescer } from './submit-coalescer';
 import { countBatch, failedRunIds, listRuns } from './visibility';
 
 const notFound = (err: unknown) => err instanceof WorkflowNotFoundError;
+/** An update waits for a worker; without one it would wait forever. */
+const SCHEDULER_ANSWER_MS = 30_000;
+const answered = <T>(p: Promise<T>): Promise<T> =>
+  withTimeout(p, SCHEDULER_ANSWER_MS, 'the scheduler').catch((err: unknown) => {
+    if (err instanceof Error && err.message.startsWith('the scheduler timed out')) {
+      throw new ApiError(
+        'unavailable',
+        'The scheduler did not answer in time (is a worker running?); try again shortly.',
+        undefined,
+        5,
+      );
+    }
+    throw err;
+  });
 const orNull = <T>(p: Promise<T>): Promise<T | null> =>
   p.catch((err: unknown) => (notFound(err) ? null : Promise.reject(err)));
 
@@ -30,7 +46,7 @@ const orNull = <T>(p: Promise<T>): Promise<T | null> =>
 export function createTemporalFleet(client: Client, config: Config, effects: EffectStore): FleetPort {
   const scheduler = () => client.workflow.getHandle(config.schedulerWorkflowId);
   const coalescer = new SubmitCoalescer(
-    (units) => withRetry(() => scheduler().executeUpdate(submitUpdate, { args: [units] })),
+    (units) => answered(withRetry(() => scheduler().executeUpdate(submitUpdate, { args: [units] }))),
     { lingerMs: config.submitCoalesceMs, maxUnits: 2000, maxInFlight: 2 },
   );
   const taskQueue = config.temporal.taskQueue;
@@ -129,15 +145,18 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
     },
 
     upsertTenant: (tenant, settings) =>
-      withRetry(() => scheduler().executeUpdate(upsertTenantsUpdate, { args: [[{ tenant, settings }]] })),
+      answered(
+        withRetry(() => scheduler().executeUpdate(upsertTenantsUpdate, { args: [[{ tenant, settings }]] })),
+      ),
     tenantStatus: (tenant) => scheduler().query(tenantQuery, tenant),
     ledgerEntries: (tenant, limit) => scheduler().query(ledgerQuery, tenant, limit),
 
     schedulerStatus: () => scheduler().query(statusQuery),
     patchScheduler: (patch) =>
       withRetry(() => scheduler().executeUpdate(patchSettingsUpdate, { args: [patch] })),
-    drain: (intake) => withRetry(() => scheduler().executeUpdate(drainUpdate, { args: [{ intake }] })),
-    resume: () => withRetry(() => scheduler().executeUpdate(resumeUpdate, { args: [] })),
+    drain: (intake) =>
+      answered(withRetry(() => scheduler().executeUpdate(drainUpdate, { args: [{ intake }] }))),
+    resume: () => answered(withRetry(() => scheduler().executeUpdate(resumeUpdate, { args: [] }))),
 
     effectsSummary: async () => effects.summary(),
 

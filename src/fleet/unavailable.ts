@@ -21,7 +21,13 @@ export function withUnavailableAs503(fleet: FleetPort): FleetPort {
       try {
         return await fn(...args);
       } catch (err) {
-        if (isTransient(err)) throw new ApiError('unavailable', 'The scheduler is unreachable right now; try again shortly.', undefined, 5);
+        if (isTransient(err))
+          throw new ApiError(
+            'unavailable',
+            'The scheduler is unreachable right now; try again shortly.',
+            undefined,
+            5,
+          );
         throw err;
       }
     };

@@ -2,7 +2,8 @@ import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { rateLimitHeaders } from './rate-limit-headers';
-import { sendError, sendInvalid, sendSpendCap, sendThrottled } from './responses';
+import { advertisedWaitMs, sendError, sendInvalid, sendSpendCap, sendThrottled } from './responses';
+import { CALL_KEY_HEADER } from './retry-tracker';
 import { CapacitySchema, ChatRequestSchema, SpendCapSchema, issueDetails } from './schemas';
 import { SimulatorState } from './state';
 import type { SimulatorOptions } from './state';
@@ -35,6 +36,8 @@ export function createSimulator(opts: SimulatorOptions): { app: express.Express;
     const completionTokens = body.max_tokens ?? body.max_completion_tokens ?? DEFAULT_MAX_TOKENS;
     const total = promptTokens + completionTokens;
 
+    const key = req.get(CALL_KEY_HEADER);
+    state.retries.arrived(key, state.now());
     const decision = state.decide(total);
     if (decision.kind === 'spend_cap') {
       state.answered(429, 0);
@@ -42,8 +45,10 @@ export function createSimulator(opts: SimulatorOptions): { app: express.Express;
     }
     if (decision.kind === 'throttled') {
       state.answered(429, 0);
+      state.retries.throttled(key, state.now(), advertisedWaitMs(decision.waitMs));
       return sendThrottled(res, decision.waitMs, decision.exhausted, decision.limits);
     }
+    state.retries.served(key);
     await sleep(decision.delayMs);
     state.answered(200, total);
     res.set(rateLimitHeaders(decision.limits));

@@ -7,3 +7,4 @@ export type { LatencyModel } from './latency';
 export { formatDuration, parseDuration, parseRateLimitHeaders } from './rate-limit-headers';
 export type { ParsedRateLimit, RateLimitSnapshot } from './rate-limit-headers';
 export { estimatePromptTokens, estimateTextTokens } from './tokens';
+export { CALL_KEY_HEADER, RetryTracker } from './retry-tracker';

@@ -19,6 +19,9 @@ export function sendInvalid(res: Response, message: string, details?: unknown): 
   sendError(res, 400, { code: 'invalid_request', type: 'invalid_request_error', message, details });
 }
 
+/** The wait a 429 advertises in `retry-after-ms`: whole ms, at least 1. */
+export const advertisedWaitMs = (waitMs: number): number => Math.max(1, Math.ceil(waitMs));
+
 /** Sends a rate-limit 429 with the wait in `retry-after` (whole seconds, at least 1) and `retry-after-ms`. */
 export function sendThrottled(
   res: Response,
@@ -28,7 +31,7 @@ export function sendThrottled(
 ): void {
   res.set(rateLimitHeaders(limits));
   res.set('retry-after', String(Math.max(1, Math.ceil(waitMs / 1000))));
-  res.set('retry-after-ms', String(Math.max(1, Math.ceil(waitMs))));
+  res.set('retry-after-ms', String(advertisedWaitMs(waitMs)));
   sendError(res, 429, {
     code: 'rate_limit_exceeded',
     type: 'rate_limit_exceeded',

@@ -1,6 +1,7 @@
 import { DEFAULT_LATENCY, latencyMs, seededRandom } from './latency';
 import type { LatencyModel } from './latency';
 import type { RateLimitSnapshot } from './rate-limit-headers';
+import { RetryTracker } from './retry-tracker';
 import { TokenBucket } from './token-bucket';
 
 /** How a simulator starts: its quota, its seed and (optionally) its latency model and clock. */
@@ -27,6 +28,8 @@ export interface SimulatorStats {
   calls: number;
   throttled: number;
   tokens: number;
+  /** Calls that came back before the Retry-After their step was given (0 for a well-behaved client). */
+  earlyRetries: number;
   quota: { tpm: number; rpm: number };
 }
 
@@ -34,6 +37,8 @@ export interface SimulatorStats {
 export class SimulatorState {
   /** When on, every call is refused as `insufficient_quota` (a hard spend cap). */
   spendCap = false;
+  /** Per-step Retry-After bookkeeping: counts retries that came too early. */
+  readonly retries = new RetryTracker();
   /** The simulator's clock, ms. */
   readonly now: () => number;
   private readonly tokens: TokenBucket;
@@ -92,7 +97,11 @@ export class SimulatorState {
 
   /** Counters since start and the quota now. */
   stats(): SimulatorStats {
-    return { ...this.counters, quota: { tpm: this.tokens.limit, rpm: this.requests.limit } };
+    return {
+      ...this.counters,
+      earlyRetries: this.retries.earlyRetries,
+      quota: { tpm: this.tokens.limit, rpm: this.requests.limit },
+    };
   }
 
   private limits(now: number): RateLimitSnapshot {

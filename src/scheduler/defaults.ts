@@ -2,9 +2,11 @@ import type { GovernorParams } from './types';
 
 /**
  * Governor defaults: start wide open on concurrency (the fleet setting binds until
- * the provider pushes back), cut by 30% per throttle at most every 5 s, and win
- * back 2 slots and 20k tokens/min per healthy report once a cooldown has passed
- * quietly; stop increasing below 10% of the provider's remaining tokens.
+ * the provider pushes back), never admit more than 95% of the provider's advertised
+ * tokens per minute, cut by 30% per throttle at most every 5 s, and win back 2 slots
+ * and 5% of the quota (advertised, else served; at least 1k tokens/min) per second of
+ * healthy reports once a cooldown has passed quietly; cut gently below 10% of the
+ * provider's remaining tokens.
  */
 export const DEFAULT_GOVERNOR: GovernorParams = {
   minConcurrency: 1,
@@ -14,7 +16,9 @@ export const DEFAULT_GOVERNOR: GovernorParams = {
   initialTokensPerMinute: 2_000_000,
   minTokensPerMinute: 10_000,
   maxTokensPerMinute: 100_000_000,
-  increaseTokensPerMinute: 20_000,
+  increaseTokensPerMinute: 1_000,
+  increaseQuotaShare: 0.05,
+  quotaShare: 0.95,
   decreaseCooldownMs: 5_000,
   remainingLowWater: 0.1,
 };

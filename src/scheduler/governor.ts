@@ -1,9 +1,13 @@
+import { RATE_WINDOW_MS, newRate, ratePerSecond, recordEvents } from './rate';
+import type { RateState } from './rate';
 import type { GovernorParams, GovernorStatus, ModelObservation } from './types';
 
 /**
  * The token governor: an AIMD controller of the fleet's concurrency limit and
  * admitted tokens-per-minute, a token bucket that meters admitted estimated cost,
- * and a pause honouring the provider's Retry-After.
+ * and a pause honouring the provider's Retry-After. It tracks the provider's
+ * actual quota: never above a share of the advertised `x-ratelimit-limit-tokens`,
+ * and a cut starts from what the provider really served, not from a stale rate.
  */
 export interface GovernorState {
   concurrencyLimit: number;
@@ -17,10 +21,23 @@ export interface GovernorState {
   lastDecreaseAt: number | null;
   decreases: number;
   increases: number;
+  /** The provider's advertised tokens-per-minute limit, as last reported; null until one is. */
+  providerTokensPerMinute: number | null;
+  /** Tokens the provider served (decayed over RATE_WINDOW_MS). */
+  served: RateState;
+  /** The same over RECENT_MS: what is being spent now, for the remaining-tokens check. */
+  recent: RateState;
+  /** First and latest report with calls in it; null before any. */
+  firstReportAt: number | null;
+  lastReportAt: number | null;
 }
 
 /** "throttledRecently" in the status means a throttle within this window. */
 export const THROTTLE_RECENT_MS = 60_000;
+/** Window of the recent served rate: a few seconds, so a quota cut shows in it at once. */
+const RECENT_MS = 5000;
+/** A healthy report grows the limits by at most this much time's worth (a gap in reports is no evidence). */
+const MAX_GROWTH_CREDIT_MS = 1000;
 const EPS = 1e-6;
 
 const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));
@@ -37,6 +54,11 @@ export function newGovernor(p: GovernorParams, now: number): GovernorState {
     lastDecreaseAt: null,
     decreases: 0,
     increases: 0,
+    providerTokensPerMinute: null,
+    served: newRate(now),
+    recent: newRate(now),
+    firstReportAt: null,
+    lastReportAt: null,
   };
 }
 
@@ -84,56 +106,162 @@ export function isPaused(g: GovernorState, now: number): boolean {
   return now < g.pausedUntil;
 }
 
-function decreaseBy(g: GovernorState, p: GovernorParams, factor: number, now: number): void {
+/** The most the governor admits: its ceiling, lowered to a share of the provider's advertised quota. */
+export function tokenCeiling(g: GovernorState, p: GovernorParams): number {
+  const quota = g.providerTokensPerMinute === null ? Infinity : g.providerTokensPerMinute * p.quotaShare;
+  return clamp(Math.min(p.maxTokensPerMinute, quota), p.minTokensPerMinute, p.maxTokensPerMinute);
+}
+
+/** Tokens per minute the provider served lately; null until a full rate window has been observed (pure). */
+export function servedPerMinute(g: GovernorState, now: number): number | null {
+  if (g.firstReportAt === null || now - g.firstReportAt < RATE_WINDOW_MS) return null;
+  return ratePerSecond(g.served, now) * 60;
+}
+
+/*
+ * The decay of rate.ts (tau/(tau+dt), the same numbers on every engine) over RECENT_MS. A
+ * count kept this way estimates the events of the last RECENT_MS.
+ */
+function recordRecent(r: RateState, now: number, n: number): void {
+  if (now > r.at) {
+    r.count *= RECENT_MS / (RECENT_MS + now - r.at);
+    r.at = now;
+  }
+  r.count += n;
+}
+
+/** Tokens per minute served over the last few seconds (pure). */
+export function recentPerMinute(g: GovernorState, now: number): number {
+  const dt = Math.max(0, now - g.recent.at);
+  return ((g.recent.count * RECENT_MS) / (RECENT_MS + dt)) * (60_000 / RECENT_MS);
+}
+
+/** Sets the admitted rate (the bucket is refilled at the old rate first and never holds more than a minute). */
+function setRate(g: GovernorState, tpm: number, now: number): void {
   refill(g, now);
-  g.concurrencyLimit = Math.max(p.minConcurrency, Math.floor(g.concurrencyLimit * factor));
-  g.tokensPerMinute = Math.max(p.minTokensPerMinute, g.tokensPerMinute * factor);
+  g.tokensPerMinute = tpm;
   g.tokens = Math.min(g.tokens, capacity(g));
+}
+
+/*
+ * A cut starts from what is actually flowing: concurrency from the units in flight (a limit far
+ * above them would be cut without effect), tokens from the lower of the admitted rate and the
+ * provider's served rate (when throttling, what it served is what it can take).
+ */
+function decreaseBy(
+  g: GovernorState,
+  p: GovernorParams,
+  factor: number,
+  now: number,
+  inFlight: number,
+): void {
+  const flowing = Math.min(g.concurrencyLimit, Math.max(inFlight, p.minConcurrency));
+  g.concurrencyLimit = Math.max(p.minConcurrency, Math.floor(flowing * factor));
+  decreaseTokens(g, p, factor, now);
+}
+
+function decreaseTokens(g: GovernorState, p: GovernorParams, factor: number, now: number): void {
+  const served = servedPerMinute(g, now) ?? Infinity;
+  setRate(g, Math.max(p.minTokensPerMinute, Math.min(g.tokensPerMinute, served) * factor), now);
   g.lastDecreaseAt = now;
   g.decreases++;
 }
 
-/** Feeds worker reports in: throttles decrease (once per cooldown) and may pause; healthy reports increase. */
+/*
+ * Additive increase, per second of healthy reports rather than per report, so the ramp does not
+ * depend on how many workers report or how often they flush.
+ */
+function increase(g: GovernorState, p: GovernorParams, seconds: number, now: number): void {
+  // Scaled to the quota: the advertised one, else what the provider has been serving.
+  const quota = g.providerTokensPerMinute ?? servedPerMinute(g, now) ?? 0;
+  const step = Math.max(p.increaseTokensPerMinute, p.increaseQuotaShare * quota);
+  setRate(g, Math.min(tokenCeiling(g, p), g.tokensPerMinute + step * seconds), now);
+  g.concurrencyLimit = Math.min(p.maxConcurrency, g.concurrencyLimit + p.increaseConcurrency * seconds);
+  g.increases++;
+}
+
+interface Window {
+  calls: number;
+  throttled: number;
+  tokens: number;
+  maxRetryAfterMs: number;
+  /** Latest advertised limit in the batch. */
+  limit: number | undefined;
+  /** Some report saw remaining tokens below the low-water share of the limit. */
+  low: boolean;
+}
+
+function fold(obs: readonly ModelObservation[], p: GovernorParams): Window {
+  const w: Window = { calls: 0, throttled: 0, tokens: 0, maxRetryAfterMs: 0, limit: undefined, low: false };
+  let limitAt = -Infinity;
+  for (const o of obs) {
+    if (!(o.calls > 0)) continue;
+    w.calls += o.calls;
+    w.throttled += Math.max(0, o.throttled);
+    w.tokens += Math.max(0, o.tokens);
+    w.maxRetryAfterMs = Math.max(w.maxRetryAfterMs, o.maxRetryAfterMs);
+    const limit = o.limitTokens;
+    if (limit === undefined || !Number.isFinite(limit) || limit < 0) continue;
+    if (o.at >= limitAt) [w.limit, limitAt] = [limit, o.at];
+    if (limit > 0 && o.remainingTokens !== undefined && o.remainingTokens / limit < p.remainingLowWater)
+      w.low = true;
+  }
+  return w;
+}
+
+/**
+ * Feeds worker reports in. The advertised quota caps the rate at once; throttles decrease
+ * (once per cooldown) and may pause; remaining tokens below the low water slow down before
+ * the wall; healthy reports after a quiet cooldown increase. `inFlight` is the units admitted now.
+ */
 export function observe(
   g: GovernorState,
   p: GovernorParams,
   obs: readonly ModelObservation[],
   now: number,
+  inFlight: number,
 ): void {
-  const coolingDown = () => g.lastDecreaseAt !== null && now - g.lastDecreaseAt < p.decreaseCooldownMs;
-  for (const o of obs) {
-    if (o.throttled > 0) {
-      g.lastThrottleAt = now;
-      if (!coolingDown()) decreaseBy(g, p, p.decrease, now);
-      if (o.maxRetryAfterMs > 0) g.pausedUntil = Math.max(g.pausedUntil, now + o.maxRetryAfterMs);
-    }
-  }
-  for (const o of obs) {
-    if (o.calls <= 0 || o.throttled > 0) continue;
-    const low =
-      o.remainingTokens !== undefined && o.limitTokens !== undefined && o.limitTokens > 0
-        ? o.remainingTokens / o.limitTokens < p.remainingLowWater
-        : false;
-    if (low) {
-      // Slow down before the wall: a third of the throttle's cut, with the same cooldown.
-      if (!coolingDown()) decreaseBy(g, p, 1 - (1 - p.decrease) / 3, now);
-    } else if (g.lastThrottleAt === null || now - g.lastThrottleAt >= p.decreaseCooldownMs) {
-      // Ramp up gently: only once the storm has been quiet for a cooldown.
-      refill(g, now);
-      g.concurrencyLimit = Math.min(p.maxConcurrency, g.concurrencyLimit + p.increaseConcurrency);
-      g.tokensPerMinute = Math.min(p.maxTokensPerMinute, g.tokensPerMinute + p.increaseTokensPerMinute);
-      g.increases++;
-    }
+  const w = fold(obs, p);
+  if (w.calls === 0) return;
+  recordEvents(g.served, now, w.tokens);
+  recordRecent(g.recent, now, w.tokens);
+  g.firstReportAt ??= now;
+  const previous = g.lastReportAt ?? now;
+  g.lastReportAt = Math.max(previous, now);
+  if (w.limit !== undefined) g.providerTokensPerMinute = w.limit;
+  if (g.tokensPerMinute > tokenCeiling(g, p)) setRate(g, tokenCeiling(g, p), now);
+
+  const coolingDown = g.lastDecreaseAt !== null && now - g.lastDecreaseAt < p.decreaseCooldownMs;
+  const spending = recentPerMinute(g, now);
+  if (w.throttled > 0) {
+    g.lastThrottleAt = now;
+    if (!coolingDown) decreaseBy(g, p, p.decrease, now, inFlight);
+    if (w.maxRetryAfterMs > 0) g.pausedUntil = Math.max(g.pausedUntil, now + w.maxRetryAfterMs);
+  } else if (w.low && spending >= tokenCeiling(g, p)) {
+    /*
+     * Near the wall: the provider's bucket is almost empty and is being spent at the target rate
+     * or faster. Faster than the quota itself (estimates below real use, a burst) means the wall
+     * is seconds away: cut the token rate gently, a third of a throttle's cut. Otherwise hold.
+     * Low remaining while spending less than the target is a bucket refilling: no reason to slow.
+     */
+    const quota = g.providerTokensPerMinute ?? Infinity;
+    if (!coolingDown && spending > quota) decreaseTokens(g, p, 1 - (1 - p.decrease) / 3, now);
+  } else {
+    // Ramp up gently, by the quiet time since the last report: none until a cooldown after a throttle.
+    const quietSince =
+      g.lastThrottleAt === null ? previous : Math.max(previous, g.lastThrottleAt + p.decreaseCooldownMs);
+    const seconds = Math.min(MAX_GROWTH_CREDIT_MS, now - quietSince) / 1000;
+    if (seconds > 0) increase(g, p, seconds, now);
   }
 }
 
-/** The limit that admission obeys. */
+/** The limit that admission obeys (the limit grows in fractions of a slot; EPS absorbs their rounding). */
 export function concurrencyCap(g: GovernorState): number {
-  return Math.floor(g.concurrencyLimit);
+  return Math.floor(g.concurrencyLimit + EPS);
 }
 
 export function governorStatus(g: GovernorState, now: number): GovernorStatus {
-  return {
+  const status: GovernorStatus = {
     concurrencyLimit: concurrencyCap(g),
     tokensPerMinute: Math.round(g.tokensPerMinute),
     throttledRecently: g.lastThrottleAt !== null && now - g.lastThrottleAt < THROTTLE_RECENT_MS,
@@ -142,4 +270,7 @@ export function governorStatus(g: GovernorState, now: number): GovernorStatus {
     decreases: g.decreases,
     increases: g.increases,
   };
+  if (g.providerTokensPerMinute !== null) status.providerTokensPerMinute = g.providerTokensPerMinute;
+  if (g.firstReportAt !== null) status.servedTokensPerMinute = Math.round(ratePerSecond(g.served, now) * 60);
+  return status;
 }

@@ -109,8 +109,9 @@ export class FleetScheduler {
     return expireLeases(this.s, now);
   }
 
+  /** Feeds model-plane observations (worker reports) to the token governor. */
   observe(obs: ModelObservation[], now: number): void {
-    observe(this.s.governor, this.s.governorParams, obs, now);
+    observe(this.s.governor, this.s.governorParams, obs, now, this.s.leases.size);
   }
 
   patchSettings(patch: SettingsPatch): void {

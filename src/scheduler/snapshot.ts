@@ -1,4 +1,7 @@
 import type { CoreState } from './core';
+import { DEFAULT_GOVERNOR } from './defaults';
+import { newGovernor } from './governor';
+import type { GovernorState } from './governor';
 import { earliestBudgetRoll, refreshTenant } from './eligibility';
 import { LaneQueue, liveUnits, pushUnit } from './fair-queue';
 import { LeaseTable } from './leases';
@@ -41,7 +44,7 @@ export function toSnapshot(s: CoreState): SchedulerSnapshot {
     v: 1,
     settings: { ...s.settings, floors: { ...s.settings.floors } },
     governorParams: { ...s.governorParams },
-    governor: { ...s.governor },
+    governor: { ...s.governor, served: { ...s.governor.served }, recent: { ...s.governor.recent } },
     seq: s.seq,
     counters: { ...s.counters },
     intake: s.intake,
@@ -68,6 +71,12 @@ export function toSnapshot(s: CoreState): SchedulerSnapshot {
   };
 }
 
+function restoreGovernor(snap: SchedulerSnapshot): GovernorState {
+  const fresh = newGovernor({ ...DEFAULT_GOVERNOR, ...snap.governorParams }, snap.governor.tokensAt);
+  const g = { ...fresh, ...snap.governor };
+  return { ...g, served: { ...g.served }, recent: { ...g.recent } };
+}
+
 function cloneSettings(x: TenantSettings): TenantSettings {
   return { ...x, budget: { ...x.budget } };
 }
@@ -78,8 +87,9 @@ export function fromSnapshot(snap: SchedulerSnapshot): CoreState {
   lanes.forEach((q, i) => (q.vtime = snap.vtime[i] as number));
   const s: CoreState = {
     settings: { ...snap.settings, floors: { ...snap.settings.floors } },
-    governorParams: { ...snap.governorParams },
-    governor: { ...snap.governor },
+    // Snapshots from before a governor field existed take its default.
+    governorParams: { ...DEFAULT_GOVERNOR, ...snap.governorParams },
+    governor: restoreGovernor(snap),
     tenants: new Map(),
     nextOrd: snap.nextOrd,
     lanes,

@@ -100,16 +100,21 @@ export interface GovernorParams {
   maxConcurrency: number;
   /** Multiplicative decrease factor on throttling, e.g. 0.7. */
   decrease: number;
-  /** Additive increase of the concurrency limit per healthy report. */
+  /** Additive increase of the concurrency limit per second of healthy reports. */
   increaseConcurrency: number;
-  /** Admitted tokens-per-minute: start, floor and ceiling; additive step per healthy report. */
+  /** Admitted tokens-per-minute: start, floor and ceiling. */
   initialTokensPerMinute: number;
   minTokensPerMinute: number;
   maxTokensPerMinute: number;
+  /** Additive increase of tokens-per-minute per second of healthy reports (when the provider advertises no limit). */
   increaseTokensPerMinute: number;
+  /** The same increase as a share of the provider's advertised limit, e.g. 0.05; the larger of the two applies. */
+  increaseQuotaShare: number;
+  /** Admit at most this share of the provider's advertised tokens-per-minute limit, e.g. 0.95. */
+  quotaShare: number;
   /** After a decrease, further throttles within this window do not decrease again. */
   decreaseCooldownMs: number;
-  /** Slow down before the wall: when remaining/limit drops below this, do not increase. */
+  /** Slow down before the wall: when remaining/limit drops below this, cut gently instead of increasing. */
   remainingLowWater: number;
 }
 
@@ -128,6 +133,10 @@ export interface GovernorStatus {
   lastThrottleAt: string | null;
   decreases: number;
   increases: number;
+  /** The provider's advertised tokens-per-minute limit, once a call reported it. */
+  providerTokensPerMinute?: number;
+  /** Tokens per minute the provider served lately, once any call was reported. */
+  servedTokensPerMinute?: number;
 }
 
 export interface LedgerView {

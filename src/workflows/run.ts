@@ -37,14 +37,15 @@ const local = proxyLocalActivities<FleetActivities>({
 });
 /**
  * Short steps run as local activities: no task-queue round trip and a few history events instead
- * of a dozen, which is what bounds a single dev server's throughput. Long steps stay regular
- * activities so they heartbeat and survive a worker's death mid-step.
+ * of a dozen, which is what bounds a single dev server's throughput. Longer steps stay regular
+ * activities: they heartbeat, survive a worker's death mid-step, and do not hold the workflow task
+ * open (signals such as cancel are delivered only when it closes).
  */
 const shortStep = proxyLocalActivities<FleetActivities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1s', maximumInterval: '2 minutes', nonRetryableErrorTypes: NON_RETRYABLE },
 });
-const SHORT_STEP_MS = 5_000;
+const SHORT_STEP_MS = 250;
 
 class RunCancelled extends Error {}
 

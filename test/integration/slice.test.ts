@@ -1,7 +1,5 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveTemporalCli } from '../../src/infra/temporal-cli';
+import { cliStatus } from '../support/cli';
 import { startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
 
@@ -67,27 +65,7 @@ describe('vertical slice on a real Temporal server', () => {
   });
 
   it('answers the status query from the Temporal CLI', async () => {
-    const cli = resolveTemporalCli(process.env.TEMPORAL_CLI_PATH);
-    if (cli.kind !== 'path') throw new Error(cli.reason);
-    // Asynchronously: this process hosts the worker that answers the query.
-    const { stdout: out } = await promisify(execFile)(
-      cli.path,
-      [
-        'workflow',
-        'query',
-        '--address',
-        s.temporalAddress,
-        '--workflow-id',
-        s.config.schedulerWorkflowId,
-        '--type',
-        'status',
-        '-o',
-        'json',
-      ],
-      { encoding: 'utf8' },
-    );
-    const parsed = JSON.parse(out);
-    const status = parsed.queryResult?.[0] ?? parsed;
+    const status = await cliStatus(s.temporalAddress, s.config.schedulerWorkflowId);
     expect(status.mode).toBe('open');
     expect(status.counters.admitted).toBeGreaterThanOrEqual(1);
   });

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
 import { startDevServer } from '../../src/infra/dev-server';
+import { installRuntime } from '../../src/infra/runtime';
 import { workflowsPath } from '../../src/fleet/worker';
 
 declare module 'vitest' {
@@ -18,6 +19,7 @@ declare module 'vitest' {
  * whole integration run, on a free port with in-memory SQLite, and the workflow code bundled once.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  installRuntime();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'fairway-it-'));
   const server = await startDevServer({
     cliPath: process.env.TEMPORAL_CLI_PATH,

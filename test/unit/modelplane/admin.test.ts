@@ -30,6 +30,7 @@ describe('model-plane simulator: admin', () => {
       calls: 0,
       throttled: 0,
       tokens: 0,
+      earlyRetries: 0,
       quota: { tpm: 250, rpm: 100 },
     });
     await chat(url, 90);
@@ -39,6 +40,7 @@ describe('model-plane simulator: admin', () => {
       calls: 3,
       throttled: 1,
       tokens: 200,
+      earlyRetries: 0,
       quota: { tpm: 250, rpm: 100 },
     });
   });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { FleetScheduler } from '../../../src/scheduler';
 import type { ModelObservation } from '../../../src/scheduler';
 import { T0, makeFleet, units } from './helpers';
 
@@ -31,34 +32,49 @@ const governed = () =>
       minTokensPerMinute: 10_000,
       maxTokensPerMinute: 200_000,
       increaseTokensPerMinute: 1000,
+      increaseQuotaShare: 0.05,
+      quotaShare: 0.9,
       decreaseCooldownMs: 5000,
       remainingLowWater: 0.1,
     },
     tenants: { a: { maxInFlight: 1000, maxQueued: 100_000 } },
   });
 
+/** A fleet with `n` units of 100 tokens admitted and running. */
+function busy(n: number): FleetScheduler {
+  const s = governed();
+  s.submit(units('a', n), T0);
+  expect(s.admit(T0).length).toBe(n);
+  return s;
+}
+
+/** Healthy reports every `everyMs` from `from` (exclusive) to `to` (inclusive). */
+function reportHealthy(s: FleetScheduler, from: number, to: number, everyMs: number, over = {}): void {
+  for (let t = from + everyMs; t <= to; t += everyMs) s.observe([healthy({ at: t, ...over })], t);
+}
+
 describe('token governor (AIMD)', () => {
-  it('cuts concurrency and tokens per minute multiplicatively on throttling, once per cooldown', () => {
-    const s = governed();
+  it('cuts concurrency (from what is in flight) and tokens per minute on throttling, once per cooldown', () => {
+    const s = busy(80);
     s.observe([throttled(), throttled()], T0);
     expect(s.status(T0).governor).toMatchObject({
-      concurrencyLimit: 50,
+      concurrencyLimit: 40,
       tokensPerMinute: 50_000,
       decreases: 1,
       throttledRecently: true,
     });
     s.observe([throttled()], T0 + 4999);
-    expect(s.status(T0).governor.concurrencyLimit).toBe(50);
+    expect(s.status(T0).governor.concurrencyLimit).toBe(40);
     s.observe([throttled()], T0 + 5000);
     expect(s.status(T0 + 5000).governor).toMatchObject({
-      concurrencyLimit: 25,
+      concurrencyLimit: 20,
       tokensPerMinute: 25_000,
       decreases: 2,
     });
   });
 
   it('never goes below its floors', () => {
-    const s = governed();
+    const s = busy(80);
     for (let i = 0; i < 30; i++) s.observe([throttled()], T0 + i * 10_000);
     expect(s.status(T0).governor).toMatchObject({ concurrencyLimit: 2, tokensPerMinute: 10_000 });
   });
@@ -66,9 +82,21 @@ describe('token governor (AIMD)', () => {
   it('admits fewer units after a cut', () => {
     const s = governed();
     s.submit(units('a', 500), T0);
-    s.observe([throttled(), throttled()], T0);
-    expect(s.admit(T0).length).toBe(50);
-    expect(s.explain('a-standard-60', T0)?.code).toBe('governor');
+    expect(s.admit(T0).length).toBe(100);
+    s.release(
+      Array.from({ length: 100 }, (_, i) => ({
+        runId: `a-standard-${i}`,
+        attempt: 0,
+        usedTokens: 100,
+        outcome: 'completed' as const,
+      })),
+      T0,
+    );
+    s.observe([throttled()], T0);
+    // Nothing was in flight at the report: the limit falls to the floor, and the bucket is smaller.
+    expect(s.status(T0).governor.concurrencyLimit).toBe(2);
+    expect(s.admit(T0).length).toBe(2);
+    expect(s.explain('a-standard-150', T0)?.code).toBe('governor');
   });
 
   it('pauses admissions for the Retry-After the provider sent', () => {
@@ -79,39 +107,103 @@ describe('token governor (AIMD)', () => {
     expect(s.status(T0).governor.pausedUntil).toBe(new Date(T0 + 2500).toISOString());
     expect(s.explain('a-standard-0', T0)?.code).toBe('governor');
     expect(s.nextWakeAt(T0)).toBe(T0 + 2500);
-    expect(s.admit(T0 + 2500).length).toBe(5);
+    expect(s.admit(T0 + 2500).length).toBe(2); // the concurrency cut (nothing was in flight) still binds
   });
 
-  it('ramps up additively on healthy reports, and only after a quiet cooldown', () => {
-    const s = governed();
+  it('ramps up additively per second of healthy reports, only after a quiet cooldown', () => {
+    const s = busy(80);
     s.observe([throttled()], T0);
-    s.observe([healthy(), healthy()], T0 + 1000);
-    expect(s.status(T0 + 1000).governor).toMatchObject({ concurrencyLimit: 50, increases: 0 });
-    s.observe([healthy(), healthy()], T0 + 6000);
-    expect(s.status(T0 + 6000).governor).toMatchObject({
-      concurrencyLimit: 52,
-      tokensPerMinute: 52_000,
-      increases: 2,
-    });
-    for (let i = 0; i < 200; i++) s.observe([healthy()], T0 + 10_000 + i);
+    reportHealthy(s, T0, T0 + 4900, 100);
+    expect(s.status(T0 + 4900).governor).toMatchObject({ concurrencyLimit: 40, increases: 0 });
+    reportHealthy(s, T0 + 4900, T0 + 7000, 100);
+    // 2 s of quiet reports after the 5 s cooldown: +2 slots, +2 × 1000 tokens/min.
+    expect(s.status(T0 + 7000).governor).toMatchObject({ concurrencyLimit: 42, tokensPerMinute: 52_000 });
+    reportHealthy(s, T0 + 7000, T0 + 1_000_000, 1000);
     expect(s.status(T0).governor).toMatchObject({ concurrencyLimit: 100, tokensPerMinute: 200_000 });
+  });
+
+  it('grows by time, not by the number of reports or reporters', () => {
+    const often = busy(80);
+    const seldom = busy(80);
+    for (const s of [often, seldom]) s.observe([throttled()], T0);
+    reportHealthy(often, T0, T0 + 20_000, 50);
+    for (let t = T0 + 1000; t <= T0 + 20_000; t += 1000) seldom.observe([healthy(), healthy(), healthy()], t);
+    const a = often.status(T0 + 20_000).governor;
+    const b = seldom.status(T0 + 20_000).governor;
+    expect(a.tokensPerMinute).toBe(b.tokensPerMinute);
+    expect(a.concurrencyLimit).toBe(b.concurrencyLimit);
+    expect(a.tokensPerMinute).toBe(50_000 + 15 * 1000);
+  });
+
+  it("tracks the provider's advertised quota: capped at once, recovered additively", () => {
+    const s = governed();
+    s.submit(units('a', 2000, 'standard', 1000), T0);
+    s.observe([healthy({ limitTokens: 60_000, remainingTokens: 60_000 })], T0);
+    expect(s.status(T0).governor).toMatchObject({ tokensPerMinute: 54_000, providerTokensPerMinute: 60_000 });
+    // The bucket never holds more than a minute of the capped rate.
+    expect(s.admit(T0).length).toBe(54);
+    reportHealthy(s, T0, T0 + 10_000, 100, { limitTokens: 60_000, remainingTokens: 60_000 });
+    expect(s.status(T0 + 10_000).governor.tokensPerMinute).toBe(54_000);
+    // A cut to 30%: the very next report caps the rate at 90% of the new quota, without a throttle.
+    s.observe([healthy({ at: T0 + 10_100, limitTokens: 18_000, remainingTokens: 18_000 })], T0 + 10_100);
+    expect(s.status(T0 + 10_100).governor).toMatchObject({ tokensPerMinute: 16_200, decreases: 0 });
+    // Restored: back up by 5% of the quota (3000/min) per second of healthy reports, not in one jump.
+    s.observe([healthy({ at: T0 + 10_200, limitTokens: 60_000, remainingTokens: 18_000 })], T0 + 10_200);
+    expect(s.status(T0 + 10_200).governor.tokensPerMinute).toBeCloseTo(16_200 + 300, 0);
+    reportHealthy(s, T0 + 10_200, T0 + 20_200, 100, { limitTokens: 60_000, remainingTokens: 30_000 });
+    expect(s.status(T0 + 20_200).governor.tokensPerMinute).toBeCloseTo(16_500 + 30_000, 0);
+    reportHealthy(s, T0 + 20_200, T0 + 40_200, 100, { limitTokens: 60_000, remainingTokens: 60_000 });
+    expect(s.status(T0 + 40_200).governor.tokensPerMinute).toBe(54_000);
+  });
+
+  it('cuts from the rate the provider actually served once it has been measured', () => {
+    const s = busy(80);
+    reportHealthy(s, T0, T0 + 10_000, 100, { tokens: 10 });
+    // Not measured over a full window yet: the cut starts from the admitted rate.
+    const before = s.status(T0 + 10_000).governor.tokensPerMinute;
+    s.observe([throttled({ tokens: 0 })], T0 + 10_000);
+    expect(Math.abs(s.status(T0 + 10_000).governor.tokensPerMinute - before * 0.5)).toBeLessThanOrEqual(1);
+    // The provider serves ~30k tokens/min while the governor has grown to admit far more (shared capacity).
+    reportHealthy(s, T0 + 10_000, T0 + 120_000, 100, { tokens: 50 });
+    const g = s.status(T0 + 120_000).governor;
+    expect(g.servedTokensPerMinute).toBeGreaterThan(28_000);
+    expect(g.servedTokensPerMinute).toBeLessThan(32_000);
+    expect(g.tokensPerMinute).toBeGreaterThan(150_000);
+    s.observe([throttled({ tokens: 0 })], T0 + 120_000);
+    const cut = s.status(T0 + 120_000).governor.tokensPerMinute;
+    expect(cut).toBeGreaterThan(14_000);
+    expect(cut).toBeLessThan(16_000);
   });
 
   it('ignores reports without calls', () => {
     const s = governed();
-    s.observe([healthy({ calls: 0 })], T0);
-    expect(s.status(T0).governor.increases).toBe(0);
+    s.observe([healthy({ calls: 0 }), throttled({ calls: 0 })], T0);
+    expect(s.status(T0).governor).toMatchObject({ increases: 0, decreases: 0, throttledRecently: false });
   });
 
-  it('slows down before the wall when remaining tokens run low', () => {
-    const s = governed();
-    s.observe([healthy({ remainingTokens: 5, limitTokens: 100 })], T0);
-    const g = s.status(T0).governor;
-    expect(g.increases).toBe(0);
-    expect(g.concurrencyLimit).toBeLessThan(100);
-    expect(g.concurrencyLimit).toBeGreaterThan(50);
-    s.observe([healthy({ remainingTokens: 50, limitTokens: 100 })], T0 + 1);
-    expect(s.status(T0).governor.increases).toBe(1);
+  it('slows down before the wall: remaining tokens run low while spending outpaces the quota', () => {
+    const s = busy(80);
+    const quota = { limitTokens: 60_000 };
+    // 10 s at 90k tokens/min (150 per 100 ms) while the provider's bucket still has plenty.
+    reportHealthy(s, T0, T0 + 10_000, 100, { ...quota, remainingTokens: 50_000, tokens: 150 });
+    expect(s.status(T0 + 10_000).governor).toMatchObject({ tokensPerMinute: 54_000, decreases: 0 });
+    // The bucket runs low at that pace: the token rate is cut gently (a third of 50%), concurrency kept.
+    reportHealthy(s, T0 + 10_000, T0 + 10_100, 100, { ...quota, remainingTokens: 2000, tokens: 150 });
+    let g = s.status(T0 + 10_100).governor;
+    expect(g).toMatchObject({ decreases: 1, concurrencyLimit: 100, throttledRecently: false });
+    expect(g.tokensPerMinute).toBe(Math.round(54_000 * (1 - 0.5 / 3)));
+    // Spending at the target pace (57k/min, between 90% and 100% of the quota) with the bucket low: hold.
+    reportHealthy(s, T0 + 10_100, T0 + 60_000, 100, { ...quota, remainingTokens: 2000, tokens: 95 });
+    g = s.status(T0 + 60_000).governor;
+    reportHealthy(s, T0 + 60_000, T0 + 70_000, 100, { ...quota, remainingTokens: 2000, tokens: 95 });
+    expect(s.status(T0 + 70_000).governor).toMatchObject({
+      tokensPerMinute: g.tokensPerMinute,
+      decreases: g.decreases,
+      increases: g.increases,
+    });
+    // Spending well below the quota, the low bucket is refilling: the rate grows back to its ceiling.
+    reportHealthy(s, T0 + 70_000, T0 + 100_000, 100, { ...quota, remainingTokens: 2000, tokens: 30 });
+    expect(s.status(T0 + 100_000).governor.tokensPerMinute).toBe(54_000);
   });
 
   it('clears throttledRecently after a quiet minute', () => {
@@ -120,5 +212,25 @@ describe('token governor (AIMD)', () => {
     expect(s.status(T0 + 59_999).governor.throttledRecently).toBe(true);
     expect(s.status(T0 + 60_000).governor.throttledRecently).toBe(false);
     expect(s.status(T0).governor.lastThrottleAt).toBe(new Date(T0).toISOString());
+  });
+
+  it('survives continue-as-new, including snapshots taken before the quota tracking existed', () => {
+    const s = busy(10);
+    reportHealthy(s, T0, T0 + 2000, 100, { limitTokens: 60_000, remainingTokens: 60_000 });
+    const snap = JSON.parse(JSON.stringify(s.snapshot()));
+    const r = FleetScheduler.restore(snap);
+    expect(r.status(T0 + 2000).governor).toEqual(s.status(T0 + 2000).governor);
+    r.observe([healthy({ limitTokens: 30_000 })], T0 + 2100);
+    s.observe([healthy({ limitTokens: 30_000 })], T0 + 2100);
+    expect(r.status(T0 + 2100).governor).toEqual(s.status(T0 + 2100).governor);
+
+    const old = JSON.parse(JSON.stringify(s.snapshot()));
+    for (const k of ['providerTokensPerMinute', 'served', 'firstReportAt', 'lastReportAt'])
+      delete old.governor[k];
+    for (const k of ['increaseQuotaShare', 'quotaShare']) delete old.governorParams[k];
+    const legacy = FleetScheduler.restore(old);
+    legacy.observe([healthy({ limitTokens: 10_000 })], T0 + 3000);
+    expect(legacy.status(T0 + 3000).governor.tokensPerMinute).toBe(10_000);
+    expect(legacy.status(T0 + 3000).governor.providerTokensPerMinute).toBe(10_000);
   });
 });

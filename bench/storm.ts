@@ -1,0 +1,86 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { flags, startBenchStack, writeResult } from './lib/bench-stack';
+import { stormSvg } from './lib/storm-chart';
+import { runStorm } from './lib/storm-run';
+
+/**
+ * `npm run bench -- storm`: a quota storm on the whole stack (own dev server, real HTTP). Tenants
+ * offer about twice the provider's quota; after a steady period the simulator's tokens per minute
+ * are cut to 30% for 60 s, then restored. Prints a per-second timeline and the acceptance figures,
+ * writes bench/results/storm.json and storm.svg. The quota is small so the run is model-bound, not
+ * bound by what one Temporal dev server on two cores can admit.
+ */
+export async function runStormBench(argv: string[]): Promise<void> {
+  const f = flags(argv, {
+    tpm: 120_000,
+    cutShare: 0.3,
+    load: 2,
+    steps: 4,
+    tokensPerStep: 150,
+    stepMs: 500,
+    tenants: 2,
+    maxQueued: 60,
+    concurrency: 50,
+    // The first minute is the provider's and the governor's initial allowance (both start with a full
+    // minute of tokens), served at up to twice the quota: steady state is judged after it.
+    warmup: 75,
+    steady: 60,
+    cut: 60,
+    after: 60,
+  });
+  const cutAt = f.warmup + f.steady;
+  const phases = { warmup: f.warmup, cutAt, restoreAt: cutAt + f.cut, end: cutAt + f.cut + f.after };
+  const s = await startBenchStack({
+    FLEET_CONCURRENCY: String(f.concurrency),
+    MODEL_TPM: String(f.tpm),
+    MODEL_RPM: '10000000',
+  });
+  try {
+    const result = await runStorm(
+      s.call,
+      s.simUrl ?? '',
+      {
+        tpm: f.tpm,
+        cutShare: f.cutShare,
+        phases,
+        load: f.load,
+        steps: f.steps,
+        tokensPerStep: f.tokensPerStep,
+        stepMs: f.stepMs,
+        tenants: f.tenants,
+        maxQueued: f.maxQueued,
+        drainSeconds: 300,
+      },
+      (line) => console.log(line),
+    );
+    console.log('\nwindows of the cut (from 30 s after it):');
+    for (const w of result.verdict.cutWindows)
+      console.log(
+        `  ${w.from}–${w.to} s: ${w.throttled}/${w.calls} throttled (${(100 * w.throttledShare).toFixed(1)}%), utilisation ${(100 * w.utilisation).toFixed(1)}%`,
+      );
+    console.log('steady state:');
+    for (const w of result.verdict.steady)
+      console.log(
+        `  ${w.from}–${w.to} s: ${w.throttled}/${w.calls} throttled (${(100 * w.throttledShare).toFixed(2)}%), utilisation ${(100 * w.utilisation).toFixed(1)}%`,
+      );
+    const t = result.totals;
+    console.log(
+      `door: ${t.accepted} accepted, ${t.shed} shed with 429 queue_full (Retry-After min ${result.retryAfter.min} s, median ${result.retryAfter.median} s, max ${result.retryAfter.max} s)`,
+    );
+    console.log(
+      `runs: ${t.completed} completed, ${t.failed} failed; model calls ${t.calls}, throttled ${t.throttled}, early retries ${t.earlyRetries}; scheduler continued-as-new ${t.continuedAsNew}×`,
+    );
+    console.log('\nacceptance:');
+    for (const c of result.checks) console.log(`  ${c.pass ? 'PASS' : 'FAIL'}  ${c.name}: ${c.detail}`);
+    console.log(`storm: ${result.pass ? 'PASS' : 'FAIL'}`);
+    console.log(`wrote ${writeResult('storm', result)}`);
+    const svg = path.join(__dirname, 'results', 'storm.svg');
+    const title = `quota ${f.tpm} tokens/min cut to ${Math.round(100 * f.cutShare)}% from ${phases.cutAt} s to ${phases.restoreAt} s; load ${f.load}× the quota; ${result.pass ? 'PASS' : 'FAIL'}`;
+    writeFileSync(svg, stormSvg(result.seconds, phases, title));
+    console.log(`wrote ${svg}`);
+    if (!result.pass) throw new Error('storm: acceptance failed (see above)');
+  } finally {
+    await s.stop();
+  }
+}

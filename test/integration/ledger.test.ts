@@ -1,0 +1,139 @@
+import { NativeConnection } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startFleetWorker } from '../../src/fleet/worker';
+import { startTestStack, waitFor } from '../support/stack';
+import type { TestStack } from '../support/stack';
+
+const FAST = { MODEL_TPM: '1000000000', MODEL_RPM: '100000000' };
+const FINAL = ['completed', 'failed', 'cancelled'];
+
+describe('the budget ledger', () => {
+  let s: TestStack;
+  let restarted: { close(): Promise<void> } | undefined;
+  beforeAll(async () => {
+    // A small history budget: the ledger must travel exactly across continue-as-new.
+    s = await startTestStack({ FLEET_CONCURRENCY: '20', ...FAST }, { scheduler: { maxHistoryEvents: 30 } });
+  });
+  afterAll(async () => {
+    await restarted?.close();
+    await s?.close();
+  });
+
+  const post = (key: string, body: Record<string, unknown>) =>
+    s.call('POST', '/v1/runs', { token: key, body: { agent: 'synthetic', ...body } });
+
+  it('reconciles: spent equals the sum of usage after failures, cancellations and overruns; nothing stays reserved', async () => {
+    const tenant = `ledger-${s.id}`;
+    const key = await s.tenant(tenant, { maxInFlight: 4, budget: { tokens: 1_000_000, period: 'day' } });
+    const ids: string[] = [];
+    const accept = async (p: Promise<{ status: number; body: any }>) => {
+      const r = await p;
+      expect(r.status).toBe(202);
+      ids.push(r.body.runId);
+      return r.body.runId as string;
+    };
+    for (let i = 0; i < 6; i++) await accept(post(key, { input: { steps: 2, tokensPerStep: 100 } }));
+    // Overruns: each uses 300 tokens against an estimate of 100.
+    for (let i = 0; i < 4; i++)
+      await accept(post(key, { input: { steps: 3, tokensPerStep: 100 }, estimatedTokens: 100 }));
+    // Failures after using tokens.
+    for (let i = 0; i < 4; i++)
+      await accept(post(key, { input: { steps: 3, tokensPerStep: 100, failAtStep: 2 } }));
+    // Slow ones, cancelled while running or while still queued behind maxInFlight.
+    const slow: string[] = [];
+    for (let i = 0; i < 6; i++)
+      slow.push(await accept(post(key, { input: { steps: 4, tokensPerStep: 50, stepMs: 800 } })));
+    await new Promise((r) => setTimeout(r, 1500));
+    for (const id of slow)
+      expect([202, 409]).toContain((await s.call('POST', `/v1/runs/${id}/cancel`, { token: key })).status);
+
+    const runs: any[] = [];
+    for (const id of ids) {
+      const r = await waitFor(
+        () => s.call('GET', `/v1/runs/${id}`, { token: key }),
+        (v) => FINAL.includes(v.body?.status),
+        90_000,
+        300,
+      );
+      runs.push(r.body);
+    }
+    const count = (st: string) => runs.filter((r) => r.status === st).length;
+    expect(count('failed')).toBe(4);
+    expect(count('cancelled')).toBeGreaterThanOrEqual(1);
+    expect(
+      runs.filter((r) => r.status === 'failed').every((r) => r.error?.code === 'agent_step_failed'),
+    ).toBe(true);
+    const usage = runs.reduce((sum, r) => sum + (r.usage.tokens as number), 0);
+
+    const me = await waitFor(
+      () => s.call('GET', '/v1/tenants/me', { token: key }),
+      (v) => v.body.inFlight === 0 && v.body.ledger.reserved === 0,
+      20_000,
+    );
+    console.log(
+      `ledger: spent ${me.body.ledger.spent}, sum of usage ${usage}, ${count('cancelled')} cancelled`,
+    );
+    expect(me.body.ledger.spent).toBe(usage);
+    expect(me.body.ledger.reserved).toBe(0);
+    expect(me.body.ledger.remaining).toBe(1_000_000 - usage);
+
+    const entries = await s.call('GET', `/v1/admin/tenants/${tenant}/ledger?limit=200`);
+    expect(entries.status).toBe(200);
+    const kinds = new Set((entries.body.entries ?? entries.body).map((e: any) => e.kind));
+    expect(kinds.has('reserve')).toBe(true);
+    expect(kinds.has('settle')).toBe(true);
+
+    // Durability: the balances are the same after 20+ continue-as-new cycles and a worker restart.
+    const before = (await s.call('GET', '/v1/admin/scheduler')).body.history.continuedAsNew as number;
+    for (let i = 0; i < 200; i++) {
+      const st = await s.call('PATCH', '/v1/admin/scheduler', { body: { concurrency: 20 + (i % 2) } });
+      expect(st.status).toBe(200);
+      if (st.body.history.continuedAsNew >= before + 20) break;
+    }
+    expect((await s.call('GET', '/v1/admin/scheduler')).body.history.continuedAsNew).toBeGreaterThanOrEqual(
+      before + 20,
+    );
+    await s.worker!.close();
+    const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
+    const worker = await startFleetWorker({
+      config: s.config,
+      connection,
+      client: s.client,
+      modelBaseUrl: s.modelBaseUrl,
+      log: s.log,
+      workflows: { workflowBundle: { codePath: inject('workflowBundlePath') } },
+    });
+    restarted = {
+      close: async () => {
+        await worker.close();
+        await connection.close();
+      },
+    };
+    const after = await s.call('GET', '/v1/tenants/me', { token: key });
+    expect(after.body.ledger).toEqual(me.body.ledger);
+  });
+
+  it('race: 200 concurrent submissions against a budget that covers 50 admit at most 50', async () => {
+    const key = await s.tenant(`race-${s.id}`, { maxInFlight: 50, budget: { tokens: 5000, period: 'day' } });
+    const replies = await Promise.all(
+      Array.from({ length: 200 }, () => post(key, { input: { steps: 1, tokensPerStep: 100 } })),
+    );
+    const accepted = replies.filter((r) => r.status === 202);
+    const shed = replies.filter((r) => r.status === 429);
+    expect(accepted.length + shed.length).toBe(200);
+    expect(accepted.length).toBeLessThanOrEqual(50);
+    expect(
+      shed.every(
+        (r) => r.body.error.code === 'budget_exhausted' && Number(r.headers.get('retry-after')) >= 1,
+      ),
+    ).toBe(true);
+    const me = await waitFor(
+      () => s.call('GET', '/v1/tenants/me', { token: key }),
+      (v) => v.body.inFlight === 0 && v.body.queued.total === 0,
+      60_000,
+    );
+    console.log(`race: ${accepted.length} accepted, ${shed.length} shed, spent ${me.body.ledger.spent}`);
+    expect(me.body.ledger.spent).toBeLessThanOrEqual(5000);
+    expect(me.body.ledger.spent).toBe(accepted.length * 100);
+  });
+});

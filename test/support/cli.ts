@@ -1,0 +1,32 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { resolveTemporalCli } from '../../src/infra/temporal-cli';
+
+/**
+ * Runs the real Temporal CLI against the test server. Asynchronously: the test process hosts the
+ * worker that must answer the CLI's queries.
+ */
+export async function temporalCli(address: string, args: string[]): Promise<string> {
+  const cli = resolveTemporalCli(process.env.TEMPORAL_CLI_PATH);
+  if (cli.kind !== 'path') throw new Error(cli.reason);
+  const { stdout } = await promisify(execFile)(cli.path, [...args, '--address', address], {
+    encoding: 'utf8',
+  });
+  return stdout;
+}
+
+/** `temporal workflow query --type status -o json`, parsed. */
+export async function cliStatus(address: string, workflowId: string): Promise<any> {
+  const out = await temporalCli(address, [
+    'workflow',
+    'query',
+    '--workflow-id',
+    workflowId,
+    '--type',
+    'status',
+    '-o',
+    'json',
+  ]);
+  const parsed = JSON.parse(out);
+  return parsed.queryResult?.[0] ?? parsed;
+}
