@@ -1,3 +1,4 @@
+import { runFloodBench } from './flood';
 import { runSim } from './sim';
 import { runStormBench } from './storm';
 import { runThroughput } from './throughput';
@@ -5,6 +6,7 @@ import { runThroughput } from './throughput';
 /** `npm run bench -- <scenario> [--flag value …]`. */
 const scenarios: Record<string, (argv: string[]) => Promise<void>> = {
   sim: runSim,
+  flood: runFloodBench,
   storm: runStormBench,
   throughput: runThroughput,
 };

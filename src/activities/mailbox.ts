@@ -4,6 +4,9 @@ import type { ModelObservation, Release, Renewal } from '../scheduler/types';
 import { reportSignal } from '../workflows/scheduler-messages';
 import type { WorkerReport } from '../workflows/scheduler-messages';
 
+/** Windows kept while the scheduler is unreachable; older ones are stale news and dropped. */
+const MAX_UNSENT_OBSERVATIONS = 20;
+
 interface Waiter {
   resolve(): void;
   reject(err: unknown): void;
@@ -20,6 +23,8 @@ export class SchedulerMailbox {
   private cancels: string[] = [];
   private unreachable: { runId: string; attempt: number }[] = [];
   private renewals = new Map<string, Renewal>();
+  /** Model windows whose signal failed: sent with the next one, so a throttle is never lost. */
+  private unsent: ModelObservation[] = [];
   private waiters: Waiter[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
@@ -59,18 +64,20 @@ export class SchedulerMailbox {
   async flush(): Promise<void> {
     if (this.flushing) return this.flushing;
     const observation = this.observations();
+    if (observation) this.unsent.push(observation);
     const report: WorkerReport = {};
     if (this.releases.length) report.releases = this.releases;
     if (this.cancels.length) report.cancels = this.cancels;
     if (this.unreachable.length) report.unreachable = this.unreachable;
     if (this.renewals.size) report.renewals = [...this.renewals.values()];
-    if (observation) report.observations = [observation];
+    if (this.unsent.length) report.observations = this.unsent.slice(-MAX_UNSENT_OBSERVATIONS);
     if (Object.keys(report).length === 0) return;
     const waiters = this.waiters;
     this.releases = [];
     this.cancels = [];
     this.unreachable = [];
     this.renewals = new Map();
+    this.unsent = [];
     this.waiters = [];
     this.flushing = this.client.workflow
       .getHandle(this.schedulerId)
@@ -84,6 +91,7 @@ export class SchedulerMailbox {
           this.unreachable.push(...(report.unreachable ?? []));
           for (const r of report.renewals ?? [])
             if (!this.renewals.has(r.runId)) this.renewals.set(r.runId, r);
+          this.unsent.unshift(...(report.observations ?? []));
           this.waiters.push(...waiters);
         },
       )

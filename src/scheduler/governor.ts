@@ -27,6 +27,8 @@ export interface GovernorState {
   served: RateState;
   /** The same over RECENT_MS: what is being spent now, for the remaining-tokens check. */
   recent: RateState;
+  /** Estimated tokens admitted (decayed over RATE_WINDOW_MS), to compare with what was served. */
+  admitted: RateState;
   /** First and latest report with calls in it; null before any. */
   firstReportAt: number | null;
   lastReportAt: number | null;
@@ -57,6 +59,7 @@ export function newGovernor(p: GovernorParams, now: number): GovernorState {
     providerTokensPerMinute: null,
     served: newRate(now),
     recent: newRate(now),
+    admitted: newRate(now),
     firstReportAt: null,
     lastReportAt: null,
   };
@@ -92,8 +95,10 @@ export function canTake(g: GovernorState, cost: number): boolean {
   return g.tokens >= need(g, cost) - EPS;
 }
 
+/** Takes a unit's estimate from the bucket (after `refill`, so `tokensAt` is now). */
 export function take(g: GovernorState, cost: number): void {
   g.tokens -= cost;
+  recordEvents(g.admitted, g.tokensAt, cost);
 }
 
 /** Earliest instant ≥ now at which the bucket covers `cost` (pure). */
@@ -106,9 +111,30 @@ export function isPaused(g: GovernorState, now: number): boolean {
   return now < g.pausedUntil;
 }
 
-/** The most the governor admits: its ceiling, lowered to a share of the provider's advertised quota. */
-export function tokenCeiling(g: GovernorState, p: GovernorParams): number {
-  const quota = g.providerTokensPerMinute === null ? Infinity : g.providerTokensPerMinute * p.quotaShare;
+/** Runs are trusted to spend at most this many times their estimate when sizing admissions. */
+const MAX_SPEND_FACTOR = 10;
+
+/**
+ * Tokens the provider served per estimated token admitted, measured over the same window (1 until
+ * measured). Never below 1: units that spend less than their estimate only leave headroom, while
+ * trusting them to would over-admit whenever served tokens lag admissions (runs still under way).
+ */
+export function spendFactor(g: GovernorState, now: number): number {
+  const served = servedPerMinute(g, now);
+  const admitted = ratePerSecond(g.admitted, now) * 60;
+  if (served === null || !(admitted > 0)) return 1;
+  return clamp(served / admitted, 1, MAX_SPEND_FACTOR);
+}
+
+/**
+ * The most the governor admits, in estimated tokens per minute: its ceiling, lowered to a share
+ * of the provider's advertised quota, divided by what units really spend per estimated token.
+ */
+export function tokenCeiling(g: GovernorState, p: GovernorParams, now: number): number {
+  const quota =
+    g.providerTokensPerMinute === null
+      ? Infinity
+      : (g.providerTokensPerMinute * p.quotaShare) / spendFactor(g, now);
   return clamp(Math.min(p.maxTokensPerMinute, quota), p.minTokensPerMinute, p.maxTokensPerMinute);
 }
 
@@ -174,8 +200,8 @@ function decreaseTokens(g: GovernorState, p: GovernorParams, factor: number, now
 function increase(g: GovernorState, p: GovernorParams, seconds: number, now: number): void {
   // Scaled to the quota: the advertised one, else what the provider has been serving.
   const quota = g.providerTokensPerMinute ?? servedPerMinute(g, now) ?? 0;
-  const step = Math.max(p.increaseTokensPerMinute, p.increaseQuotaShare * quota);
-  setRate(g, Math.min(tokenCeiling(g, p), g.tokensPerMinute + step * seconds), now);
+  const step = Math.max(p.increaseTokensPerMinute, (p.increaseQuotaShare * quota) / spendFactor(g, now));
+  setRate(g, Math.min(tokenCeiling(g, p, now), g.tokensPerMinute + step * seconds), now);
   g.concurrencyLimit = Math.min(p.maxConcurrency, g.concurrencyLimit + p.increaseConcurrency * seconds);
   g.increases++;
 }
@@ -229,7 +255,8 @@ export function observe(
   const previous = g.lastReportAt ?? now;
   g.lastReportAt = Math.max(previous, now);
   if (w.limit !== undefined) g.providerTokensPerMinute = w.limit;
-  if (g.tokensPerMinute > tokenCeiling(g, p)) setRate(g, tokenCeiling(g, p), now);
+  const ceiling = tokenCeiling(g, p, now);
+  if (g.tokensPerMinute > ceiling) setRate(g, ceiling, now);
 
   const coolingDown = g.lastDecreaseAt !== null && now - g.lastDecreaseAt < p.decreaseCooldownMs;
   const spending = recentPerMinute(g, now);
@@ -237,7 +264,7 @@ export function observe(
     g.lastThrottleAt = now;
     if (!coolingDown) decreaseBy(g, p, p.decrease, now, inFlight);
     if (w.maxRetryAfterMs > 0) g.pausedUntil = Math.max(g.pausedUntil, now + w.maxRetryAfterMs);
-  } else if (w.low && spending >= tokenCeiling(g, p)) {
+  } else if (w.low && spending >= (g.providerTokensPerMinute ?? Infinity) * p.quotaShare) {
     /*
      * Near the wall: the provider's bucket is almost empty and is being spent at the target rate
      * or faster. Faster than the quota itself (estimates below real use, a burst) means the wall

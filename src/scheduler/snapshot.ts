@@ -44,7 +44,12 @@ export function toSnapshot(s: CoreState): SchedulerSnapshot {
     v: 1,
     settings: { ...s.settings, floors: { ...s.settings.floors } },
     governorParams: { ...s.governorParams },
-    governor: { ...s.governor, served: { ...s.governor.served }, recent: { ...s.governor.recent } },
+    governor: {
+      ...s.governor,
+      served: { ...s.governor.served },
+      recent: { ...s.governor.recent },
+      admitted: { ...s.governor.admitted },
+    },
     seq: s.seq,
     counters: { ...s.counters },
     intake: s.intake,
@@ -74,7 +79,7 @@ export function toSnapshot(s: CoreState): SchedulerSnapshot {
 function restoreGovernor(snap: SchedulerSnapshot): GovernorState {
   const fresh = newGovernor({ ...DEFAULT_GOVERNOR, ...snap.governorParams }, snap.governor.tokensAt);
   const g = { ...fresh, ...snap.governor };
-  return { ...g, served: { ...g.served }, recent: { ...g.recent } };
+  return { ...g, served: { ...g.served }, recent: { ...g.recent }, admitted: { ...g.admitted } };
 }
 
 function cloneSettings(x: TenantSettings): TenantSettings {

@@ -135,8 +135,9 @@ export async function runWorkflow(spec: RunSpec): Promise<RunView> {
         throw err;
       }
     },
+    // One keyed write: a local activity (one marker event); the store applies each key once however often it runs.
     effect: async (name) =>
-      (await remote.applyEffect({ key: `${spec.runId}:${name}`, runId: spec.runId })).applied,
+      (await local.applyEffect({ key: `${spec.runId}:${name}`, runId: spec.runId })).applied,
     gate: async () => {
       await release('completed'); // a human may take hours: do not hold a fleet slot meanwhile
       state.transition('awaiting_approval', Date.now());

@@ -3,6 +3,12 @@ import { startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
 
 const FAST = { MODEL_TPM: '1000000000', MODEL_RPM: '100000000' };
+/**
+ * Issue 3 asks for a 5,000-unit batch backlog; creating 5,000 run workflows costs a 2-core dev server
+ * about 100 s, so the suite uses 2,000 (the bound "at most 2 batch admissions" does not depend on
+ * the backlog's size). PRIORITY_BACKLOG=5000 runs the full size.
+ */
+const BACKLOG = Number(process.env.PRIORITY_BACKLOG ?? 2000);
 
 async function admissionSeqs(s: TestStack, token: string, runIds: string[]): Promise<number[]> {
   const out: number[] = [];
@@ -74,16 +80,25 @@ describe('scheduler policy on a real Temporal server', () => {
     s = await startTestStack({ FLEET_CONCURRENCY: '20', ...FAST });
     const t = await s.tenant(`prio-${s.id}`, { maxInFlight: 100, maxQueued: 20_000 });
     const slow = { steps: 1, tokensPerStep: 10, stepMs: 300 };
+    // Hold intake while the backlog is created, so it is complete (not half admitted) when the test starts.
+    await s.call('POST', '/v1/admin/drain', { body: { intake: 'hold' } });
     const batch = await s.call('POST', '/v1/batches', {
       token: t,
-      body: { agent: 'synthetic', priority: 'batch', items: Array.from({ length: 5000 }, () => slow) },
+      body: { agent: 'synthetic', priority: 'batch', items: Array.from({ length: BACKLOG }, () => slow) },
     });
     expect(batch.status).toBe(202);
+    const held = await waitFor(
+      () => s!.call('GET', '/v1/admin/scheduler'),
+      (v) => v.body.queued.byPriority.batch === BACKLOG,
+      180_000,
+      1000,
+    );
+    expect(held.body.queued.byPriority.batch).toBe(BACKLOG);
+    await s.call('POST', '/v1/admin/resume');
     await waitFor(
       () => s!.call('GET', '/v1/admin/scheduler'),
-      (v) => v.body.queued.byPriority.batch >= 4000,
-      120_000,
-      500,
+      (v) => v.body.inFlight === 20,
+      20_000,
     );
 
     // A standard backlog too: batch must still receive its floor while standard is served first.
@@ -102,16 +117,19 @@ describe('scheduler policy on a real Temporal server', () => {
     expect(between).toBeLessThanOrEqual(2);
 
     const standardSeqs = await admissionSeqs(s, t, standardRuns);
-    const windowStart = before;
+    // While standard had backlog (its first to its last admission), every other admission was batch
+    // or the one interactive unit: batch must still have received about its 5% floor.
+    const windowStart = Math.min(...standardSeqs);
     const windowEnd = Math.max(...standardSeqs);
+    const admittedInWindow = windowEnd - windowStart + 1;
+    const interactiveInWindow = seq! >= windowStart && seq! <= windowEnd ? 1 : 0;
+    const batchInWindow = admittedInWindow - standardSeqs.length - interactiveInWindow;
     const status = (await s.call('GET', '/v1/admin/scheduler')).body;
-    const admittedInWindow = windowEnd - windowStart;
-    const standardInWindow = standardSeqs.length + 1; // + the interactive unit
-    const batchInWindow = admittedInWindow - standardInWindow;
     console.log(
       `floors: ${batchInWindow} batch of ${admittedInWindow} admissions while standard was backlogged`,
     );
-    expect(batchInWindow / admittedInWindow).toBeGreaterThanOrEqual(0.04);
+    // The floor is 5% of admissions; over a window this short, rounding may cost it one.
+    expect(batchInWindow).toBeGreaterThanOrEqual(Math.floor(0.05 * admittedInWindow) - 1);
     expect(status.queued.byPriority.batch).toBeGreaterThan(0);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { evaluateStorm } from '../../../bench/lib/storm-eval';
+import { evaluateStorm, windowOf } from '../../../bench/lib/storm-eval';
 import type { StormSecond } from '../../../bench/lib/storm-eval';
 import { ObservationWindow } from '../../../src/activities/observations';
 import { SimulatorState } from '../../../src/modelplane/state';
@@ -33,6 +33,8 @@ function storm(o: {
   stepMs: number;
   load: number;
   headers: boolean;
+  /** Estimated tokens per unit as a share of what it really spends (1: exact estimates). */
+  estimateShare?: number;
 }) {
   let now = T0;
   const sim = new SimulatorState({ tpm: o.tpm, rpm: 1_000_000, seed: 1, now: () => now });
@@ -50,8 +52,9 @@ function storm(o: {
   );
   core.upsertTenant('t', defaultTenantSettings({ maxQueued: 200, maxInFlight: 50 }), now);
   const window = new ObservationWindow();
-  const cost = o.steps * o.tokensPerStep;
-  const arrivalsPerTick = (o.load * o.tpm) / 60 / cost / (1000 / TICK_MS);
+  const spends = o.steps * o.tokensPerStep;
+  const cost = Math.round(spends * (o.estimateShare ?? 1));
+  const arrivalsPerTick = (o.load * o.tpm) / 60 / spends / (1000 / TICK_MS);
   // As in the bench: the first minute spends both initial allowances (provider's and governor's).
   const phases = { warmup: 75, cutAt: 135, restoreAt: 195, end: 255 };
 
@@ -61,7 +64,6 @@ function storm(o: {
   let sec: StormSecond = { t: 1, calls: 0, throttled: 0, tokens: 0, quotaTpm: o.tpm, admitted: 0 };
   let owed = 0;
   let seq = 0;
-  let early = 0;
   let minTpmInCut = Infinity;
 
   for (let tick = 1; now < T0 + phases.end * 1000; tick++) {
@@ -90,10 +92,13 @@ function storm(o: {
     for (let i = running.length - 1; i >= 0; i--) {
       const r = running[i]!;
       if (r.nextCallAt > now) continue;
+      const key = `${r.id}:${o.steps - r.stepsLeft}`;
+      sim.retries.arrived(key, now);
       const d = sim.decide(o.tokensPerStep);
       sec.calls++;
       if (d.kind === 'ok') {
         window.add({ at: now, throttled: false, tokens: o.tokensPerStep, ...(o.headers ? d.limits : {}) });
+        sim.retries.served(key);
         sec.tokens += o.tokensPerStep;
         r.used += o.tokensPerStep;
         r.nextCallAt = now + o.stepMs;
@@ -111,7 +116,7 @@ function storm(o: {
           ...(o.headers ? d.limits : {}),
         });
         sec.throttled++;
-        if (now + wait < r.nextCallAt) early++;
+        sim.retries.throttled(key, now, wait);
         r.nextCallAt = now + wait;
       }
     }
@@ -128,6 +133,7 @@ function storm(o: {
     }
   }
   const status = core.status(now);
+  const early = sim.stats().earlyRetries;
   return { verdict: evaluateStorm(seconds, phases), seconds, status, early, minTpmInCut };
 }
 
@@ -159,5 +165,20 @@ describe('governor control loop (simulated clock)', () => {
     const cutQuotaUnitsPerSecond = (0.3 * workload.tpm) / 60 / (workload.steps * workload.tokensPerStep);
     expect(admittedPerSecond(r.seconds, 165, 195)).toBeLessThanOrEqual(cutQuotaUnitsPerSecond);
     expect(r.verdict.recoveredAfter).not.toBeNull();
+  });
+
+  it('converges on what the provider really serves when the estimates are a third of the real use', () => {
+    const r = storm({ ...workload, headers: true, estimateShare: 1 / 3 });
+    expect(r.early).toBe(0);
+    // It starts by admitting three times too much and hits the wall; once the spend factor is
+    // measured, it admits a third of the quota in estimates and the storm goes as with exact ones.
+    const [cutWindows, , , recovery] = r.verdict.checks;
+    for (const c of [cutWindows!, recovery!]) expect(c.pass, `${c.name}: ${c.detail}`).toBe(true);
+    const late = windowOf(r.seconds, 105, 135);
+    const after = r.verdict.steady[1]!;
+    expect(late.throttledShare + after.throttledShare).toBeLessThanOrEqual(0.01);
+    expect(after.utilisation).toBeGreaterThanOrEqual(0.85);
+    expect(r.status.governor.tokensPerMinute).toBeGreaterThan((0.85 * workload.tpm) / 3);
+    expect(r.status.governor.tokensPerMinute).toBeLessThan((1.0 * workload.tpm) / 3);
   });
 });

@@ -137,22 +137,37 @@ describe('token governor (AIMD)', () => {
 
   it("tracks the provider's advertised quota: capped at once, recovered additively", () => {
     const s = governed();
+    // (No tokens served in these reports, so the spend factor stays out of it.)
     s.submit(units('a', 2000, 'standard', 1000), T0);
-    s.observe([healthy({ limitTokens: 60_000, remainingTokens: 60_000 })], T0);
+    s.observe([healthy({ limitTokens: 60_000, remainingTokens: 60_000, tokens: 0 })], T0);
     expect(s.status(T0).governor).toMatchObject({ tokensPerMinute: 54_000, providerTokensPerMinute: 60_000 });
     // The bucket never holds more than a minute of the capped rate.
     expect(s.admit(T0).length).toBe(54);
-    reportHealthy(s, T0, T0 + 10_000, 100, { limitTokens: 60_000, remainingTokens: 60_000 });
+    reportHealthy(s, T0, T0 + 10_000, 100, { limitTokens: 60_000, remainingTokens: 60_000, tokens: 0 });
     expect(s.status(T0 + 10_000).governor.tokensPerMinute).toBe(54_000);
     // A cut to 30%: the very next report caps the rate at 90% of the new quota, without a throttle.
-    s.observe([healthy({ at: T0 + 10_100, limitTokens: 18_000, remainingTokens: 18_000 })], T0 + 10_100);
+    s.observe(
+      [healthy({ at: T0 + 10_100, limitTokens: 18_000, remainingTokens: 18_000, tokens: 0 })],
+      T0 + 10_100,
+    );
     expect(s.status(T0 + 10_100).governor).toMatchObject({ tokensPerMinute: 16_200, decreases: 0 });
     // Restored: back up by 5% of the quota (3000/min) per second of healthy reports, not in one jump.
-    s.observe([healthy({ at: T0 + 10_200, limitTokens: 60_000, remainingTokens: 18_000 })], T0 + 10_200);
+    s.observe(
+      [healthy({ at: T0 + 10_200, limitTokens: 60_000, remainingTokens: 18_000, tokens: 0 })],
+      T0 + 10_200,
+    );
     expect(s.status(T0 + 10_200).governor.tokensPerMinute).toBeCloseTo(16_200 + 300, 0);
-    reportHealthy(s, T0 + 10_200, T0 + 20_200, 100, { limitTokens: 60_000, remainingTokens: 30_000 });
+    reportHealthy(s, T0 + 10_200, T0 + 20_200, 100, {
+      limitTokens: 60_000,
+      remainingTokens: 30_000,
+      tokens: 0,
+    });
     expect(s.status(T0 + 20_200).governor.tokensPerMinute).toBeCloseTo(16_500 + 30_000, 0);
-    reportHealthy(s, T0 + 20_200, T0 + 40_200, 100, { limitTokens: 60_000, remainingTokens: 60_000 });
+    reportHealthy(s, T0 + 20_200, T0 + 40_200, 100, {
+      limitTokens: 60_000,
+      remainingTokens: 60_000,
+      tokens: 0,
+    });
     expect(s.status(T0 + 40_200).governor.tokensPerMinute).toBe(54_000);
   });
 
@@ -184,26 +199,50 @@ describe('token governor (AIMD)', () => {
   it('slows down before the wall: remaining tokens run low while spending outpaces the quota', () => {
     const s = busy(80);
     const quota = { limitTokens: 60_000 };
-    // 10 s at 90k tokens/min (150 per 100 ms) while the provider's bucket still has plenty.
-    reportHealthy(s, T0, T0 + 10_000, 100, { ...quota, remainingTokens: 50_000, tokens: 150 });
-    expect(s.status(T0 + 10_000).governor).toMatchObject({ tokensPerMinute: 54_000, decreases: 0 });
+    // 5 s at 120k tokens/min (200 per 100 ms) while the provider's bucket still has plenty.
+    reportHealthy(s, T0, T0 + 5000, 100, { ...quota, remainingTokens: 50_000, tokens: 200 });
+    expect(s.status(T0 + 5000).governor).toMatchObject({ tokensPerMinute: 54_000, decreases: 0 });
     // The bucket runs low at that pace: the token rate is cut gently (a third of 50%), concurrency kept.
-    reportHealthy(s, T0 + 10_000, T0 + 10_100, 100, { ...quota, remainingTokens: 2000, tokens: 150 });
-    let g = s.status(T0 + 10_100).governor;
+    reportHealthy(s, T0 + 5000, T0 + 5100, 100, { ...quota, remainingTokens: 2000, tokens: 200 });
+    const g = s.status(T0 + 5100).governor;
     expect(g).toMatchObject({ decreases: 1, concurrencyLimit: 100, throttledRecently: false });
     expect(g.tokensPerMinute).toBe(Math.round(54_000 * (1 - 0.5 / 3)));
-    // Spending at the target pace (57k/min, between 90% and 100% of the quota) with the bucket low: hold.
-    reportHealthy(s, T0 + 10_100, T0 + 60_000, 100, { ...quota, remainingTokens: 2000, tokens: 95 });
-    g = s.status(T0 + 60_000).governor;
-    reportHealthy(s, T0 + 60_000, T0 + 70_000, 100, { ...quota, remainingTokens: 2000, tokens: 95 });
-    expect(s.status(T0 + 70_000).governor).toMatchObject({
-      tokensPerMinute: g.tokensPerMinute,
-      decreases: g.decreases,
-      increases: g.increases,
+    // Spending at the target pace (57k/min: between 90% and 100% of the quota) with the bucket low: hold.
+    reportHealthy(s, T0 + 5100, T0 + 20_000, 100, { ...quota, remainingTokens: 2000, tokens: 95 });
+    const held = s.status(T0 + 20_000).governor;
+    reportHealthy(s, T0 + 20_000, T0 + 29_000, 100, { ...quota, remainingTokens: 2000, tokens: 95 });
+    expect(s.status(T0 + 29_000).governor).toMatchObject({
+      tokensPerMinute: held.tokensPerMinute,
+      decreases: held.decreases,
+      increases: held.increases,
     });
-    // Spending well below the quota, the low bucket is refilling: the rate grows back to its ceiling.
-    reportHealthy(s, T0 + 70_000, T0 + 100_000, 100, { ...quota, remainingTokens: 2000, tokens: 30 });
-    expect(s.status(T0 + 100_000).governor.tokensPerMinute).toBe(54_000);
+  });
+
+  it('keeps growing while a low bucket refills (spending well below the quota)', () => {
+    const s = busy(80);
+    reportHealthy(s, T0, T0 + 5000, 100, { limitTokens: 200_000, remainingTokens: 1000, tokens: 30 });
+    // 4.9 s of growth at 5% of 200k per second.
+    expect(s.status(T0 + 5000).governor.tokensPerMinute).toBe(100_000 + 4.9 * 10_000);
+  });
+
+  it('sizes admissions by what units really spend: three times their estimate admits a third', () => {
+    const s = governed();
+    s.submit(units('a', 100_000, 'standard', 100), T0);
+    for (let t = T0; t <= T0 + 180_000; t += 100) {
+      const admitted = s.admit(t);
+      s.release(
+        admitted.map((a) => ({ runId: a.runId, attempt: 0, usedTokens: 300, outcome: 'completed' as const })),
+        t,
+      );
+      const tokens = 300 * admitted.length;
+      s.observe([healthy({ at: t, tokens, limitTokens: 60_000, remainingTokens: 30_000 })], t);
+    }
+    const g = s.status(T0 + 180_000).governor;
+    // 90% of the 60k quota is 54k real tokens a minute: 18k of estimates.
+    expect(g.tokensPerMinute).toBeGreaterThan(16_000);
+    expect(g.tokensPerMinute).toBeLessThan(20_000);
+    expect(g.servedTokensPerMinute).toBeGreaterThan(48_000);
+    expect(g.servedTokensPerMinute).toBeLessThan(60_000);
   });
 
   it('clears throttledRecently after a quiet minute', () => {

@@ -1,0 +1,105 @@
+/** The minimal HTTP surface a scenario needs: the integration harness and the bench stack both provide it. */
+export interface ScenarioStack {
+  call(
+    method: string,
+    route: string,
+    opts?: { token?: string; body?: unknown },
+  ): Promise<{ status: number; body: any; headers: Headers }>;
+  tenant(name: string, settings?: Record<string, unknown>): Promise<string>;
+  id: string;
+}
+
+export interface FloodResult {
+  aUnits: number;
+  bUnits: number;
+  /** A's admissions between B's submission and B's last admission. */
+  aAdmissionsWhileBWaited: number;
+  /** Jain's index over A's and B's weight-normalised token shares while both were backlogged. */
+  jain: number;
+  seconds: number;
+  counters: Record<string, number>;
+  effects: { effects: number; attempts: number; duplicates: number };
+  batch: Record<string, number>;
+  submitAccepted: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function poll<T>(
+  fn: () => Promise<T>,
+  done: (v: T) => boolean,
+  timeoutMs: number,
+  everyMs: number,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (done(v) || Date.now() > deadline) return v;
+    await sleep(everyMs);
+  }
+}
+
+/**
+ * Issue 3's flood: tenant A submits `aUnits` units; one second later tenant B (same weight)
+ * submits `bUnits`; then every unit must complete exactly once. Returns what a test asserts.
+ */
+export async function runFlood(
+  s: ScenarioStack,
+  aUnits: number,
+  bUnits = 10,
+  timeoutMs = 900_000,
+): Promise<FloodResult> {
+  const t0 = Date.now();
+  const a = await s.tenant(`flood-a-${s.id}`, { maxQueued: 20_000, maxInFlight: 50 });
+  const b = await s.tenant(`flood-b-${s.id}`, { maxQueued: 20_000, maxInFlight: 50 });
+  const unit = { steps: 1, tokensPerStep: 100, effect: true };
+  const batchA = await s.call('POST', '/v1/batches', {
+    token: a,
+    body: { agent: 'synthetic', priority: 'standard', items: Array.from({ length: aUnits }, () => unit) },
+  });
+  if (batchA.status !== 202) throw new Error(`batch: ${batchA.status} ${JSON.stringify(batchA.body)}`);
+  await sleep(1000);
+
+  const admittedAtB = (await s.call('GET', '/v1/admin/scheduler')).body.counters.admitted as number;
+  const runsB = await Promise.all(
+    Array.from({ length: bUnits }, () =>
+      s.call('POST', '/v1/runs', { token: b, body: { agent: 'synthetic', input: unit } }),
+    ),
+  );
+  const bIds = runsB.filter((r) => r.status === 202).map((r) => r.body.runId as string);
+  const seqs: number[] = [];
+  for (const id of bIds) {
+    const r = await poll(
+      () => s.call('GET', `/v1/runs/${id}`, { token: b }),
+      (v) => typeof v.body?.admissionSeq === 'number',
+      timeoutMs,
+      250,
+    );
+    seqs.push(r.body.admissionSeq as number);
+  }
+  const aMeanwhile = Math.max(...seqs) - admittedAtB - bIds.length;
+  // Both tenants were backlogged in that window; equal weights and equal unit costs.
+  const shares = [Math.max(0, aMeanwhile), bIds.length];
+  const jain = (shares[0]! + shares[1]!) ** 2 / (2 * (shares[0]! ** 2 + shares[1]! ** 2));
+
+  const total = aUnits + bIds.length;
+  const status = await poll(
+    () => s.call('GET', '/v1/admin/scheduler'),
+    (v) => v.body?.counters?.completed >= total,
+    timeoutMs,
+    2000,
+  );
+  const batch = (await s.call('GET', `/v1/batches/${batchA.body.batchId}`, { token: a })).body;
+  const effects = (await s.call('GET', '/v1/admin/effects/summary')).body;
+  return {
+    aUnits,
+    bUnits,
+    aAdmissionsWhileBWaited: aMeanwhile,
+    jain,
+    seconds: (Date.now() - t0) / 1000,
+    counters: { ...status.body.counters, inFlight: status.body.inFlight, queued: status.body.queued.total },
+    effects,
+    batch,
+    submitAccepted: bIds.length,
+  };
+}

@@ -1,0 +1,32 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { describe, expect, it } from 'vitest';
+import { workflowsPath } from '../../src/fleet/worker';
+
+const dir = path.join(__dirname, '..', 'fixtures', 'histories');
+const files = readdirSync(dir).filter((f) => f.endsWith('.pb'));
+
+/**
+ * Replays recorded histories (`npm run fixtures`) against today's workflow code: a change that
+ * would break running workflows (a non-determinism) fails here, before it reaches a fleet.
+ */
+describe('replay of recorded histories', () => {
+  it('has fixtures for the scheduler and run workflows', () => {
+    expect(files.some((f) => f.startsWith('scheduler'))).toBe(true);
+    expect(files.filter((f) => f.startsWith('run-')).length).toBeGreaterThanOrEqual(4);
+  });
+
+  it('replays every history with 0 determinism violations', async () => {
+    const histories = files.map((f) => ({
+      workflowId: f.replace(/\.pb$/, ''),
+      history: temporal.api.history.v1.History.decode(readFileSync(path.join(dir, f))),
+    }));
+    const failures: string[] = [];
+    for await (const r of Worker.runReplayHistories({ workflowsPath }, histories)) {
+      if (r.error) failures.push(`${r.workflowId}: ${r.error.message}`);
+    }
+    expect(failures).toEqual([]);
+  }, 120_000);
+});
