@@ -1,14 +1,7 @@
-/** Seeded PRNG (mulberry32): the same seed gives the same workload on every machine. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../../src/modelplane/latency';
+
+/** Seeded PRNG (mulberry32), the simulator's own: the same seed gives the same workload everywhere. */
+export const mulberry32 = seededRandom;
 
 /** Standard normal by Box–Muller. */
 export function normal(rnd: () => number): number {

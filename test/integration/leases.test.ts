@@ -1,10 +1,7 @@
-import { NativeConnection } from '@temporalio/worker';
-import { inject } from 'vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRunWorkflow } from '../../src/fleet/start-run';
-import { startFleetWorker } from '../../src/fleet/worker';
 import { submitUpdate } from '../../src/workflows/scheduler-messages';
-import { startTestStack, waitFor } from '../support/stack';
+import { startExtraWorker, startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
 
 describe('leases', () => {
@@ -50,16 +47,7 @@ describe('leases', () => {
     expect(freed.body.counters.expired).toBe(1);
 
     // Its worker comes back: the run learns its lease was revoked, queues again (attempt 1) and completes.
-    const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
-    const worker = await startFleetWorker({
-      config: s.config,
-      connection,
-      client: s.client,
-      modelBaseUrl: s.modelBaseUrl,
-      log: s.log,
-      workflows: { workflowBundle: { codePath: inject('workflowBundlePath') } },
-      taskQueue: orphanQueue,
-    });
+    const worker = await startExtraWorker(s, orphanQueue);
     try {
       const done = await waitFor(
         () => s.call('GET', `/v1/runs/${runId}`, { token: key }),
@@ -73,7 +61,6 @@ describe('leases', () => {
       expect(after.inFlight).toBe(0);
     } finally {
       await worker.close();
-      await connection.close();
     }
   });
 });

@@ -1,7 +1,5 @@
-import { NativeConnection } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startFleetWorker } from '../../src/fleet/worker';
-import { startTestStack, waitFor } from '../support/stack';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startExtraWorker, startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
 
 const FAST = { MODEL_TPM: '1000000000', MODEL_RPM: '100000000' };
@@ -94,21 +92,7 @@ describe('the budget ledger', () => {
       before + 20,
     );
     await s.worker!.close();
-    const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
-    const worker = await startFleetWorker({
-      config: s.config,
-      connection,
-      client: s.client,
-      modelBaseUrl: s.modelBaseUrl,
-      log: s.log,
-      workflows: { workflowBundle: { codePath: inject('workflowBundlePath') } },
-    });
-    restarted = {
-      close: async () => {
-        await worker.close();
-        await connection.close();
-      },
-    };
+    restarted = await startExtraWorker(s);
     const after = await s.call('GET', '/v1/tenants/me', { token: key });
     expect(after.body.ledger).toEqual(me.body.ledger);
   });

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { NativeConnection } from '@temporalio/worker';
 import { inject } from 'vitest';
+import { startFleetWorker } from '../../src/fleet/worker';
 import { loadConfig } from '../../src/config';
 import type { Config } from '../../src/config';
 import { startStack } from '../../src/stack';
@@ -109,4 +111,30 @@ export async function waitFor<T>(
     if (done(v) || Date.now() > deadline) return v;
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+/**
+ * Starts another worker for the stack (a restart after `s.worker.close()`, or a worker for another
+ * task queue); the caller closes it.
+ */
+export async function startExtraWorker(
+  s: TestStack,
+  taskQueue?: string,
+): Promise<{ close(): Promise<void> }> {
+  const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
+  const worker = await startFleetWorker({
+    config: s.config,
+    connection,
+    client: s.client,
+    modelBaseUrl: s.modelBaseUrl,
+    log: s.log,
+    workflows: { workflowBundle: { codePath: inject('workflowBundlePath') } },
+    ...(taskQueue ? { taskQueue } : {}),
+  });
+  return {
+    close: async () => {
+      await worker.close();
+      await connection.close();
+    },
+  };
 }

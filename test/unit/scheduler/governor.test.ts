@@ -172,19 +172,36 @@ describe('token governor (AIMD)', () => {
   });
 
   it('cuts from the rate the provider actually served once it has been measured', () => {
-    const s = busy(80);
-    reportHealthy(s, T0, T0 + 10_000, 100, { tokens: 10 });
+    const s = governed();
+    s.submit(units('a', 100_000, 'standard', 100), T0);
+    // Units spend their estimate, but the provider (shared, sending no headers) serves at most
+    // 50 tokens per 100 ms, 30k a minute, whatever the governor admits.
+    const run = (from: number, to: number) => {
+      for (let t = from + 100; t <= to; t += 100) {
+        const admitted = s.admit(t);
+        s.release(
+          admitted.map((x) => ({
+            runId: x.runId,
+            attempt: 0,
+            usedTokens: 100,
+            outcome: 'completed' as const,
+          })),
+          t,
+        );
+        s.observe([healthy({ at: t, tokens: Math.min(50, 100 * admitted.length) })], t);
+      }
+    };
+    run(T0, T0 + 10_000);
     // Not measured over a full window yet: the cut starts from the admitted rate.
     const before = s.status(T0 + 10_000).governor.tokensPerMinute;
-    s.observe([throttled({ tokens: 0 })], T0 + 10_000);
+    s.observe([throttled({ at: T0 + 10_000, tokens: 0 })], T0 + 10_000);
     expect(Math.abs(s.status(T0 + 10_000).governor.tokensPerMinute - before * 0.5)).toBeLessThanOrEqual(1);
-    // The provider serves ~30k tokens/min while the governor has grown to admit far more (shared capacity).
-    reportHealthy(s, T0 + 10_000, T0 + 120_000, 100, { tokens: 50 });
+    run(T0 + 10_000, T0 + 120_000);
     const g = s.status(T0 + 120_000).governor;
     expect(g.servedTokensPerMinute).toBeGreaterThan(28_000);
     expect(g.servedTokensPerMinute).toBeLessThan(32_000);
-    expect(g.tokensPerMinute).toBeGreaterThan(150_000);
-    s.observe([throttled({ tokens: 0 })], T0 + 120_000);
+    expect(g.tokensPerMinute).toBeGreaterThan(100_000);
+    s.observe([throttled({ at: T0 + 120_000, tokens: 0 })], T0 + 120_000);
     const cut = s.status(T0 + 120_000).governor.tokensPerMinute;
     expect(cut).toBeGreaterThan(14_000);
     expect(cut).toBeLessThan(16_000);
