@@ -56,6 +56,18 @@ describe('vertical slice on a real Temporal server', () => {
     const stats = (await (await fetch(`${s.simUrl}/admin/stats`)).json()) as { calls: number };
     expect(stats.calls).toBeGreaterThanOrEqual(2);
 
+    const listed = await waitFor(
+      () => s.call('GET', '/v1/runs?status=completed&limit=10', { token: key }),
+      (r) => r.body?.items?.some((i: { runId: string }) => i.runId === runId),
+      10_000,
+    );
+    expect(listed.body.items.find((i: { runId: string }) => i.runId === runId)).toMatchObject({
+      tenant: tenant(),
+      agent: 'synthetic',
+      priority: 'standard',
+      status: 'completed',
+    });
+
     const again = await s.call('POST', '/v1/runs', {
       token: key,
       body: { agent: 'synthetic', input: { steps: 2, tokensPerStep: 50 }, idempotencyKey: 'slice-1' },
