@@ -22,6 +22,8 @@ export async function runStormBench(argv: string[]): Promise<void> {
     tenants: 2,
     maxQueued: 60,
     concurrency: 50,
+    // Below 1, units spend more than they declare: the governor must learn it from served tokens.
+    estimateShare: 1,
     // The first minute is the provider's and the governor's initial allowance (both start with a full
     // minute of tokens), served at up to twice the quota: steady state is judged after it.
     warmup: 75,
@@ -50,6 +52,7 @@ export async function runStormBench(argv: string[]): Promise<void> {
         stepMs: f.stepMs,
         tenants: f.tenants,
         maxQueued: f.maxQueued,
+        estimateShare: f.estimateShare,
         drainSeconds: 300,
       },
       (line) => console.log(line),

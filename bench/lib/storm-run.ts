@@ -21,6 +21,8 @@ export interface StormOptions {
   stepMs: number;
   tenants: number;
   maxQueued: number;
+  /** Each unit's estimate as a share of what it really spends (default 1: exact estimates). */
+  estimateShare?: number;
   /** Gives up waiting for the backlog to finish after this many seconds past the end. */
   drainSeconds: number;
   criteria?: StormCriteria;
@@ -109,12 +111,19 @@ export async function runStorm(
   const unitTokens = o.steps * o.tokensPerStep;
   const perSecond = (o.load * o.tpm) / 60 / unitTokens;
   const input = { steps: o.steps, tokensPerStep: o.tokensPerStep, stepMs: o.stepMs };
+  const body = {
+    agent: 'synthetic',
+    input,
+    ...(o.estimateShare !== undefined && o.estimateShare !== 1
+      ? { estimatedTokens: Math.max(1, Math.round(unitTokens * o.estimateShare)) }
+      : {}),
+  };
 
   const door = { accepted: 0, shed: 0, other: {} as Record<string, number> };
   const retryAfters: number[] = [];
   const inflightRequests = new Set<Promise<void>>();
   const submit = (i: number): void => {
-    const p = api('POST', '/v1/runs', { agent: 'synthetic', input }, keys[i % keys.length])
+    const p = api('POST', '/v1/runs', body, keys[i % keys.length])
       .then((r) => {
         if (r.status === 202) door.accepted++;
         else if (r.status === 429 && r.body?.error?.code === 'queue_full') {

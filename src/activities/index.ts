@@ -22,7 +22,7 @@ export interface ActivityDeps {
 }
 
 /** How long an admission notice waits for a run's workflow to appear (the API starts it right after). */
-const APPEAR_WAIT_MS = 60_000;
+const APPEAR_WAIT_MS = 10_000; // within notifyAdmissions' 15 s start-to-close
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,3 +1,4 @@
+import { foldObservations } from './governor-window';
 import { RATE_WINDOW_MS, newRate, ratePerSecond, recordEvents } from './rate';
 import type { RateState } from './rate';
 import type { GovernorParams, GovernorStatus, ModelObservation } from './types';
@@ -187,7 +188,8 @@ function decreaseBy(
 }
 
 function decreaseTokens(g: GovernorState, p: GovernorParams, factor: number, now: number): void {
-  const served = servedPerMinute(g, now) ?? Infinity;
+  // Served tokens are real ones; the rate is in estimated tokens.
+  const served = (servedPerMinute(g, now) ?? Infinity) / spendFactor(g, now);
   setRate(g, Math.max(p.minTokensPerMinute, Math.min(g.tokensPerMinute, served) * factor), now);
   g.lastDecreaseAt = now;
   g.decreases++;
@@ -206,35 +208,6 @@ function increase(g: GovernorState, p: GovernorParams, seconds: number, now: num
   g.increases++;
 }
 
-interface Window {
-  calls: number;
-  throttled: number;
-  tokens: number;
-  maxRetryAfterMs: number;
-  /** Latest advertised limit in the batch. */
-  limit: number | undefined;
-  /** Some report saw remaining tokens below the low-water share of the limit. */
-  low: boolean;
-}
-
-function fold(obs: readonly ModelObservation[], p: GovernorParams): Window {
-  const w: Window = { calls: 0, throttled: 0, tokens: 0, maxRetryAfterMs: 0, limit: undefined, low: false };
-  let limitAt = -Infinity;
-  for (const o of obs) {
-    if (!(o.calls > 0)) continue;
-    w.calls += o.calls;
-    w.throttled += Math.max(0, o.throttled);
-    w.tokens += Math.max(0, o.tokens);
-    w.maxRetryAfterMs = Math.max(w.maxRetryAfterMs, o.maxRetryAfterMs);
-    const limit = o.limitTokens;
-    if (limit === undefined || !Number.isFinite(limit) || limit < 0) continue;
-    if (o.at >= limitAt) [w.limit, limitAt] = [limit, o.at];
-    if (limit > 0 && o.remainingTokens !== undefined && o.remainingTokens / limit < p.remainingLowWater)
-      w.low = true;
-  }
-  return w;
-}
-
 /**
  * Feeds worker reports in. The advertised quota caps the rate at once; throttles decrease
  * (once per cooldown) and may pause; remaining tokens below the low water slow down before
@@ -247,7 +220,7 @@ export function observe(
   now: number,
   inFlight: number,
 ): void {
-  const w = fold(obs, p);
+  const w = foldObservations(obs, p.remainingLowWater);
   if (w.calls === 0) return;
   recordEvents(g.served, now, w.tokens);
   recordRecent(g.recent, now, w.tokens);

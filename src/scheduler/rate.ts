@@ -6,6 +6,8 @@
 export interface RateState {
   count: number;
   at: number;
+  /** When the current run of events began: a young history is averaged over its own span, not the window. */
+  since?: number;
 }
 
 export const RATE_WINDOW_MS = 30_000;
@@ -24,6 +26,7 @@ export function newRate(now: number): RateState {
 
 /** Records `n` events at `now`. */
 export function recordEvents(r: RateState, now: number, n = 1): void {
+  if (r.since === undefined || recentEvents(r, now) < 1e-3) r.since = now;
   if (now > r.at) {
     r.count *= decay(now - r.at);
     r.at = now;
@@ -39,4 +42,15 @@ export function recentEvents(r: RateState, now: number): number {
 /** Events per second at `now` (pure). */
 export function ratePerSecond(r: RateState, now: number): number {
   return (recentEvents(r, now) * 1000) / RATE_WINDOW_MS;
+}
+
+/**
+ * Events per second averaged over the history's own span when it is younger than the window:
+ * right after a burst starts, dividing by the whole window would understate the rate many times
+ * over (and overstate every Retry-After computed from it).
+ */
+export function currentRatePerSecond(r: RateState, now: number): number {
+  const span =
+    r.since === undefined ? RATE_WINDOW_MS : Math.min(RATE_WINDOW_MS, Math.max(1000, now - r.since));
+  return (recentEvents(r, now) * 1000) / span;
 }

@@ -1,7 +1,7 @@
 import type { CoreState } from './core';
 import type { LedgerState } from './ledger';
 import type { TenantState } from './model';
-import { ratePerSecond, recentEvents } from './rate';
+import { currentRatePerSecond, recentEvents } from './rate';
 
 /** Retry-After values are whole seconds in [1, MAX_RETRY_AFTER_S] (budget waits excepted). */
 export const MAX_RETRY_AFTER_S = 3600;
@@ -26,7 +26,7 @@ function governorRate(s: CoreState, avgCost: number): number {
 
 /** Fleet admissions per second: measured (EWMA) when there is recent history, else from the governor. */
 export function fleetAdmissionRate(s: CoreState, now: number): number {
-  if (recentEvents(s.fleetRate, now) >= 1) return ratePerSecond(s.fleetRate, now);
+  if (recentEvents(s.fleetRate, now) >= 1) return currentRatePerSecond(s.fleetRate, now);
   return governorRate(s, s.queued.size > 0 ? s.queuedCost / s.queued.size : 1);
 }
 
@@ -40,9 +40,9 @@ export function tenantAdmissionRate(
   now: number,
   backloggedWeight: () => number,
 ): number {
-  if (recentEvents(t.rate, now) >= 1) return ratePerSecond(t.rate, now);
+  if (recentEvents(t.rate, now) >= 1) return currentRatePerSecond(t.rate, now);
   const share = t.settings.weight / Math.max(t.settings.weight, backloggedWeight());
-  if (recentEvents(s.fleetRate, now) >= 1) return ratePerSecond(s.fleetRate, now) * share;
+  if (recentEvents(s.fleetRate, now) >= 1) return currentRatePerSecond(s.fleetRate, now) * share;
   return governorRate(s, t.queued > 0 ? t.queuedCost / t.queued : 1) * share;
 }
 

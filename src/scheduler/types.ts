@@ -114,7 +114,10 @@ export interface GovernorParams {
   quotaShare: number;
   /** After a decrease, further throttles within this window do not decrease again. */
   decreaseCooldownMs: number;
-  /** Slow down before the wall: when remaining/limit drops below this, cut gently instead of increasing. */
+  /**
+   * Slow down before the wall: when remaining/limit drops below this while tokens are spent at the
+   * target share of the quota, stop increasing; when spent faster than the quota itself, cut gently.
+   */
   remainingLowWater: number;
 }
 

@@ -39,7 +39,9 @@ export interface SchedulerInput {
 }
 
 const { notifyAdmissions, notifyRevoked } = proxyActivities<FleetActivities>({
-  startToCloseTimeout: '2 minutes',
+  // A few hundred idempotent signals take a second; a worker killed mid-notice must not leave its
+  // runs unaware of their admission until their leases expire, so the retry comes quickly.
+  startToCloseTimeout: '15 seconds',
   retry: { initialInterval: '500ms', maximumInterval: '10s' },
 });
 

@@ -79,7 +79,7 @@ describe('scheduler policy on a real Temporal server', () => {
   it('priority: an interactive unit is admitted at the next free slot over a batch backlog, and batch keeps its floor', async () => {
     s = await startTestStack({ FLEET_CONCURRENCY: '20', ...FAST });
     const t = await s.tenant(`prio-${s.id}`, { maxInFlight: 100, maxQueued: 20_000 });
-    const slow = { steps: 1, tokensPerStep: 10, stepMs: 300 };
+    const slow = { steps: 1, tokensPerStep: 10, stepMs: 1000 };
     // Hold intake while the backlog is created, so it is complete (not half admitted) when the test starts.
     await s.call('POST', '/v1/admin/drain', { body: { intake: 'hold' } });
     const batch = await s.call('POST', '/v1/batches', {
@@ -101,14 +101,20 @@ describe('scheduler policy on a real Temporal server', () => {
       20_000,
     );
 
-    // A standard backlog too: batch must still receive its floor while standard is served first.
-    const standardRuns = await submit(s, t, 100, { agent: 'synthetic', priority: 'standard', input: slow });
-    const before = (await s.call('GET', '/v1/admin/scheduler')).body.counters.admitted as number;
+    // Pause admissions (drain, hold), queue the interactive unit, then resume: what this measures is
+    // the scheduler's choice when a slot frees, not HTTP latency on a busy machine.
+    expect((await s.call('POST', '/v1/admin/drain', { body: { intake: 'hold' } })).status).toBe(200);
     const interactive = await s.call('POST', '/v1/runs', {
       token: t,
       body: { agent: 'synthetic', priority: 'interactive', input: { steps: 1, tokensPerStep: 10 } },
     });
     expect(interactive.status).toBe(202);
+    const queued = await s.call('GET', `/v1/runs/${interactive.body.runId}`, { token: t });
+    expect(queued.body.status).toBe('queued');
+    // A standard backlog too: batch must still receive its floor while standard is served first.
+    const standardRuns = await submit(s, t, 100, { agent: 'synthetic', priority: 'standard', input: slow });
+    const before = (await s.call('GET', '/v1/admin/scheduler')).body.counters.admitted as number;
+    expect((await s.call('POST', '/v1/admin/resume')).status).toBe(200);
     const [seq] = await admissionSeqs(s, t, [interactive.body.runId]);
     const between = seq! - before - 1;
     console.log(
