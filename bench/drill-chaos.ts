@@ -1,0 +1,31 @@
+import { flags, writeResult } from './lib/bench-stack';
+import { stopAllDrillStacks } from './lib/drill-stack';
+import { runChaosDrill } from './scenarios/drill-chaos';
+
+/** `npm run drill:chaos [-- --units 1000 --kills 3 --seed 7 --concurrency 50 --steps 3 --stepMs 250]`: issue 6's chaos drill. */
+async function main(): Promise<void> {
+  const f = flags(process.argv.slice(2), {
+    units: 1000,
+    kills: 3,
+    seed: Date.now() % 100_000,
+    concurrency: 50,
+    steps: 3,
+    stepMs: 250,
+  });
+  const r = await runChaosDrill({ ...f, timeoutMs: 600_000, log: (m) => console.log(`· ${m}`) });
+  const faults = r.faults.map((x) => `${x.kind} ${(x.recoveryMs / 1000).toFixed(1)} s`).join(', ');
+  console.log(
+    `chaos drill (seed ${f.seed}): ${r.units} units → lost ${r.lost}, duplicated ${r.duplicated} ` +
+      `(effect duplicates ${r.effects.duplicates}, attempts ${r.effects.attempts}, admitted ${r.counters.admitted}); ` +
+      `recovery after each fault: ${faults}; ${r.seconds.toFixed(0)} s in all → ${r.pass ? 'PASS' : `FAIL: ${r.failures.join('; ')}`}`,
+  );
+  console.log(`wrote ${writeResult('drill-chaos', { seed: f.seed, ...r })}`);
+  process.exit(r.pass ? 0 : 1);
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => void stopAllDrillStacks().finally(() => process.exit(130)));
+main().catch((err: unknown) => {
+  console.error(err);
+  void stopAllDrillStacks().finally(() => process.exit(1));
+});

@@ -1,0 +1,282 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { loadConfig } from '../../src/config';
+import { startDevServer } from '../../src/infra/dev-server';
+import type { DevServer } from '../../src/infra/dev-server';
+import { startSimulator } from '../../src/modelplane';
+import type { RunningSimulator } from '../../src/modelplane';
+import { startStack } from '../../src/stack';
+import type { Stack } from '../../src/stack';
+import { spawnWorker } from './worker-child';
+import type { WorkerChild } from './worker-child';
+
+const ADMIN = 'drill-admin';
+
+/** Stacks not yet stopped: a drill interrupted by a signal stops them on its way out. */
+const running = new Set<() => Promise<void>>();
+
+/** Stops every drill stack this process started and has not stopped yet. */
+export async function stopAllDrillStacks(): Promise<void> {
+  await Promise.all([...running].map((stop) => stop()));
+}
+
+export interface Reply {
+  status: number;
+  body: any;
+  headers: Headers;
+}
+
+export interface DrillStack {
+  dir: string;
+  temporalAddress: string;
+  /** HTTP against the API; a network error or timeout answers status 0. */
+  call(
+    method: string,
+    route: string,
+    opts?: { body?: unknown; token?: string; timeoutMs?: number },
+  ): Promise<Reply>;
+  /** `GET /v1/admin/scheduler`, or null while the scheduler cannot answer (no worker, no server). */
+  status(): Promise<any | null>;
+  tenant(name: string, settings?: Record<string, unknown>): Promise<string>;
+  /** The worker child now running, if any. */
+  worker: WorkerChild | undefined;
+  startWorker(buildId: string): Promise<WorkerChild>;
+  /** Stops the Temporal dev server and starts it again on the same port and SQLite file; returns ms down. */
+  restartTemporal(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
+    });
+  });
+
+/**
+ * A deploy-shaped stack for drills: a Temporal dev server on a SQLite file in a temp dir (so it can
+ * be restarted with its state), the simulator and the API in this process, and the worker as a
+ * separate child process (`src/entry/worker.ts`, configured by env) that can be stopped, killed and
+ * replaced. `stop()` takes down everything it started, whatever state the drill left it in.
+ */
+export async function startDrillStack(opts: {
+  concurrency: number;
+  env?: Record<string, string>;
+  log?: (m: string) => void;
+}): Promise<DrillStack> {
+  const log = opts.log ?? (() => {});
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'fairway-drill-'));
+  const dbFile = path.join(dir, 'temporal.db');
+  const port = await freePort();
+  const devOpts = {
+    cliPath: process.env.TEMPORAL_CLI_PATH,
+    port,
+    uiPort: undefined,
+    dbFile,
+    namespace: 'default',
+  };
+  let dev: DevServer | undefined;
+  let sim: RunningSimulator | undefined;
+  let api: Stack | undefined;
+  let worker: WorkerChild | undefined;
+  let workers = 0;
+
+  const stop = async () => {
+    running.delete(stop);
+    await worker?.kill().catch(() => undefined);
+    await api?.close().catch(() => undefined);
+    await sim?.close().catch(() => undefined);
+    await dev?.stop().catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  };
+
+  running.add(stop);
+  try {
+    dev = await startDevServer(devOpts);
+    sim = await startSimulator({ port: 0, tpm: 1_000_000_000, rpm: 100_000_000, seed: 42 });
+    const env: Record<string, string> = {
+      TEMPORAL_ADDRESS: dev.address,
+      MODEL_BASE_URL: sim.url,
+      DATA_DIR: dir,
+      TASK_QUEUE: 'fairway-drill',
+      SCHEDULER_WORKFLOW_ID: 'scheduler-drill',
+      ADMIN_TOKEN: ADMIN,
+      FLEET_CONCURRENCY: String(opts.concurrency),
+      DEFAULT_TENANT_MAX_IN_FLIGHT: String(opts.concurrency),
+      TENANT_RATE_PER_SECOND: '100000',
+      MAILBOX_FLUSH_MS: '50',
+      SHUTDOWN_GRACE_SECONDS: '60',
+      ...opts.env,
+    };
+    const config = loadConfig({ ...env, PORT: '0', LOG_LEVEL: 'error' });
+    api = await startStack(
+      config,
+      { temporal: false, sim: false, worker: false, api: true },
+      { log: pino({ level: 'error' }) },
+    );
+    const apiUrl = api.apiUrl!;
+
+    const call: DrillStack['call'] = async (method, route, o = {}) => {
+      try {
+        const res = await fetch(`${apiUrl}${route}`, {
+          method,
+          headers: {
+            authorization: `Bearer ${o.token ?? ADMIN}`,
+            ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}),
+          },
+          ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}),
+          signal: AbortSignal.timeout(o.timeoutMs ?? 10_000),
+        });
+        const text = await res.text();
+        return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+      } catch (err) {
+        return { status: 0, body: { error: String(err) }, headers: new Headers() };
+      }
+    };
+
+    const stack: DrillStack = {
+      dir,
+      temporalAddress: dev.address,
+      call,
+      async status() {
+        const r = await call('GET', '/v1/admin/scheduler', { timeoutMs: 3000 });
+        return r.status === 200 ? r.body : null;
+      },
+      async tenant(name, settings = {}) {
+        const r = await call('PUT', `/v1/admin/tenants/${name}`, { body: settings });
+        if (r.status !== 201) throw new Error(`tenant ${name}: ${r.status} ${JSON.stringify(r.body)}`);
+        return r.body.apiKey as string;
+      },
+      get worker() {
+        return worker;
+      },
+      async startWorker(buildId) {
+        const n = ++workers;
+        worker = await spawnWorker({ env, buildId, logFile: path.join(dir, `worker-${n}-${buildId}.log`) });
+        log(`worker ${buildId} started (pid ${worker.pid})`);
+        return worker;
+      },
+      async restartTemporal() {
+        const t0 = Date.now();
+        const old = dev;
+        dev = undefined;
+        await old?.stop();
+        dev = await startDevServer(devOpts);
+        log(`temporal restarted on ${dev.address} (${Date.now() - t0} ms down)`);
+        return Date.now() - t0;
+      },
+      stop,
+    };
+    return stack;
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `fn` until `done` holds; throws with `what` when `timeoutMs` passes. */
+export async function until<T>(
+  what: string,
+  fn: () => Promise<T>,
+  done: (v: T) => boolean,
+  timeoutMs: number,
+  everyMs = 200,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (done(v)) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+/**
+ * Submits `n` synthetic units one request each, with idempotency keys, so that a retry after a
+ * timeout or a 503 can never create a second run; retries 429/503/network errors after their
+ * Retry-After (a client that meets a drain keeps trying) until `timeoutMs`. Returns the run ids.
+ */
+export async function submitUnits(
+  s: DrillStack,
+  token: string,
+  n: number,
+  input: Record<string, unknown>,
+  keyPrefix: string,
+  timeoutMs: number,
+  parallel = 16,
+): Promise<string[]> {
+  const deadline = Date.now() + timeoutMs;
+  const ids = new Array<string>(n);
+  let next = 0;
+  const lane = async () => {
+    while (next < n) {
+      const i = next++;
+      for (;;) {
+        const r = await s.call('POST', '/v1/runs', {
+          token,
+          body: { agent: 'synthetic', input, idempotencyKey: `${keyPrefix}-${i}` },
+          timeoutMs: 60_000, // longer than the API's own wait for the scheduler
+        });
+        if (r.status === 202 || r.status === 200) {
+          ids[i] = r.body.runId as string;
+          break;
+        }
+        if (Date.now() > deadline || ![0, 429, 503].includes(r.status))
+          throw new Error(`submit ${i}: ${r.status} ${JSON.stringify(r.body)}`);
+        await sleep(Math.min(2000, 1000 * Number(r.headers.get('retry-after') ?? 1)));
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: parallel }, lane));
+  return ids;
+}
+
+/** The tenant's runs whose status is `completed`, from visibility. */
+export async function completedRunIds(s: DrillStack, token: string): Promise<Set<string>> {
+  const out = new Set<string>();
+  let cursor: string | null = null;
+  do {
+    const q: string = `/v1/runs?status=completed&limit=500${cursor ? `&cursor=${cursor}` : ''}`;
+    const r = await s.call('GET', q, { token });
+    if (r.status !== 200) throw new Error(`list runs: ${r.status} ${JSON.stringify(r.body)}`);
+    for (const item of r.body.items as { runId: string }[]) out.add(item.runId);
+    cursor = r.body.nextCursor as string | null;
+  } while (cursor);
+  return out;
+}
+
+/** Lost and duplicated, the two numbers every drill must keep at 0. */
+export async function tally(
+  s: DrillStack,
+  token: string,
+  accepted: string[],
+): Promise<{
+  lost: number;
+  lostRunIds: string[];
+  duplicated: number;
+  effects: { effects: number; attempts: number; duplicates: number };
+  counters: Record<string, number>;
+}> {
+  const status = await s.status();
+  const effects = (await s.call('GET', '/v1/admin/effects/summary')).body;
+  const done = await completedRunIds(s, token);
+  const lostRunIds = accepted.filter((id) => !done.has(id));
+  const counters = status?.counters ?? {};
+  // A unit admitted twice ran twice; an effect applied twice is a double side effect.
+  const extraAdmissions = Math.max(0, (counters.admitted ?? 0) - accepted.length);
+  return {
+    lost: lostRunIds.length,
+    lostRunIds: lostRunIds.slice(0, 20),
+    duplicated: effects.duplicates + extraAdmissions,
+    effects,
+    counters: { ...counters, inFlight: status?.inFlight, queued: status?.queued?.total },
+  };
+}

@@ -1,0 +1,173 @@
+import { sleep, startDrillStack, submitUnits, tally, until } from '../lib/drill-stack';
+
+export interface DrillOptions {
+  units: number;
+  concurrency: number;
+  steps: number;
+  stepMs: number;
+  /** Bound on every wait; a drill that overruns it fails rather than hangs. */
+  timeoutMs: number;
+  log?: (m: string) => void;
+}
+
+export interface DeployDrillResult {
+  units: number;
+  accepted: number;
+  lost: number;
+  lostRunIds: string[];
+  duplicated: number;
+  effects: { effects: number; attempts: number; duplicates: number };
+  counters: Record<string, number>;
+  /** In flight and admitted when the drain began. */
+  atDrain: { inFlight: number; admitted: number; completed: number };
+  /** Admissions counted between the drain and the resume (must be 0). */
+  admissionsDuringDrain: number;
+  /** What a submission met at the door while draining. */
+  refused: { status: number; code: string | undefined; retryAfter: number };
+  drainMs: number;
+  /** SIGTERM to exit of the v1 worker, and its exit code. */
+  workerStopMs: number;
+  workerExit: number | string;
+  /** v2 worker spawn to ready. */
+  workerStartMs: number;
+  /** Resume to the first new admission, and to the first completion after it. */
+  timeToResumeMs: number;
+  timeToFirstCompletionMs: number;
+  seconds: number;
+  pass: boolean;
+  failures: string[];
+}
+
+/**
+ * Issue 6's deploy drill: N units with an effect each, many in flight; drain (refuse at the door);
+ * wait for `drained`; SIGTERM the v1 worker (in-flight steps finish, nothing is cancelled); start a
+ * v2 worker; resume; every unit completes exactly once.
+ */
+export async function runDeployDrill(o: DrillOptions): Promise<DeployDrillResult> {
+  const log = o.log ?? (() => {});
+  const t0 = Date.now();
+  const s = await startDrillStack({ concurrency: o.concurrency, log });
+  try {
+    await s.startWorker('v1');
+    const token = await s.tenant('drill-deploy', { maxQueued: 100_000, maxInFlight: o.concurrency });
+    const input = { steps: o.steps, stepMs: o.stepMs, tokensPerStep: 10, effect: true };
+    // Clients keep submitting through the deploy; those refused at the door try again after Retry-After.
+    const submitting = submitUnits(s, token, o.units, input, 'deploy', o.timeoutMs);
+    submitting.catch(() => undefined);
+
+    // Drain mid-run: a quarter admitted and the fleet busy.
+    await until(
+      'a busy fleet',
+      () => s.status(),
+      (st) => st !== null && st.counters.admitted >= o.units / 4 && st.inFlight >= o.concurrency / 2,
+      o.timeoutMs,
+      50,
+    );
+    const drainAt = Date.now();
+    const drain = await s.call('POST', '/v1/admin/drain', { body: { intake: 'refuse' } });
+    if (drain.status !== 200) throw new Error(`drain: ${drain.status} ${JSON.stringify(drain.body)}`);
+    const atDrain = {
+      inFlight: drain.body.inFlight as number,
+      admitted: drain.body.counters.admitted as number,
+      completed: drain.body.counters.completed as number,
+    };
+    log(`drain: ${atDrain.inFlight} in flight, ${atDrain.admitted} admitted`);
+    const r = await s.call('POST', '/v1/runs', { token, body: { agent: 'synthetic', input } });
+    const refused = {
+      status: r.status,
+      code: r.body?.error?.code as string | undefined,
+      retryAfter: Number(r.headers.get('retry-after') ?? 0),
+    };
+    let maxAdmitted = atDrain.admitted;
+    const drained = await until(
+      'mode drained',
+      () => s.status(),
+      (st) => {
+        if (st) maxAdmitted = Math.max(maxAdmitted, st.counters.admitted);
+        return st?.mode === 'drained';
+      },
+      o.timeoutMs,
+      50,
+    );
+    const drainMs = Date.now() - drainAt;
+    log(`drained in ${drainMs} ms (${drained.counters.completed - atDrain.completed} finished meanwhile)`);
+
+    const stopAt = Date.now();
+    const workerExit = await s.worker!.stop();
+    const workerStopMs = Date.now() - stopAt;
+    const startAt = Date.now();
+    await s.startWorker('v2');
+    const workerStartMs = Date.now() - startAt;
+    const before = await until(
+      'status from v2',
+      () => s.status(),
+      (st) => st !== null,
+      o.timeoutMs,
+    );
+    maxAdmitted = Math.max(maxAdmitted, before.counters.admitted);
+    log(`v2 answers: mode ${before.mode}, admitted ${before.counters.admitted}`);
+
+    const resumeAt = Date.now();
+    const resumed = await s.call('POST', '/v1/admin/resume');
+    if (resumed.status !== 200) throw new Error(`resume: ${resumed.status} ${JSON.stringify(resumed.body)}`);
+    await until(
+      'an admission after resume',
+      () => s.status(),
+      (st) => st?.counters.admitted > maxAdmitted,
+      o.timeoutMs,
+      50,
+    );
+    const timeToResumeMs = Date.now() - resumeAt;
+    log(`resumed: first admission after ${timeToResumeMs} ms`);
+    await until(
+      'a completion after resume',
+      () => s.status(),
+      (st) => st?.counters.completed > before.counters.completed,
+      o.timeoutMs,
+      50,
+    );
+    const timeToFirstCompletionMs = Date.now() - resumeAt;
+    const accepted = await submitting;
+    log(`all ${accepted.length} units accepted`);
+    await until(
+      'every unit completed',
+      () => s.status(),
+      (st) => st !== null && st.counters.completed + st.counters.failed + st.counters.cancelled >= o.units,
+      o.timeoutMs,
+      500,
+    );
+    await sleep(200);
+    const t = await tally(s, token, accepted);
+
+    const failures: string[] = [];
+    const admissionsDuringDrain = maxAdmitted - atDrain.admitted;
+    if (t.lost !== 0) failures.push(`${t.lost} units lost`);
+    if (t.duplicated !== 0) failures.push(`${t.duplicated} duplicated`);
+    if (t.counters.completed !== o.units) failures.push(`completed ${t.counters.completed} of ${o.units}`);
+    if (t.counters.cancelled || t.counters.failed) failures.push('units cancelled or failed');
+    if (admissionsDuringDrain !== 0) failures.push(`${admissionsDuringDrain} admissions while draining`);
+    if (atDrain.inFlight < 1) failures.push('nothing was in flight at the drain');
+    if (refused.status !== 503 || refused.code !== 'draining' || refused.retryAfter < 1)
+      failures.push(`refuse answered ${refused.status} ${refused.code} Retry-After ${refused.retryAfter}`);
+    if (workerExit !== 0) failures.push(`v1 worker exited with ${workerExit}`);
+    return {
+      units: o.units,
+      accepted: accepted.length,
+      ...t,
+      atDrain,
+      admissionsDuringDrain,
+      refused,
+      drainMs,
+      workerStopMs,
+      workerExit,
+      workerStartMs,
+      timeToResumeMs,
+      timeToFirstCompletionMs,
+      seconds: (Date.now() - t0) / 1000,
+      pass: failures.length === 0,
+      failures,
+    };
+  } finally {
+    await s.stop();
+  }
+}

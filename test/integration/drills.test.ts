@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { runChaosDrill } from '../../bench/scenarios/drill-chaos';
+import { runDeployDrill } from '../../bench/scenarios/drill-deploy';
+
+/**
+ * Issue 6's drills at reduced size (`npm run drill:deploy` and `npm run drill:chaos` run 1,000 units
+ * with the same scenarios and checks). Each starts its own dev server on a SQLite file, so that the
+ * chaos drill can restart it with its state, and runs the worker as a child process. The chaos test
+ * strikes its faults 1–3 s apart instead of waiting for recovery after each (every SIGKILL costs
+ * Temporal's 10 s workflow-task timeout), which keeps it well inside a minute.
+ */
+const UNITS = Number(process.env.DRILL_UNITS ?? 200);
+const SIZE = { units: UNITS, concurrency: 50, steps: 2, stepMs: 150, timeoutMs: 150_000 };
+
+describe('deploy and chaos drills', () => {
+  it('deploy: drain refuses at the door, admits nothing, lets in-flight finish; v2 resumes; nothing lost or doubled', async () => {
+    const r = await runDeployDrill(SIZE);
+    console.log(
+      `deploy drill: drain ${r.drainMs} ms with ${r.atDrain.inFlight} in flight; resume → admission in ${r.timeToResumeMs} ms`,
+    );
+    expect(r.atDrain.inFlight).toBeGreaterThan(0);
+    expect(r.admissionsDuringDrain).toBe(0);
+    expect(r.refused).toMatchObject({ status: 503, code: 'draining' });
+    expect(r.refused.retryAfter).toBeGreaterThanOrEqual(1);
+    expect(r.workerExit).toBe(0);
+    expect(r.accepted).toBe(UNITS);
+    expect(r.lostRunIds).toEqual([]);
+    expect(r.lost).toBe(0);
+    expect(r.duplicated).toBe(0);
+    expect(r.effects).toMatchObject({ effects: UNITS, duplicates: 0 });
+    expect(r.counters).toMatchObject({
+      admitted: UNITS,
+      completed: UNITS,
+      failed: 0,
+      cancelled: 0,
+      inFlight: 0,
+    });
+    expect(r.failures).toEqual([]);
+  });
+
+  it('chaos: worker SIGKILLed three times and Temporal restarted once; every unit completes exactly once', async () => {
+    const r = await runChaosDrill({ ...SIZE, kills: 3, seed: 6, settle: false });
+    console.log(
+      `chaos drill: ${r.faults.map((f) => `${f.kind} recovered in ${f.recoveryMs} ms`).join(', ')}`,
+    );
+    expect(r.faults.filter((f) => f.kind === 'kill-worker')).toHaveLength(3);
+    expect(r.faults.filter((f) => f.kind === 'restart-temporal')).toHaveLength(1);
+    expect(r.accepted).toBe(UNITS);
+    expect(r.lostRunIds).toEqual([]);
+    expect(r.lost).toBe(0);
+    expect(r.duplicated).toBe(0);
+    expect(r.effects).toMatchObject({ effects: UNITS, duplicates: 0 });
+    expect(r.counters).toMatchObject({
+      admitted: UNITS,
+      completed: UNITS,
+      failed: 0,
+      cancelled: 0,
+      inFlight: 0,
+    });
+    expect(r.failures).toEqual([]);
+  });
+});
