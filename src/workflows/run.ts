@@ -3,7 +3,9 @@ import {
   ApplicationFailure,
   condition,
   proxyActivities,
+  patched,
   proxyLocalActivities,
+  upsertMemo,
   setHandler,
   sleep,
 } from '@temporalio/workflow';
@@ -162,6 +164,9 @@ export async function runWorkflow(spec: RunSpec): Promise<RunView> {
   }
   await release(outcome);
   state.transition(outcome, Date.now());
+  // v2 (a compatible change, behind a patch so runs begun by older workers replay unchanged):
+  // the run's token usage in its memo, where the Web UI and visibility listings show it.
+  if (patched('memo-usage-v2')) upsertMemo({ usageTokens: state.usage });
   if (outcome === 'failed' && state.error) {
     throw ApplicationFailure.create({
       type: 'RunFailed',
