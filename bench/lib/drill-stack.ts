@@ -280,3 +280,22 @@ export async function tally(
     counters: { ...counters, inFlight: status?.inFlight, queued: status?.queued?.total },
   };
 }
+
+/** Waits until every unit has finished (one way or another), then tallies lost and duplicated. */
+export async function finishAndTally(
+  s: DrillStack,
+  token: string,
+  accepted: string[],
+  units: number,
+  timeoutMs: number,
+): ReturnType<typeof tally> {
+  await until(
+    'every unit completed',
+    () => s.status(),
+    (st) => st !== null && st.counters.completed + st.counters.failed + st.counters.cancelled >= units,
+    timeoutMs,
+    500,
+  );
+  await sleep(200);
+  return tally(s, token, accepted);
+}

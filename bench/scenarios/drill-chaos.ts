@@ -1,5 +1,5 @@
 import { mulberry32 } from '../lib/prng';
-import { sleep, startDrillStack, submitUnits, tally, until } from '../lib/drill-stack';
+import { finishAndTally, sleep, startDrillStack, submitUnits, until } from '../lib/drill-stack';
 import type { DrillStack } from '../lib/drill-stack';
 import type { DrillOptions } from './drill-deploy';
 
@@ -91,15 +91,7 @@ export async function runChaosDrill(
     }
 
     const accepted = await submitting;
-    await until(
-      'every unit completed',
-      () => s.status(),
-      (v) => v !== null && v.counters.completed + v.counters.failed + v.counters.cancelled >= o.units,
-      o.timeoutMs,
-      500,
-    );
-    await sleep(200);
-    const t = await tally(s, token, accepted);
+    const t = await finishAndTally(s, token, accepted, o.units, o.timeoutMs);
     const failures: string[] = [];
     if (t.lost !== 0) failures.push(`${t.lost} units lost`);
     if (t.duplicated !== 0) failures.push(`${t.duplicated} duplicated`);

@@ -1,4 +1,4 @@
-import { sleep, startDrillStack, submitUnits, tally, until } from '../lib/drill-stack';
+import { finishAndTally, startDrillStack, submitUnits, until } from '../lib/drill-stack';
 
 export interface DrillOptions {
   units: number;
@@ -129,15 +129,7 @@ export async function runDeployDrill(o: DrillOptions): Promise<DeployDrillResult
     const timeToFirstCompletionMs = Date.now() - resumeAt;
     const accepted = await submitting;
     log(`all ${accepted.length} units accepted`);
-    await until(
-      'every unit completed',
-      () => s.status(),
-      (st) => st !== null && st.counters.completed + st.counters.failed + st.counters.cancelled >= o.units,
-      o.timeoutMs,
-      500,
-    );
-    await sleep(200);
-    const t = await tally(s, token, accepted);
+    const t = await finishAndTally(s, token, accepted, o.units, o.timeoutMs);
 
     const failures: string[] = [];
     const admissionsDuringDrain = maxAdmitted - atDrain.admitted;

@@ -6,17 +6,10 @@ import { LedgerLog } from './ledger-log';
 import type { QueuedUnit, TenantState } from './model';
 import { newRate } from './rate';
 import type { RateState } from './rate';
-import type { FleetSettings, GovernorParams } from './types';
+import type { FleetSettings, GovernorParams, SchedulerStatus } from './types';
 
-export interface Counters {
-  submitted: number;
-  admitted: number;
-  completed: number;
-  failed: number;
-  cancelled: number;
-  shed: number;
-  expired: number;
-}
+/** The scheduler's lifetime counters, exactly as `status` reports them. */
+export type Counters = SchedulerStatus['counters'];
 
 export type Intake = 'open' | 'refuse' | 'hold';
 
