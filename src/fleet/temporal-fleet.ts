@@ -20,6 +20,7 @@ import {
   upsertTenantsUpdate,
 } from '../workflows/scheduler-messages';
 import { withRetry } from './scheduler-handle';
+import { viewFromDescription } from './visibility';
 import { mapLimit, startRunWorkflow } from './start-run';
 import { SubmitCoalescer } from './submit-coalescer';
 import { countBatch, failedRunIds, listRuns } from './visibility';
@@ -56,7 +57,14 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
     startRun: (spec) => startRunWorkflow(client, taskQueue, spec),
 
     async getRun(runId) {
-      const view: RunView | null = await orNull(client.workflow.getHandle(runId).query(runViewQuery));
+      const handle = client.workflow.getHandle(runId);
+      // A query needs the run's first workflow task done; right after submission on a busy fleet it
+      // may not be yet, so fall back to what Temporal knows without a worker (search attributes, memo).
+      const view: RunView | null = await handle
+        .query(runViewQuery)
+        .catch((err: unknown) =>
+          notFound(err) ? null : orNull(handle.describe()).then((d) => (d ? viewFromDescription(d) : null)),
+        );
       if (view?.status === 'queued') {
         const [why] = await scheduler().query(explainQuery, [runId]);
         view.waitingOn = why ?? null;
@@ -66,9 +74,10 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
     listRuns: (q) => listRuns(client, config.temporal.namespace, q),
 
     async cancelRun(runId) {
+      // Describe, not query: it needs no worker, so a run still waiting for its first task can be cancelled.
       const handle = client.workflow.getHandle(runId);
-      const view = await orNull(handle.query(runViewQuery));
-      if (!view || view.finishedAt) return false;
+      const d = await orNull(handle.describe());
+      if (d?.status.name !== 'RUNNING') return false;
       await handle.signal(cancelRunSignal);
       return true;
     },

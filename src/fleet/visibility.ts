@@ -1,7 +1,7 @@
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
-import type { RunListItem, RunListQuery, RunStatus } from '../api/fleet-port';
+import type { RunListItem, RunListQuery, RunStatus, RunView } from '../api/fleet-port';
 import type { Priority } from '../scheduler/types';
 
 type Payloads = Record<string, temporal.api.common.v1.IPayload> | null | undefined;
@@ -71,4 +71,26 @@ export async function failedRunIds(client: Client, batchId: string): Promise<str
     ids.push(wf.workflowId);
   }
   return ids;
+}
+
+/** A run's view from its description alone (search attributes and memo), before any worker ran it. */
+export function viewFromDescription(d: WorkflowExecutionDescription): RunView {
+  const sa = d.raw.workflowExecutionInfo?.searchAttributes?.indexedFields;
+  const memo = d.raw.workflowExecutionInfo?.memo?.fields;
+  return {
+    runId: d.workflowId,
+    tenant: String(decode(sa, 'TenantId') ?? ''),
+    agent: String(decode(memo, 'agent') ?? ''),
+    priority: (decode(sa, 'Priority') ?? 'standard') as Priority,
+    status: (decode(sa, 'RunStatus') ?? 'queued') as RunStatus,
+    createdAt: String(decode(memo, 'createdAt') ?? d.startTime.toISOString()),
+    admittedAt: null,
+    admissionSeq: null,
+    finishedAt: d.closeTime ? d.closeTime.toISOString() : null,
+    usage: { tokens: 0 },
+    waitingOn: null,
+    result: null,
+    error: null,
+    batchId: (decode(sa, 'BatchId') as string | undefined) ?? null,
+  };
 }

@@ -90,7 +90,7 @@ describe('scheduler policy on a real Temporal server', () => {
     const held = await waitFor(
       () => s!.call('GET', '/v1/admin/scheduler'),
       (v) => v.body.queued.byPriority.batch === BACKLOG,
-      180_000,
+      360_000,
       1000,
     );
     expect(held.body.queued.byPriority.batch).toBe(BACKLOG);
