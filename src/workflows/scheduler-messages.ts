@@ -1,4 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { SettingsPatch } from '../scheduler/fleet-settings';
 import type {
   LedgerEntry,
   ModelObservation,
@@ -23,12 +24,8 @@ export interface WorkerReport {
   cancels?: string[];
 }
 
-export interface SettingsPatch {
-  concurrency?: number;
-  floors?: { standard?: number; batch?: number };
-  leaseTtlSeconds?: number;
-  globalMaxQueued?: number;
-}
+/** The core's own patch type: what `PATCH /v1/admin/scheduler` changes live. */
+export type { SettingsPatch } from '../scheduler/fleet-settings';
 
 /** Many units offered at once (the API coalesces concurrent requests into one update). */
 export const submitUpdate = defineUpdate<SubmitResult[], [UnitSubmission[]]>('submit');
