@@ -1,9 +1,60 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
-import importX from 'eslint-plugin-import-x';
+import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 import { builtinModules } from 'node:module';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
+
+const ENTRY = ['./src/entry', './src/stack.ts', './src/main.ts'];
+const ABOVE_FLEET = ['./src/api', './src/modelplane', './src/infra', ...ENTRY];
+const ABOVE_ACTIVITIES = ['./src/fleet', './src/config.ts', ...ABOVE_FLEET];
+const ABOVE_CONTRACT = ['./src/workflows', './src/activities', ...ABOVE_ACTIVITIES];
+
+/** Who may not import whom (`import-x/no-restricted-paths`); test/unit/layers.test.ts proves it bites. */
+export const LAYER_ZONES = [
+  {
+    target: './src/scheduler',
+    from: './src',
+    except: ['./scheduler'],
+    message: 'The policy core imports nothing.',
+  },
+  {
+    target: './src/util',
+    from: './src',
+    except: ['./util'],
+    message: 'src/util imports nothing of Fairway.',
+  },
+  { target: './src/agents', from: './src', except: ['./agents'], message: 'The agent catalog is a leaf.' },
+  { target: './src/contract', from: ABOVE_CONTRACT, message: 'The contract sits below the workflows.' },
+  {
+    target: './src/workflows',
+    from: './src/activities',
+    except: ['./types.ts'],
+    message: 'Workflows import activity signatures only (activities/types).',
+  },
+  {
+    target: './src/workflows',
+    from: ABOVE_ACTIVITIES,
+    message: 'Workflows import the core and the contract.',
+  },
+  {
+    target: './src/activities',
+    from: ABOVE_ACTIVITIES,
+    message: 'Activities sit below the fleet: inject what they need.',
+  },
+  { target: './src/fleet', from: ABOVE_FLEET, message: 'The fleet sits below the API and the entry points.' },
+  {
+    target: './src/api',
+    from: ['./src/modelplane', './src/infra', ...ENTRY],
+    message: 'The API sits below the entry points.',
+  },
+  {
+    target: './src/modelplane',
+    from: './src',
+    except: ['./modelplane', './activities/provider'],
+    message: "The simulator stands for an outside provider: it may share only the client's provider code.",
+  },
+];
 
 export default tseslint.config(
   { ignores: ['node_modules', 'dist', '.tools', 'data', 'bench/results', 'test/fixtures'] },
@@ -15,12 +66,23 @@ export default tseslint.config(
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
     plugins: { 'import-x': importX },
+    // Resolve extensionless TypeScript imports, or the import-x rules below see nothing.
+    settings: {
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json', '.node'] })],
+    },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'separate-type-imports' }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'import-x/no-cycle': 'error',
     },
+  },
+  {
+    // One-way layers: util, agents, core (scheduler) <- contract <- workflows <- activities <- fleet <- api,
+    // with the entry points (src/entry, src/stack.ts, src/main.ts) on top. The simulator (src/modelplane)
+    // stands for an outside provider: it may borrow the client's header code, nothing else.
+    files: ['src/**/*.ts'],
+    rules: { 'import-x/no-restricted-paths': ['error', { zones: LAYER_ZONES }] },
   },
   {
     // The workflow sandbox: deterministic code only. No Node built-ins, no env, no clocks or randomness

@@ -3,7 +3,8 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Logger } from 'pino';
-import { mapLimit, startRunWorkflow } from '../fleet/start-run';
+import type { RunSpec } from '../contract/fleet-port';
+import { mapLimit } from '../util/map-limit';
 import { admitSignal, leaseRevokedSignal } from '../workflows/run-messages';
 import { submitUpdate } from '../workflows/scheduler-messages';
 import type { EffectStore } from './effect-store';
@@ -13,7 +14,8 @@ import type { FleetActivities } from './types';
 
 export interface ActivityDeps {
   client: Client;
-  taskQueue: string;
+  /** Starts a run's workflow, idempotent on its run id (the fleet hands it in). */
+  startRun: (spec: RunSpec) => Promise<void>;
   schedulerId: string;
   mailbox: SchedulerMailbox;
   model: ModelClient;
@@ -137,7 +139,7 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
       }));
       // Runs first, then the scheduler: an admission never races its run's creation, and a run refused
       // for now simply stays queued until the batch offers it again.
-      await mapLimit(specs, 32, (spec) => startRunWorkflow(client, deps.taskQueue, spec));
+      await mapLimit(specs, 32, deps.startRun);
       const units = specs.map((s) => ({
         runId: s.runId,
         tenant: s.tenant,

@@ -1,8 +1,8 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { parseRateLimitHeaders } from '../modelplane/rate-limit-headers';
-import type { ParsedRateLimit } from '../modelplane/rate-limit-headers';
-import { CALL_KEY_HEADER } from '../modelplane/retry-tracker';
-import { estimateTextTokens } from '../modelplane/tokens';
+import { parseRateLimitHeaders } from './provider/rate-limit-headers';
+import type { ParsedRateLimit } from './provider/rate-limit-headers';
+import { CALL_KEY_HEADER } from './provider/call-key';
+import { estimateTextTokens } from './provider/tokens';
 import type { ModelCallSample } from './observations';
 
 /** `ApplicationFailure` types the model client throws; retry policies and the API map on them. */

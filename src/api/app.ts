@@ -5,7 +5,7 @@ import { authenticate, requireAdmin } from './auth';
 import { jsonBody } from './body';
 import type { ApiContext, TenantDefaults } from './context';
 import { errorHandler, notFoundHandler } from './errors';
-import type { FleetPort } from './fleet-port';
+import type { FleetPort } from '../contract/fleet-port';
 import { countRequests, createApiMetrics } from './metrics';
 import { TokenBuckets } from './rate-limit';
 import { adminFleetRouter } from './routes/admin-fleet';

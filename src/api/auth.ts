@@ -1,6 +1,6 @@
 import type { RequestHandler, Response } from 'express';
 import type { ApiStore } from './api-store';
-import { ApiError } from './errors';
+import { ApiError } from '../contract/errors';
 import { hashApiKey, safeEqual } from './keys';
 import type { TenantRecord } from './tenant-store';
 

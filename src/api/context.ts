@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { ApiStore } from './api-store';
-import type { FleetPort } from './fleet-port';
+import type { FleetPort } from '../contract/fleet-port';
 import type { ApiMetrics } from './metrics';
 import type { TokenBuckets } from './rate-limit';
 

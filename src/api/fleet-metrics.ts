@@ -1,8 +1,9 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { SchedulerStatus, TenantStatus } from '../scheduler/types';
-import type { FleetPort } from './fleet-port';
-import { mapSettled, withTimeout } from './with-timeout';
+import type { FleetPort } from '../contract/fleet-port';
+import { mapLimit } from '../util/map-limit';
+import { withTimeout } from '../util/with-timeout';
 
 const SCRAPE_TIMEOUT_MS = 3000;
 const TENANT_STATUS_CONCURRENCY = 16;
@@ -118,8 +119,8 @@ export async function refreshFleetGauges(
     log.warn({ err }, 'metrics: scheduler status unavailable');
     return false;
   }
-  const statuses = await mapSettled(tenants, TENANT_STATUS_CONCURRENCY, (tenant) =>
-    withTimeout(fleet.tenantStatus(tenant), SCRAPE_TIMEOUT_MS, 'tenantStatus'),
+  const statuses = await mapLimit(tenants, TENANT_STATUS_CONCURRENCY, (tenant) =>
+    withTimeout(fleet.tenantStatus(tenant), SCRAPE_TIMEOUT_MS, 'tenantStatus').catch(() => undefined),
   );
   for (const status of statuses) if (status) setTenant(g, status);
   return true;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { BatchView, RunListItem, RunView } from './fleet-port';
+import type { BatchView, RunListItem, RunView } from '../contract/fleet-port';
 import { PrioritySchema, RunStatusSchema } from './schemas';
 
 /** Response schemas of runs and batches for the OpenAPI document; `satisfies` keeps them in step with the fleet's types. */

@@ -1,5 +1,5 @@
 import { AGENT_NAMES, getAgent, type AgentDefinition } from '../agents/catalog';
-import { ApiError, type FieldIssue } from './errors';
+import { ApiError, type FieldIssue } from '../contract/errors';
 import {
   BatchRequestSchema,
   IdempotencyKeySchema,

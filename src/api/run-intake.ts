@@ -1,7 +1,7 @@
 import { canonicalHash } from './canonical-json';
 import type { ApiContext } from './context';
-import { ApiError } from './errors';
-import type { RunView } from './fleet-port';
+import { ApiError } from '../contract/errors';
+import type { RunView } from '../contract/fleet-port';
 import { randomHex, sha256Hex } from './keys';
 import type { ParsedRun } from './requests';
 import { firstResult, rateLimit, shedError, withTenantSync } from './shed';

@@ -1,4 +1,4 @@
-import type { RunStatus } from './fleet-port';
+import type { RunStatus } from '../contract/fleet-port';
 
 /** A record, so that the compiler fails here when RunStatus gains a member. */
 const STATUSES: Record<RunStatus, true> = {

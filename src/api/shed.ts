@@ -1,6 +1,6 @@
 import type { ShedCode, SubmitResult } from '../scheduler/types';
 import type { ApiContext } from './context';
-import { ApiError } from './errors';
+import { ApiError } from '../contract/errors';
 import type { TenantRecord } from './tenant-store';
 
 export type Refusal = { code: ShedCode; message: string; retryAfterSeconds: number };

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { ApiStore } from './api-store';
-import type { FleetPort } from './fleet-port';
+import type { FleetPort } from '../contract/fleet-port';
 
 /**
  * Sends every stored tenant's settings to the scheduler (e.g. at startup, or after the scheduler

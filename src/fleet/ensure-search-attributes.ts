@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { FAIRWAY_SEARCH_ATTRIBUTES } from './search-attributes';
+import { FAIRWAY_SEARCH_ATTRIBUTES } from '../contract/search-attributes';
 
 /**
  * Registers Fairway's search attributes on an external server (the embedded dev server registers

@@ -1,9 +1,9 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import { TypedSearchAttributes, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
-import type { RunSpec } from '../api/fleet-port';
+import type { RunSpec } from '../contract/fleet-port';
 import type { runWorkflow } from '../workflows/run';
-import { BatchIdKey, PriorityKey, RunStatusKey, TenantIdKey } from './search-attributes';
+import { BatchIdKey, PriorityKey, RunStatusKey, TenantIdKey } from '../contract/search-attributes';
 
 /**
  * Starts a run's workflow with its business key as workflow id, so a repeated start is idempotent:
@@ -37,18 +37,4 @@ export async function startRunWorkflow(
     if (err instanceof WorkflowExecutionAlreadyStartedError) return; // finished earlier: never run twice
     throw err;
   }
-}
-
-/** Runs `fn` over `items` with at most `limit` in flight. */
-export async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i] as T);
-    }
-  });
-  await Promise.all(lanes);
-  return out;
 }

@@ -2,9 +2,9 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy } from '@temporalio/common';
 import type { EffectStore } from '../activities/effect-store';
-import { ApiError } from '../api/errors';
-import { withTimeout } from '../api/with-timeout';
-import type { BatchView, FleetPort, RunView } from '../api/fleet-port';
+import { ApiError } from '../contract/errors';
+import { withTimeout } from '../util/with-timeout';
+import type { BatchView, FleetPort, RunView } from '../contract/fleet-port';
 import type { Config } from '../config';
 import type { batchWorkflow } from '../workflows/batch';
 import { cancelRunSignal, decisionSignal, runSpecQuery, runViewQuery } from '../workflows/run-messages';
@@ -21,7 +21,8 @@ import {
 } from '../workflows/scheduler-messages';
 import { withRetry } from './scheduler-handle';
 import { viewFromDescription } from './visibility';
-import { mapLimit, startRunWorkflow } from './start-run';
+import { mapLimit } from '../util/map-limit';
+import { startRunWorkflow } from './start-run';
 import { SubmitCoalescer } from './submit-coalescer';
 import { countBatch, failedRunIds, listRuns } from './visibility';
 

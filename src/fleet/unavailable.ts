@@ -1,6 +1,6 @@
 import { ServiceError } from '@temporalio/client';
-import { ApiError } from '../api/errors';
-import type { FleetPort } from '../api/fleet-port';
+import { ApiError } from '../contract/errors';
+import type { FleetPort } from '../contract/fleet-port';
 
 const TRANSIENT = [4 /* DEADLINE_EXCEEDED */, 8 /* RESOURCE_EXHAUSTED */, 14 /* UNAVAILABLE */];
 

@@ -1,7 +1,7 @@
 import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
-import type { RunListItem, RunListQuery, RunStatus, RunView } from '../api/fleet-port';
+import type { RunListItem, RunListQuery, RunStatus, RunView } from '../contract/fleet-port';
 import type { Priority } from '../scheduler/types';
 
 type Payloads = Record<string, temporal.api.common.v1.IPayload> | null | undefined;

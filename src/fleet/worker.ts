@@ -9,6 +9,7 @@ import { SchedulerMailbox } from '../activities/mailbox';
 import { createModelClient } from '../activities/model-client';
 import { ObservationWindow } from '../activities/observations';
 import type { Config } from '../config';
+import { startRunWorkflow } from './start-run';
 
 export interface FleetWorker {
   worker: Worker;
@@ -56,7 +57,7 @@ export async function startFleetWorker(opts: {
     ...(opts.workflows ?? { workflowsPath }),
     activities: createActivities({
       client,
-      taskQueue,
+      startRun: (spec) => startRunWorkflow(client, taskQueue, spec),
       schedulerId: config.schedulerWorkflowId,
       mailbox,
       model,

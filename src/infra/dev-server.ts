@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { FAIRWAY_SEARCH_ATTRIBUTES } from '../fleet/search-attributes';
+import { FAIRWAY_SEARCH_ATTRIBUTES } from '../contract/search-attributes';
 import { resolveTemporalCli } from './temporal-cli';
 
 export interface DevServerOptions {

@@ -1,13 +1,13 @@
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { rateLimitHeaders } from './rate-limit-headers';
+import { rateLimitHeaders } from '../activities/provider/rate-limit-headers';
 import { advertisedWaitMs, sendError, sendInvalid, sendSpendCap, sendThrottled } from './responses';
-import { CALL_KEY_HEADER } from './retry-tracker';
+import { CALL_KEY_HEADER } from '../activities/provider/call-key';
 import { CapacitySchema, ChatRequestSchema, SpendCapSchema, issueDetails } from './schemas';
 import { SimulatorState } from './state';
 import type { SimulatorOptions } from './state';
-import { estimatePromptTokens } from './tokens';
+import { estimatePromptTokens } from '../activities/provider/tokens';
 
 /** Completion length when a request names none (OpenAI's would be "until done"; a simulator needs a number). */
 const DEFAULT_MAX_TOKENS = 16;

@@ -1,6 +1,6 @@
 import type { Response } from 'express';
-import { rateLimitHeaders } from './rate-limit-headers';
-import type { RateLimitSnapshot } from './rate-limit-headers';
+import { rateLimitHeaders } from '../activities/provider/rate-limit-headers';
+import type { RateLimitSnapshot } from '../activities/provider/rate-limit-headers';
 
 /**
  * Error bodies carry both the project's shape (`code`, `message`, `details`)

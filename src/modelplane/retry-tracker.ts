@@ -1,10 +1,3 @@
-/**
- * Names the model step a call belongs to (`<runId>:<step>`), the same on every retry of it, so the
- * provider side can tell whether a retry came before the Retry-After it was given. Providers ignore
- * headers they do not know.
- */
-export const CALL_KEY_HEADER = 'x-fairway-call-key';
-
 /** Waits kept at most this long after they end, so steps that never came back cannot grow the table. */
 const KEEP_MS = 10 * 60_000;
 const PRUNE_AT = 50_000;

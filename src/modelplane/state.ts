@@ -1,6 +1,6 @@
 import { DEFAULT_LATENCY, latencyMs, seededRandom } from './latency';
 import type { LatencyModel } from './latency';
-import type { RateLimitSnapshot } from './rate-limit-headers';
+import type { RateLimitSnapshot } from '../activities/provider/rate-limit-headers';
 import { RetryTracker } from './retry-tracker';
 import { TokenBucket } from './token-bucket';
 

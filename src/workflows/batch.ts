@@ -1,6 +1,6 @@
 import { proxyActivities, setCurrentDetails, sleep } from '@temporalio/workflow';
 import type { FleetActivities } from '../activities/types';
-import type { BatchSpec } from '../api/fleet-port';
+import type { BatchSpec } from '../contract/fleet-port';
 
 const { startBatchChunk } = proxyActivities<FleetActivities>({
   startToCloseTimeout: '5 minutes',

@@ -1,6 +1,6 @@
 import { upsertSearchAttributes } from '@temporalio/workflow';
-import type { RunSpec, RunStatus, RunView } from '../api/fleet-port';
-import { RunStatusKey } from '../fleet/search-attributes';
+import type { RunSpec, RunStatus, RunView } from '../contract/fleet-port';
+import { RunStatusKey } from '../contract/search-attributes';
 import type { AdmitNotice } from './run-messages';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());

@@ -10,7 +10,7 @@ import {
   sleep,
 } from '@temporalio/workflow';
 import type { FleetActivities } from '../activities/types';
-import type { RunSpec, RunView } from '../api/fleet-port';
+import type { RunSpec, RunView } from '../contract/fleet-port';
 import type { ReleaseOutcome } from '../scheduler/types';
 import { runAgent } from './agents';
 import type { AgentContext } from './agents';

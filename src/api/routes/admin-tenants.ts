@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { TenantSettings } from '../../scheduler/types';
 import type { ApiContext, TenantDefaults } from '../context';
-import { ApiError } from '../errors';
+import { ApiError } from '../../contract/errors';
 import { generateApiKey, hashApiKey } from '../keys';
 import { LedgerQuerySchema, TenantIdSchema, TenantPutSchema, type TenantPut } from '../schemas';
 import type { TenantRecord } from '../tenant-store';

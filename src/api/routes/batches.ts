@@ -1,8 +1,8 @@
 import { Router, type Response } from 'express';
 import { mayAccess, tenantOf } from '../auth';
 import type { ApiContext } from '../context';
-import { ApiError } from '../errors';
-import type { BatchView } from '../fleet-port';
+import { ApiError } from '../../contract/errors';
+import type { BatchView } from '../../contract/fleet-port';
 import { randomHex } from '../keys';
 import { parseBatchRequest } from '../requests';
 import { ResourceIdSchema } from '../schemas';

@@ -1,9 +1,9 @@
 import { Router } from 'express';
 import type { ApiContext } from '../context';
-import { ApiError } from '../errors';
+import { ApiError } from '../../contract/errors';
 import { refreshFleetGauges } from '../fleet-metrics';
 import { openApiDocument } from '../openapi';
-import { withTimeout } from '../with-timeout';
+import { withTimeout } from '../../util/with-timeout';
 
 const READY_TIMEOUT_MS = 3000;
 

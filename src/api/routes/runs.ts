@@ -1,8 +1,8 @@
 import { Router, type Response } from 'express';
 import { mayAccess, principalOf, tenantOf } from '../auth';
 import type { ApiContext } from '../context';
-import { ApiError } from '../errors';
-import type { RunView } from '../fleet-port';
+import { ApiError } from '../../contract/errors';
+import type { RunView } from '../../contract/fleet-port';
 import { parseRunRequest } from '../requests';
 import { runLink, submitRun } from '../run-intake';
 import { DecisionRequestSchema, ResourceIdSchema, RunListQuerySchema } from '../schemas';

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { tenantOf } from '../auth';
 import type { ApiContext } from '../context';
-import { ApiError } from '../errors';
+import { ApiError } from '../../contract/errors';
 
 /** `GET /v1/tenants/me`: the caller's settings, backlog, in-flight count and ledger. */
 export function tenantMeRouter(ctx: ApiContext): Router {

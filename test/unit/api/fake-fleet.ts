@@ -8,7 +8,7 @@ import type {
   RunSpec,
   RunStatus,
   RunView,
-} from '../../../src/api/fleet-port';
+} from '../../../src/contract/fleet-port';
 import type {
   LedgerEntry,
   Priority,

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { CALL_KEY_HEADER, RetryTracker } from '../../../src/modelplane/retry-tracker';
+import { CALL_KEY_HEADER } from '../../../src/activities/provider/call-key';
+import { RetryTracker } from '../../../src/modelplane/retry-tracker';
 import { startSimulator } from '../../../src/modelplane/server';
 import type { RunningSimulator } from '../../../src/modelplane/server';
 import { getJson, handClock } from './sim-client';

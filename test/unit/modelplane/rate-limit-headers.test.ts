@@ -4,7 +4,7 @@ import {
   parseDuration,
   parseRateLimitHeaders,
   rateLimitHeaders,
-} from '../../../src/modelplane/rate-limit-headers';
+} from '../../../src/activities/provider/rate-limit-headers';
 
 describe('rate-limit durations', () => {
   it.each([
