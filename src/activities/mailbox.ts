@@ -15,7 +15,7 @@ interface Waiter {
 /**
  * The worker's one channel into the scheduler. Releases, renewals, cancellations and model
  * observations from every run on this worker are coalesced into one `report` signal per flush,
- * because one workflow absorbs only a limited rate of signals (see reference/temporal-facts.md).
+ * because one workflow absorbs only a limited rate of signals (see docs/temporal-facts.md).
  * A release resolves only once its signal is durably in the scheduler's history.
  */
 export class SchedulerMailbox {

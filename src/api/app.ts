@@ -26,7 +26,7 @@ export interface ApiDeps {
   now?: () => number;
 }
 
-/** The HTTP API of spec/API.md as an Express app; does not listen, so tests drive it with supertest. */
+/** The HTTP API of docs/api.md as an Express app; does not listen, so tests drive it with supertest. */
 export function createApp(deps: ApiDeps): express.Express {
   const now = deps.now ?? Date.now;
   const rate = deps.tenantDefaults.ratePerSecond;

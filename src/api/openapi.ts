@@ -22,3 +22,8 @@ export function openApiDocument() {
   });
   return cached;
 }
+
+/** The document as `docs/openapi.json` holds it (`npm run docs:openapi`). */
+export function openApiText(): string {
+  return `${JSON.stringify(openApiDocument(), null, 2)}\n`;
+}
