@@ -1,5 +1,5 @@
 import { loadConfig } from './config';
-import { closeOnSignal, failStart } from './entry/lifecycle';
+import { closeOnSignal, failStart } from './entry/shutdown';
 import { startStack } from './stack';
 
 /** `npm start`: the whole stack in one process tree, with a banner of where everything is. */

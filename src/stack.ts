@@ -6,8 +6,9 @@ import { NativeConnection } from '@temporalio/worker';
 import pino from 'pino';
 import type { Logger } from 'pino';
 import { openEffectStore } from './activities/effect-store';
-import { openApiStore } from './api/api-store';
+import { openStore } from './api/stores/store';
 import { createApp } from './api/app';
+import { syncTenantsToFleet } from './api/tenant-sync';
 import type { Config } from './config';
 import { ensureSearchAttributes } from './fleet/ensure-search-attributes';
 import { ensureScheduler } from './fleet/scheduler-handle';
@@ -131,13 +132,13 @@ export async function startStack(
     const adminToken =
       config.adminToken ?? (parts.api ? `fw_admin_${randomBytes(24).toString('base64url')}` : undefined);
     if (parts.api && adminToken) {
-      const db = openApiStore(path.resolve(config.dataDir, 'fairway.db'));
+      const db = openStore(path.resolve(config.dataDir, 'fairway.db'));
       closers.push(async () => db.close());
       const effects = openEffectStore(path.resolve(config.dataDir, 'effects.db'));
       closers.push(async () => effects.close());
       const fleet = withUnavailableAs503(createTemporalFleet(client, config, effects));
       // The scheduler's tenant table follows the API's (e.g. after the scheduler chain was reset).
-      for (const t of db.listTenants()) await fleet.upsertTenant(t.tenant, t.settings);
+      await syncTenantsToFleet(db, fleet, log);
       const app = createApp({ fleet, db, adminToken, tenantDefaults: config.tenantDefaults, log });
       const server = await listen(app, config.port);
       closers.push(

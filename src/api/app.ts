@@ -1,13 +1,13 @@
 import express from 'express';
 import type { Logger } from 'pino';
-import type { ApiStore } from './api-store';
-import { authenticate, requireAdmin } from './auth';
-import { jsonBody } from './body';
+import type { ApiStore } from './stores/store';
+import { authenticate, requireAdmin } from './middleware/auth';
+import { jsonBody } from './middleware/json-body';
 import type { ApiContext, TenantDefaults } from './context';
-import { errorHandler, notFoundHandler } from './errors';
+import { errorHandler, notFoundHandler } from './middleware/errors';
 import type { FleetPort } from '../contract/fleet-port';
-import { countRequests, createApiMetrics } from './metrics';
-import { TokenBuckets } from './rate-limit';
+import { countRequests, createApiMetrics } from './metrics/api-metrics';
+import { TokenBuckets } from './intake/token-buckets';
 import { adminFleetRouter } from './routes/admin-fleet';
 import { adminTenantsRouter } from './routes/admin-tenants';
 import { batchesRouter } from './routes/batches';
@@ -17,7 +17,7 @@ import { tenantMeRouter } from './routes/tenant-me';
 
 export interface ApiDeps {
   fleet: FleetPort;
-  /** Tenants and idempotency keys (`openApiStore(file)`). */
+  /** Tenants and idempotency keys (`openStore(file)`). */
   db: ApiStore;
   adminToken: string;
   tenantDefaults: TenantDefaults;

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import type { ApiStore } from './api-store';
+import type { ApiStore } from './stores/store';
 import type { FleetPort } from '../contract/fleet-port';
-import type { ApiMetrics } from './metrics';
-import type { TokenBuckets } from './rate-limit';
+import type { ApiMetrics } from './metrics/api-metrics';
+import type { TokenBuckets } from './intake/token-buckets';
 
 export interface TenantDefaults {
   maxQueued: number;

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import type { ApiStore } from './api-store';
+import type { ApiStore } from './stores/store';
+import type { TenantRecord } from './stores/tenants';
 import type { FleetPort } from '../contract/fleet-port';
 
 /**
@@ -8,7 +9,13 @@ import type { FleetPort } from '../contract/fleet-port';
  */
 export async function syncTenantsToFleet(store: ApiStore, fleet: FleetPort, log?: Logger): Promise<number> {
   const tenants = store.listTenants();
-  for (const { tenant, settings } of tenants) await fleet.upsertTenant(tenant, settings);
+  for (const record of tenants) await resyncTenant(fleet, record);
   log?.info({ tenants: tenants.length }, 'tenants synced to the scheduler');
   return tenants.length;
+}
+
+/** Sends one stored tenant's settings to the scheduler again (it restarted without them, or was away). */
+export async function resyncTenant(fleet: FleetPort, record: TenantRecord, log?: Logger): Promise<void> {
+  log?.info({ tenant: record.tenant }, 'scheduler did not know the tenant; re-syncing its settings');
+  await fleet.upsertTenant(record.tenant, record.settings);
 }

@@ -1,6 +1,6 @@
 import { loadConfig } from '../config';
 import { startStack } from '../stack';
-import { closeOnSignal, failStart } from './lifecycle';
+import { closeOnSignal, failStart } from './shutdown';
 
 /** Starts the HTTP API alone (for real deployments and drills that restart one part). */
 async function main(): Promise<void> {

@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { loadConfig } from '../config';
 import { startSimulator } from '../modelplane';
-import { closeOnSignal, failStart } from './lifecycle';
+import { closeOnSignal, failStart } from './shutdown';
 
 /** Starts the model-plane simulator alone. */
 async function main(): Promise<void> {

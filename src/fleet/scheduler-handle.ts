@@ -1,4 +1,3 @@
-import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy } from '@temporalio/common';
 import type { Config } from '../config';
@@ -34,19 +33,4 @@ export async function ensureScheduler(
     args: [schedulerInput(config, extra)],
     workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
   });
-}
-
-/**
- * Retries a scheduler message through transient faults (the chain continuing-as-new answers
- * "closing" for a moment). Safe because every scheduler message is idempotent.
- */
-export async function withRetry<T>(fn: () => Promise<T>, attempts = 20): Promise<T> {
-  for (let i = 1; ; i++) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (err instanceof WorkflowUpdateFailedError || i >= attempts) throw err;
-      await new Promise((r) => setTimeout(r, Math.min(2000, 50 * 2 ** i)));
-    }
-  }
 }

@@ -19,12 +19,11 @@ import {
   tenantQuery,
   upsertTenantsUpdate,
 } from '../workflows/scheduler-messages';
-import { withRetry } from './scheduler-handle';
-import { viewFromDescription } from './visibility';
+import { withRetry } from './with-retry';
 import { mapLimit } from '../util/map-limit';
 import { startRunWorkflow } from './start-run';
 import { SubmitCoalescer } from './submit-coalescer';
-import { countBatch, failedRunIds, listRuns } from './visibility';
+import { countBatch, failedRunIds, listRuns, viewFromDescription } from './visibility';
 
 const notFound = (err: unknown) => err instanceof WorkflowNotFoundError;
 /** An update waits for a worker; without one it would wait forever. */

@@ -4,7 +4,7 @@ import { canTake, concurrencyCap, isPaused, refill, take } from './governor';
 import { admissibleLanes, chargeCredits, chooseLane } from './lanes';
 import { reserve } from './ledger';
 import { toAdmission } from './leases';
-import type { Flow, Lease, QueuedUnit } from './model';
+import type { Flow, Lease, QueuedUnit } from './queue-state';
 import { recordEvents } from './rate';
 import { touchLedger } from './tenants';
 import type { Admission } from './types';

@@ -3,7 +3,7 @@ import { newGovernor } from './governor';
 import type { GovernorState } from './governor';
 import { LeaseTable } from './leases';
 import { LedgerLog } from './ledger-log';
-import type { QueuedUnit, TenantState } from './model';
+import type { QueuedUnit, TenantState } from './queue-state';
 import { newRate } from './rate';
 import type { RateState } from './rate';
 import type { FleetSettings, GovernorParams, SchedulerStatus } from './types';

@@ -2,8 +2,8 @@ import type { CoreState } from './core';
 import { refreshTenant } from './eligibility';
 import { pushUnit } from './fair-queue';
 import { remaining } from './ledger';
-import { expireLease, tokenCount } from './lifecycle';
-import type { Lane, QueuedUnit, TenantState } from './model';
+import { expireLease, tokenCount } from './lease-lifecycle';
+import type { Lane, QueuedUnit, TenantState } from './queue-state';
 import {
   budgetRetryAfter,
   drainingRetryAfter,

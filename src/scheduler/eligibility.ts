@@ -1,6 +1,6 @@
 import type { CoreState } from './core';
 import { remaining } from './ledger';
-import type { Flow, QueuedUnit, TenantState } from './model';
+import type { Flow, QueuedUnit, TenantState } from './queue-state';
 import { touchLedger } from './tenants';
 
 /** Why a backlogged flow is parked (out of its lane's heap), or null when it may be served. */

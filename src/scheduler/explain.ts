@@ -4,7 +4,7 @@ import { liveUnits } from './fair-queue';
 import { bucketReadyAt, concurrencyCap, isPaused } from './governor';
 import { admissibleLanes, floorOf } from './lanes';
 import { remainingAt } from './ledger';
-import type { Flow, QueuedUnit } from './model';
+import type { Flow, QueuedUnit } from './queue-state';
 import { PRIORITIES } from './types';
 import type { WaitingOn } from './types';
 

@@ -1,5 +1,5 @@
 import { IndexedHeap } from './heap';
-import type { Flow, Lane, QueuedUnit, TenantState } from './model';
+import type { Flow, Lane, QueuedUnit, TenantState } from './queue-state';
 
 /*
  * Start-time fair queuing (Goyal, Vin & Cheng 1996) across the tenants of one lane.
@@ -56,11 +56,6 @@ function byTag(x: Flow, y: Flow): boolean {
 
 export function newFlow(tenant: TenantState, lane: Lane): Flow {
   return { tenant, lane, tag: 0, units: [], head: 0, live: 0, hi: -1 };
-}
-
-/** The first live unit (tombstones are skipped eagerly, so this is just the head). */
-export function headUnit(f: Flow): QueuedUnit | undefined {
-  return f.live > 0 ? f.units[f.head] : undefined;
 }
 
 export function pushUnit(f: Flow, u: QueuedUnit): void {

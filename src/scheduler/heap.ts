@@ -22,11 +22,6 @@ export class IndexedHeap<T extends HeapItem> {
     return this.a[0];
   }
 
-  /** The items in heap (not sorted) order; do not mutate. */
-  items(): readonly T[] {
-    return this.a;
-  }
-
   push(x: T): void {
     x.hi = this.a.length;
     this.a.push(x);

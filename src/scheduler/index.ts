@@ -1,5 +1,5 @@
-export { FleetScheduler } from './scheduler';
-export type { SchedulerInit } from './scheduler';
+export { FleetScheduler } from './fleet-scheduler';
+export type { SchedulerInit } from './fleet-scheduler';
 export type { SettingsPatch } from './fleet-settings';
 export type { SchedulerSnapshot } from './snapshot-format';
 export { DEFAULT_GOVERNOR } from './defaults';

@@ -1,5 +1,5 @@
 import type { CoreState } from './core';
-import type { Lane } from './model';
+import type { Lane } from './queue-state';
 
 const EPS = 1e-9;
 

@@ -1,5 +1,5 @@
 import { IndexedHeap } from './heap';
-import type { Lease } from './model';
+import type { Lease } from './queue-state';
 import { PRIORITIES } from './types';
 import type { Admission } from './types';
 

@@ -1,6 +1,6 @@
 import type { CoreState } from './core';
 import type { LedgerState } from './ledger';
-import type { TenantState } from './model';
+import type { TenantState } from './queue-state';
 import { currentRatePerSecond, recentEvents } from './rate';
 
 /** Retry-After values are whole seconds in [1, MAX_RETRY_AFTER_S] (budget waits excepted). */

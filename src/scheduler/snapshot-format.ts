@@ -1,7 +1,7 @@
 import type { Counters, Intake } from './core';
 import type { GovernorState } from './governor';
 import type { LedgerLogSnapshot } from './ledger-log';
-import type { Lane } from './model';
+import type { Lane } from './queue-state';
 import type { RateState } from './rate';
 import type { FleetSettings, GovernorParams, TenantSettings } from './types';
 

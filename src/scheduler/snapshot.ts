@@ -6,7 +6,7 @@ import { earliestBudgetRoll, refreshTenant } from './eligibility';
 import { LaneQueue, liveUnits, pushUnit } from './fair-queue';
 import { LeaseTable } from './leases';
 import { LedgerLog } from './ledger-log';
-import type { Lane, QueuedUnit, TenantState } from './model';
+import type { Lane, QueuedUnit, TenantState } from './queue-state';
 import { createTenant } from './tenants';
 import type { QueueTuple, SchedulerSnapshot, TenantSnapshot } from './snapshot-format';
 import type { TenantSettings } from './types';

@@ -1,7 +1,7 @@
 import type { CoreState } from './core';
 import { newFlow } from './fair-queue';
 import { applyBudget, newLedger, rollIfDue } from './ledger';
-import type { TenantState } from './model';
+import type { TenantState } from './queue-state';
 import { newRate } from './rate';
 import type { BudgetPeriod, TenantSettings } from './types';
 

@@ -37,7 +37,7 @@ describe('one-way layers (lint)', () => {
   });
 
   it.each([
-    ['src/fleet/probe.ts', "import { errorHandler } from '../api/errors';"],
+    ['src/fleet/probe.ts', "import { createApp } from '../api/app';"],
     ['src/activities/probe.ts', "import { startRunWorkflow } from '../fleet/start-run';"],
     [
       'src/workflows/probe.ts',

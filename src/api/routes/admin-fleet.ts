@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { ApiContext } from '../context';
-import { DrainRequestSchema, SchedulerPatchSchema } from '../schemas';
-import { parseOr400 } from '../validation';
+import { DrainRequestSchema, SchedulerPatchSchema } from '../intake/schemas';
+import { parseOr400 } from '../intake/validation';
 
 /** `/v1/admin`: the scheduler's status and settings, the drain switch, effect totals. Admin only. */
 export function adminFleetRouter(ctx: ApiContext): Router {

@@ -2,10 +2,10 @@ import { Router } from 'express';
 import type { TenantSettings } from '../../scheduler/types';
 import type { ApiContext, TenantDefaults } from '../context';
 import { ApiError } from '../../contract/errors';
-import { generateApiKey, hashApiKey } from '../keys';
-import { LedgerQuerySchema, TenantIdSchema, TenantPutSchema, type TenantPut } from '../schemas';
-import type { TenantRecord } from '../tenant-store';
-import { parseOr400 } from '../validation';
+import { generateApiKey, hashApiKey } from '../crypto/keys';
+import { LedgerQuerySchema, TenantIdSchema, TenantPutSchema, type TenantPut } from '../intake/schemas';
+import type { TenantRecord } from '../stores/tenants';
+import { parseOr400 } from '../intake/validation';
 
 function mergeSettings(
   base: TenantSettings | undefined,

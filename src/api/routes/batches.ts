@@ -1,12 +1,12 @@
 import { Router, type Response } from 'express';
-import { mayAccess, tenantOf } from '../auth';
+import { mayAccess, tenantOf } from '../middleware/auth';
 import type { ApiContext } from '../context';
 import { ApiError } from '../../contract/errors';
 import type { BatchView } from '../../contract/fleet-port';
-import { randomHex } from '../keys';
-import { parseBatchRequest } from '../requests';
-import { ResourceIdSchema } from '../schemas';
-import { rateLimit, shedError, withTenantSync } from '../shed';
+import { randomHex } from '../crypto/keys';
+import { parseBatchRequest } from '../intake/parse-requests';
+import { ResourceIdSchema } from '../intake/schemas';
+import { rateLimit, shedError, withTenantSync } from '../intake/shed';
 
 export const batchLink = (batchId: string) => `/v1/batches/${batchId}`;
 

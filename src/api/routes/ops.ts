@@ -1,8 +1,8 @@
 import { Router } from 'express';
 import type { ApiContext } from '../context';
 import { ApiError } from '../../contract/errors';
-import { refreshFleetGauges } from '../fleet-metrics';
-import { openApiDocument } from '../openapi';
+import { refreshFleetGauges } from '../metrics/fleet-gauges';
+import { openApiDocument } from '../openapi/document';
 import { withTimeout } from '../../util/with-timeout';
 
 const READY_TIMEOUT_MS = 3000;

@@ -1,12 +1,12 @@
 import { Router, type Response } from 'express';
-import { mayAccess, principalOf, tenantOf } from '../auth';
+import { mayAccess, principalOf, tenantOf } from '../middleware/auth';
 import type { ApiContext } from '../context';
 import { ApiError } from '../../contract/errors';
 import type { RunView } from '../../contract/fleet-port';
-import { parseRunRequest } from '../requests';
-import { runLink, submitRun } from '../run-intake';
-import { DecisionRequestSchema, ResourceIdSchema, RunListQuerySchema } from '../schemas';
-import { parseOr400 } from '../validation';
+import { parseRunRequest } from '../intake/parse-requests';
+import { runLink, submitRun } from '../intake/run-intake';
+import { DecisionRequestSchema, ResourceIdSchema, RunListQuerySchema } from '../intake/schemas';
+import { parseOr400 } from '../intake/validation';
 
 /** The run, when it exists and the caller may see it; otherwise 404 (another tenant's run does not "exist"). */
 async function ownedRun(ctx: ApiContext, res: Response, runId: string): Promise<RunView> {

@@ -1,6 +1,7 @@
 import { Router } from 'express';
-import { tenantOf } from '../auth';
+import { tenantOf } from '../middleware/auth';
 import type { ApiContext } from '../context';
+import { resyncTenant } from '../tenant-sync';
 import { ApiError } from '../../contract/errors';
 
 /** `GET /v1/tenants/me`: the caller's settings, backlog, in-flight count and ledger. */
@@ -12,7 +13,7 @@ export function tenantMeRouter(ctx: ApiContext): Router {
     let status = await ctx.fleet.tenantStatus(record.tenant);
     if (!status) {
       // The scheduler lost the tenant (restart); re-send the stored settings and ask again.
-      await ctx.fleet.upsertTenant(record.tenant, record.settings);
+      await resyncTenant(ctx.fleet, record, ctx.log);
       status = await ctx.fleet.tenantStatus(record.tenant);
     }
     if (!status)

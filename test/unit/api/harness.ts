@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import request from 'supertest';
 import type { Express } from 'express';
-import { openApiStore, type ApiStore } from '../../../src/api/api-store';
+import { openStore, type ApiStore } from '../../../src/api/stores/store';
 import { createApp } from '../../../src/api/app';
 import type { TenantSettings } from '../../../src/scheduler/types';
 import { FakeFleet } from './fake-fleet';
@@ -29,7 +29,7 @@ export function bearer(key: string) {
 
 export function makeHarness(opts: { ratePerSecond?: number; log?: pino.Logger } = {}): Harness {
   const dir = mkdtempSync(join(tmpdir(), 'fairway-api-'));
-  const store = openApiStore(join(dir, 'nested', 'api.sqlite'));
+  const store = openStore(join(dir, 'nested', 'api.sqlite'));
   const fleet = new FakeFleet();
   const clock = { now: Date.parse('2025-06-01T12:00:00.000Z') };
   const app = createApp({

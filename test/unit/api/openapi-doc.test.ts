@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openApiText } from '../../../src/api/openapi';
+import { openApiText } from '../../../src/api/openapi/document';
 
 describe('docs/openapi.json', () => {
   it('is the document the API serves (run `npm run docs:openapi` after changing a schema)', () => {

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openApiStore, type ApiStore } from '../../../src/api/api-store';
-import { canonicalHash, canonicalJson } from '../../../src/api/canonical-json';
-import { IDEMPOTENCY_RETENTION_MS, PENDING_CLAIM_TTL_MS } from '../../../src/api/idempotency-store';
-import { TokenBuckets } from '../../../src/api/rate-limit';
+import { openStore, type ApiStore } from '../../../src/api/stores/store';
+import { canonicalHash, canonicalJson } from '../../../src/api/crypto/canonical-json';
+import { IDEMPOTENCY_RETENTION_MS, PENDING_CLAIM_TTL_MS } from '../../../src/api/stores/idempotency';
+import { TokenBuckets } from '../../../src/api/intake/token-buckets';
 
 const settings = {
   weight: 1,
@@ -15,12 +15,12 @@ const settings = {
   budget: { tokens: null, period: 'none' as const },
 };
 
-describe('openApiStore', () => {
+describe('openStore', () => {
   let dir: string;
   let store: ApiStore;
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'fairway-store-'));
-    store = openApiStore(join(dir, 'a', 'b', 'api.sqlite'));
+    store = openStore(join(dir, 'a', 'b', 'api.sqlite'));
   });
   afterEach(() => {
     store.close();
@@ -35,7 +35,7 @@ describe('openApiStore', () => {
     const raw = new Database(file, { readonly: true });
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
     raw.close();
-    store = openApiStore(file);
+    store = openStore(file);
     expect(store.listTenants()).toEqual([
       {
         tenant: 'acme',

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { BudgetPeriod, TenantSettings } from '../scheduler/types';
+import type { BudgetPeriod, TenantSettings } from '../../scheduler/types';
 
 export interface TenantRecord {
   tenant: string;

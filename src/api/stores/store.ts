@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { IDEMPOTENCY_DDL, IdempotencyStore } from './idempotency-store';
-import { TENANTS_DDL, TenantStore, type TenantRecord } from './tenant-store';
+import { IDEMPOTENCY_DDL, IdempotencyStore } from './idempotency';
+import { TENANTS_DDL, TenantStore, type TenantRecord } from './tenants';
 
 /** The API's own state: tenants (settings and key hashes) and idempotency keys, in one SQLite file. */
 export interface ApiStore {
@@ -16,7 +16,7 @@ export interface ApiStore {
 const SCHEMA_VERSION = 1;
 
 /** Opens (creating file and directory if needed) the API store at `filePath`; `:memory:` works too. */
-export function openApiStore(filePath: string): ApiStore {
+export function openStore(filePath: string): ApiStore {
   if (filePath !== ':memory:') mkdirSync(dirname(filePath), { recursive: true });
   const db = new Database(filePath);
   db.pragma('journal_mode = WAL');

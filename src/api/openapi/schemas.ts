@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { BatchView, RunListItem, RunView } from '../contract/fleet-port';
-import { PrioritySchema, RunStatusSchema } from './schemas';
+import type { BatchView, RunListItem, RunView } from '../../contract/fleet-port';
+import { PrioritySchema, RunStatusSchema } from '../intake/schemas';
 
 /** Response schemas of runs and batches for the OpenAPI document; `satisfies` keeps them in step with the fleet's types. */
 

@@ -1,5 +1,5 @@
-import { AGENT_NAMES, getAgent, type AgentDefinition } from '../agents/catalog';
-import { ApiError, type FieldIssue } from '../contract/errors';
+import { AGENT_NAMES, getAgent, type AgentDefinition } from '../../agents/catalog';
+import { ApiError, type FieldIssue } from '../../contract/errors';
 import {
   BatchRequestSchema,
   IdempotencyKeySchema,
@@ -44,7 +44,7 @@ function parseInput(
 }
 
 /** 400 with every issue found, else 404 unknown_agent when the agent is the only problem. */
-function settle(
+function throwIfInvalid(
   issues: FieldIssue[],
   agentName: string | undefined,
   agent: AgentDefinition | undefined,
@@ -77,8 +77,8 @@ export function parseRunRequest(body: unknown, headerKey: string | undefined): P
   const rawInput =
     typeof body === 'object' && body !== null ? (body as { input?: unknown }).input : undefined;
   const input = agent ? parseInput(agent, rawInput, ['input'], issues) : undefined;
-  settle(issues, agentName, agent);
-  if (!envelope.success || !agent) throw new Error('unreachable: settle() throws on every failure');
+  throwIfInvalid(issues, agentName, agent);
+  if (!envelope.success || !agent) throw new Error('unreachable: throwIfInvalid() throws on every failure');
   return {
     request: envelope.data,
     agent,
@@ -99,8 +99,8 @@ export function parseBatchRequest(body: unknown): ParsedBatch {
   if (agent && envelope.success) {
     envelope.data.items.forEach((item, i) => items.push(parseInput(agent, item, ['items', i], issues)));
   }
-  settle(issues, agentName, agent);
-  if (!envelope.success || !agent) throw new Error('unreachable: settle() throws on every failure');
+  throwIfInvalid(issues, agentName, agent);
+  if (!envelope.success || !agent) throw new Error('unreachable: throwIfInvalid() throws on every failure');
   const estimates = items.map((item) => agent.estimate(item));
   // The fleet takes one figure per item: the mean, rounded up, so the batch reserves at least its sum.
   const mean = Math.ceil(estimates.reduce((a, b) => a + b, 0) / estimates.length);

@@ -1,9 +1,9 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { AGENTS } from '../agents/catalog';
-import * as R from './openapi-schemas';
-import * as A from './openapi-schemas-admin';
-import * as S from './schemas';
+import { AGENTS } from '../../agents/catalog';
+import * as R from './schemas';
+import * as A from './schemas-admin';
+import * as S from '../intake/schemas';
 
 /**
  * Names a schema as an OpenAPI component. Zod's own `.meta({ id })` is used rather than zod-to-openapi's

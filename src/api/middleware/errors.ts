@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
-import { ApiError } from '../contract/errors';
-import type { ErrorCode } from '../contract/errors';
+import { ApiError } from '../../contract/errors';
+import type { ErrorCode } from '../../contract/errors';
 
 /** Body-parser errors carry a `type`; map the ones a client causes, never leak the rest. */
 function fromBodyParser(err: unknown): ApiError | undefined {

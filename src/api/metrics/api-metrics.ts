@@ -1,7 +1,7 @@
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { RequestHandler } from 'express';
-import { createFleetGauges, type FleetGauges } from './fleet-metrics';
-import { openApiDocument } from './openapi';
+import { createFleetGauges, type FleetGauges } from './fleet-gauges';
+import { openApiDocument } from '../openapi/document';
 
 /** The API's Prometheus series: counters the routes increment, and gauges read from the fleet at scrape time. */
 export interface ApiMetrics {

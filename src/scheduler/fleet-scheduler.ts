@@ -7,7 +7,7 @@ import { explain } from './explain';
 import { FALLBACK_FLEET_SETTINGS, sanitizeFleet } from './fleet-settings';
 import type { SettingsPatch } from './fleet-settings';
 import { observe } from './governor';
-import { cancel, expireLeases, release, renew } from './lifecycle';
+import { cancel, expireLeases, release, renew } from './lease-lifecycle';
 import { fromSnapshot, toSnapshot } from './snapshot';
 import type { SchedulerSnapshot } from './snapshot-format';
 import { fleetStatus, tenantStatus } from './status';
@@ -70,10 +70,6 @@ export class FleetScheduler {
     } else {
       this.s.tenants.set(id, createTenant(id, this.s.nextOrd++, clean, now));
     }
-  }
-
-  hasTenant(id: string): boolean {
-    return this.s.tenants.has(id);
   }
 
   tenantStatus(id: string, now: number): TenantStatus | undefined {

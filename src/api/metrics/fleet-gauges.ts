@@ -1,9 +1,9 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
-import type { SchedulerStatus, TenantStatus } from '../scheduler/types';
-import type { FleetPort } from '../contract/fleet-port';
-import { mapLimit } from '../util/map-limit';
-import { withTimeout } from '../util/with-timeout';
+import type { SchedulerStatus, TenantStatus } from '../../scheduler/types';
+import type { FleetPort } from '../../contract/fleet-port';
+import { mapLimit } from '../../util/map-limit';
+import { withTimeout } from '../../util/with-timeout';
 
 const SCRAPE_TIMEOUT_MS = 3000;
 const TENANT_STATUS_CONCURRENCY = 16;

@@ -1,6 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
-import { registerComponents } from './openapi-components';
-import { registerPaths } from './openapi-paths';
+import { registerComponents } from './components';
+import { registerPaths } from './paths';
 
 let cached: ReturnType<OpenApiGeneratorV31['generateDocument']> | undefined;
 

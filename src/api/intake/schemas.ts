@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { PRIORITIES } from '../scheduler/types';
-import { RUN_STATUSES } from './run-status';
+import { PRIORITIES } from '../../scheduler/types';
+import { RUN_STATUSES } from '../run-status';
 
 /** Request schemas: the API's input types and the source of its OpenAPI document. */
 

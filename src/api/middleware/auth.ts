@@ -1,8 +1,8 @@
 import type { RequestHandler, Response } from 'express';
-import type { ApiStore } from './api-store';
-import { ApiError } from '../contract/errors';
-import { hashApiKey, safeEqual } from './keys';
-import type { TenantRecord } from './tenant-store';
+import type { ApiStore } from '../stores/store';
+import { ApiError } from '../../contract/errors';
+import { hashApiKey, safeEqual } from '../crypto/keys';
+import type { TenantRecord } from '../stores/tenants';
 
 export type Principal = { kind: 'admin' } | { kind: 'tenant'; tenant: string; record: TenantRecord };
 

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ApiError, type FieldIssue } from '../contract/errors';
+import { ApiError, type FieldIssue } from '../../contract/errors';
 
 /** Longest details list a 400 carries: a batch of 10,000 bad items must not answer with 10,000 lines. */
 const MAX_ISSUES = 100;

@@ -1,9 +1,9 @@
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import type { Components } from './openapi-components';
-import * as R from './openapi-schemas';
-import * as A from './openapi-schemas-admin';
-import * as S from './schemas';
+import type { Components } from './components';
+import * as R from './schemas';
+import * as A from './schemas-admin';
+import * as S from '../intake/schemas';
 
 type Responses = RouteConfig['responses'];
 

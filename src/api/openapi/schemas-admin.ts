@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { SchedulerStatus, TenantStatus } from '../scheduler/types';
-import { byPriority } from './openapi-schemas';
-import { BudgetSchema, TenantIdSchema } from './schemas';
+import type { SchedulerStatus, TenantStatus } from '../../scheduler/types';
+import { byPriority } from './schemas';
+import { BudgetSchema, TenantIdSchema } from '../intake/schemas';
 
 /** Response schemas of tenants and operator endpoints for the OpenAPI document. */
 

@@ -1,7 +1,8 @@
-import type { ShedCode, SubmitResult } from '../scheduler/types';
-import type { ApiContext } from './context';
-import { ApiError } from '../contract/errors';
-import type { TenantRecord } from './tenant-store';
+import type { ShedCode, SubmitResult } from '../../scheduler/types';
+import type { ApiContext } from '../context';
+import { ApiError } from '../../contract/errors';
+import type { TenantRecord } from '../stores/tenants';
+import { resyncTenant } from '../tenant-sync';
 
 export type Refusal = { code: ShedCode; message: string; retryAfterSeconds: number };
 
@@ -40,8 +41,7 @@ export async function withTenantSync<R extends { accepted: boolean } & Partial<R
 ): Promise<R> {
   const first = await call();
   if (first.accepted || first.code !== 'unknown_tenant') return first;
-  ctx.log.info({ tenant: tenant.tenant }, 'scheduler did not know the tenant; re-syncing its settings');
-  await ctx.fleet.upsertTenant(tenant.tenant, tenant.settings);
+  await resyncTenant(ctx.fleet, tenant, ctx.log);
   return call();
 }
 

@@ -3,7 +3,7 @@ import { refreshTenant } from './eligibility';
 import { tombstone } from './fair-queue';
 import { settle } from './ledger';
 import { toAdmission } from './leases';
-import type { Lease } from './model';
+import type { Lease } from './queue-state';
 import { touchLedger } from './tenants';
 import type { Admission, Release, Renewal } from './types';
 

@@ -4,7 +4,6 @@ import type { TenantSettings } from './types';
 
 /** Lane index: 0 interactive, 1 standard, 2 batch (the order of PRIORITIES). */
 export type Lane = 0 | 1 | 2;
-export const LANES: readonly Lane[] = [0, 1, 2];
 
 /** A queued unit. `live` turns false on cancel: the FIFO keeps it as a tombstone until it reaches the head. */
 export interface QueuedUnit {

@@ -1,11 +1,11 @@
-import { canonicalHash } from './canonical-json';
-import type { ApiContext } from './context';
-import { ApiError } from '../contract/errors';
-import type { RunView } from '../contract/fleet-port';
-import { randomHex, sha256Hex } from './keys';
-import type { ParsedRun } from './requests';
+import { canonicalHash } from '../crypto/canonical-json';
+import type { ApiContext } from '../context';
+import { ApiError } from '../../contract/errors';
+import type { RunView } from '../../contract/fleet-port';
+import { randomHex, sha256Hex } from '../crypto/keys';
+import type { ParsedRun } from './parse-requests';
 import { firstResult, rateLimit, shedError, withTenantSync } from './shed';
-import type { TenantRecord } from './tenant-store';
+import type { TenantRecord } from '../stores/tenants';
 
 export const runLink = (runId: string) => `/v1/runs/${runId}`;
 
