@@ -12,6 +12,28 @@ import { runDeployDrill } from '../../bench/scenarios/drill-deploy';
 const UNITS = Number(process.env.DRILL_UNITS ?? 200);
 const SIZE = { units: UNITS, concurrency: 50, steps: 2, stepMs: 150, timeoutMs: 150_000 };
 
+/** Every unit accepted, completed exactly once, its effect applied once; nothing lost, failed or left in flight. */
+function expectEveryUnitOnce(
+  r: Pick<
+    Awaited<ReturnType<typeof runChaosDrill>>,
+    'accepted' | 'lostRunIds' | 'lost' | 'duplicated' | 'effects' | 'counters' | 'failures'
+  >,
+) {
+  expect(r.accepted).toBe(UNITS);
+  expect(r.lostRunIds).toEqual([]);
+  expect(r.lost).toBe(0);
+  expect(r.duplicated).toBe(0);
+  expect(r.effects).toMatchObject({ effects: UNITS, duplicates: 0 });
+  expect(r.counters).toMatchObject({
+    admitted: UNITS,
+    completed: UNITS,
+    failed: 0,
+    cancelled: 0,
+    inFlight: 0,
+  });
+  expect(r.failures).toEqual([]);
+}
+
 describe('deploy and chaos drills', () => {
   it('deploy: drain refuses at the door, admits nothing, lets in-flight finish; v2 resumes; nothing lost or doubled', async () => {
     const r = await runDeployDrill(SIZE);
@@ -23,19 +45,7 @@ describe('deploy and chaos drills', () => {
     expect(r.refused).toMatchObject({ status: 503, code: 'draining' });
     expect(r.refused.retryAfter).toBeGreaterThanOrEqual(1);
     expect(r.workerExit).toBe(0);
-    expect(r.accepted).toBe(UNITS);
-    expect(r.lostRunIds).toEqual([]);
-    expect(r.lost).toBe(0);
-    expect(r.duplicated).toBe(0);
-    expect(r.effects).toMatchObject({ effects: UNITS, duplicates: 0 });
-    expect(r.counters).toMatchObject({
-      admitted: UNITS,
-      completed: UNITS,
-      failed: 0,
-      cancelled: 0,
-      inFlight: 0,
-    });
-    expect(r.failures).toEqual([]);
+    expectEveryUnitOnce(r);
   });
 
   it('chaos: worker SIGKILLed three times and Temporal restarted once; every unit completes exactly once', async () => {
@@ -45,18 +55,6 @@ describe('deploy and chaos drills', () => {
     );
     expect(r.faults.filter((f) => f.kind === 'kill-worker')).toHaveLength(3);
     expect(r.faults.filter((f) => f.kind === 'restart-temporal')).toHaveLength(1);
-    expect(r.accepted).toBe(UNITS);
-    expect(r.lostRunIds).toEqual([]);
-    expect(r.lost).toBe(0);
-    expect(r.duplicated).toBe(0);
-    expect(r.effects).toMatchObject({ effects: UNITS, duplicates: 0 });
-    expect(r.counters).toMatchObject({
-      admitted: UNITS,
-      completed: UNITS,
-      failed: 0,
-      cancelled: 0,
-      inFlight: 0,
-    });
-    expect(r.failures).toEqual([]);
+    expectEveryUnitOnce(r);
   });
 });

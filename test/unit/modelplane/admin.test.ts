@@ -1,27 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { startSimulator } from '../../../src/modelplane/server';
-import type { RunningSimulator } from '../../../src/modelplane/server';
-import { chat, getJson, handClock, post } from './sim-client';
+import { describe, expect, it } from 'vitest';
+import { chat, getJson, post, useHandClockSimulator } from './sim-client';
 
-let sim: RunningSimulator | undefined;
-
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-});
-
-async function start(tpm: number, rpm: number) {
-  const clock = handClock();
-  sim = await startSimulator({
-    tpm,
-    rpm,
-    seed: 7,
-    latency: { baseMs: 0, perTokenMs: 0 },
-    now: clock.now,
-    port: 0,
-  });
-  return { url: sim.url, clock };
-}
+const start = useHandClockSimulator(7);
 
 describe('model-plane simulator: admin', () => {
   it('counts calls answered, calls throttled and tokens served', async () => {

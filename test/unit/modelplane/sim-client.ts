@@ -1,3 +1,7 @@
+import { afterEach } from 'vitest';
+import { startSimulator } from '../../../src/modelplane/server';
+import type { RunningSimulator } from '../../../src/modelplane/server';
+
 /** Test helpers: plain HTTP calls against a running simulator. */
 export interface SimAnswer {
   status: number;
@@ -39,5 +43,26 @@ export function handClock(start = 1_700_000_000_000): { now: () => number; advan
     advance: (ms) => {
       t += ms;
     },
+  };
+}
+
+/** `start(tpm, rpm)` runs a simulator with no latency on a hand clock; each test's is closed after it. */
+export function useHandClockSimulator(seed: number) {
+  let sim: RunningSimulator | undefined;
+  afterEach(async () => {
+    await sim?.close();
+    sim = undefined;
+  });
+  return async (tpm: number, rpm: number) => {
+    const clock = handClock();
+    sim = await startSimulator({
+      tpm,
+      rpm,
+      seed,
+      latency: { baseMs: 0, perTokenMs: 0 },
+      now: clock.now,
+      port: 0,
+    });
+    return { url: sim.url, clock };
   };
 }

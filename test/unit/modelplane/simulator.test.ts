@@ -1,21 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { startSimulator } from '../../../src/modelplane/server';
-import type { RunningSimulator } from '../../../src/modelplane/server';
-import { chat, getJson, handClock, post } from './sim-client';
+import { describe, expect, it } from 'vitest';
+import { chat, getJson, post, useHandClockSimulator } from './sim-client';
 
-const instant = { baseMs: 0, perTokenMs: 0 };
-let sim: RunningSimulator | undefined;
-
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-});
-
-async function start(tpm: number, rpm: number) {
-  const clock = handClock();
-  sim = await startSimulator({ tpm, rpm, seed: 1, latency: instant, now: clock.now, port: 0 });
-  return { url: sim.url, clock };
-}
+const start = useHandClockSimulator(1);
 
 describe('model-plane simulator: chat completions', () => {
   it('answers in the OpenAI shape with usage = prompt estimate + max_tokens', async () => {
