@@ -1,6 +1,19 @@
 import { z } from 'zod';
 import { DEFAULT_GOVERNOR } from './scheduler/defaults';
-import type { GovernorParams } from './scheduler/types';
+import { FALLBACK_FLEET_SETTINGS } from './scheduler/fleet-settings';
+import { defaultTenantSettings } from './scheduler/tenants';
+import type { FleetSettings, GovernorParams } from './scheduler/types';
+
+const FLEET = FALLBACK_FLEET_SETTINGS;
+const TENANT = defaultTenantSettings();
+
+/** What a tenant created without settings gets, and the per-tenant request rate at the door. */
+export interface TenantDefaults {
+  maxQueued: number;
+  maxInFlight: number;
+  /** Submissions per second per tenant (token bucket, burst twice this); 0 disables the limit. */
+  ratePerSecond: number;
+}
 
 /**
  * Every environment variable Fairway reads, parsed once. Nothing else in the
@@ -32,13 +45,13 @@ const EnvSchema = z.object({
   MODEL_RPM: int(60_000),
   SIM_PORT: int(3001),
   SIM_SEED: int(42),
-  FLEET_CONCURRENCY: int(100),
-  FLOOR_STANDARD: z.coerce.number().min(0).max(0.5).default(0.1),
-  FLOOR_BATCH: z.coerce.number().min(0).max(0.5).default(0.05),
-  LEASE_TTL_SECONDS: int(60),
-  GLOBAL_MAX_QUEUED: int(20_000),
-  DEFAULT_TENANT_MAX_QUEUED: int(10_000),
-  DEFAULT_TENANT_MAX_IN_FLIGHT: int(50),
+  FLEET_CONCURRENCY: int(FLEET.concurrency),
+  FLOOR_STANDARD: z.coerce.number().min(0).max(0.5).default(FLEET.floors.standard),
+  FLOOR_BATCH: z.coerce.number().min(0).max(0.5).default(FLEET.floors.batch),
+  LEASE_TTL_SECONDS: int(FLEET.leaseTtlSeconds),
+  GLOBAL_MAX_QUEUED: int(FLEET.globalMaxQueued),
+  DEFAULT_TENANT_MAX_QUEUED: int(TENANT.maxQueued),
+  DEFAULT_TENANT_MAX_IN_FLIGHT: int(TENANT.maxInFlight),
   TENANT_RATE_PER_SECOND: int(200),
   SUBMIT_COALESCE_MS: int(15),
   MAILBOX_FLUSH_MS: int(100),
@@ -80,13 +93,8 @@ export interface Config {
     name: string;
   };
   sim: { port: number; tpm: number; rpm: number; seed: number };
-  fleet: {
-    concurrency: number;
-    floors: { standard: number; batch: number };
-    leaseTtlSeconds: number;
-    globalMaxQueued: number;
-  };
-  tenantDefaults: { maxQueued: number; maxInFlight: number; ratePerSecond: number };
+  fleet: FleetSettings;
+  tenantDefaults: TenantDefaults;
   /** The token governor's parameters (a new scheduler chain starts with them). */
   governor: GovernorParams;
   submitCoalesceMs: number;

@@ -1,15 +1,9 @@
 import type { Logger } from 'pino';
+import type { TenantDefaults } from '../config';
 import type { ApiStore } from './stores/store';
 import type { FleetPort } from '../contract/fleet-port';
 import type { ApiMetrics } from './metrics/api-metrics';
 import type { TokenBuckets } from './intake/token-buckets';
-
-export interface TenantDefaults {
-  maxQueued: number;
-  maxInFlight: number;
-  /** Submissions per second per tenant (token bucket, burst twice this); 0 disables the limit. */
-  ratePerSecond: number;
-}
 
 /** What the routers share: built once by createApp. */
 export interface ApiContext {

@@ -2,12 +2,13 @@ import type {
   LedgerEntry,
   Priority,
   SchedulerStatus,
-  ShedCode,
+  Refusal,
   SubmitResult,
   TenantSettings,
   TenantStatus,
   WaitingOn,
 } from '../scheduler/types';
+import type { SettingsPatch } from '../scheduler/fleet-settings';
 
 /**
  * What the HTTP layer needs from the fleet. Production implements it on Temporal
@@ -83,12 +84,6 @@ export interface BatchView {
   cancelled: number;
 }
 
-export interface FleetSettingsPatch {
-  concurrency?: number;
-  floors?: { standard?: number; batch?: number };
-  leaseTtlSeconds?: number;
-}
-
 export interface FleetPort {
   /** Offers units to the scheduler (coalesced with concurrent callers into one message). */
   submit(
@@ -108,11 +103,7 @@ export interface FleetPort {
    * Creates the batch's runs (durably, in the background) after checking the whole batch fits the
    * tenant's queue and budget; a refusal changes nothing.
    */
-  createBatch(
-    spec: BatchSpec,
-  ): Promise<
-    { accepted: true } | { accepted: false; code: ShedCode; message: string; retryAfterSeconds: number }
-  >;
+  createBatch(spec: BatchSpec): Promise<{ accepted: true } | ({ accepted: false } & Refusal)>;
   getBatch(batchId: string): Promise<BatchView | null>;
   /** Re-drives the failed items; returns how many. */
   resumeBatch(batchId: string): Promise<number>;
@@ -122,7 +113,7 @@ export interface FleetPort {
   ledgerEntries(tenant: string, limit: number): Promise<LedgerEntry[]>;
 
   schedulerStatus(): Promise<SchedulerStatus>;
-  patchScheduler(patch: FleetSettingsPatch): Promise<SchedulerStatus>;
+  patchScheduler(patch: SettingsPatch): Promise<SchedulerStatus>;
   drain(intake: 'refuse' | 'hold'): Promise<SchedulerStatus>;
   resume(): Promise<SchedulerStatus>;
 

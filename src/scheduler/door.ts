@@ -13,7 +13,7 @@ import {
 } from './retry-after';
 import { touchLedger } from './tenants';
 import { PRIORITIES } from './types';
-import type { ShedCode, SubmitResult, UnitSubmission } from './types';
+import type { Refusal, ShedCode, SubmitResult, UnitSubmission } from './types';
 
 /** Per-call memo: the k-th unit shed for the same reason waits for k more admissions, not 1. */
 class DoorCall {
@@ -90,7 +90,7 @@ function submitOne(s: CoreState, u: UnitSubmission, now: number, call: DoorCall)
   return { runId, accepted: true, duplicate: false, held: s.draining };
 }
 
-type Shed = { accepted: false; code: ShedCode; message: string; retryAfterSeconds: number };
+type Shed = { accepted: false } & Refusal;
 
 function doorCheck(s: CoreState, t: TenantState, cost: number, now: number, call: DoorCall): Shed | null {
   if (s.draining && s.intake === 'refuse') {

@@ -35,9 +35,16 @@ export interface UnitSubmission {
 
 export type ShedCode = 'queue_full' | 'budget_exhausted' | 'draining' | 'unknown_tenant';
 
+/** Why the door refused work, in the one shape every layer passes on (429/503 + Retry-After at the API). */
+export interface Refusal {
+  code: ShedCode;
+  message: string;
+  retryAfterSeconds: number;
+}
+
 export type SubmitResult =
   | { runId: string; accepted: true; duplicate: boolean; held: boolean }
-  | { runId: string; accepted: false; code: ShedCode; message: string; retryAfterSeconds: number };
+  | ({ runId: string; accepted: false } & Refusal);
 
 export interface Admission {
   runId: string;
@@ -84,8 +91,15 @@ export interface ModelObservation {
   tokens: number;
 }
 
-export type WaitCode =
-  'tenant_in_flight_cap' | 'governor' | 'priority' | 'fair_share' | 'draining' | 'budget';
+export const WAIT_CODES = [
+  'tenant_in_flight_cap',
+  'governor',
+  'priority',
+  'fair_share',
+  'draining',
+  'budget',
+] as const;
+export type WaitCode = (typeof WAIT_CODES)[number];
 
 export interface WaitingOn {
   code: WaitCode;

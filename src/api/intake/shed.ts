@@ -1,10 +1,8 @@
-import type { ShedCode, SubmitResult } from '../../scheduler/types';
+import type { Refusal, SubmitResult } from '../../scheduler/types';
 import type { ApiContext } from '../context';
 import { ApiError } from '../../contract/errors';
 import type { TenantRecord } from '../stores/tenants';
 import { resyncTenant } from '../tenant-sync';
-
-export type Refusal = { code: ShedCode; message: string; retryAfterSeconds: number };
 
 /** A scheduler refusal as the client sees it: 429 queue_full / budget_exhausted or 503 draining, with Retry-After. */
 export function shedError(ctx: ApiContext, refusal: Refusal): ApiError {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { BatchView, RunListItem, RunView } from '../../contract/fleet-port';
+import { WAIT_CODES } from '../../scheduler/types';
 import { PrioritySchema, RunStatusSchema } from '../intake/schemas';
 
 /** Response schemas of runs and batches for the OpenAPI document; `satisfies` keeps them in step with the fleet's types. */
@@ -16,7 +17,7 @@ export const ErrorResponse = z.object({
 });
 
 const waitingOn = z.object({
-  code: z.enum(['tenant_in_flight_cap', 'governor', 'priority', 'fair_share', 'draining', 'budget']),
+  code: z.enum(WAIT_CODES),
   message: z.string(),
   position: z.int().optional(),
   lane: PrioritySchema,

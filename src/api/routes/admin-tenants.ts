@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { TenantSettings } from '../../scheduler/types';
-import type { ApiContext, TenantDefaults } from '../context';
+import type { TenantDefaults } from '../../config';
+import type { ApiContext } from '../context';
 import { ApiError } from '../../contract/errors';
 import { generateApiKey, hashApiKey } from '../crypto/keys';
 import { LedgerQuerySchema, TenantIdSchema, TenantPutSchema, type TenantPut } from '../intake/schemas';

@@ -1,8 +1,8 @@
+import type { SettingsPatch } from '../../../src/scheduler/fleet-settings';
 import type {
   BatchSpec,
   BatchView,
   FleetPort,
-  FleetSettingsPatch,
   RunListItem,
   RunListQuery,
   RunSpec,
@@ -19,7 +19,7 @@ import type {
 } from '../../../src/scheduler/types';
 
 type Unit = { runId: string; tenant: string; priority: Priority; cost: number };
-type Refusal = Extract<SubmitResult, { accepted: false }>;
+type Refused = Extract<SubmitResult, { accepted: false }>;
 
 const FINISHED: RunStatus[] = ['completed', 'failed', 'cancelled'];
 
@@ -53,7 +53,7 @@ export class FakeFleet implements FleetPort {
     return units.map((u) => this.offer(u));
   }
 
-  private refuse(runId: string, code: Refusal['code'], retryAfterSeconds: number): Refusal {
+  private refuse(runId: string, code: Refused['code'], retryAfterSeconds: number): Refused {
     this.counters.shed++;
     return { runId, accepted: false, code, message: `refused: ${code}`, retryAfterSeconds };
   }
@@ -295,7 +295,7 @@ export class FakeFleet implements FleetPort {
     };
   }
 
-  async patchScheduler(patch: FleetSettingsPatch): Promise<SchedulerStatus> {
+  async patchScheduler(patch: SettingsPatch): Promise<SchedulerStatus> {
     if (patch.concurrency !== undefined) this.config.concurrency = patch.concurrency;
     if (patch.leaseTtlSeconds !== undefined) this.config.leaseTtlSeconds = patch.leaseTtlSeconds;
     this.config.floors = { ...this.config.floors, ...patch.floors };
