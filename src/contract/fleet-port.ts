@@ -12,7 +12,8 @@ import type { SettingsPatch } from '../scheduler/fleet-settings';
 
 /**
  * What the HTTP layer needs from the fleet. Production implements it on Temporal
- * (`src/fleet/temporal-fleet.ts`); API tests hand in an in-memory fake.
+ * (`src/fleet/temporal-fleet.ts`); API tests hand in `test/unit/api/memory-fleet.ts`, the real policy
+ * core in memory with the Temporal side simulated.
  */
 export type RunStatus = 'queued' | 'running' | 'awaiting_approval' | 'completed' | 'failed' | 'cancelled';
 

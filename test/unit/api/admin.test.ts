@@ -1,13 +1,10 @@
 import request from 'supertest';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bearer, makeHarness, synthetic, type Harness } from './harness';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_GOVERNOR } from '../../../src/scheduler';
+import { bearer, synthetic, useHarness } from './harness';
 
 describe('operator endpoints', () => {
-  let h: Harness;
-  beforeEach(() => {
-    h = makeHarness();
-  });
-  afterEach(() => h.close());
+  const h = useHarness();
 
   it('reads the scheduler status', async () => {
     const res = await request(h.app).get('/v1/admin/scheduler').set(h.admin());
@@ -16,7 +13,9 @@ describe('operator endpoints', () => {
       mode: 'open',
       intake: 'open',
       config: { concurrency: 100 },
-      governor: { concurrencyLimit: 80 },
+      inFlight: 0,
+      // A cold governor starts wide open: the fleet's concurrency binds until the provider pushes back.
+      governor: { concurrencyLimit: DEFAULT_GOVERNOR.maxConcurrency, throttledRecently: false },
     });
   });
 
@@ -44,7 +43,7 @@ describe('operator endpoints', () => {
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect((res.body.error.details as { path: string }[]).map((d) => d.path).sort()).toEqual(paths);
     }
-    expect(h.fleet.config.concurrency).toBe(7);
+    expect(h.fleet.status().config.concurrency).toBe(7);
   });
 
   it('drains (refuse by default, or hold) and resumes', async () => {
@@ -52,44 +51,46 @@ describe('operator endpoints', () => {
     const drained = await request(h.app).post('/v1/admin/drain').set(h.admin());
     expect(drained.status).toBe(200);
     expect(drained.body).toMatchObject({ intake: 'refuse', mode: 'drained' });
-    expect((await request(h.app).post('/v1/runs').set(bearer(key)).send(synthetic())).status).toBe(503);
+    expect((await h.submit(key)).status).toBe(503);
     const hold = await request(h.app).post('/v1/admin/drain').set(h.admin()).send({ intake: 'hold' });
     expect(hold.body.intake).toBe('hold');
-    expect((await request(h.app).post('/v1/runs').set(bearer(key)).send(synthetic())).status).toBe(202);
+    expect((await h.submit(key)).status).toBe(202);
     expect(
       (await request(h.app).post('/v1/admin/drain').set(h.admin()).send({ intake: 'later' })).status,
     ).toBe(400);
-    expect(h.fleet.intake).toBe('hold');
+    expect(h.fleet.status().intake).toBe('hold');
     const resumed = await request(h.app).post('/v1/admin/resume').set(h.admin());
     expect(resumed.body).toMatchObject({ mode: 'open', intake: 'open' });
   });
 
   it('reports effect store totals', async () => {
+    h.fleet.effects.apply('run-a:email', {});
+    h.fleet.effects.apply('run-a:email', {});
+    h.fleet.effects.apply('run-b:email', {});
     const res = await request(h.app).get('/v1/admin/effects/summary').set(h.admin());
-    expect(res.body).toEqual({ effects: 3, attempts: 5, duplicates: 0 });
+    expect(res.body).toEqual({ effects: 2, attempts: 3, duplicates: 0 });
   });
 });
 
 describe('GET /v1/tenants/me', () => {
-  let h: Harness;
-  beforeEach(() => {
-    h = makeHarness();
-  });
-  afterEach(() => h.close());
+  const h = useHarness();
 
   it('shows settings, backlog by priority, in-flight and ledger', async () => {
     const key = await h.tenant('acme', { budget: { tokens: 10_000, period: 'day' } });
-    await request(h.app)
-      .post('/v1/runs')
-      .set(bearer(key))
-      .send({ ...synthetic(2), priority: 'interactive' });
+    const interactive = { ...synthetic(2), priority: 'interactive' };
+    const first = await h.submit(key, interactive);
+    h.fleet.tick();
+    h.fleet.complete(first.body.runId, { usedTokens: 42 });
+    await h.submit(key, interactive);
+    h.fleet.tick(); // admitted: 200 tokens reserved
+    await h.submit(key, interactive); // queued
     const res = await request(h.app).get('/v1/tenants/me').set(bearer(key));
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       tenant: 'acme',
       settings: { weight: 1, maxQueued: 100, maxInFlight: 10, budget: { tokens: 10_000, period: 'day' } },
       queued: { total: 1, byPriority: { interactive: 1, standard: 0, batch: 0 } },
-      inFlight: 0,
+      inFlight: 1,
       ledger: {
         budget: 10_000,
         period: 'day',
@@ -103,9 +104,9 @@ describe('GET /v1/tenants/me', () => {
 
   it('re-syncs a tenant the scheduler forgot', async () => {
     const key = await h.tenant('acme');
-    h.fleet.tenants.clear();
+    h.fleet.resetScheduler();
     const res = await request(h.app).get('/v1/tenants/me').set(bearer(key));
     expect(res.status).toBe(200);
-    expect(h.fleet.tenants.has('acme')).toBe(true);
+    expect(h.fleet.tenantSettings('acme')).toBeDefined();
   });
 });

@@ -1,13 +1,9 @@
 import request from 'supertest';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bearer, makeHarness, synthetic, type Harness } from './harness';
+import { describe, expect, it } from 'vitest';
+import { bearer, synthetic, useHarness } from './harness';
 
 describe('authentication and authorisation', () => {
-  let h: Harness;
-  beforeEach(() => {
-    h = makeHarness();
-  });
-  afterEach(() => h.close());
+  const h = useHarness();
 
   it('answers 401 unauthorized without a key, with a malformed header, and with an unknown key', async () => {
     for (const auth of [undefined, 'Basic abc', 'Bearer', 'Bearer fw_not-a-real-key']) {
@@ -32,7 +28,7 @@ describe('authentication and authorisation', () => {
       expect(res.status, path).toBe(403);
       expect(res.body.error.code).toBe('forbidden');
     }
-    expect(h.fleet.intake).toBe('open');
+    expect(h.fleet.status().intake).toBe('open');
     expect(h.store.tenants.get('other')).toBeUndefined();
   });
 

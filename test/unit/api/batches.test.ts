@@ -1,17 +1,11 @@
 import request from 'supertest';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bearer, makeHarness, type Harness } from './harness';
+import { describe, expect, it } from 'vitest';
+import { bearer, useHarness } from './harness';
 
 describe('batches', () => {
-  let h: Harness;
-  let key: string;
-  beforeEach(async () => {
-    h = makeHarness();
-    key = await h.tenant('acme');
-  });
-  afterEach(() => h.close());
+  const h = useHarness({ tenants: ['acme'] });
 
-  const post = (body: unknown, k = key) =>
+  const post = (body: unknown, k = h.keys.acme!) =>
     request(h.app)
       .post('/v1/batches')
       .set(bearer(k))
@@ -25,7 +19,7 @@ describe('batches', () => {
     expect(spec).toMatchObject({ tenant: 'acme', priority: 'batch', estimatedTokensPerItem: 200 });
     expect(spec?.items[1]).toEqual({ steps: 3, tokensPerStep: 100, stepMs: 0, effect: false });
 
-    const view = await request(h.app).get(`/v1/batches/${res.body.batchId}`).set(bearer(key));
+    const view = await request(h.app).get(`/v1/batches/${res.body.batchId}`).set(bearer(h.keys.acme!));
     expect(view.body).toMatchObject({
       batchId: res.body.batchId,
       total: 2,
@@ -86,7 +80,18 @@ describe('batches', () => {
     const res = await post({ agent: 'synthetic', items: Array.from({ length: 101 }, () => ({ steps: 1 })) });
     expect(res.status).toBe(429);
     expect(res.body.error.code).toBe('queue_full');
-    expect(res.headers['retry-after']).toBe('12');
+    // The core's door: one unit over the limit, drained at a cold fleet's rate in under a second.
+    expect(res.headers['retry-after']).toBe('1');
+    expect(h.fleet.status().queued.total).toBe(0);
+  });
+
+  it('sheds a batch its budget cannot cover until the period ends, and queues nothing', async () => {
+    const poor = await h.tenant('poor', { budget: { tokens: 500, period: 'day' } });
+    const res = await post({ agent: 'synthetic', items: [{ steps: 2 }, { steps: 2 }, { steps: 2 }] }, poor);
+    expect(res.status).toBe(429);
+    expect(res.body.error.code).toBe('budget_exhausted');
+    expect(res.headers['retry-after']).toBe(String(12 * 3600)); // 12:00 to the end of the UTC day
+    expect(h.fleet.status().counters.submitted).toBe(0);
   });
 
   it('hides other tenants’ batches and re-drives failed items', async () => {
@@ -96,8 +101,9 @@ describe('batches', () => {
     expect((await request(h.app).post(`/v1/batches/${body.batchId}/resume`).set(bearer(rival))).status).toBe(
       404,
     );
-    h.fleet.setStatus(`${body.batchId}-1`, 'failed');
-    const resumed = await request(h.app).post(`/v1/batches/${body.batchId}/resume`).set(bearer(key));
+    h.fleet.tick();
+    h.fleet.complete(`${body.batchId}-1`, { outcome: 'failed' });
+    const resumed = await request(h.app).post(`/v1/batches/${body.batchId}/resume`).set(bearer(h.keys.acme!));
     expect(resumed.status).toBe(202);
     expect(resumed.body).toMatchObject({ batchId: body.batchId, resumed: 1 });
   });

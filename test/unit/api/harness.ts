@@ -4,22 +4,35 @@ import { join } from 'node:path';
 import pino from 'pino';
 import request from 'supertest';
 import type { Express } from 'express';
+import { afterEach, beforeEach } from 'vitest';
+import { openEffectStore } from '../../../src/activities/effect-store';
 import { openStore, type ApiStore } from '../../../src/api/stores/store';
 import { createApp } from '../../../src/api/app';
 import type { TenantSettings } from '../../../src/scheduler/types';
-import { FakeFleet } from './fake-fleet';
+import { MemoryFleet } from './memory-fleet';
 
 export const ADMIN = 'admin-token-for-tests-0123456789';
 
+export interface HarnessOptions {
+  ratePerSecond?: number;
+  log?: pino.Logger;
+  /** Tenants created (with default settings) before each test; their keys are in `keys`. */
+  tenants?: string[];
+}
+
 export interface Harness {
   app: Express;
-  fleet: FakeFleet;
+  fleet: MemoryFleet;
   store: ApiStore;
   dir: string;
   clock: { now: number };
+  /** API keys of the tenants named in the options. */
+  keys: Record<string, string>;
   admin: () => { Authorization: string };
   /** Creates a tenant through the API and returns its key. */
   tenant: (id: string, settings?: Partial<TenantSettings>) => Promise<string>;
+  /** `POST /v1/runs` as the tenant with this key. */
+  submit: (key: string, body?: unknown, headers?: Record<string, string>) => request.Test;
   close: () => void;
 }
 
@@ -27,11 +40,15 @@ export function bearer(key: string) {
   return { Authorization: `Bearer ${key}` };
 }
 
-export function makeHarness(opts: { ratePerSecond?: number; log?: pino.Logger } = {}): Harness {
+export const synthetic = (steps = 2) => ({ agent: 'synthetic', input: { steps } });
+
+/** The API on a fleet built on the real scheduler core (in memory, no Temporal), with its own stores. */
+export function makeHarness(opts: HarnessOptions = {}): Harness {
   const dir = mkdtempSync(join(tmpdir(), 'fairway-api-'));
   const store = openStore(join(dir, 'nested', 'api.sqlite'));
-  const fleet = new FakeFleet();
+  const effects = openEffectStore(join(dir, 'effects.sqlite'));
   const clock = { now: Date.parse('2025-06-01T12:00:00.000Z') };
+  const fleet = new MemoryFleet(() => clock.now, effects);
   const app = createApp({
     fleet,
     db: store,
@@ -47,17 +64,37 @@ export function makeHarness(opts: { ratePerSecond?: number; log?: pino.Logger } 
     store,
     dir,
     clock,
+    keys: {},
     admin,
     async tenant(id, settings = {}) {
       const res = await request(app).put(`/v1/admin/tenants/${id}`).set(admin()).send(settings);
       if (res.status !== 201) throw new Error(`tenant ${id}: ${res.status} ${JSON.stringify(res.body)}`);
       return (res.body as { apiKey: string }).apiKey;
     },
+    submit: (key, body = synthetic(), headers = {}) =>
+      request(app)
+        .post('/v1/runs')
+        .set(bearer(key))
+        .set(headers)
+        .send(body as object),
     close() {
       store.close();
+      effects.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
 }
 
-export const synthetic = (steps = 2) => ({ agent: 'synthetic', input: { steps } });
+/**
+ * A fresh harness for each test of the enclosing `describe` (closed after it), with the option's
+ * tenants already created. The returned object stays the same; its fields are renewed before each test.
+ */
+export function useHarness(opts: HarnessOptions = {}): Harness {
+  const h = {} as Harness;
+  beforeEach(async () => {
+    Object.assign(h, makeHarness(opts));
+    for (const id of opts.tenants ?? []) h.keys[id] = await h.tenant(id);
+  });
+  afterEach(() => h.close());
+  return h;
+}

@@ -1,19 +1,11 @@
 import { createHash } from 'node:crypto';
-import request from 'supertest';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { bearer, makeHarness, synthetic, type Harness } from './harness';
+import { describe, expect, it, vi } from 'vitest';
+import { synthetic, useHarness } from './harness';
 
 describe('idempotency', () => {
-  let h: Harness;
-  let key: string;
-  beforeEach(async () => {
-    h = makeHarness();
-    key = await h.tenant('acme');
-  });
-  afterEach(() => h.close());
-
-  const post = (body: object, headers: Record<string, string> = {}, k = key) =>
-    request(h.app).post('/v1/runs').set(bearer(k)).set(headers).send(body);
+  const h = useHarness({ tenants: ['acme'] });
+  const post = (body: object, headers: Record<string, string> = {}, k = h.keys.acme!) =>
+    h.submit(k, body, headers);
 
   it('returns the same run with 200 for the same key and body, with no second submission', async () => {
     const first = await post({ ...synthetic(3), idempotencyKey: 'order-1' });
@@ -59,9 +51,9 @@ describe('idempotency', () => {
   });
 
   it('lets a refused request be retried with the same key once the door reopens', async () => {
-    h.fleet.intake = 'refuse';
+    await h.fleet.drain('refuse');
     expect((await post({ ...synthetic(), idempotencyKey: 'k' })).status).toBe(503);
-    h.fleet.intake = 'open';
+    await h.fleet.resume();
     expect((await post({ ...synthetic(), idempotencyKey: 'k' })).status).toBe(202);
   });
 

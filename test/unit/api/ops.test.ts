@@ -1,13 +1,10 @@
 import request from 'supertest';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bearer, makeHarness, synthetic, type Harness } from './harness';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_GOVERNOR } from '../../../src/scheduler';
+import { synthetic, useHarness } from './harness';
 
 describe('health, metrics and the OpenAPI document', () => {
-  let h: Harness;
-  beforeEach(() => {
-    h = makeHarness();
-  });
-  afterEach(() => h.close());
+  const h = useHarness();
 
   it('answers liveness always and readiness from the fleet', async () => {
     expect((await request(h.app).get('/healthz')).body).toEqual({ status: 'ok' });
@@ -22,11 +19,17 @@ describe('health, metrics and the OpenAPI document', () => {
 
   it('exposes fleet and API series in Prometheus text', async () => {
     const key = await h.tenant('acme', { maxQueued: 1 });
-    await request(h.app)
-      .post('/v1/runs')
-      .set(bearer(key))
-      .send({ ...synthetic(3), priority: 'interactive' });
-    await request(h.app).post('/v1/runs').set(bearer(key)).send(synthetic());
+    const interactive = { ...synthetic(3), priority: 'interactive' };
+    const done = await h.submit(key, interactive);
+    h.fleet.tick();
+    h.fleet.complete(done.body.runId, { usedTokens: 42 });
+    await h.submit(key, interactive);
+    h.fleet.tick(); // in flight, 300 tokens reserved
+    await h.submit(key, interactive); // queued, the tenant's one place
+    await h.submit(key); // 429 queue_full
+    h.fleet.report([{ at: h.clock.now, calls: 10, throttled: 3, maxRetryAfterMs: 1000, tokens: 3000 }]);
+    const governor = h.fleet.status().governor;
+    expect(governor.concurrencyLimit).toBeLessThan(DEFAULT_GOVERNOR.maxConcurrency);
     const res = await request(h.app).get('/metrics');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
@@ -36,16 +39,16 @@ describe('health, metrics and the OpenAPI document', () => {
       'fairway_queue_depth{tenant="acme",priority="batch"} 0',
       'fairway_lane_queue_depth{priority="interactive"} 1',
       'fairway_tenant_queue_depth{tenant="acme"} 1',
-      'fairway_in_flight 0',
-      'fairway_governor_concurrency_limit 80',
-      'fairway_governor_tokens_per_minute 500000',
+      'fairway_in_flight 1',
+      `fairway_governor_concurrency_limit ${governor.concurrencyLimit}`,
+      `fairway_governor_tokens_per_minute ${governor.tokensPerMinute}`,
       'fairway_governor_throttled_recently 1',
       'fairway_drain_mode{mode="open"} 1',
       'fairway_drain_mode{mode="drained"} 0',
-      'fairway_admissions_total 0',
+      'fairway_admissions_total 2',
       'fairway_scheduler_shed_total 1',
       'fairway_sheds_total{reason="queue_full"} 1',
-      'fairway_submissions_total{priority="interactive"} 1',
+      'fairway_submissions_total{priority="interactive"} 3',
       'fairway_ledger_reserved_tokens{tenant="acme"} 300',
       'fairway_ledger_spent_tokens{tenant="acme"} 42',
       'fairway_http_requests_total{method="POST",route="/v1/runs",status="429"} 1',
@@ -56,7 +59,7 @@ describe('health, metrics and the OpenAPI document', () => {
 
   it('still answers with the API-side series when the fleet is unreachable', async () => {
     const key = await h.tenant('acme');
-    await request(h.app).post('/v1/runs').set(bearer(key)).send(synthetic());
+    await h.submit(key);
     h.fleet.down = true;
     const res = await request(h.app).get('/metrics');
     expect(res.status).toBe(200);

@@ -1,23 +1,18 @@
 import request from 'supertest';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bearer, makeHarness, synthetic, type Harness } from './harness';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { bearer, synthetic, useHarness } from './harness';
 
 describe('reading and steering runs', () => {
-  let h: Harness;
-  let acme: string;
-  let rival: string;
+  const h = useHarness({ tenants: ['acme', 'rival'] });
+  const acme = () => h.keys.acme!;
+  const rival = () => h.keys.rival!;
   let runId: string;
   beforeEach(async () => {
-    h = makeHarness();
-    acme = await h.tenant('acme');
-    rival = await h.tenant('rival');
-    const res = await request(h.app).post('/v1/runs').set(bearer(acme)).send(synthetic());
-    runId = res.body.runId as string;
+    runId = (await h.submit(acme())).body.runId as string;
   });
-  afterEach(() => h.close());
 
   it('shows a run to its tenant and to the admin, and to nobody else (404, same as missing)', async () => {
-    const own = await request(h.app).get(`/v1/runs/${runId}`).set(bearer(acme));
+    const own = await request(h.app).get(`/v1/runs/${runId}`).set(bearer(acme()));
     expect(own.status).toBe(200);
     expect(own.body).toMatchObject({
       runId,
@@ -25,77 +20,81 @@ describe('reading and steering runs', () => {
       agent: 'synthetic',
       priority: 'standard',
       status: 'queued',
+      waitingOn: { lane: 'standard', position: 1 }, // the core's explanation
     });
     expect((await request(h.app).get(`/v1/runs/${runId}`).set(h.admin())).status).toBe(200);
-    const foreign = await request(h.app).get(`/v1/runs/${runId}`).set(bearer(rival));
+    const foreign = await request(h.app).get(`/v1/runs/${runId}`).set(bearer(rival()));
     const missingId = 'run-acme-00000000000000000000';
-    const missing = await request(h.app).get(`/v1/runs/${missingId}`).set(bearer(rival));
+    const missing = await request(h.app).get(`/v1/runs/${missingId}`).set(bearer(rival()));
     expect(foreign.status).toBe(404);
     expect(JSON.stringify(foreign.body).replace(runId, 'ID')).toBe(
       JSON.stringify(missing.body).replace(missingId, 'ID'),
     );
     for (const action of ['cancel', 'approve', 'reject']) {
-      expect((await request(h.app).post(`/v1/runs/${runId}/${action}`).set(bearer(rival))).status).toBe(404);
+      expect((await request(h.app).post(`/v1/runs/${runId}/${action}`).set(bearer(rival()))).status).toBe(
+        404,
+      );
     }
-    expect(h.fleet.runs.get(runId)?.status).toBe('queued');
+    expect(h.fleet.run(runId)?.status).toBe('queued');
+    h.fleet.tick();
+    const admitted = await request(h.app).get(`/v1/runs/${runId}`).set(bearer(acme()));
+    expect(admitted.body).toMatchObject({ status: 'running', admissionSeq: 1, waitingOn: null });
   });
 
   it("lists only the caller's runs, filters, pages, and validates the query", async () => {
-    await request(h.app).post('/v1/runs').set(bearer(rival)).send(synthetic());
-    for (let i = 0; i < 3; i++) {
-      await request(h.app)
-        .post('/v1/runs')
-        .set(bearer(acme))
-        .send({ ...synthetic(), priority: 'batch' });
-    }
-    const all = await request(h.app).get('/v1/runs').set(bearer(acme));
+    await h.submit(rival());
+    for (let i = 0; i < 3; i++) await h.submit(acme(), { ...synthetic(), priority: 'batch' });
+    const all = await request(h.app).get('/v1/runs').set(bearer(acme()));
     expect(all.body.items).toHaveLength(4);
     expect(all.body.items.every((r: { tenant: string }) => r.tenant === 'acme')).toBe(true);
-    const batch = await request(h.app).get('/v1/runs?priority=batch&limit=2').set(bearer(acme));
+    const batch = await request(h.app).get('/v1/runs?priority=batch&limit=2').set(bearer(acme()));
     expect(batch.body.items).toHaveLength(2);
     const next = await request(h.app)
       .get(`/v1/runs?priority=batch&limit=2&cursor=${batch.body.nextCursor}`)
-      .set(bearer(acme));
+      .set(bearer(acme()));
     expect(next.body).toMatchObject({
       items: [expect.objectContaining({ priority: 'batch' })],
       nextCursor: null,
     });
     // A tenant cannot widen its view with ?tenant=.
-    expect((await request(h.app).get('/v1/runs?tenant=rival').set(bearer(acme))).body.items).toHaveLength(4);
+    expect((await request(h.app).get('/v1/runs?tenant=rival').set(bearer(acme()))).body.items).toHaveLength(
+      4,
+    );
     expect((await request(h.app).get('/v1/runs?tenant=rival').set(h.admin())).body.items).toHaveLength(1);
     for (const q of ['status=done', 'priority=urgent', 'limit=0', 'limit=501', 'limit=abc']) {
-      const bad = await request(h.app).get(`/v1/runs?${q}`).set(bearer(acme));
+      const bad = await request(h.app).get(`/v1/runs?${q}`).set(bearer(acme()));
       expect(bad.status, q).toBe(400);
       expect(bad.body.error.details[0].path).toBe(q.split('=')[0]);
     }
   });
 
   it('cancels a run once; a finished run answers 409 conflict', async () => {
-    const first = await request(h.app).post(`/v1/runs/${runId}/cancel`).set(bearer(acme));
+    const first = await request(h.app).post(`/v1/runs/${runId}/cancel`).set(bearer(acme()));
     expect(first.status).toBe(202);
-    expect(h.fleet.runs.get(runId)?.status).toBe('cancelled');
-    const second = await request(h.app).post(`/v1/runs/${runId}/cancel`).set(bearer(acme));
+    expect(h.fleet.run(runId)?.status).toBe('cancelled');
+    const second = await request(h.app).post(`/v1/runs/${runId}/cancel`).set(bearer(acme()));
     expect(second.status).toBe(409);
     expect(second.body.error).toMatchObject({ code: 'conflict', details: { status: 'cancelled' } });
   });
 
   it('answers a human gate only while the run awaits approval', async () => {
-    const early = await request(h.app).post(`/v1/runs/${runId}/approve`).set(bearer(acme));
+    const early = await request(h.app).post(`/v1/runs/${runId}/approve`).set(bearer(acme()));
     expect(early.status).toBe(409);
-    h.fleet.setStatus(runId, 'awaiting_approval');
-    const bad = await request(h.app).post(`/v1/runs/${runId}/approve`).set(bearer(acme)).send({ note: 5 });
+    h.fleet.tick();
+    h.fleet.awaitApproval(runId);
+    const bad = await request(h.app).post(`/v1/runs/${runId}/approve`).set(bearer(acme())).send({ note: 5 });
     expect(bad.status).toBe(400);
-    expect(h.fleet.runs.get(runId)?.status).toBe('awaiting_approval');
-    const ok = await request(h.app).post(`/v1/runs/${runId}/reject`).set(bearer(acme)).send({ note: 'no' });
+    expect(h.fleet.run(runId)?.status).toBe('awaiting_approval');
+    const ok = await request(h.app).post(`/v1/runs/${runId}/reject`).set(bearer(acme())).send({ note: 'no' });
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ runId, decision: 'rejected' });
-    expect((await request(h.app).post(`/v1/runs/${runId}/approve`).set(bearer(acme))).status).toBe(409);
+    expect((await request(h.app).post(`/v1/runs/${runId}/approve`).set(bearer(acme()))).status).toBe(409);
   });
 
   it('answers 404 for ids that cannot exist without asking the fleet', async () => {
     const res = await request(h.app)
       .get(`/v1/runs/${'x'.repeat(300)}`)
-      .set(bearer(acme));
+      .set(bearer(acme()));
     expect(res.status).toBe(404);
   });
 });

@@ -1,22 +1,10 @@
 import request from 'supertest';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bearer, makeHarness, synthetic, type Harness } from './harness';
+import { describe, expect, it } from 'vitest';
+import { bearer, synthetic, useHarness } from './harness';
 
 describe('POST /v1/runs', () => {
-  let h: Harness;
-  let key: string;
-  beforeEach(async () => {
-    h = makeHarness();
-    key = await h.tenant('acme');
-  });
-  afterEach(() => h.close());
-
-  const post = (body: unknown, headers: Record<string, string> = {}) =>
-    request(h.app)
-      .post('/v1/runs')
-      .set(bearer(key))
-      .set(headers)
-      .send(body as object);
+  const h = useHarness({ tenants: ['acme'] });
+  const post = (body: unknown, headers: Record<string, string> = {}) => h.submit(h.keys.acme!, body, headers);
 
   it('accepts a run: 202, Location, the scheduler told its estimate, the workflow started with defaults', async () => {
     const res = await post({ agent: 'synthetic', input: { steps: 4, tokensPerStep: 50 } });
@@ -81,12 +69,12 @@ describe('POST /v1/runs', () => {
   it('answers malformed JSON, a missing body and an oversized body without a 5xx', async () => {
     const malformed = await request(h.app)
       .post('/v1/runs')
-      .set(bearer(key))
+      .set(bearer(h.keys.acme!))
       .set('Content-Type', 'application/json')
       .send('{"agent":');
     expect(malformed.status).toBe(400);
     expect(malformed.body.error.code).toBe('invalid_request');
-    const empty = await request(h.app).post('/v1/runs').set(bearer(key));
+    const empty = await request(h.app).post('/v1/runs').set(bearer(h.keys.acme!));
     expect(empty.status).toBe(400);
     const big = await post({ ...synthetic(), pad: 'x'.repeat(1_100_000) });
     expect(big.status).toBe(413);
@@ -105,57 +93,56 @@ describe('POST /v1/runs', () => {
 
   it('sheds with queue_full, budget_exhausted and draining, each with Retry-After, leaving no idempotency row', async () => {
     const small = await h.tenant('small', { maxQueued: 1, budget: { tokens: 500, period: 'day' } });
-    const as = (body: object, k = small) => request(h.app).post('/v1/runs').set(bearer(k)).send(body);
+    const as = (body: object, k = small) => h.submit(k, body);
     expect((await as(synthetic(1))).status).toBe(202);
     const full = await as({ ...synthetic(1), idempotencyKey: 'full' });
     expect(full.status).toBe(429);
     expect(full.body.error.code).toBe('queue_full');
-    expect(full.headers['retry-after']).toBe('7');
+    expect(full.headers['retry-after']).toBe('1'); // one unit ahead, a cold fleet admits it within a second
 
-    h.fleet.setStatus([...h.fleet.runs.keys()][0] as string, 'running');
+    h.fleet.tick(); // the first run is admitted: 100 of the 500 tokens reserved
     const broke = await as({ ...synthetic(5), idempotencyKey: 'broke' });
     expect(broke.status).toBe(429);
     expect(broke.body.error.code).toBe('budget_exhausted');
-    expect(broke.headers['retry-after']).toBe('3600');
+    expect(broke.headers['retry-after']).toBe(String(12 * 3600)); // 12:00 to the end of the UTC day
 
-    h.fleet.intake = 'refuse';
-    const draining = await as({ ...synthetic(), idempotencyKey: 'drain' }, key);
+    await h.fleet.drain('refuse');
+    const draining = await as({ ...synthetic(), idempotencyKey: 'drain' }, h.keys.acme);
     expect(draining.status).toBe(503);
     expect(draining.body.error.code).toBe('draining');
-    expect(draining.headers['retry-after']).toBe('30');
+    // Until the in-flight run's lease could run out: one lease TTL from its admission.
+    expect(draining.headers['retry-after']).toBe(String(h.fleet.status().config.leaseTtlSeconds));
     expect(h.store.idempotency.count()).toBe(0);
     expect(h.fleet.startRunCalls).toHaveLength(1);
 
-    h.fleet.intake = 'hold';
-    expect((await as(synthetic(), key)).status).toBe(202);
+    await h.fleet.drain('hold');
+    expect((await as(synthetic(), h.keys.acme)).status).toBe(202);
   });
 
   it('re-syncs a tenant the scheduler forgot and submits again', async () => {
-    h.fleet.tenants.clear();
+    h.fleet.resetScheduler();
     const res = await post(synthetic());
     expect(res.status).toBe(202);
     expect(h.fleet.submitCalls).toHaveLength(2);
-    expect(h.fleet.tenants.get('acme')).toMatchObject({ maxQueued: 100 });
+    expect(h.fleet.tenantSettings('acme')).toMatchObject({ maxQueued: 100 });
+    expect(h.fleet.status().queued.total).toBe(1);
   });
+});
+
+describe('POST /v1/runs at a slow request rate', () => {
+  const h = useHarness({ ratePerSecond: 1, tenants: ['acme', 'other'] });
 
   it('rate-limits per tenant with a token bucket (burst twice the rate) and an honest Retry-After', async () => {
-    const slow = makeHarness({ ratePerSecond: 1 });
-    try {
-      const k = await slow.tenant('acme');
-      const other = await slow.tenant('other');
-      const send = (kk: string) => request(slow.app).post('/v1/runs').set(bearer(kk)).send(synthetic());
-      expect((await send(k)).status).toBe(202);
-      expect((await send(k)).status).toBe(202);
-      const limited = await send(k);
-      expect(limited.status).toBe(429);
-      expect(limited.body.error.code).toBe('rate_limited');
-      expect(limited.headers['retry-after']).toBe('1');
-      expect((await send(other)).status).toBe(202);
-      slow.clock.now += 1000;
-      expect((await send(k)).status).toBe(202);
-      expect(slow.fleet.submitCalls).toHaveLength(4);
-    } finally {
-      slow.close();
-    }
+    const [k, other] = [h.keys.acme!, h.keys.other!];
+    expect((await h.submit(k)).status).toBe(202);
+    expect((await h.submit(k)).status).toBe(202);
+    const limited = await h.submit(k);
+    expect(limited.status).toBe(429);
+    expect(limited.body.error.code).toBe('rate_limited');
+    expect(limited.headers['retry-after']).toBe('1');
+    expect((await h.submit(other)).status).toBe(202);
+    h.clock.now += 1000;
+    expect((await h.submit(k)).status).toBe(202);
+    expect(h.fleet.submitCalls).toHaveLength(4);
   });
 });

@@ -1,16 +1,12 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { syncTenantsToFleet } from '../../../src/api/tenant-sync';
-import { bearer, makeHarness, synthetic, type Harness } from './harness';
+import { bearer, synthetic, useHarness } from './harness';
 
 describe('admin tenants', () => {
-  let h: Harness;
-  beforeEach(() => {
-    h = makeHarness();
-  });
-  afterEach(() => h.close());
+  const h = useHarness();
 
   it('creates a tenant with defaults, shows its key once, and tells the scheduler', async () => {
     const res = await request(h.app).put('/v1/admin/tenants/acme').set(h.admin()).send({ weight: 2 });
@@ -32,7 +28,7 @@ describe('admin tenants', () => {
       maxInFlight: 3,
       budget: { tokens: 5000, period: 'day' },
     });
-    expect(h.fleet.tenants.get('acme')).toEqual(update.body.settings);
+    expect(h.fleet.tenantSettings('acme')).toEqual(update.body.settings);
   });
 
   it('keeps only a hash of the key, and never lists keys', async () => {
@@ -90,7 +86,8 @@ describe('admin tenants', () => {
 
   it('reads one tenant and its ledger', async () => {
     const key = await h.tenant('acme');
-    await request(h.app).post('/v1/runs').set(bearer(key)).send(synthetic(3));
+    await h.submit(key, synthetic(3));
+    h.fleet.tick(); // the ledger reserves at admission
     const one = await request(h.app).get('/v1/admin/tenants/acme').set(h.admin());
     expect(one.body).toMatchObject({ tenant: 'acme', createdAt: '2025-06-01T12:00:00.000Z' });
     const ledger = await request(h.app).get('/v1/admin/tenants/acme/ledger?limit=5').set(h.admin());
@@ -104,17 +101,15 @@ describe('admin tenants', () => {
 });
 
 describe('syncTenantsToFleet', () => {
+  const h = useHarness();
+
   it('re-sends every stored tenant to a scheduler that forgot them', async () => {
-    const h = makeHarness();
-    try {
-      await h.tenant('acme', { weight: 3 });
-      await h.tenant('beta');
-      h.fleet.tenants.clear();
-      expect(await syncTenantsToFleet(h.store, h.fleet)).toBe(2);
-      expect(h.fleet.tenants.get('acme')?.weight).toBe(3);
-      expect(h.fleet.tenants.has('beta')).toBe(true);
-    } finally {
-      h.close();
-    }
+    await h.tenant('acme', { weight: 3 });
+    await h.tenant('beta');
+    h.fleet.resetScheduler();
+    expect(h.fleet.tenantSettings('acme')).toBeUndefined();
+    expect(await syncTenantsToFleet(h.store, h.fleet)).toBe(2);
+    expect(h.fleet.tenantSettings('acme')?.weight).toBe(3);
+    expect(h.fleet.tenantSettings('beta')).toBeDefined();
   });
 });

@@ -1,0 +1,354 @@
+import type { EffectStore } from '../../../src/activities/effect-store';
+import { loadConfig } from '../../../src/config';
+import type {
+  BatchSpec,
+  BatchView,
+  FleetPort,
+  RunListItem,
+  RunListQuery,
+  RunSpec,
+  RunStatus,
+  RunView,
+} from '../../../src/contract/fleet-port';
+import { FleetScheduler } from '../../../src/scheduler';
+import type { SchedulerInit, SettingsPatch } from '../../../src/scheduler';
+import type {
+  Admission,
+  ModelObservation,
+  Refusal,
+  ReleaseOutcome,
+  SchedulerStatus,
+  SubmitResult,
+  TenantSettings,
+  UnitSubmission,
+} from '../../../src/scheduler/types';
+
+const FINISHED: RunStatus[] = ['completed', 'failed', 'cancelled'];
+
+/** A simulated run workflow: its spec, what it would answer to a query, and the attempt it holds. */
+interface RunRecord {
+  spec: RunSpec;
+  view: RunView;
+  attempt: number;
+}
+
+/**
+ * The fleet in memory, deciding with the real policy core: every door answer (acceptance, shedding,
+ * Retry-After), admission, ledger, explanation and fleet status comes from a `FleetScheduler`, as in
+ * the scheduler workflow. Only Temporal's plumbing is simulated: run workflows are records whose state
+ * moves when a test says so (`tick()` admits what the core admits, `complete()` ends a run and
+ * releases its lease, `awaitApproval()` parks it at a human gate), and visibility is a filter.
+ */
+export class MemoryFleet implements FleetPort {
+  readonly init: SchedulerInit;
+  core: FleetScheduler;
+  readonly records = new Map<string, RunRecord>();
+  readonly batches = new Map<string, BatchSpec>();
+  readonly submitCalls: UnitSubmission[][] = [];
+  readonly startRunCalls: RunSpec[] = [];
+  readonly upsertCalls: { tenant: string; settings: TenantSettings }[] = [];
+  /** Messages the scheduler handled (stands for the workflow's history length). */
+  private messages = 0;
+  /** What `ready()` answers: the scheduler workflow is running. */
+  isReady = true;
+  /** When set, submit waits for it (a slow scheduler). */
+  gate: Promise<void> | undefined;
+  /** When set, status, tenant and readiness calls reject (Temporal is unreachable). */
+  down = false;
+
+  constructor(
+    private readonly now: () => number,
+    readonly effects: EffectStore,
+    init?: Partial<SchedulerInit>,
+  ) {
+    const config = loadConfig({});
+    this.init = { settings: init?.settings ?? config.fleet, governor: init?.governor ?? config.governor };
+    this.core = FleetScheduler.create(this.init, now());
+  }
+
+  // ---- test controls: the Temporal side of the fleet, moved explicitly ----
+
+  /** The scheduler workflow's loop once: expire leases (their runs queue again), then admit. */
+  tick(): Admission[] {
+    const now = this.now();
+    for (const lapsed of this.core.expireLeases(now)) {
+      const r = this.records.get(lapsed.runId);
+      if (r?.view.status === 'running') this.requeue(r);
+    }
+    const admissions = this.core.admit(now);
+    for (const a of admissions) {
+      const r = this.records.get(a.runId);
+      if (!r) continue;
+      r.attempt = a.attempt;
+      Object.assign(r.view, {
+        status: 'running',
+        admittedAt: new Date(a.admittedAt).toISOString(),
+        admissionSeq: a.seq,
+      });
+    }
+    return admissions;
+  }
+
+  /** A running run ends: its lease goes back to the core with the tokens it used. */
+  complete(runId: string, opts: { usedTokens?: number; outcome?: ReleaseOutcome } = {}): void {
+    const r = this.running(runId);
+    const outcome = opts.outcome ?? 'completed';
+    const used = opts.usedTokens ?? r.spec.estimatedTokens;
+    this.core.release([{ runId, attempt: r.attempt, usedTokens: used, outcome }], this.now());
+    r.view.usage.tokens += used;
+    this.finish(r, outcome);
+    if (outcome === 'failed') r.view.error = { code: 'AgentStepFailed', message: 'failed in a test' };
+  }
+
+  /** A running run reaches its human gate: like the run workflow, it gives its slot back first. */
+  awaitApproval(runId: string, usedTokens = 0): void {
+    const r = this.running(runId);
+    this.core.release([{ runId, attempt: r.attempt, usedTokens, outcome: 'completed' }], this.now());
+    r.view.usage.tokens += usedTokens;
+    r.view.status = 'awaiting_approval';
+  }
+
+  /** Worker reports of the model plane, fed to the core's governor. */
+  report(observations: ModelObservation[]): void {
+    this.core.observe(observations, this.now());
+  }
+
+  /** The scheduler chain was reset: a new core that knows no tenant and no unit. */
+  resetScheduler(): void {
+    this.core = FleetScheduler.create(this.init, this.now());
+  }
+
+  status(): SchedulerStatus {
+    return { ...this.core.status(this.now()), history: { length: this.messages, continuedAsNew: 0 } };
+  }
+
+  tenantSettings(tenant: string): TenantSettings | undefined {
+    return this.core.tenantStatus(tenant, this.now())?.settings;
+  }
+
+  run(runId: string): RunView | undefined {
+    return this.records.get(runId)?.view;
+  }
+
+  // ---- FleetPort ----
+
+  async submit(units: UnitSubmission[]): Promise<SubmitResult[]> {
+    this.submitCalls.push(units);
+    await this.gate;
+    this.messages++;
+    return this.core.submit(units, this.now());
+  }
+
+  async startRun(spec: RunSpec): Promise<void> {
+    this.startRunCalls.push(spec);
+    if (this.records.has(spec.runId)) return; // the workflow id is taken: the start is a no-op
+    this.records.set(spec.runId, { spec, view: queuedView(spec), attempt: 0 });
+  }
+
+  async getRun(runId: string): Promise<RunView | null> {
+    const r = this.records.get(runId);
+    if (!r) return null;
+    const view = structuredClone(r.view);
+    if (view.status === 'queued') view.waitingOn = this.core.explain(runId, this.now());
+    return view;
+  }
+
+  async listRuns(q: RunListQuery): Promise<{ items: RunListItem[]; nextCursor: string | null }> {
+    const all = [...this.records.values()]
+      .map((r) => r.view)
+      .filter(
+        (r) =>
+          (!q.tenant || r.tenant === q.tenant) &&
+          (!q.status || r.status === q.status) &&
+          (!q.priority || r.priority === q.priority),
+      );
+    const start = q.cursor ? Number(q.cursor) : 0;
+    const next = start + q.limit < all.length ? String(start + q.limit) : null;
+    const items = all
+      .slice(start, start + q.limit)
+      .map(({ runId, tenant, agent, priority, status, createdAt, batchId }) => ({
+        runId,
+        tenant,
+        agent,
+        priority,
+        status,
+        createdAt,
+        batchId,
+      }));
+    return { items, nextCursor: next };
+  }
+
+  async cancelRun(runId: string): Promise<boolean> {
+    const r = this.records.get(runId);
+    if (!r || FINISHED.includes(r.view.status)) return false;
+    const now = this.now();
+    if (r.view.status === 'queued') this.core.cancel([runId], now);
+    if (r.view.status === 'running') {
+      this.core.release([{ runId, attempt: r.attempt, usedTokens: 0, outcome: 'cancelled' }], now);
+    }
+    this.finish(r, 'cancelled');
+    return true;
+  }
+
+  /** Either answer resumes the run, which queues again for a slot (as the run workflow's gate does). */
+  async decide(runId: string, _decision: 'approve' | 'reject'): Promise<boolean> {
+    const r = this.records.get(runId);
+    if (r?.view.status !== 'awaiting_approval') return false;
+    this.requeue(r);
+    return true;
+  }
+
+  /**
+   * All or nothing: the whole batch is offered to a copy of the core first, and the first refusal (the
+   * core's code, message and Retry-After) refuses the batch. Then, as the batch workflow does, the runs
+   * start and their units go to the scheduler.
+   */
+  async createBatch(spec: BatchSpec): Promise<{ accepted: true } | ({ accepted: false } & Refusal)> {
+    const units = spec.items.map((_, i) => ({
+      runId: `${spec.batchId}-${i}`,
+      tenant: spec.tenant,
+      priority: spec.priority,
+      cost: spec.estimatedTokensPerItem,
+    }));
+    const trial = FleetScheduler.restore(this.core.snapshot()).submit(units, this.now());
+    const refused = trial.find((r) => !r.accepted);
+    if (refused && !refused.accepted) {
+      const { code, message, retryAfterSeconds } = refused;
+      return { accepted: false, code, message, retryAfterSeconds };
+    }
+    this.batches.set(spec.batchId, spec);
+    for (const [i, input] of spec.items.entries()) {
+      const { tenant, agent, priority, batchId, createdAt } = spec;
+      const estimatedTokens = spec.estimatedTokensPerItem;
+      const runId = `${batchId}-${i}`;
+      await this.startRun({ runId, tenant, agent, priority, input, estimatedTokens, batchId, createdAt });
+    }
+    this.messages++;
+    this.core.submit(units, this.now());
+    return { accepted: true };
+  }
+
+  async getBatch(batchId: string): Promise<BatchView | null> {
+    const spec = this.batches.get(batchId);
+    if (!spec) return null;
+    const runs = this.batchRuns(batchId).map((r) => r.view);
+    const count = (...s: RunStatus[]) => runs.filter((r) => s.includes(r.status)).length;
+    const total = spec.items.length;
+    const running = count('running', 'awaiting_approval');
+    const [completed, failed, cancelled] = [count('completed'), count('failed'), count('cancelled')];
+    const queued = Math.max(0, total - running - completed - failed - cancelled);
+    return { batchId, tenant: spec.tenant, total, queued, running, completed, failed, cancelled };
+  }
+
+  /** Offers the failed items to the scheduler again; the accepted ones start afresh (a redrive). */
+  async resumeBatch(batchId: string): Promise<number> {
+    const failed = this.batchRuns(batchId).filter((r) => r.view.status === 'failed');
+    const results = await this.submit(
+      failed.map(({ spec }) => ({
+        runId: spec.runId,
+        tenant: spec.tenant,
+        priority: spec.priority,
+        cost: spec.estimatedTokens,
+      })),
+    );
+    const accepted = failed.filter((_, i) => results[i]?.accepted);
+    for (const r of accepted) Object.assign(r, { view: queuedView(r.spec), attempt: 0 });
+    return accepted.length;
+  }
+
+  async upsertTenant(tenant: string, settings: TenantSettings): Promise<void> {
+    this.reachable();
+    this.upsertCalls.push({ tenant, settings });
+    this.messages++;
+    this.core.upsertTenant(tenant, settings, this.now());
+  }
+
+  async tenantStatus(tenant: string) {
+    this.reachable();
+    return this.core.tenantStatus(tenant, this.now()) ?? null;
+  }
+
+  async ledgerEntries(tenant: string, limit: number) {
+    return this.core.ledgerEntries(tenant, limit);
+  }
+
+  async schedulerStatus(): Promise<SchedulerStatus> {
+    this.reachable();
+    return this.status();
+  }
+
+  async patchScheduler(patch: SettingsPatch): Promise<SchedulerStatus> {
+    this.messages++;
+    this.core.patchSettings(patch);
+    return this.status();
+  }
+
+  async drain(intake: 'refuse' | 'hold'): Promise<SchedulerStatus> {
+    this.messages++;
+    this.core.drain(intake, this.now());
+    return this.status();
+  }
+
+  async resume(): Promise<SchedulerStatus> {
+    this.messages++;
+    this.core.resume(this.now());
+    return this.status();
+  }
+
+  async effectsSummary() {
+    return this.effects.summary();
+  }
+
+  async ready(): Promise<boolean> {
+    this.reachable();
+    return this.isReady;
+  }
+
+  // ---- inside ----
+
+  private reachable(): void {
+    if (this.down) throw new Error('fleet unreachable');
+  }
+
+  private running(runId: string): RunRecord {
+    const r = this.records.get(runId);
+    if (r?.view.status !== 'running') throw new Error(`run ${runId} is not running (${r?.view.status})`);
+    return r;
+  }
+
+  private finish(r: RunRecord, status: RunStatus): void {
+    Object.assign(r.view, { status, finishedAt: new Date(this.now()).toISOString(), waitingOn: null });
+  }
+
+  /** As the run workflow's queueAgain: a new attempt, offered again for what is left of its estimate. */
+  private requeue(r: RunRecord): void {
+    r.attempt++;
+    const { runId, tenant, priority, estimatedTokens } = r.spec;
+    const cost = Math.max(1, estimatedTokens - r.view.usage.tokens);
+    this.core.submit([{ runId, tenant, priority, cost, attempt: r.attempt }], this.now());
+    r.view.status = 'queued';
+  }
+
+  private batchRuns(batchId: string): RunRecord[] {
+    return [...this.records.values()].filter((r) => r.view.batchId === batchId);
+  }
+}
+
+function queuedView(spec: RunSpec): RunView {
+  return {
+    runId: spec.runId,
+    tenant: spec.tenant,
+    agent: spec.agent,
+    priority: spec.priority,
+    status: 'queued',
+    createdAt: spec.createdAt,
+    admittedAt: null,
+    admissionSeq: null,
+    finishedAt: null,
+    usage: { tokens: 0 },
+    waitingOn: null,
+    result: null,
+    error: null,
+    batchId: spec.batchId ?? null,
+  };
+}
