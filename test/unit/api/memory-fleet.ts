@@ -78,7 +78,11 @@ export class MemoryFleet implements FleetPort {
     const admissions = this.core.admit(now);
     for (const a of admissions) {
       const r = this.records.get(a.runId);
-      if (!r) continue;
+      if (!r) {
+        // No workflow to tell (its start failed): the notice reports it unreachable and the slot returns.
+        this.core.release([{ runId: a.runId, attempt: a.attempt, usedTokens: 0, outcome: 'cancelled' }], now);
+        continue;
+      }
       r.attempt = a.attempt;
       Object.assign(r.view, {
         status: 'running',
