@@ -72,6 +72,8 @@ function grant(s: CoreState, u: QueuedUnit, now: number): Admission {
     expiresAt: now + s.settings.leaseTtlSeconds * 1000,
     reserved: u.cost,
     used: 0,
+    charged: 0,
+    perCall: false,
     hi: -1,
   };
   s.leases.add(lease);

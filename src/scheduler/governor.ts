@@ -1,4 +1,5 @@
 import { foldObservations } from './governor-window';
+import type { ObservedWindow } from './governor-window';
 import { RATE_WINDOW_MS, newRate, ratePerSecond, recordEvents } from './rate';
 import type { RateState } from './rate';
 import type { GovernorParams, GovernorStatus, ModelObservation } from './types';
@@ -236,7 +237,8 @@ export function observe(
   if (w.throttled > 0) {
     g.lastThrottleAt = now;
     if (!coolingDown) decreaseBy(g, p, p.decrease, now, inFlight);
-    if (w.maxRetryAfterMs > 0) g.pausedUntil = Math.max(g.pausedUntil, now + w.maxRetryAfterMs);
+    const until = pauseEnd(w, p, now);
+    if (until > now) g.pausedUntil = Math.max(g.pausedUntil, until);
   } else if (w.low && spending >= (g.providerTokensPerMinute ?? Infinity) * p.quotaShare) {
     /*
      * Near the wall: the provider's bucket is almost empty and is being spent at the target rate
@@ -253,6 +255,17 @@ export function observe(
     const seconds = Math.min(MAX_GROWTH_CREDIT_MS, now - quietSince) / 1000;
     if (seconds > 0) increase(g, p, seconds, now);
   }
+}
+
+/**
+ * When a window's Retry-After ends: from the calls' own time when the report says it (a report read
+ * late does not stretch the pause), else from now; never beyond now + maxPauseMs, whatever a header
+ * or a worker's clock claims.
+ */
+export function pauseEnd(w: ObservedWindow, p: GovernorParams, now: number): number {
+  const cap = Math.max(0, Number.isFinite(p.maxPauseMs) ? p.maxPauseMs : 60_000);
+  const until = Math.max(w.retryUntil, w.maxRetryAfterMs > 0 ? now + w.maxRetryAfterMs : 0);
+  return Math.min(until, now + cap);
 }
 
 /** The limit that admission obeys (the limit grows in fractions of a slot; EPS absorbs their rounding). */

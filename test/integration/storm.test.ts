@@ -26,6 +26,7 @@ describe('quota storm (shortened)', () => {
       MODEL_RPM: '10000000',
       FLEET_CONCURRENCY: '50',
       GOVERNOR_INITIAL_TPM: '10000',
+      MODEL_QUOTA_SHARE: '0.95', // the storm is the account's only user
     });
   });
   afterAll(() => s?.close());

@@ -149,6 +149,7 @@ describe('model client against the simulator', () => {
       limitTokens: 500,
       resetTokensMs: 60_000,
       tokens: 500,
+      retryUntil: expect.any(Number) as number,
     });
   });
 });

@@ -4,6 +4,7 @@ import type { StormSecond } from '../../../bench/lib/storm-eval';
 import { ObservationWindow } from '../../../src/activities/observations';
 import { SimulatorState } from '../../../src/modelplane/state';
 import { advertisedWaitMs } from '../../../src/modelplane/responses';
+import { parseRateLimitHeaders } from '../../../src/activities/provider/rate-limit-headers';
 import { DEFAULT_GOVERNOR, FleetScheduler, defaultTenantSettings } from '../../../src/scheduler';
 import type { Release } from '../../../src/scheduler';
 
@@ -46,7 +47,7 @@ function storm(o: {
         leaseTtlSeconds: 60,
         globalMaxQueued: 10_000,
       },
-      governor: DEFAULT_GOVERNOR,
+      governor: { ...DEFAULT_GOVERNOR, quotaShare: 0.95 }, // the storm is the account's only user
     },
     now,
   );
@@ -97,7 +98,12 @@ function storm(o: {
       const d = sim.decide(o.tokensPerStep);
       sec.calls++;
       if (d.kind === 'ok') {
-        window.add({ at: now, throttled: false, tokens: o.tokensPerStep, ...(o.headers ? d.limits : {}) });
+        window.add({
+          at: now,
+          throttled: false,
+          tokens: o.tokensPerStep,
+          ...(o.headers ? parseRateLimitHeaders(new Headers(d.headers), now) : {}),
+        });
         sim.retries.served(key);
         sec.tokens += o.tokensPerStep;
         r.used += o.tokensPerStep;
@@ -113,7 +119,7 @@ function storm(o: {
           throttled: true,
           tokens: 0,
           retryAfterMs: wait,
-          ...(o.headers ? d.limits : {}),
+          ...(o.headers ? parseRateLimitHeaders(new Headers(d.headers), now) : {}),
         });
         sec.throttled++;
         sim.retries.throttled(key, now, wait);
