@@ -3,6 +3,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Logger } from 'pino';
+import { estimateTokens } from '../agents/catalog';
 import type { RunSpec } from '../contract/fleet-port';
 import { mapLimit } from '../util/map-limit';
 import { admitSignal, leaseRevokedSignal } from '../workflows/run-messages';
@@ -144,7 +145,8 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
         agent: chunk.agent,
         priority: chunk.priority,
         input: chunk.items[i],
-        estimatedTokens: chunk.estimatedTokensPerItem,
+        // Never below the agent's own estimate for this item (the batch's figure is a mean).
+        estimatedTokens: Math.max(chunk.estimatedTokensPerItem, itemEstimate(chunk.agent, chunk.items[i])),
         batchId: chunk.batchId,
         createdAt: chunk.createdAt,
       }));
@@ -164,4 +166,13 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
       return { started: specs.length, refused };
     },
   };
+}
+
+/** The agent's estimate for one batch item (0 when it cannot tell: the batch's figure then stands). */
+function itemEstimate(agent: string, item: unknown): number {
+  try {
+    return estimateTokens(agent, item);
+  } catch {
+    return 0;
+  }
 }
