@@ -1,6 +1,6 @@
 import type { CoreState } from './core';
 import { refreshTenant, wakeBudgetParked } from './eligibility';
-import { canTake, concurrencyCap, isPaused, refill, take } from './governor';
+import { canTake, concurrencyCap, inFlightTokenCap, isPaused, refill, take } from './governor';
 import { admissibleLanes, chargeCredits, chooseLane } from './lanes';
 import { reserve } from './ledger';
 import { toAdmission } from './leases';
@@ -36,6 +36,10 @@ export function admit(s: CoreState, now: number, max: number): Admission[] {
   if (isPaused(g, now)) return out;
   refill(g, now);
   const cap = fleetCap(s);
+  // Reserved and not yet charged, over all tenants: the tokens still to be served for units in flight.
+  let inFlightTokens = 0;
+  for (const t of s.tenants.values()) inFlightTokens += Math.max(0, t.ledger.reserved);
+  const tokenCap = inFlightTokenCap(g, s.settings.leaseTtlSeconds);
   while (out.length < max && s.leases.size < cap) {
     const avail = admissibleLanes(s);
     const lane = chooseLane(s, avail);
@@ -44,6 +48,8 @@ export function admit(s: CoreState, now: number, max: number): Admission[] {
     const f = q.top() as Flow;
     const head = f.units[f.head] as QueuedUnit;
     if (!canTake(g, head.cost)) break;
+    if (s.leases.size > 0 && inFlightTokens + head.cost > tokenCap) break;
+    inFlightTokens += head.cost;
     take(g, head.cost);
     q.serve(f);
     chargeCredits(s, lane, avail);

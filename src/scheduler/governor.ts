@@ -51,7 +51,7 @@ export function newGovernor(p: GovernorParams, now: number): GovernorState {
   return {
     concurrencyLimit: p.maxConcurrency,
     tokensPerMinute: tpm,
-    tokens: tpm,
+    tokens: (tpm * BURST_MS) / 60_000,
     tokensAt: now,
     pausedUntil: 0,
     lastThrottleAt: null,
@@ -67,13 +67,21 @@ export function newGovernor(p: GovernorParams, now: number): GovernorState {
   };
 }
 
+/** The admission bucket holds this much time's worth of tokens. */
+export const BURST_MS = 5000;
+
 /*
- * The bucket holds one minute of tokens: the provider's quota is a per-minute window,
- * so a full minute's burst is what it tolerates, and anything smaller would starve
- * units whose estimate is a large share of the rate.
+ * The bucket holds a few seconds of tokens, not a minute: a minute's burst on a cold start is a
+ * minute of calls in one go, which the provider answers with a wall of 429s. A unit larger than the
+ * bucket still passes when the bucket is full (see `need`), so large units are paced, not starved.
  */
 function capacity(g: GovernorState): number {
-  return g.tokensPerMinute;
+  return (g.tokensPerMinute * BURST_MS) / 60_000;
+}
+
+/** Tokens that may be in flight (reserved, not yet served): what the provider serves within a lease. */
+export function inFlightTokenCap(g: GovernorState, leaseTtlSeconds: number): number {
+  return (g.tokensPerMinute * Math.max(1, leaseTtlSeconds)) / 60;
 }
 
 /** Bucket level at `now` (pure). */
@@ -164,7 +172,7 @@ export function recentPerMinute(g: GovernorState, now: number): number {
   return ((g.recent.count * RECENT_MS) / (RECENT_MS + dt)) * (60_000 / RECENT_MS);
 }
 
-/** Sets the admitted rate (the bucket is refilled at the old rate first and never holds more than a minute). */
+/** Sets the admitted rate (the bucket is refilled at the old rate first and never holds more than its capacity). */
 function setRate(g: GovernorState, tpm: number, now: number): void {
   refill(g, now);
   g.tokensPerMinute = tpm;

@@ -82,7 +82,8 @@ describe('token governor (AIMD)', () => {
   it('admits fewer units after a cut', () => {
     const s = governed();
     s.submit(units('a', 500), T0);
-    expect(s.admit(T0).length).toBe(100);
+    // The bucket holds 5 s of 100k tokens/min: 8,333 tokens, 83 units of 100 in one go.
+    expect(s.admit(T0).length).toBe(83);
     s.release(
       Array.from({ length: 100 }, (_, i) => ({
         runId: `a-standard-${i}`,
@@ -95,8 +96,8 @@ describe('token governor (AIMD)', () => {
     s.observe([throttled()], T0);
     // Nothing was in flight at the report: the limit falls to the floor, and the bucket is smaller.
     expect(s.status(T0).governor.concurrencyLimit).toBe(2);
-    expect(s.admit(T0).length).toBe(2);
-    expect(s.explain('a-standard-150', T0)?.code).toBe('governor');
+    expect(s.admit(T0 + 5000).length).toBe(2);
+    expect(s.explain('a-standard-150', T0 + 5000)?.code).toBe('governor');
   });
 
   it('pauses admissions for the Retry-After the provider sent', () => {
@@ -141,8 +142,8 @@ describe('token governor (AIMD)', () => {
     s.submit(units('a', 2000, 'standard', 1000), T0);
     s.observe([healthy({ limitTokens: 60_000, remainingTokens: 60_000, tokens: 0 })], T0);
     expect(s.status(T0).governor).toMatchObject({ tokensPerMinute: 54_000, providerTokensPerMinute: 60_000 });
-    // The bucket never holds more than a minute of the capped rate.
-    expect(s.admit(T0).length).toBe(54);
+    // The bucket never holds more than five seconds of the capped rate (4,500 tokens).
+    expect(s.admit(T0).length).toBe(4);
     reportHealthy(s, T0, T0 + 10_000, 100, { limitTokens: 60_000, remainingTokens: 60_000, tokens: 0 });
     expect(s.status(T0 + 10_000).governor.tokensPerMinute).toBe(54_000);
     // A cut to 30%: the very next report caps the rate at 90% of the new quota, without a throttle.
