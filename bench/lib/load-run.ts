@@ -112,7 +112,7 @@ export async function runLoad(
     let offered = 0;
     while (!stop && Date.now() - t0 < o.loadSeconds * 1000) {
       const due = Math.floor(((Date.now() - t0) / 1000) * o.perSecond);
-      while (offered < due) (offered++, submit());
+      for (; offered < due; offered++) submit();
       await pause(20);
     }
   })();
