@@ -14,6 +14,18 @@ export function fleetCap(s: CoreState): number {
   return Math.min(s.settings.concurrency, concurrencyCap(s.governor));
 }
 
+/** Tokens reserved and not yet charged, over all tenants: still to be served for the units in flight. */
+export function inFlightTokens(s: CoreState): number {
+  let sum = 0;
+  for (const t of s.tenants.values()) sum += Math.max(0, t.ledger.reserved);
+  return sum;
+}
+
+/** Whether one more unit of `cost` would put more tokens in flight than the provider serves within a lease. */
+export function overInFlightTokens(s: CoreState, inFlight: number, cost: number): boolean {
+  return s.leases.size > 0 && inFlight + cost > inFlightTokenCap(s.governor, s.settings.leaseTtlSeconds);
+}
+
 /** The unit that would be admitted next if capacity allowed, ignoring the bucket (pure). */
 export function nextCandidate(s: CoreState): { flow: Flow; unit: QueuedUnit } | null {
   const lane = chooseLane(s, admissibleLanes(s));
@@ -36,10 +48,7 @@ export function admit(s: CoreState, now: number, max: number): Admission[] {
   if (isPaused(g, now)) return out;
   refill(g, now);
   const cap = fleetCap(s);
-  // Reserved and not yet charged, over all tenants: the tokens still to be served for units in flight.
-  let inFlightTokens = 0;
-  for (const t of s.tenants.values()) inFlightTokens += Math.max(0, t.ledger.reserved);
-  const tokenCap = inFlightTokenCap(g, s.settings.leaseTtlSeconds);
+  let inFlight = inFlightTokens(s);
   while (out.length < max && s.leases.size < cap) {
     const avail = admissibleLanes(s);
     const lane = chooseLane(s, avail);
@@ -48,8 +57,8 @@ export function admit(s: CoreState, now: number, max: number): Admission[] {
     const f = q.top() as Flow;
     const head = f.units[f.head] as QueuedUnit;
     if (!canTake(g, head.cost)) break;
-    if (s.leases.size > 0 && inFlightTokens + head.cost > tokenCap) break;
-    inFlightTokens += head.cost;
+    if (overInFlightTokens(s, inFlight, head.cost)) break;
+    inFlight += head.cost;
     take(g, head.cost);
     q.serve(f);
     chargeCredits(s, lane, avail);

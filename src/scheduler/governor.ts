@@ -1,6 +1,6 @@
 import { foldObservations } from './governor-window';
 import type { ObservedWindow } from './governor-window';
-import { RATE_WINDOW_MS, newRate, ratePerSecond, recordEvents } from './rate';
+import { RATE_WINDOW_MS, newRate, ratePerSecond, recentEvents, recordEvents } from './rate';
 import type { RateState } from './rate';
 import type { GovernorParams, GovernorStatus, ModelObservation } from './types';
 
@@ -31,6 +31,12 @@ export interface GovernorState {
   recent: RateState;
   /** Estimated tokens admitted (decayed over RATE_WINDOW_MS), to compare with what was served. */
   admitted: RateState;
+  /**
+   * Units that ended, their reservations and what they spent (decayed over RATE_WINDOW_MS): the spend
+   * factor compares the two for the same units, so it does not drift while runs are under way.
+   */
+  settledReserved?: RateState;
+  settledSpent?: RateState;
   /** First and latest report with calls in it; null before any. */
   firstReportAt: number | null;
   lastReportAt: number | null;
@@ -62,6 +68,8 @@ export function newGovernor(p: GovernorParams, now: number): GovernorState {
     served: newRate(now),
     recent: newRate(now),
     admitted: newRate(now),
+    settledReserved: newRate(now),
+    settledSpent: newRate(now),
     firstReportAt: null,
     lastReportAt: null,
   };
@@ -130,10 +138,24 @@ const MAX_SPEND_FACTOR = 10;
  * trusting them to would over-admit whenever served tokens lag admissions (runs still under way).
  */
 export function spendFactor(g: GovernorState, now: number): number {
-  const served = servedPerMinute(g, now);
-  const admitted = ratePerSecond(g.admitted, now) * 60;
-  if (served === null || !(admitted > 0)) return 1;
-  return clamp(served / admitted, 1, MAX_SPEND_FACTOR);
+  /*
+   * Measured on units that ended: what they spent over what they had reserved. Comparing the served
+   * rate with the admitted rate instead drifts whenever runs take long (served lags admitted, then
+   * outlasts it), and the drift feeds back: a higher factor admits less, which raises it again.
+   */
+  if (!g.settledReserved || !g.settledSpent) return 1;
+  const reserved = recentEvents(g.settledReserved, now);
+  const spent = recentEvents(g.settledSpent, now);
+  if (!(reserved > 0)) return 1;
+  return clamp(spent / reserved, 1, MAX_SPEND_FACTOR);
+}
+
+/** A unit ended: it had reserved `reserved` and spent `spent` (for the spend factor). */
+export function recordSettled(g: GovernorState, now: number, reserved: number, spent: number): void {
+  g.settledReserved ??= newRate(now);
+  g.settledSpent ??= newRate(now);
+  recordEvents(g.settledReserved, now, Math.max(0, reserved));
+  recordEvents(g.settledSpent, now, Math.max(0, spent));
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { CoreState } from './core';
 import { refreshTenant } from './eligibility';
 import { tombstone } from './fair-queue';
+import { recordSettled } from './governor';
 import { consume, remaining, settle } from './ledger';
 import { budgetRetryAfter } from './retry-after';
 import { toAdmission } from './leases';
@@ -33,6 +34,7 @@ function endLease(
   t.inFlight--;
   touchLedger(s, t, now);
   const extra = l.perCall ? 0 : Math.max(0, used - l.charged);
+  recordSettled(s.governor, now, l.reserved, l.charged + extra);
   settle(t.ledger, unconsumed(l), extra);
   s.log.append(t.id, now, l.runId, kind, extra);
   refreshTenant(s, t);

@@ -81,7 +81,14 @@ export function toSnapshot(s: CoreState): SchedulerSnapshot {
 function restoreGovernor(snap: SchedulerSnapshot): GovernorState {
   const fresh = newGovernor({ ...DEFAULT_GOVERNOR, ...snap.governorParams }, snap.governor.tokensAt);
   const g = { ...fresh, ...snap.governor };
-  return { ...g, served: { ...g.served }, recent: { ...g.recent }, admitted: { ...g.admitted } };
+  return {
+    ...g,
+    served: { ...g.served },
+    recent: { ...g.recent },
+    admitted: { ...g.admitted },
+    settledReserved: { ...(g.settledReserved ?? fresh.settledReserved!) },
+    settledSpent: { ...(g.settledSpent ?? fresh.settledSpent!) },
+  };
 }
 
 function cloneSettings(x: TenantSettings): TenantSettings {
