@@ -271,13 +271,13 @@ export function observe(
     if (until > now) g.pausedUntil = Math.max(g.pausedUntil, until);
   } else if (w.low && spending >= (g.providerTokensPerMinute ?? Infinity) * p.quotaShare) {
     /*
-     * Near the wall: the provider's bucket is almost empty and is being spent at the target rate
-     * or faster. Faster than the quota itself (estimates below real use, a burst) means the wall
-     * is seconds away: cut the token rate gently, a third of a throttle's cut. Otherwise hold.
+     * Near the wall: the provider's bucket is almost empty while Fairway spends its share or more.
+     * Either it spends faster than the quota (estimates below real use, a burst) or other consumers
+     * of the account take the rest (`remaining` counts their use too): both mean the wall is seconds
+     * away, so give way gently, a third of a throttle's cut, before anyone is throttled.
      * Low remaining while spending less than the target is a bucket refilling: no reason to slow.
      */
-    const quota = g.providerTokensPerMinute ?? Infinity;
-    if (!coolingDown && spending > quota) decreaseTokens(g, p, 1 - (1 - p.decrease) / 3, now);
+    if (!coolingDown) decreaseTokens(g, p, 1 - (1 - p.decrease) / 3, now);
   } else {
     // Ramp up gently, by the quiet time since the last report: none until a cooldown after a throttle.
     const quietSince =
