@@ -5,7 +5,10 @@ import {
   parseRetryAfter,
   parseRfc3339,
 } from '../../../src/activities/provider/header-values';
-import { anthropicRateLimitHeaders, parseRateLimitHeaders } from '../../../src/activities/provider/rate-limit-headers';
+import {
+  anthropicRateLimitHeaders,
+  parseRateLimitHeaders,
+} from '../../../src/activities/provider/rate-limit-headers';
 
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0);
 
