@@ -1,13 +1,18 @@
+import { runBystanderBench } from './bystander';
 import { runFloodBench } from './flood';
 import { runSim } from './sim';
 import { runStormBench } from './storm';
+import { runStormColdBench } from './storm-cold';
 import { runThroughput } from './throughput';
 
 /** `npm run bench -- <scenario> [--flag value …]`. */
 const scenarios: Record<string, (argv: string[]) => Promise<void>> = {
   sim: runSim,
   flood: runFloodBench,
-  storm: runStormBench,
+  storm: (argv) =>
+    argv.includes('--cold') ? runStormColdBench(argv.filter((a) => a !== '--cold')) : runStormBench(argv),
+  'storm-cold': runStormColdBench,
+  bystander: runBystanderBench,
   throughput: runThroughput,
 };
 

@@ -45,6 +45,14 @@ const EnvSchema = z.object({
   MODEL_RPM: int(60_000),
   SIM_PORT: int(3001),
   SIM_SEED: int(42),
+  SIM_HEADER_DIALECT: z.enum(['openai', 'anthropic']).default('openai'),
+  MODEL_MAX_PAUSE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3600)
+    .default(G.maxPauseMs / 1000),
+  MODEL_QUOTA_SHARE: z.coerce.number().gt(0).max(1).default(G.quotaShare),
   FLEET_CONCURRENCY: int(FLEET.concurrency),
   FLOOR_STANDARD: z.coerce.number().min(0).max(0.5).default(FLEET.floors.standard),
   FLOOR_BATCH: z.coerce.number().min(0).max(0.5).default(FLEET.floors.batch),
@@ -58,7 +66,6 @@ const EnvSchema = z.object({
   GOVERNOR_INITIAL_TPM: int(G.initialTokensPerMinute),
   GOVERNOR_MIN_TPM: int(G.minTokensPerMinute),
   GOVERNOR_MAX_TPM: int(G.maxTokensPerMinute),
-  GOVERNOR_QUOTA_SHARE: share(G.quotaShare),
   GOVERNOR_DECREASE: share(G.decrease),
   GOVERNOR_COOLDOWN_MS: int(G.decreaseCooldownMs),
   GOVERNOR_INCREASE_TPM: int(G.increaseTokensPerMinute),
@@ -91,8 +98,10 @@ export interface Config {
     baseUrl: string | undefined;
     apiKey: string | undefined;
     name: string;
+    /** The longest one Retry-After may hold a step or pause the fleet, ms (`MODEL_MAX_PAUSE_SECONDS`). */
+    maxPauseMs: number;
   };
-  sim: { port: number; tpm: number; rpm: number; seed: number };
+  sim: { port: number; tpm: number; rpm: number; seed: number; headerDialect: 'openai' | 'anthropic' };
   fleet: FleetSettings;
   tenantDefaults: TenantDefaults;
   /** The token governor's parameters (a new scheduler chain starts with them). */
@@ -125,8 +134,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     dataDir: e.DATA_DIR,
     schedulerWorkflowId: e.SCHEDULER_WORKFLOW_ID,
-    model: { baseUrl: e.MODEL_BASE_URL, apiKey: e.MODEL_API_KEY, name: e.MODEL_NAME },
-    sim: { port: e.SIM_PORT, tpm: e.MODEL_TPM, rpm: e.MODEL_RPM, seed: e.SIM_SEED },
+    model: {
+      baseUrl: e.MODEL_BASE_URL,
+      apiKey: e.MODEL_API_KEY,
+      name: e.MODEL_NAME,
+      maxPauseMs: e.MODEL_MAX_PAUSE_SECONDS * 1000,
+    },
+    sim: {
+      port: e.SIM_PORT,
+      tpm: e.MODEL_TPM,
+      rpm: e.MODEL_RPM,
+      seed: e.SIM_SEED,
+      headerDialect: e.SIM_HEADER_DIALECT,
+    },
     fleet: {
       concurrency: e.FLEET_CONCURRENCY,
       floors: { standard: e.FLOOR_STANDARD, batch: e.FLOOR_BATCH },
@@ -143,7 +163,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       initialTokensPerMinute: e.GOVERNOR_INITIAL_TPM,
       minTokensPerMinute: e.GOVERNOR_MIN_TPM,
       maxTokensPerMinute: e.GOVERNOR_MAX_TPM,
-      quotaShare: e.GOVERNOR_QUOTA_SHARE,
+      quotaShare: e.MODEL_QUOTA_SHARE,
+      maxPauseMs: e.MODEL_MAX_PAUSE_SECONDS * 1000,
       decrease: e.GOVERNOR_DECREASE,
       decreaseCooldownMs: e.GOVERNOR_COOLDOWN_MS,
       increaseTokensPerMinute: e.GOVERNOR_INCREASE_TPM,

@@ -94,6 +94,7 @@ export async function startStack(
         tpm: config.sim.tpm,
         rpm: config.sim.rpm,
         seed: config.sim.seed,
+        headerDialect: config.sim.headerDialect,
       });
       closers.push(() => sim!.close());
       modelBaseUrl = sim.url;

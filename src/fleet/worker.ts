@@ -34,7 +34,7 @@ export async function startFleetWorker(opts: {
   taskQueue?: string;
 }): Promise<FleetWorker> {
   const { config, client, log } = opts;
-  const window = new ObservationWindow();
+  const window = new ObservationWindow(config.model.maxPauseMs);
   const mailbox = new SchedulerMailbox(
     client,
     config.schedulerWorkflowId,
@@ -46,6 +46,7 @@ export async function startFleetWorker(opts: {
     baseUrl: opts.modelBaseUrl,
     apiKey: config.model.apiKey,
     model: config.model.name,
+    maxPauseMs: config.model.maxPauseMs,
     onObservation: (s) => window.add(s),
   });
   const effects = openEffectStore(path.join(config.dataDir, 'effects.db'));

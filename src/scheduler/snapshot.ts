@@ -71,6 +71,8 @@ export function toSnapshot(s: CoreState): SchedulerSnapshot {
         l.expiresAt,
         l.reserved,
         l.used,
+        l.charged,
+        l.perCall ? 1 : 0,
       ]),
     log: s.log.snapshot(),
   };
@@ -79,7 +81,14 @@ export function toSnapshot(s: CoreState): SchedulerSnapshot {
 function restoreGovernor(snap: SchedulerSnapshot): GovernorState {
   const fresh = newGovernor({ ...DEFAULT_GOVERNOR, ...snap.governorParams }, snap.governor.tokensAt);
   const g = { ...fresh, ...snap.governor };
-  return { ...g, served: { ...g.served }, recent: { ...g.recent }, admitted: { ...g.admitted } };
+  return {
+    ...g,
+    served: { ...g.served },
+    recent: { ...g.recent },
+    admitted: { ...g.admitted },
+    settledReserved: { ...(g.settledReserved ?? fresh.settledReserved!) },
+    settledSpent: { ...(g.settledSpent ?? fresh.settledSpent!) },
+  };
 }
 
 function cloneSettings(x: TenantSettings): TenantSettings {
@@ -139,11 +148,26 @@ export function fromSnapshot(snap: SchedulerSnapshot): CoreState {
     s.tenants.set(t.id, t);
     byOrd.set(t.ord, t);
   }
-  for (const [runId, ord, lane, attempt, seq, admittedAt, expiresAt, reserved, used] of snap.leases) {
+  for (const tuple of snap.leases) {
+    const [runId, ord, lane, attempt, seq, admittedAt, expiresAt, reserved, used] = tuple;
+    const [charged = 0, perCall = 0] = [tuple[9], tuple[10]];
     const tenant = byOrd.get(ord);
     if (!tenant) continue;
     tenant.inFlight++;
-    s.leases.add({ runId, tenant, lane, attempt, seq, admittedAt, expiresAt, reserved, used, hi: -1 });
+    s.leases.add({
+      runId,
+      tenant,
+      lane,
+      attempt,
+      seq,
+      admittedAt,
+      expiresAt,
+      reserved,
+      used,
+      charged,
+      perCall: perCall === 1,
+      hi: -1,
+    });
   }
   for (const t of s.tenants.values()) refreshTenant(s, t);
   s.budgetWakeAt = earliestBudgetRoll(s);

@@ -47,7 +47,7 @@ export const LedgerResponse = z.object({
       at: z.string(),
       tenant: z.string(),
       runId: z.string(),
-      kind: z.enum(['reserve', 'settle', 'release', 'expire', 'rollover']),
+      kind: z.enum(['reserve', 'settle', 'release', 'expire', 'rollover', 'charge', 'topup']),
       tokens: z.int(),
     }),
   ),
