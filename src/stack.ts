@@ -45,9 +45,9 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-const listen = (app: ReturnType<typeof createApp>, port: number): Promise<Server> =>
+const listen = (app: ReturnType<typeof createApp>, port: number, host: string): Promise<Server> =>
   new Promise((resolve, reject) => {
-    const server = app.listen(port, '0.0.0.0', (err?: Error) => (err ? reject(err) : resolve(server)));
+    const server = app.listen(port, host, (err?: Error) => (err ? reject(err) : resolve(server)));
   });
 
 /**
@@ -91,6 +91,7 @@ export async function startStack(
     if (!modelBaseUrl && (parts.sim || parts.worker)) {
       sim = await startSimulator({
         port: config.sim.port,
+        host: config.host,
         tpm: config.sim.tpm,
         rpm: config.sim.rpm,
         seed: config.sim.seed,
@@ -140,7 +141,7 @@ export async function startStack(
       // The scheduler's tenant table follows the API's (e.g. after the scheduler chain was reset).
       await syncTenantsToFleet(db, fleet, log);
       const app = createApp({ fleet, db, adminToken, tenantDefaults: config.tenantDefaults, log });
-      const server = await listen(app, config.port);
+      const server = await listen(app, config.port, config.host);
       closers.push(
         () =>
           new Promise<void>((resolve) => {
