@@ -5,7 +5,7 @@ import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor }
 import { NativeConnection } from '@temporalio/worker';
 import pino from 'pino';
 import type { Logger } from 'pino';
-import { openEffectStore } from './activities/effect-store';
+import { effectStoreLocation, openEffectStore } from './activities/open-effect-store';
 import { openStore } from './api/stores/store';
 import { createApp } from './api/app';
 import { syncTenantsToFleet } from './api/tenant-sync';
@@ -135,8 +135,8 @@ export async function startStack(
     if (parts.api && adminToken) {
       const db = openStore(path.resolve(config.dataDir, 'fairway.db'));
       closers.push(async () => db.close());
-      const effects = openEffectStore(path.resolve(config.dataDir, 'effects.db'));
-      closers.push(async () => effects.close());
+      const effects = await openEffectStore(effectStoreLocation(config));
+      closers.push(() => effects.close());
       const fleet = withUnavailableAs503(createTemporalFleet(client, config, effects));
       // The scheduler's tenant table follows the API's (e.g. after the scheduler chain was reset).
       await syncTenantsToFleet(db, fleet, log);
