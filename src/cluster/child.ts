@@ -81,7 +81,10 @@ export async function spawnChild(opts: SpawnOptions): Promise<Child> {
     signal = 'SIGTERM',
     timeoutMs = 30_000,
   }: { signal?: NodeJS.Signals; timeoutMs?: number } = {}) => {
-    if (alive()) killGroup(child, signal);
+    // A graceful signal goes to the leader only: wrappers (tsx) relay it, and a process that got it
+    // twice would take the second as "exit now". SIGKILL takes the whole group.
+    if (signal === 'SIGKILL') killGroup(child, signal);
+    else if (alive()) child.kill(signal);
     const timer = setTimeout(() => killGroup(child, 'SIGKILL'), timeoutMs);
     try {
       return await exited;
@@ -144,6 +147,33 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
+}
+
+const canBind = (host: string, port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.once('error', () => resolve(false));
+    srv.listen({ port, host }, () => srv.close(() => resolve(true)));
+  });
+
+/**
+ * Distinct free ports below the kernel's ephemeral range: Temporal stores membership ports in a
+ * SMALLINT column (at most 32767), and ports there are not handed out to outgoing connections.
+ */
+export async function freeLowPorts(
+  n: number,
+  host = '127.0.0.1',
+  lo = 20_000,
+  hi = 32_000,
+): Promise<number[]> {
+  const ports = new Set<number>();
+  for (let tries = 0; ports.size < n; tries++) {
+    if (tries > 2000) throw new Error(`no ${n} free ports between ${lo} and ${hi}`);
+    const port = lo + Math.floor(Math.random() * (hi - lo));
+    if (!ports.has(port) && (await canBind(host, port))) ports.add(port);
+  }
+  return [...ports];
 }
 
 /** Distinct free ports (the kernel could hand out one twice across separate calls). */

@@ -15,7 +15,8 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const say = (m: string) => console.log(`[cluster] ${m}`);
   ensureServerTools(say);
-  const uiBinary = ensureUiServer(say);
+  // `npm run cluster -- --no-ui`: skip the Web UI (and its first build).
+  const uiBinary = process.argv.includes('--no-ui') ? undefined : ensureUiServer(say);
   const dir = path.resolve(config.dataDir, 'cluster');
   mkdirSync(dir, { recursive: true });
   const adminTokenGenerated = !config.adminToken;
@@ -33,7 +34,7 @@ async function main(): Promise<void> {
     '',
     '  Fairway is up on a Temporal cluster.',
     ...cluster.apiUrls.map((u, i) => `  API ${i + 1}          ${u}   (OpenAPI at ${u}/openapi.json)`),
-    `  Temporal       ${cluster.temporal.address}   (namespace ${config.temporal.namespace}; frontend, history, matching, worker: pids ${[...cluster.temporal.services.values()].map((c) => c.pid).join(', ')})`,
+    `  Temporal       ${cluster.temporal.address}   (namespace ${config.temporal.namespace}; ${[...cluster.temporal.services].map(([name, c]) => `${name} pid ${c.pid}`).join(', ')})`,
     cluster.temporal.uiUrl
       ? `  Temporal UI    ${cluster.temporal.uiUrl}`
       : '  Temporal UI    not built (see the log above)',

@@ -5,7 +5,7 @@ import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { FAIRWAY_SEARCH_ATTRIBUTES } from '../fleet/search-attributes';
-import { freePorts, spawnChild, waitForPort } from './child';
+import { freeLowPorts, spawnChild, waitForPort } from './child';
 import type { Child } from './child';
 import { startPostgres } from './postgres';
 import type { Postgres } from './postgres';
@@ -168,7 +168,7 @@ export async function startTemporalCluster(opts: TemporalClusterOptions): Promis
     log(`PostgreSQL on ${host}:${pg.port}${pg.fresh ? ' (new cluster)' : ''}`);
     setupSchemas(pg, log);
 
-    const [fg, fm, fh, hg, hm, mg, mm, wg, wm, ui] = await freePorts(10, host);
+    const [fg, fm, fh, hg, hm, mg, mm, wg, wm, ui] = await freeLowPorts(10, host);
     const configFile = renderTemplateFile(templates.server, path.join(opts.dir, 'temporal.yaml'), {
       LOG_LEVEL: 'warn',
       NUM_HISTORY_SHARDS: opts.numHistoryShards ?? 4,
