@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../src/cluster/child';
@@ -38,6 +38,7 @@ export async function startClusterDrillStack(opts: {
   const log = opts.log ?? (() => {});
   ensureServerTools(log);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'fairway-cluster-drill-'));
+  chmodSync(dir, 0o755); // PostgreSQL runs as the postgres user when run as root
   const env: Record<string, string> = {
     FLEET_CONCURRENCY: String(opts.concurrency),
     DEFAULT_TENANT_MAX_IN_FLIGHT: String(opts.concurrency),

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { toolsDir } from '../infra/temporal-cli';
 
@@ -27,7 +27,7 @@ export function serverToolsPresent(): boolean {
   return existsSync(serverBinary) && existsSync(sqlToolBinary);
 }
 
-function goInstall(packages: string[], gobin: string, log: (m: string) => void): void {
+function goInstall(packages: string[], gobin: string, log: (m: string) => void, quiet = false): void {
   const go = spawnSync('sh', ['-c', 'command -v go'], { encoding: 'utf8' }).stdout.trim();
   if (!go)
     throw new Error(
@@ -40,9 +40,13 @@ function goInstall(packages: string[], gobin: string, log: (m: string) => void):
     // Outside the project directory: `go install pkg@version` ignores go.mod files, but not go.work.
     cwd: gobin,
     env: { ...process.env, GOBIN: gobin, GOTOOLCHAIN: GO_TOOLCHAIN },
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', quiet ? 'pipe' : 'inherit', quiet ? 'pipe' : 'inherit'],
+    encoding: 'utf8',
   });
-  if (r.status !== 0) throw new Error(`go install failed (exit ${r.status ?? r.signal}).`);
+  if (r.status !== 0) {
+    const why = quiet ? `: ${String(r.stderr).trim().split('\n').slice(-4).join(' ')}` : '';
+    throw new Error(`go install failed (exit ${r.status ?? r.signal})${why}`);
+  }
   log(`built in ${Math.round((Date.now() - started) / 1000)} s`);
 }
 
@@ -62,15 +66,32 @@ export function ensureServerTools(log: (m: string) => void): void {
     throw new Error(`go install finished but ${serverBinary} or ${sqlToolBinary} is missing.`);
 }
 
-/** Builds the Web UI server if missing; returns its path, or undefined (with the reason logged). */
+/** Written when the Web UI cannot be built here, so later starts do not try for minutes again. */
+export const uiBuildFailedMarker = path.join(uiBinDir, '..', 'build-failed.txt');
+
+/**
+ * Builds the Web UI server if missing; returns its path, or undefined (with the reason logged).
+ * Checked on this machine kind: the Go module proxy refuses two of its dependencies
+ * (github.com/labstack/echo/v4@v4.16.1 and go.temporal.io/api@v1.64.0 answer 403 "not available"),
+ * so the build fails; the reason is kept in `uiBuildFailedMarker` (delete it to try again).
+ */
 export function ensureUiServer(log: (m: string) => void): string | undefined {
   if (existsSync(uiBinary)) return uiBinary;
+  if (existsSync(uiBuildFailedMarker)) {
+    log(
+      `The Web UI is not built: an earlier build failed (${readFileSync(uiBuildFailedMarker, 'utf8').trim()}). ` +
+        `Delete ${uiBuildFailedMarker} to try again. The cluster runs without it.`,
+    );
+    return undefined;
+  }
   try {
-    goInstall([UI_PACKAGE], uiBinDir, log);
+    goInstall([UI_PACKAGE], uiBinDir, log, true);
     const built = path.join(uiBinDir, 'server');
     if (existsSync(built)) renameSync(built, uiBinary);
     return existsSync(uiBinary) ? uiBinary : undefined;
   } catch (err) {
+    mkdirSync(uiBinDir, { recursive: true });
+    writeFileSync(uiBuildFailedMarker, `${String(err)}\n`);
     log(`The Web UI could not be built (${String(err)}); the cluster runs without it.`);
     return undefined;
   }
