@@ -1,5 +1,5 @@
-import { migrate, openPool } from '../infra/pg';
-import type { Migration } from '../infra/pg';
+import { migrate, openPool } from '../util/pg';
+import type { Migration } from '../util/pg';
 import { SUMMARY_SQL } from './effect-store';
 import type { EffectStore } from './effect-store';
 

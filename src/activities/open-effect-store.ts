@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { isPostgresUrl } from '../infra/pg';
+import { isPostgresUrl } from '../util/pg';
 import { openSqliteEffectStore } from './effect-store';
 import type { EffectStore } from './effect-store';
 import { openPgEffectStore } from './effect-store-pg';

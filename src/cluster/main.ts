@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../config';
-import { closeOnSignal, failStart } from '../entry/lifecycle';
+import { closeOnSignal, failStart } from '../entry/shutdown';
 import { freePort } from './child';
 import { startFairwayCluster } from './fairway-cluster';
 import { ensureServerTools, ensureUiServer } from './server-tools';
