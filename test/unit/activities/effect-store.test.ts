@@ -66,7 +66,7 @@ describe.each([sqlite, postgres])('effect store ($name)', (engine) => {
   beforeAll(async () => {
     if (!engine.skip) await engine.setup();
   }, 120_000);
-  afterAll(() => engine.teardown());
+  afterAll(() => engine.teardown(), 120_000);
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'fairway-effects-'));
   });
