@@ -29,6 +29,10 @@ const optionalString = z
 
 const EnvSchema = z.object({
   PORT: int(3000),
+  HOST: z.string().default('0.0.0.0'),
+  DATABASE_URL: optionalString,
+  EFFECT_SINK_URL: optionalString,
+  SINK_PORT: int(3003),
   ADMIN_TOKEN: optionalString,
   TEMPORAL_ADDRESS: optionalString,
   TEMPORAL_NAMESPACE: z.string().default('default'),
@@ -81,6 +85,14 @@ export type Env = z.infer<typeof EnvSchema>;
 
 export interface Config {
   port: number;
+  /** The interface the API and the simulator listen on (`npm run cluster`: loopback only). */
+  host: string;
+  /** undefined: SQLite files under dataDir; set: the shared stores live in this PostgreSQL database. */
+  databaseUrl: string | undefined;
+  /** undefined: no external effect sink; set: the effect step also delivers each effect there. */
+  effectSinkUrl: string | undefined;
+  /** Port of the effect sink process (`npm run start:sink`). */
+  sinkPort: number;
   adminToken: string | undefined;
   temporal: {
     /** undefined: start the embedded dev server. */
@@ -123,6 +135,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const e = parsed.data;
   return {
     port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    effectSinkUrl: e.EFFECT_SINK_URL,
+    sinkPort: e.SINK_PORT,
     adminToken: e.ADMIN_TOKEN,
     temporal: {
       address: e.TEMPORAL_ADDRESS,

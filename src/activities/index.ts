@@ -8,6 +8,7 @@ import type { RunSpec } from '../contract/fleet-port';
 import { mapLimit } from '../util/map-limit';
 import { admitSignal, leaseRevokedSignal } from '../workflows/run-messages';
 import { submitUpdate, topUpUpdate } from '../workflows/scheduler-messages';
+import { deliverEffect } from '../effectsink/sink';
 import type { EffectStore } from './effect-store';
 import type { SchedulerMailbox } from './mailbox';
 import type { ModelClient } from './model-client';
@@ -22,6 +23,8 @@ export interface ActivityDeps {
   mailbox: SchedulerMailbox;
   model: ModelClient;
   effects: EffectStore;
+  /** Where an applied effect is delivered (the effect sink); undefined: the store's row is the effect. */
+  effectSinkUrl?: string | undefined;
   log: Logger;
 }
 
@@ -117,7 +120,14 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
     },
 
     async applyEffect(req) {
-      return effects.apply(req.key, { runId: req.runId });
+      const { applied, delivered } = await effects.apply(req.key, { runId: req.runId });
+      // The store guards the delivery: a key it has seen delivered is not sent again. A crash between
+      // the delivery and its record sends it once more on retry, which the sink counts as a duplicate.
+      if (deps.effectSinkUrl && !delivered) {
+        await deliverEffect(deps.effectSinkUrl, req.key);
+        await effects.markDelivered(req.key);
+      }
+      return { applied };
     },
 
     async releaseLease(release) {

@@ -9,6 +9,7 @@ async function main(): Promise<void> {
   const log = pino({ level: config.logLevel });
   const sim = await startSimulator({
     port: config.sim.port,
+    host: config.host,
     tpm: config.sim.tpm,
     rpm: config.sim.rpm,
     seed: config.sim.seed,
