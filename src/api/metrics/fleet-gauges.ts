@@ -56,6 +56,16 @@ export function createFleetGauges(registry: Registry) {
     ]),
     submitted: counter('fairway_scheduler_submitted_total', 'Units offered to the scheduler.'),
     admitted: counter('fairway_admissions_total', 'Units admitted by the scheduler.'),
+    laneAdmitted: counter(
+      'fairway_lane_admissions_total',
+      'Units admitted by the scheduler, by priority lane.',
+      ['priority'],
+    ),
+    modelCalls: counter('fairway_model_calls_total', 'Model calls the workers reported to the scheduler.'),
+    modelThrottled: counter(
+      'fairway_model_throttled_total',
+      'Model calls the provider throttled (429), as the workers reported them.',
+    ),
     released: counter('fairway_releases_total', 'Units released by outcome.', ['outcome']),
     schedulerShed: counter('fairway_scheduler_shed_total', 'Units the scheduler refused.'),
     ledgerReserved: gauge('fairway_ledger_reserved_tokens', 'Tokens reserved in the ledger, by tenant.', [
@@ -86,6 +96,10 @@ function setScheduler(g: FleetGauges, s: SchedulerStatus): void {
     g.intake.set({ intake }, s.intake === intake ? 1 : 0);
   g.submitted.inc(s.counters.submitted);
   g.admitted.inc(s.counters.admitted);
+  for (const [priority, n] of Object.entries(s.counters.admittedByPriority))
+    g.laneAdmitted.inc({ priority }, n);
+  g.modelCalls.inc(s.counters.modelCalls);
+  g.modelThrottled.inc(s.counters.throttled);
   g.schedulerShed.inc(s.counters.shed);
   for (const outcome of ['completed', 'failed', 'cancelled', 'expired'] as const) {
     g.released.inc({ outcome }, s.counters[outcome]);
