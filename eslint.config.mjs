@@ -155,6 +155,25 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {
+    // The console page's own script runs in the browser (uPlot is loaded before it by a script tag).
+    files: ['src/console/static/**/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: Object.fromEntries(
+        [
+          'document',
+          'window',
+          'sessionStorage',
+          'fetch',
+          'uPlot',
+          'ResizeObserver',
+          'setTimeout',
+          'clearTimeout',
+        ].map((g) => [g, 'readonly']),
+      ),
+    },
+  },
+  {
     files: ['**/*.mjs', '**/*.mts'],
     ...tseslint.configs.disableTypeChecked,
   },

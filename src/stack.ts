@@ -142,6 +142,8 @@ export async function startStack(
       await syncTenantsToFleet(db, fleet, log);
       const app = createApp({ fleet, db, adminToken, tenantDefaults: config.tenantDefaults, log });
       const server = await listen(app, config.port);
+      app.consoleSampler.start();
+      closers.push(async () => app.consoleSampler.stop());
       closers.push(
         () =>
           new Promise<void>((resolve) => {
