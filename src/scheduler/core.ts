@@ -6,7 +6,7 @@ import { LedgerLog } from './ledger-log';
 import type { QueuedUnit, TenantState } from './queue-state';
 import { newRate } from './rate';
 import type { RateState } from './rate';
-import type { FleetSettings, GovernorParams, SchedulerStatus } from './types';
+import type { FleetSettings, GovernorParams } from './types';
 
 import { zeroCounters } from './counters';
 import type { Counters } from './counters';
