@@ -174,6 +174,12 @@ export default tseslint.config(
     },
   },
   {
+    // The `fairway` bin: a CommonJS shim that loads the TypeScript command through tsx.
+    files: ['bin/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     files: ['**/*.mjs', '**/*.mts'],
     ...tseslint.configs.disableTypeChecked,
   },

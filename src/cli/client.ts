@@ -13,8 +13,8 @@ export class CliError extends Error {
 export const EXIT = { ok: 0, api: 1, usage: 2, auth: 3, notFound: 4 } as const;
 
 export interface ApiClient {
-  get<T = any>(path: string): Promise<T>;
-  post<T = any>(path: string, body?: unknown): Promise<T>;
+  get<T>(path: string): Promise<T>;
+  post<T>(path: string, body?: unknown): Promise<T>;
 }
 
 /** Admin calls against the API; every failure becomes a CliError with a readable message. */
@@ -43,13 +43,13 @@ export function apiClient(url: string, token: string | undefined, timeoutMs = 15
       );
     }
     const text = await res.text();
-    let json: any;
+    let json: { error?: { code: string; message: string } } | null;
     try {
       json = text ? JSON.parse(text) : null;
     } catch {
       json = null;
     }
-    if (res.ok) return json;
+    if (res.ok) return json as never;
     const detail = json?.error ? `${json.error.code}: ${json.error.message}` : `HTTP ${res.status}`;
     if (res.status === 401 || res.status === 403) {
       throw new CliError(`The API refused the admin token (${detail}).`, EXIT.auth);

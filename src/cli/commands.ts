@@ -1,3 +1,4 @@
+import type { RunView } from '../api/fleet-port';
 import type { ConsoleState } from '../console/sampler';
 import type { SchedulerStatus } from '../scheduler/types';
 import type { ApiClient } from './client';
@@ -36,7 +37,7 @@ export async function tenants(api: ApiClient, io: Io, o: Options): Promise<void>
 
 export async function explain(api: ApiClient, io: Io, o: Options, runId: string | undefined): Promise<void> {
   if (!runId) throw new CliError('Usage: fairway explain <runId>', EXIT.usage);
-  const run = await api.get(`/v1/runs/${encodeURIComponent(runId)}`);
+  const run = await api.get<RunView>(`/v1/runs/${encodeURIComponent(runId)}`);
   if (o.json) return json(io, { runId: run.runId, status: run.status, waitingOn: run.waitingOn });
   const w = run.waitingOn;
   io.out(
