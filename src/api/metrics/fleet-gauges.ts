@@ -38,6 +38,14 @@ export function createFleetGauges(registry: Registry) {
       'fairway_governor_tokens_per_minute',
       'Tokens per minute the token governor admits now.',
     ),
+    providerTpm: gauge(
+      'fairway_provider_tokens_per_minute',
+      "The provider's advertised tokens-per-minute limit (absent until a call reported it).",
+    ),
+    servedTpm: gauge(
+      'fairway_served_tokens_per_minute',
+      'Tokens per minute the provider served lately (absent until a call was reported).',
+    ),
     throttled: gauge(
       'fairway_governor_throttled_recently',
       '1 when the model plane throttled recently, else 0.',
@@ -89,6 +97,8 @@ function setScheduler(g: FleetGauges, s: SchedulerStatus): void {
   g.governorConcurrency.set(s.governor.concurrencyLimit);
   g.governorTpm.set(s.governor.tokensPerMinute);
   g.throttled.set(s.governor.throttledRecently ? 1 : 0);
+  if (s.governor.providerTokensPerMinute !== undefined) g.providerTpm.set(s.governor.providerTokensPerMinute);
+  if (s.governor.servedTokensPerMinute !== undefined) g.servedTpm.set(s.governor.servedTokensPerMinute);
   g.governorDecreases.inc(s.governor.decreases);
   for (const mode of ['open', 'draining', 'drained'] as const)
     g.drainMode.set({ mode }, s.mode === mode ? 1 : 0);
