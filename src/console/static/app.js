@@ -78,6 +78,8 @@
 
   // ---- charts ----------------------------------------------------------------------------------
   const charts = {};
+  /** Upper bound of a chart's y axis (null: fit the data). */
+  const yMax = {};
   function makeChart(id, series) {
     const el = $(id);
     const opts = {
@@ -85,7 +87,10 @@
       height: 190,
       legend: { live: false },
       cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: true }, y: { range: (_u, min, max) => [0, Math.max(1, max * 1.1, min)] } },
+      scales: {
+        x: { time: true },
+        y: { range: (_u, min, max) => [0, yMax[id] ?? Math.max(1, max * 1.1, min)] },
+      },
       axes: [{}, { size: 60, values: (_u, ticks) => ticks.map(shortNum) }],
       series: [
         {},
@@ -133,6 +138,11 @@
 
   function drawCharts() {
     const xs = samples.map((s) => s.t / 1000);
+    // The governor's initial allowance can be far above the provider's quota: once the quota is
+    // known, scale the tokens chart to it so served tokens stay readable (the target line clips).
+    const quota = Math.max(0, ...samples.map((s) => s.quotaTpm ?? 0));
+    const served = Math.max(0, ...samples.map((s) => s.servedTpm ?? 0));
+    yMax['chart-tokens'] = quota > 0 ? Math.max(quota, served) * 1.25 : undefined;
     for (const [id, fns] of Object.entries(pick)) {
       const c = charts[id];
       const cols = fns.map((f) => samples.map((s) => f(s)));
