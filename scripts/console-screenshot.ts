@@ -112,7 +112,7 @@ async function main(): Promise<void> {
       let restored = false;
       for (;;) {
         const t = (Date.now() - t0) / 1000;
-        bar.update(Math.min(SHOT_AT, Math.floor(t)), cut && !restored ? 'quota cut' : undefined);
+        bar.update(Math.min(SHOT_AT, Math.floor(t)), cut && !restored ? 'quota cut' : '');
         if (!cut && t >= CUT_AT) {
           await simCapacity(Math.round(TPM * 0.3));
           cut = true;

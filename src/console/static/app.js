@@ -91,7 +91,10 @@
         x: { time: true },
         y: { range: (_u, min, max) => [0, yMax[id] ?? Math.max(1, max * 1.1, min)] },
       },
-      axes: [{}, { size: 60, values: (_u, ticks) => ticks.map(shortNum) }],
+      axes: [
+        { space: 80, values: (_u, ticks) => ticks.map(clock) },
+        { size: 60, values: (_u, ticks) => ticks.map(shortNum) },
+      ],
       series: [
         {},
         ...series.map((s, i) => ({
@@ -106,6 +109,14 @@
     };
     const data = [[], ...series.map(() => [])];
     charts[id] = { el, plot: new uPlot(opts, data, el), series };
+  }
+  /** Axis labels as local wall-clock time, HH:MM:SS (one line; the date is today). */
+  function clock(t) {
+    return new Date(t * 1000).toLocaleTimeString([], {
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    });
   }
   function shortNum(v) {
     if (v === null || v === undefined) return '';
