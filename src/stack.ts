@@ -143,7 +143,7 @@ export async function startStack(
       const app = createApp({ fleet, db, adminToken, tenantDefaults: config.tenantDefaults, log });
       const server = await listen(app, config.port);
       app.consoleSampler.start();
-      closers.push(async () => app.consoleSampler.stop());
+      closers.push(() => app.consoleSampler.stop());
       closers.push(
         () =>
           new Promise<void>((resolve) => {

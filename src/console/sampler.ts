@@ -100,6 +100,7 @@ export class ConsoleSampler {
   private error: string | null = null;
   private timer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> | undefined;
+  private stopped = false;
 
   constructor(opts: SamplerOptions) {
     this.o = {
@@ -115,14 +116,18 @@ export class ConsoleSampler {
   /** Samples every interval until stop(); idempotent. The timer does not keep the process alive. */
   start(): void {
     if (this.timer) return;
+    this.stopped = false;
     void this.sample();
     this.timer = setInterval(() => void this.sample(), this.o.sampleMs);
     this.timer.unref();
   }
 
-  stop(): void {
+  /** Stops sampling and waits for a read in progress (after this, nothing touches the fleet or the store). */
+  async stop(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
+    this.stopped = true;
+    await this.inFlight;
   }
 
   get running(): boolean {
@@ -131,9 +136,14 @@ export class ConsoleSampler {
 
   /** One read of the fleet; concurrent callers share it. */
   sample(): Promise<void> {
-    this.inFlight ??= this.read().finally(() => {
-      this.inFlight = undefined;
-    });
+    this.inFlight ??= this.read()
+      .catch((err: unknown) => {
+        // Never an unhandled rejection from a timer: a failed read is reported in the state.
+        this.error = err instanceof Error ? err.message : String(err);
+      })
+      .finally(() => {
+        this.inFlight = undefined;
+      });
     return this.inFlight;
   }
 
@@ -160,6 +170,7 @@ export class ConsoleSampler {
       this.o.log.warn({ err }, 'console: scheduler status unavailable');
       return;
     }
+    if (this.stopped) return; // the stack is closing: its store may be gone
     const names = this.o.tenants();
     const tenants = (
       await mapSettled(names, TENANT_CONCURRENCY, (name) =>

@@ -138,4 +138,21 @@ describe('the console sampler', () => {
     expect(st.status?.mode).toBe('open');
     expect(st.samples).toHaveLength(1);
   });
+
+  it('stop() waits for a read in progress, which then leaves the closed store alone', async () => {
+    const { world, sampler } = harness();
+    let storeClosed = false;
+    (sampler as unknown as { o: { tenants: () => string[] } }).o.tenants = () => {
+      if (storeClosed) throw new Error('The database connection is not open');
+      return [...world.tenants.keys()];
+    };
+    sampler.start();
+    await sampler.stop(); // the first read was in flight: it finished before stop() returned
+    expect(sampler.state().samples).toHaveLength(0);
+    storeClosed = true;
+    await sampler.sample(); // a late caller: no rejection, no read of the store
+    expect(sampler.running).toBe(false);
+    expect(sampler.state().error).toBeNull();
+    expect(sampler.state().samples).toHaveLength(0);
+  });
 });
