@@ -1,4 +1,4 @@
-import type { RunView } from '../api/fleet-port';
+import type { RunView } from '../contract/fleet-port';
 import type { ConsoleState } from '../console/sampler';
 import type { SchedulerStatus } from '../scheduler/types';
 import type { ApiClient } from './client';

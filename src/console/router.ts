@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Router } from 'express';
 import type { Response } from 'express';
-import { ApiError } from '../api/errors';
+import { ApiError } from '../contract/errors';
 import type { ConsoleSampler } from './sampler';
 
 /**

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
-import type { FleetPort } from '../api/fleet-port';
-import { mapSettled, withTimeout } from '../api/with-timeout';
+import type { FleetPort } from '../contract/fleet-port';
+import { mapLimit } from '../util/map-limit';
+import { withTimeout } from '../util/with-timeout';
 import type { Priority, SchedulerStatus, TenantStatus } from '../scheduler/types';
 import { PRIORITIES } from '../scheduler/types';
 import { Ring } from './ring';
@@ -173,8 +174,9 @@ export class ConsoleSampler {
     if (this.stopped) return; // the stack is closing: its store may be gone
     const names = this.o.tenants();
     const tenants = (
-      await mapSettled(names, TENANT_CONCURRENCY, (name) =>
-        withTimeout(this.o.fleet.tenantStatus(name), READ_TIMEOUT_MS, 'tenantStatus'),
+      await mapLimit(names, TENANT_CONCURRENCY, (name) =>
+        // A tenant that cannot be read this time is left out of this sample.
+        withTimeout(this.o.fleet.tenantStatus(name), READ_TIMEOUT_MS, 'tenantStatus').catch(() => null),
       )
     ).filter((t): t is TenantStatus => t !== undefined && t !== null);
     let sheds: Partial<Record<string, number>> = {};

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { FleetPort } from '../../../src/api/fleet-port';
+import type { FleetPort } from '../../../src/contract/fleet-port';
 import { ConsoleSampler } from '../../../src/console/sampler';
 import { zeroCounters } from '../../../src/scheduler/counters';
 import type { SchedulerStatus, TenantStatus } from '../../../src/scheduler/types';
