@@ -4,6 +4,8 @@ import { Router } from 'express';
 import type { Response } from 'express';
 import { ApiError } from '../contract/errors';
 import type { ConsoleSampler } from './sampler';
+import { ConsoleQuerySchema } from './schema';
+import { parseOr400 } from '../api/intake/validation';
 
 /**
  * Every asset of the page is served from this machine: the page's own files from ./static and
@@ -73,20 +75,14 @@ export function consolePageRouter(): Router {
 export function consoleStateRouter(sampler: ConsoleSampler): Router {
   const router = Router();
   router.get('/', async (req, res) => {
-    const raw = typeof req.query.since === 'string' ? req.query.since : '0';
-    if (!/^\d{1,15}$/.test(raw)) {
-      throw ApiError.invalid(
-        [{ path: 'since', message: 'a non-negative integer (a sample seq)' }],
-        'since must be a non-negative integer (a sample seq).',
-      );
-    }
+    const { since } = parseOr400(ConsoleQuerySchema, req.query);
     if (!sampler.running) {
       // Not started by the process (a test app): start on first use, and answer with a first sample.
       sampler.start();
       await sampler.sample();
     }
     res.set('cache-control', 'no-store');
-    res.json(sampler.state(Number(raw)));
+    res.json(sampler.state(Number(since ?? 0)));
   });
   return router;
 }

@@ -173,12 +173,15 @@ export class ConsoleSampler {
     }
     if (this.stopped) return; // the stack is closing: its store may be gone
     const names = this.o.tenants();
-    const tenants = (
-      await mapLimit(names, TENANT_CONCURRENCY, (name) =>
-        // A tenant that cannot be read this time is left out of this sample.
-        withTimeout(this.o.fleet.tenantStatus(name), READ_TIMEOUT_MS, 'tenantStatus').catch(() => null),
-      )
-    ).filter((t): t is TenantStatus => t !== undefined && t !== null);
+    // A tenant whose read fails this time keeps its last known status (the table must not flicker);
+    // its token delta for this interval is then 0 and is caught up at the next good read.
+    const previous = new Map(this.tenantStatuses.map((t) => [t.tenant, t]));
+    const read = await mapLimit(names, TENANT_CONCURRENCY, (name) =>
+      withTimeout(this.o.fleet.tenantStatus(name), READ_TIMEOUT_MS, 'tenantStatus').catch(() => undefined),
+    );
+    const tenants = names
+      .map((name, i) => (read[i] === undefined ? previous.get(name) : read[i]))
+      .filter((t): t is TenantStatus => t !== undefined && t !== null);
     let sheds: Partial<Record<string, number>> = {};
     try {
       sheds = await this.o.sheds();

@@ -116,9 +116,9 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('the operator console 
     await expect(page.locator('#tenants th[data-key="weight"]').getAttribute('aria-sort')).resolves.toBe(
       'descending',
     );
-    await expect(page.locator('#tenants tbody tr').first().getAttribute('data-tenant')).resolves.toBe(
-      `acme-${s.id}`,
-    );
+    await expect
+      .poll(() => page.locator('#tenants tbody tr').first().getAttribute('data-tenant'))
+      .toBe(`acme-${s.id}`);
 
     // Explain a run that is still known to the fleet.
     const runId = replies.at(-1)!.body.runId as string;

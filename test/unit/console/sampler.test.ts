@@ -1,7 +1,9 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { FleetPort } from '../../../src/contract/fleet-port';
+import { z } from 'zod';
 import { ConsoleSampler } from '../../../src/console/sampler';
+import { ConsoleStateSchema } from '../../../src/console/schema';
 import { zeroCounters } from '../../../src/scheduler/counters';
 import type { SchedulerStatus, TenantStatus } from '../../../src/scheduler/types';
 
@@ -105,6 +107,8 @@ describe('the console sampler', () => {
     world.tenants.set('a', tenant('a', 1, 300));
     world.tenants.set('b', tenant('b', 3, 100, 7));
     await sampler.sample();
+    // The answer is what the OpenAPI document says it is.
+    expect(() => ConsoleStateSchema(z.any()).strict().parse(sampler.state())).not.toThrow();
     const rows = Object.fromEntries(sampler.state().tenants.map((t) => [t.tenant, t]));
     expect(rows.a).toMatchObject({ tokenShare: 0.75, entitledShare: 0.25, tokensInWindow: 300 });
     expect(rows.b).toMatchObject({ tokenShare: 0.25, entitledShare: 0.75, queued: 7 });
@@ -154,5 +158,24 @@ describe('the console sampler', () => {
     expect(sampler.running).toBe(false);
     expect(sampler.state().error).toBeNull();
     expect(sampler.state().samples).toHaveLength(0);
+  });
+
+  it('keeps a tenant whose read failed, with its last status, and catches its tokens up later', async () => {
+    const { clock, world, sampler } = harness();
+    world.tenants.set('a', tenant('a', 1, 0));
+    await sampler.sample();
+    const fleet = (sampler as unknown as { o: { fleet: { tenantStatus: (id: string) => Promise<unknown> } } })
+      .o.fleet;
+    const real = fleet.tenantStatus;
+    fleet.tenantStatus = () => Promise.reject(new Error('query timed out'));
+    clock.now += 2000;
+    world.tenants.set('a', tenant('a', 1, 500));
+    await sampler.sample();
+    expect(sampler.state().tenants.map((t) => t.tenant)).toEqual(['a']);
+    expect(sampler.state().tenants[0]!.spent).toBe(0);
+    fleet.tenantStatus = real;
+    clock.now += 2000;
+    await sampler.sample();
+    expect(sampler.state().tenants[0]).toMatchObject({ spent: 500, tokensInWindow: 500 });
   });
 });
