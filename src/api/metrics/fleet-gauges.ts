@@ -40,11 +40,11 @@ export function createFleetGauges(registry: Registry) {
     ),
     providerTpm: gauge(
       'fairway_provider_tokens_per_minute',
-      "The provider's advertised tokens-per-minute limit (absent until a call reported it).",
+      "The provider's advertised tokens-per-minute limit; 0 until a call reported one.",
     ),
     servedTpm: gauge(
       'fairway_served_tokens_per_minute',
-      'Tokens per minute the provider served lately (absent until a call was reported).',
+      'Tokens per minute the provider served lately; 0 until a call was reported.',
     ),
     throttled: gauge(
       'fairway_governor_throttled_recently',
