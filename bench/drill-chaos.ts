@@ -1,4 +1,5 @@
 import { flags, writeResult } from './lib/bench-stack';
+import { createProgress } from './lib/progress';
 import { stopAllDrillStacks } from './lib/drill-stack';
 import { runChaosDrill } from './scenarios/drill-chaos';
 import { runClusterChaosDrill } from './scenarios/drill-chaos-cluster';
@@ -15,7 +16,14 @@ async function main(): Promise<void> {
     steps: 3,
     stepMs: 250,
   });
-  const r = await runChaosDrill({ ...f, timeoutMs: 600_000, log: (m) => console.log(`· ${m}`) });
+  const bar = createProgress('chaos drill', f.units, { unit: 'units' });
+  const r = await runChaosDrill({
+    ...f,
+    timeoutMs: 600_000,
+    log: (m) => bar.log(`· ${m}`),
+    onStatus: (st) => bar.update(st.counters.completed, `in flight ${st.inFlight}, ${st.mode}`),
+  });
+  bar.finish();
   const faults = r.faults.map((x) => `${x.kind} ${(x.recoveryMs / 1000).toFixed(1)} s`).join(', ');
   console.log(
     `chaos drill (seed ${f.seed}): ${r.units} units → lost ${r.lost}, duplicated ${r.duplicated} ` +

@@ -1,4 +1,5 @@
 import { flags, writeResult } from './lib/bench-stack';
+import { createProgress } from './lib/progress';
 import { stopAllDrillStacks } from './lib/drill-stack';
 import { runDeployDrill } from './scenarios/drill-deploy';
 import { runClusterDeployDrill } from './scenarios/drill-deploy-cluster';
@@ -8,7 +9,14 @@ async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   if (argv.includes('--cluster')) return cluster(argv.filter((a) => a !== '--cluster'));
   const f = flags(argv, { units: 1000, concurrency: 50, steps: 3, stepMs: 250 });
-  const r = await runDeployDrill({ ...f, timeoutMs: 600_000, log: (m) => console.log(`· ${m}`) });
+  const bar = createProgress('deploy drill', f.units, { unit: 'units' });
+  const r = await runDeployDrill({
+    ...f,
+    timeoutMs: 600_000,
+    log: (m) => bar.log(`· ${m}`),
+    onStatus: (st) => bar.update(st.counters.completed, `in flight ${st.inFlight}, ${st.mode}`),
+  });
+  bar.finish();
   console.log(
     `deploy drill: ${r.units} units → lost ${r.lost}, duplicated ${r.duplicated} ` +
       `(effect duplicates ${r.effects.duplicates}, admitted ${r.counters.admitted}); ` +

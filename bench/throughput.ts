@@ -1,4 +1,5 @@
 import { flags, startBenchStack, writeResult } from './lib/bench-stack';
+import { createProgress } from './lib/progress';
 import { startClusterDrillStack } from './lib/cluster-drill-stack';
 
 type Call = (
@@ -72,6 +73,7 @@ export async function runThroughput(argv: string[]): Promise<void> {
       inFlight: number;
       cans: number;
     }[] = [];
+    const bar = createProgress('throughput', total, { unit: 'units' });
     for (;;) {
       await new Promise((r) => setTimeout(r, 2000));
       const st = (await s.call('GET', '/v1/admin/scheduler')).body;
@@ -88,11 +90,13 @@ export async function runThroughput(argv: string[]): Promise<void> {
         cans: st.history.continuedAsNew,
       };
       timeline.push(point);
-      console.log(
-        `t=${point.t.toFixed(0)}s admitted=${point.admitted} completed=${point.completed} queued=${point.queued} inFlight=${point.inFlight} continuedAsNew=${point.cans}`,
+      bar.update(
+        point.completed,
+        `admitted ${point.admitted}, queued ${point.queued}, in flight ${point.inFlight}, continued-as-new ${point.cans}`,
       );
       if (st.counters.completed >= total) break;
     }
+    bar.finish();
     const seconds = (Date.now() - t0) / 1000;
     const result = {
       target: cluster ? 'cluster' : 'dev server',

@@ -195,3 +195,30 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
   };
 }
+
+/**
+ * The `fairway` command's environment: where the API is and the admin token. Separate from the
+ * server's schema (the command runs on an operator's laptop, not beside the fleet).
+ */
+const CliEnvSchema = z.object({
+  FAIRWAY_URL: z.url({ protocol: /^https?$/ }).default('http://localhost:3000'),
+  FAIRWAY_ADMIN_TOKEN: optionalString,
+  ADMIN_TOKEN: optionalString,
+});
+
+export interface CliConfig {
+  /** The API's base URL, without a trailing slash. */
+  url: string;
+  /** FAIRWAY_ADMIN_TOKEN, else ADMIN_TOKEN; undefined when neither is set. */
+  adminToken: string | undefined;
+}
+
+export function loadCliConfig(env: Record<string, string | undefined> = process.env): CliConfig {
+  const parsed = CliEnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  return { url: e.FAIRWAY_URL.replace(/\/+$/, ''), adminToken: e.FAIRWAY_ADMIN_TOKEN ?? e.ADMIN_TOKEN };
+}

@@ -143,6 +143,8 @@ export async function startStack(
       await syncTenantsToFleet(db, fleet, log);
       const app = createApp({ fleet, db, adminToken, tenantDefaults: config.tenantDefaults, log });
       const server = await listen(app, config.port, config.host);
+      app.consoleSampler.start();
+      closers.push(() => app.consoleSampler.stop());
       closers.push(
         () =>
           new Promise<void>((resolve) => {

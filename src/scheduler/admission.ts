@@ -7,6 +7,7 @@ import { toAdmission } from './leases';
 import type { Flow, Lease, QueuedUnit } from './queue-state';
 import { recordEvents } from './rate';
 import { touchLedger } from './tenants';
+import { PRIORITIES } from './types';
 import type { Admission } from './types';
 
 /** Fleet concurrency in force: the operator's setting or the governor's, whichever is lower. */
@@ -95,6 +96,7 @@ function grant(s: CoreState, u: QueuedUnit, now: number): Admission {
   recordEvents(t.rate, now);
   recordEvents(s.fleetRate, now);
   s.counters.admitted++;
+  s.counters.admittedByPriority[PRIORITIES[u.lane]]++;
   refreshTenant(s, t);
   return toAdmission(lease);
 }

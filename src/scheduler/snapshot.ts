@@ -1,4 +1,5 @@
 import type { CoreState } from './core';
+import { zeroCounters } from './counters';
 import { DEFAULT_GOVERNOR } from './defaults';
 import { newGovernor } from './governor';
 import type { GovernorState } from './governor';
@@ -51,7 +52,7 @@ export function toSnapshot(s: CoreState): SchedulerSnapshot {
       admitted: { ...s.governor.admitted },
     },
     seq: s.seq,
-    counters: { ...s.counters },
+    counters: { ...s.counters, admittedByPriority: { ...s.counters.admittedByPriority } },
     intake: s.intake,
     draining: s.draining,
     vtime: [s.lanes[0].vtime, s.lanes[1].vtime, s.lanes[2].vtime],
@@ -99,6 +100,7 @@ export function fromSnapshot(snap: SchedulerSnapshot): CoreState {
   if (snap.v !== 1) throw new Error(`Unsupported scheduler snapshot version ${String(snap.v)}`);
   const lanes = [new LaneQueue(0), new LaneQueue(1), new LaneQueue(2)] as CoreState['lanes'];
   lanes.forEach((q, i) => (q.vtime = snap.vtime[i] as number));
+  const zero = zeroCounters();
   const s: CoreState = {
     settings: { ...snap.settings, floors: { ...snap.settings.floors } },
     // Snapshots from before a governor field existed take its default.
@@ -114,7 +116,12 @@ export function fromSnapshot(snap: SchedulerSnapshot): CoreState {
     budgetParked: new Set(),
     budgetWakeAt: Infinity,
     seq: snap.seq,
-    counters: { ...snap.counters },
+    // Snapshots from before a counter existed start it at 0.
+    counters: {
+      ...zero,
+      ...snap.counters,
+      admittedByPriority: { ...zero.admittedByPriority, ...snap.counters.admittedByPriority },
+    },
     intake: snap.intake,
     draining: snap.draining,
     fleetRate: { ...snap.fleetRate },

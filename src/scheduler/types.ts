@@ -213,6 +213,11 @@ export interface SchedulerStatus {
     cancelled: number;
     shed: number;
     expired: number;
+    /** Admissions by lane (sums to `admitted` for a chain started with this field). */
+    admittedByPriority: Record<Priority, number>;
+    /** Model calls, and those the provider throttled, as the workers reported them. */
+    modelCalls: number;
+    throttled: number;
   };
   config: {
     concurrency: number;

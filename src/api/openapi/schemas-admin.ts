@@ -66,6 +66,9 @@ export const SchedulerStatusResponse = z.object({
     cancelled: z.int(),
     shed: z.int(),
     expired: z.int(),
+    admittedByPriority: byPriority,
+    modelCalls: z.int(),
+    throttled: z.int(),
   }),
   config: z.object({
     concurrency: z.int(),
