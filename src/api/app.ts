@@ -15,6 +15,10 @@ import { batchesRouter } from './routes/batches';
 import { opsRouter } from './routes/ops';
 import { runsRouter } from './routes/runs';
 import { tenantMeRouter } from './routes/tenant-me';
+import { eventIngressRouter, eventsRouter } from './routes/events';
+import { triggersRouter } from './routes/triggers';
+import { webhookSecretsRouter } from './routes/webhook-secrets';
+import { EventDispatcher } from './intake/event-dispatch';
 
 export interface ApiDeps {
   fleet: FleetPort;
@@ -25,6 +29,8 @@ export interface ApiDeps {
   log: Logger;
   /** Clock in ms since epoch; tests pass their own. */
   now?: () => number;
+  /** Dispatches recorded events; without one, createApp makes one that runs only when an event arrives. */
+  events?: EventDispatcher;
 }
 
 /** The HTTP API of docs/api.md as an Express app; does not listen, so tests drive it with supertest. */
@@ -39,6 +45,7 @@ export function createApp(deps: ApiDeps): express.Express {
     tenantDefaults: deps.tenantDefaults,
     metrics: createApiMetrics(),
     submitLimiter: new TokenBuckets(rate, 2 * rate, now),
+    events: deps.events ?? new EventDispatcher({ fleet: deps.fleet, store: deps.db, log: deps.log, now }),
   };
 
   const app = express();
@@ -46,6 +53,8 @@ export function createApp(deps: ApiDeps): express.Express {
   app.set('etag', false);
   app.use(countRequests(ctx.metrics));
   app.use(opsRouter(ctx));
+  // Before the bearer-only middleware: events also come signed, and the signature needs the raw body.
+  app.use('/v1/events', eventIngressRouter(ctx, deps.adminToken));
 
   const v1 = express.Router();
   v1.use(authenticate(ctx.store, deps.adminToken));
@@ -56,6 +65,9 @@ export function createApp(deps: ApiDeps): express.Express {
   v1.use('/runs', runsRouter(ctx));
   v1.use('/batches', batchesRouter(ctx));
   v1.use('/tenants', tenantMeRouter(ctx));
+  v1.use('/events', eventsRouter(ctx));
+  v1.use('/triggers', triggersRouter(ctx));
+  v1.use('/webhook-secrets', webhookSecretsRouter(ctx));
   app.use('/v1', v1);
 
   app.use(notFoundHandler);
