@@ -88,6 +88,7 @@ export class EventDispatcher {
     if (!event) return false;
     let maxRetryAfter = 0;
     let open = 0;
+    let errored = 0;
     for (const run of event.runs) {
       if (run.status !== 'pending' && run.status !== 'refused') continue;
       const outcome = await this.startOne(event, run);
@@ -100,6 +101,7 @@ export class EventDispatcher {
         maxRetryAfter = Math.max(maxRetryAfter, outcome.refusal.retryAfterSeconds);
         store.events.updateRun(tenant, eventId, run.trigger, 'refused', outcome.refusal, now());
       } else {
+        errored += 1;
         this.deps.log.warn(
           { tenant, eventId, runId: run.runId, error: outcome.message },
           'event run not started',
@@ -107,7 +109,9 @@ export class EventDispatcher {
       }
     }
     const attempts = event.attempts + 1;
-    if (open === 0 || attempts >= MAX_DISPATCH_ATTEMPTS) {
+    // Refusals give up after MAX_DISPATCH_ATTEMPTS (the event stays refused, replayable); an unreachable
+    // fleet never makes an answered event give up: at least once means until it starts.
+    if (open === 0 || (errored === 0 && attempts >= MAX_DISPATCH_ATTEMPTS)) {
       store.events.finish(tenant, eventId, 'settled', attempts, now());
     } else {
       store.events.finish(
