@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { effectStoreLocation, openEffectStore } from './activities/open-effect-store';
 import { openStore } from './api/stores/store';
 import { createApp } from './api/app';
+import { EventDispatcher } from './api/intake/event-dispatch';
 import { syncTenantsToFleet } from './api/tenant-sync';
 import type { Config } from './config';
 import { ensureSearchAttributes } from './fleet/ensure-search-attributes';
@@ -141,7 +142,11 @@ export async function startStack(
       const fleet = withUnavailableAs503(createTemporalFleet(client, config, effects));
       // The scheduler's tenant table follows the API's (e.g. after the scheduler chain was reset).
       await syncTenantsToFleet(db, fleet, log);
-      const app = createApp({ fleet, db, adminToken, tenantDefaults: config.tenantDefaults, log });
+      // Events recorded but not yet turned into runs (this or a dead process's) are dispatched from here.
+      const events = new EventDispatcher({ fleet, store: db, log });
+      events.start();
+      closers.push(() => events.stop());
+      const app = createApp({ fleet, db, adminToken, tenantDefaults: config.tenantDefaults, log, events });
       const server = await listen(app, config.port, config.host);
       app.consoleSampler.start();
       closers.push(() => app.consoleSampler.stop());

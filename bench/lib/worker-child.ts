@@ -45,8 +45,12 @@ export async function spawnWorker(opts: {
   buildId: string;
   logFile: string;
   readyTimeoutMs?: number;
+  /** Another entry point (default `worker`) and the log line that says it is ready. */
+  entry?: 'worker' | 'api';
 }): Promise<WorkerChild> {
-  const child = spawn(TSX, [path.join('src', 'entry', 'worker.ts')], {
+  const entry = opts.entry ?? 'worker';
+  const readyLine = `"msg":"${entry} started"`;
+  const child = spawn(TSX, [path.join('src', 'entry', `${entry}.ts`)], {
     cwd: ROOT,
     env: { ...process.env, ...opts.env, BUILD_ID: opts.buildId, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -78,12 +82,12 @@ export async function spawnWorker(opts: {
   let seen = '';
   const ready = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(
-      () => reject(new Error(`worker ${opts.buildId} not ready in ${opts.readyTimeoutMs ?? 60_000} ms`)),
+      () => reject(new Error(`${entry} ${opts.buildId} not ready in ${opts.readyTimeoutMs ?? 60_000} ms`)),
       opts.readyTimeoutMs ?? 60_000,
     );
     child.stdout.on('data', (d: Buffer) => {
       seen = (seen + d.toString()).slice(-4096);
-      if (seen.includes('"msg":"worker started"')) {
+      if (seen.includes(readyLine)) {
         clearTimeout(timer);
         resolve();
       }
@@ -91,7 +95,7 @@ export async function spawnWorker(opts: {
     void exited.then((code) => {
       clearTimeout(timer);
       reject(
-        new Error(`worker ${opts.buildId} exited (${code}) before it was ready:\n${tail(opts.logFile)}`),
+        new Error(`${entry} ${opts.buildId} exited (${code}) before it was ready:\n${tail(opts.logFile)}`),
       );
     });
   });

@@ -17,6 +17,10 @@ import { runsRouter } from './routes/runs';
 import { tenantMeRouter } from './routes/tenant-me';
 import { consolePageRouter, consoleStateRouter } from '../console/router';
 import { ConsoleSampler } from '../console/sampler';
+import { eventIngressRouter, eventsRouter } from './routes/events';
+import { triggersRouter } from './routes/triggers';
+import { webhookSecretsRouter } from './routes/webhook-secrets';
+import { EventDispatcher } from './intake/event-dispatch';
 
 export interface ApiDeps {
   fleet: FleetPort;
@@ -29,6 +33,8 @@ export interface ApiDeps {
   now?: () => number;
   /** The console's sampling interval (ms); 2000. */
   consoleSampleMs?: number;
+  /** Dispatches recorded events; without one, createApp makes one that runs only when an event arrives. */
+  events?: EventDispatcher;
 }
 
 /** The app, and the console's sampler (the process starts it, so history exists before a page opens). */
@@ -46,6 +52,7 @@ export function createApp(deps: ApiDeps): FairwayApp {
     tenantDefaults: deps.tenantDefaults,
     metrics: createApiMetrics(),
     submitLimiter: new TokenBuckets(rate, 2 * rate, now),
+    events: deps.events ?? new EventDispatcher({ fleet: deps.fleet, store: deps.db, log: deps.log, now }),
   };
 
   const app = express();
@@ -65,6 +72,8 @@ export function createApp(deps: ApiDeps): FairwayApp {
     ...(deps.consoleSampleMs ? { sampleMs: deps.consoleSampleMs } : {}),
   });
   app.use(consolePageRouter());
+  // Before the bearer-only middleware: events also come signed, and the signature needs the raw body.
+  app.use('/v1/events', eventIngressRouter(ctx, deps.adminToken));
 
   const v1 = express.Router();
   v1.use(authenticate(ctx.store, deps.adminToken));
@@ -76,6 +85,9 @@ export function createApp(deps: ApiDeps): FairwayApp {
   v1.use('/runs', runsRouter(ctx));
   v1.use('/batches', batchesRouter(ctx));
   v1.use('/tenants', tenantMeRouter(ctx));
+  v1.use('/events', eventsRouter(ctx));
+  v1.use('/triggers', triggersRouter(ctx));
+  v1.use('/webhook-secrets', webhookSecretsRouter(ctx));
   app.use('/v1', v1);
 
   app.use(notFoundHandler);

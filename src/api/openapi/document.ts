@@ -1,6 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { registerComponents } from './components';
 import { registerPaths } from './paths';
+import { registerEventPaths } from './paths-events';
 
 let cached: ReturnType<OpenApiGeneratorV31['generateDocument']> | undefined;
 
@@ -8,7 +9,9 @@ let cached: ReturnType<OpenApiGeneratorV31['generateDocument']> | undefined;
 export function openApiDocument() {
   if (cached) return cached;
   const registry = new OpenAPIRegistry();
-  registerPaths(registry, registerComponents(registry));
+  const components = registerComponents(registry);
+  registerPaths(registry, components);
+  registerEventPaths(registry, components);
   cached = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {

@@ -1,0 +1,137 @@
+import { getAgent } from '../../agents/catalog';
+import { ApiError } from '../../contract/errors';
+import { renderInput, triggerMatches, type EventEnvelope } from '../../events/triggers';
+import type { ApiContext } from '../context';
+import { canonicalHash } from '../crypto/canonical-json';
+import type { EventRecord, NewEventRun } from '../stores/event-store';
+import type { EventOutcome } from './event-schemas';
+import { runIdFor, runLink } from './run-intake';
+import { rateLimit } from './shed';
+
+export const eventLink = (eventId: string) => `/v1/events/${encodeURIComponent(eventId)}`;
+
+/** A run made by an event: its id derives from (event id, trigger), so every retry and replay names it again. */
+export function eventRunId(tenant: string, eventId: string, trigger: string): string {
+  return runIdFor(tenant, `event:${eventId}:${trigger}`);
+}
+
+/** The runs the tenant's triggers make of `event`, skipping triggers in `except` (already applied). */
+export function runsForEvent(
+  ctx: ApiContext,
+  tenant: string,
+  event: EventEnvelope,
+  except: ReadonlySet<string> = new Set(),
+): NewEventRun[] {
+  const runs: NewEventRun[] = [];
+  for (const { name, spec } of ctx.store.events.listTriggers(tenant)) {
+    if (except.has(name) || !triggerMatches(spec, event)) continue;
+    const agent = getAgent(spec.agent);
+    const rendered = renderInput(spec.input, event);
+    const parsed = agent?.input.safeParse(rendered);
+    const base = {
+      trigger: name,
+      runId: eventRunId(tenant, event.id, name),
+      agent: spec.agent,
+      priority: spec.priority,
+    };
+    if (!agent || !parsed?.success) {
+      const why = agent
+        ? parsed?.error?.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ')
+        : `there is no agent called "${spec.agent}"`;
+      runs.push({
+        ...base,
+        input: rendered ?? null,
+        estimatedTokens: spec.estimatedTokens ?? 1,
+        status: 'invalid_input',
+        refusal: {
+          code: 'invalid_input',
+          message: `The trigger's input is not valid: ${why}.`,
+          retryAfterSeconds: 0,
+        },
+      });
+      continue;
+    }
+    runs.push({
+      ...base,
+      input: parsed.data,
+      estimatedTokens: spec.estimatedTokens ?? agent.estimate(parsed.data as never),
+      status: 'pending',
+    });
+  }
+  return runs;
+}
+
+export function outcomeOf(event: EventRecord): EventOutcome {
+  const { runs } = event;
+  if (runs.length === 0) return 'no_match';
+  if (event.state === 'pending') return runs.some((r) => r.status === 'refused') ? 'retrying' : 'pending';
+  if (runs.every((r) => r.status === 'started')) return 'started';
+  if (runs.some((r) => r.status === 'refused')) return 'refused';
+  if (runs.some((r) => r.status === 'pending')) return 'pending';
+  return runs.some((r) => r.status === 'started') ? 'started' : 'invalid_input';
+}
+
+export function eventView(event: EventRecord) {
+  return {
+    eventId: event.eventId,
+    type: event.envelope.type,
+    source: event.envelope.source,
+    receivedAt: new Date(event.receivedAt).toISOString(),
+    outcome: outcomeOf(event),
+    attempts: event.attempts,
+    nextAttemptAt: event.state === 'pending' ? new Date(event.nextAttemptAt).toISOString() : null,
+    replays: event.replays,
+    runs: event.runs.map((r) => ({
+      trigger: r.trigger,
+      runId: r.runId,
+      agent: r.agent,
+      priority: r.priority,
+      status: r.status,
+      refusal: r.refusal,
+      links: { run: runLink(r.runId) },
+    })),
+    links: { self: eventLink(event.eventId), replay: `${eventLink(event.eventId)}/replay` },
+  };
+}
+
+/** The largest Retry-After among the event's refused runs, when there is one. */
+export function retryAfterOf(event: EventRecord): number | undefined {
+  const secs = event.runs.filter((r) => r.status === 'refused').map((r) => r.refusal?.retryAfterSeconds ?? 1);
+  return secs.length > 0 ? Math.max(1, ...secs) : undefined;
+}
+
+export interface EventAnswer {
+  status: 200 | 202;
+  event: EventRecord;
+}
+
+/**
+ * Records the event durably with the runs its triggers decide (the 2xx promise rests on this row), then
+ * hands it to the dispatcher. The same id again within the retention: 200 with what it started; with
+ * another body: 422.
+ */
+export function acceptEvent(ctx: ApiContext, tenant: string, envelope: EventEnvelope): EventAnswer {
+  const bodyHash = canonicalHash({
+    type: envelope.type,
+    source: envelope.source,
+    data: envelope.data ?? null,
+  });
+  const known = ctx.store.events.get(tenant, envelope.id);
+  if (!known) rateLimit(ctx, tenant);
+  const result = ctx.store.events.record(
+    { tenant, eventId: envelope.id, bodyHash, envelope, receivedAt: ctx.now() },
+    () => runsForEvent(ctx, tenant, envelope),
+  );
+  if (!result.created) {
+    if (result.event.bodyHash !== bodyHash) {
+      throw new ApiError(
+        'idempotency_conflict',
+        'An event with this id and another type, source or data was already received; give a new event a new id.',
+        { eventId: envelope.id },
+      );
+    }
+    return { status: 200, event: result.event };
+  }
+  if (result.event.state === 'pending') ctx.events.kick(tenant, envelope.id);
+  return { status: 202, event: result.event };
+}

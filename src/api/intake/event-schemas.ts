@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { PrioritySchema } from './schemas';
+
+/** Request schemas of events, triggers and webhook secrets (docs/api.md, "Events and triggers"). */
+
+/** A CloudEvents 1.0 event in structured JSON mode; extension attributes are accepted and ignored. */
+export const CloudEventSchema = z.object({
+  id: z.string().min(1).max(255),
+  type: z.string().min(1).max(255),
+  source: z.string().min(1).max(1000),
+  specversion: z.literal('1.0').default('1.0'),
+  time: z.iso.datetime({ offset: true }).optional(),
+  data: z.unknown().optional(),
+});
+
+export const TriggerNameSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9._-]{1,64}$/, 'A trigger name is 1–64 characters of A-Z, a-z, 0-9, ".", "_" and "-".');
+
+const DottedPathSchema = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+){0,15}$/,
+    'A filter key is a dotted path such as "data.service.name".',
+  );
+
+export const TriggerPutSchema = z.strictObject({
+  eventType: z.string().min(1).max(255),
+  filter: z
+    .record(DottedPathSchema, z.union([z.string(), z.number(), z.boolean(), z.null()]))
+    .refine((f) => Object.keys(f).length <= 20, 'At most 20 filter entries.')
+    .default({}),
+  agent: z.string().min(1).max(64),
+  priority: PrioritySchema.default('standard'),
+  input: z.unknown().optional(),
+  estimatedTokens: z.int().min(1).max(1_000_000_000).optional(),
+});
+export type TriggerPut = z.output<typeof TriggerPutSchema>;
+
+export const WebhookSecretPostSchema = z.strictObject({ source: z.string().min(1).max(1000) });
+
+export const EventIdSchema = z.string().min(1).max(255);
+
+export const EVENT_OUTCOMES = [
+  'no_match',
+  'pending',
+  'retrying',
+  'started',
+  'refused',
+  'invalid_input',
+] as const;
+export type EventOutcome = (typeof EVENT_OUTCOMES)[number];
+
+export const EventListQuerySchema = z.object({
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  outcome: z.enum(EVENT_OUTCOMES).optional(),
+});

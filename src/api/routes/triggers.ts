@@ -1,0 +1,74 @@
+import { Router } from 'express';
+import { AGENT_NAMES, getAgent } from '../../agents/catalog';
+import { ApiError } from '../../contract/errors';
+import type { TriggerSpec } from '../../events/triggers';
+import type { ApiContext } from '../context';
+import { TriggerNameSchema, TriggerPutSchema } from '../intake/event-schemas';
+import { parseOr400 } from '../intake/validation';
+import { tenantOf } from '../middleware/auth';
+
+const triggerLink = (name: string) => `/v1/triggers/${name}`;
+
+const view = (name: string, spec: TriggerSpec, updatedAt: number) => ({
+  name,
+  ...spec,
+  updatedAt: new Date(updatedAt).toISOString(),
+  links: { self: triggerLink(name) },
+});
+
+/** Per-tenant triggers: `PUT|GET|DELETE /v1/triggers/:name`, `GET /v1/triggers`. */
+export function triggersRouter(ctx: ApiContext): Router {
+  const router = Router();
+
+  const nameOf = (raw: string): string => {
+    if (!TriggerNameSchema.safeParse(raw).success) throw ApiError.notFound(`Trigger ${raw}`);
+    return raw;
+  };
+
+  router.put('/:name', (req, res) => {
+    const tenant = tenantOf(res, 'manage triggers').tenant;
+    const name = parseOr400(TriggerNameSchema, req.params.name);
+    const body = parseOr400(TriggerPutSchema, req.body ?? {});
+    if (!getAgent(body.agent)) {
+      throw new ApiError('unknown_agent', `There is no agent called "${body.agent}".`, {
+        known: AGENT_NAMES,
+      });
+    }
+    const spec: TriggerSpec = {
+      eventType: body.eventType,
+      filter: body.filter,
+      agent: body.agent,
+      priority: body.priority,
+      ...(body.input !== undefined ? { input: body.input } : {}),
+      ...(body.estimatedTokens !== undefined ? { estimatedTokens: body.estimatedTokens } : {}),
+    };
+    const now = ctx.now();
+    const created = ctx.store.events.putTrigger(tenant, name, spec, now);
+    res
+      .location(triggerLink(name))
+      .status(created ? 201 : 200)
+      .json(view(name, spec, now));
+  });
+
+  router.get('/', (_req, res) => {
+    const tenant = tenantOf(res, 'read triggers').tenant;
+    res.json({ items: ctx.store.events.listTriggers(tenant).map((t) => view(t.name, t.spec, t.updatedAt)) });
+  });
+
+  router.get('/:name', (req, res) => {
+    const tenant = tenantOf(res, 'read triggers').tenant;
+    const name = nameOf(req.params.name);
+    const found = ctx.store.events.getTrigger(tenant, name);
+    if (!found) throw ApiError.notFound(`Trigger ${name}`);
+    res.json(view(name, found.spec, found.updatedAt));
+  });
+
+  router.delete('/:name', (req, res) => {
+    const tenant = tenantOf(res, 'manage triggers').tenant;
+    const name = nameOf(req.params.name);
+    if (!ctx.store.events.deleteTrigger(tenant, name)) throw ApiError.notFound(`Trigger ${name}`);
+    res.status(204).end();
+  });
+
+  return router;
+}

@@ -1,0 +1,42 @@
+import { randomBytes } from 'node:crypto';
+import { Router } from 'express';
+import { ApiError } from '../../contract/errors';
+import type { ApiContext } from '../context';
+import { WebhookSecretPostSchema } from '../intake/event-schemas';
+import { parseOr400 } from '../intake/validation';
+import { tenantOf } from '../middleware/auth';
+
+/**
+ * Per-tenant, per-source webhook secrets. `POST` creates or rotates one and shows it exactly once;
+ * `GET` lists the sources that have one (never the secrets); `DELETE ?source=` removes one.
+ */
+export function webhookSecretsRouter(ctx: ApiContext): Router {
+  const router = Router();
+
+  router.post('/', (req, res) => {
+    const tenant = tenantOf(res, 'manage webhook secrets').tenant;
+    const { source } = parseOr400(WebhookSecretPostSchema, req.body ?? {});
+    const secret = `whsec_${randomBytes(32).toString('base64url')}`;
+    const rotated = ctx.store.events.secretFor(tenant, source) !== undefined;
+    ctx.store.events.putSecret(tenant, source, secret, ctx.now());
+    res.status(rotated ? 200 : 201).json({ source, secret, rotated });
+  });
+
+  router.get('/', (_req, res) => {
+    const tenant = tenantOf(res, 'read webhook secrets').tenant;
+    const items = ctx.store.events
+      .listSecrets(tenant)
+      .map((s) => ({ source: s.source, createdAt: new Date(s.createdAt).toISOString() }));
+    res.json({ items });
+  });
+
+  router.delete('/', (req, res) => {
+    const tenant = tenantOf(res, 'manage webhook secrets').tenant;
+    const source = typeof req.query.source === 'string' ? req.query.source : '';
+    if (!ctx.store.events.deleteSecret(tenant, source))
+      throw ApiError.notFound(`Webhook secret for ${source}`);
+    res.status(204).end();
+  });
+
+  return router;
+}
