@@ -65,3 +65,29 @@ export function touchLedger(s: CoreState, t: TenantState, now: number): boolean 
   s.log.append(t.id, t.ledger.periodStart, '', 'rollover', closed);
   return true;
 }
+
+/**
+ * Whether a tenant carries nothing the core must keep: nothing queued or in flight, nothing
+ * reserved, nothing spent against a budget in the current period, and no admission for `idleMs`.
+ * Such a tenant may leave the core; the API's tenant store brings it back when it submits again.
+ */
+export function isIdle(s: CoreState, t: TenantState, now: number, idleMs: number): boolean {
+  if (t.queued > 0 || t.inFlight > 0 || t.ledger.reserved > 0) return false;
+  if (now - t.rate.at < idleMs) return false;
+  touchLedger(s, t, now);
+  return t.settings.budget.tokens === null || t.ledger.spent === 0;
+}
+
+/** Removes idle tenants (oldest activity first, at most `max`); returns their ids. */
+export function evictIdle(s: CoreState, now: number, idleMs: number, max = Infinity): string[] {
+  const idle = [...s.tenants.values()]
+    .filter((t) => isIdle(s, t, now, idleMs))
+    .sort((a, b) => a.rate.at - b.rate.at || a.ord - b.ord)
+    .slice(0, max);
+  for (const t of idle) {
+    s.tenants.delete(t.id);
+    s.budgetParked.delete(t);
+    s.log.dropTenant(t.id);
+  }
+  return idle.map((t) => t.id);
+}
