@@ -66,6 +66,7 @@ function submitOne(s: CoreState, u: UnitSubmission, now: number, call: DoorCall)
   const runId = u.runId;
   const t = s.tenants.get(u.tenant);
   if (!t) return refuse(runId, 'unknown_tenant', `Tenant ${u.tenant} does not exist.`, 0);
+  t.seenAt = Math.max(t.seenAt, now);
   const attempt = tokenCount(u.attempt ?? 0);
   const queued = s.queued.get(runId);
   if (queued) {

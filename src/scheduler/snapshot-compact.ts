@@ -100,7 +100,8 @@ export function encodeV2(s: SchedulerSnapshotV1): SchedulerSnapshotV2 {
         : [t.rate.count, rel(t.rate.at), rel(t.rate.since)];
     const ledger: LedgerTuple = [rel(ps), pe === null ? null : rel(pe), reserved, spent];
     const tags: [number, number, number] = [...t.tags];
-    if (!t.queues) return [t.id, t.ord, settings, ledger, rate, tags];
+    const seen = rel(t.seen ?? t.rate.at);
+    if (!t.queues) return [t.id, t.ord, settings, ledger, rate, tags, seen];
     const q = t.queues;
     return [
       t.id,
@@ -109,6 +110,7 @@ export function encodeV2(s: SchedulerSnapshotV1): SchedulerSnapshotV2 {
       ledger,
       rate,
       tags,
+      seen,
       [packQueue(t.id, q[0]), packQueue(t.id, q[1]), packQueue(t.id, q[2])],
     ];
   });
@@ -155,7 +157,8 @@ export function decodeV2(s: SchedulerSnapshotV2): SchedulerSnapshotV1 {
   const t0 = s.t0;
   const abs = (x: number) => x + t0;
   const tenants = s.tenants.map((tuple): TenantSnapshot => {
-    const [id, ord, [weight, maxQueued, maxInFlight, tokens, period], ledger, rate, tags, queues] = tuple;
+    const [id, ord, [weight, maxQueued, maxInFlight, tokens, period], ledger, rate, tags, seen, queues] =
+      tuple;
     const [ps, pe, reserved, spent] = ledger;
     const t: TenantSnapshot = {
       id,
@@ -166,6 +169,7 @@ export function decodeV2(s: SchedulerSnapshotV2): SchedulerSnapshotV1 {
         rate.length === 3
           ? { count: rate[0], at: abs(rate[1]), since: abs(rate[2]) }
           : { count: rate[0], at: abs(rate[1]) },
+      seen: abs(seen),
       tags: [...tags],
     };
     if (queues)

@@ -18,6 +18,8 @@ export interface TenantSnapshot {
   settings: TenantSettings;
   ledger: LedgerTuple;
   rate: RateState;
+  /** Written since version 2's code; a version 1 snapshot without it takes `rate.at`. */
+  seen?: number;
   /** Fair-queuing tags per lane. */
   tags: [number, number, number];
   /** Omitted when nothing is queued. */
@@ -58,13 +60,13 @@ export type SettingsTuple = [number, number, number, number | null, TenantSettin
 export type RateTuple = [number, number] | [number, number, number];
 
 /**
- * [id, ord, settings, ledger (times relative to t0), rate, fair-queuing tags per lane,
- *  queues per lane (omitted when nothing is queued)]. A queue is one string of units joined by " ",
+ * [id, ord, settings, ledger (times relative to t0), rate, fair-queuing tags per lane, last seen
+ *  (relative to t0), queues per lane (omitted when nothing is queued)]. A queue is one string of units joined by " ",
  * each unit its run-id code (`id-codec.ts`), then "*" + cost in base 36 when it differs from the
  * previous unit's, then "!" + attempt in base 36 when it is not 0.
  */
 export type TenantTuple =
-  | [string, number, SettingsTuple, LedgerTuple, RateTuple, [number, number, number]]
+  | [string, number, SettingsTuple, LedgerTuple, RateTuple, [number, number, number], number]
   | [
       string,
       number,
@@ -72,6 +74,7 @@ export type TenantTuple =
       LedgerTuple,
       RateTuple,
       [number, number, number],
+      number,
       [string, string, string],
     ];
 

@@ -52,6 +52,7 @@ function toSnapshotV1(s: CoreState): SchedulerSnapshotV1 {
       settings: cloneSettings(t.settings),
       ledger: [l.periodStart, l.periodEnd, l.reserved, l.spent],
       rate: { ...t.rate },
+      seen: t.seenAt,
       tags: [t.flows[0].tag, t.flows[1].tag, t.flows[2].tag],
     };
     if (t.queued > 0) snap.queues = [queueTuple(t, 0), queueTuple(t, 1), queueTuple(t, 2)];
@@ -134,6 +135,7 @@ function fromSnapshotV1(snap: SchedulerSnapshotV1): CoreState {
     const [periodStart, periodEnd, reserved, spent] = ts.ledger;
     Object.assign(t.ledger, { periodStart, periodEnd, reserved, spent });
     t.rate = { ...ts.rate };
+    t.seenAt = ts.seen ?? ts.rate.at;
     t.flows.forEach((f, lane) => (f.tag = ts.tags[lane] as number));
     ts.queues?.forEach(([ids, costs, attempts], lane) => {
       ids.forEach((runId, i) => {

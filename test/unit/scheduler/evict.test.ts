@@ -41,6 +41,21 @@ describe('idle tenants leave the core', () => {
     expect(s.tenantStatus('budgeted', later)?.ledger.spent).toBe(10);
   });
 
+  it('keeps a tenant whose submissions are refused for now (a batch offering its items again)', () => {
+    const s = makeFleet({
+      settings: { globalMaxQueued: 1 },
+      tenants: { crowd: { maxInFlight: 0 }, batcher: {} },
+    });
+    s.submit(units('crowd', 1), T0);
+    const later = T0 + TENANT_IDLE_EVICT_MS;
+    expect(s.submit(units('batcher', 1), later - 1000)[0]).toMatchObject({
+      accepted: false,
+      code: 'queue_full',
+    });
+    expect(s.evictIdle(later)).toEqual([]);
+    expect(s.evictIdle(later + TENANT_IDLE_EVICT_MS)).toEqual(['batcher']);
+  });
+
   it('a full core makes room from its idlest idle tenant, and refuses a new one when none is idle', () => {
     const s = makeFleet();
     for (let i = 0; i < MAX_CORE_TENANTS; i++) s.upsertTenant(`t${i}`, defaultTenantSettings(), T0 + i);
