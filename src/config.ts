@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_GOVERNOR } from './scheduler/defaults';
 import { FALLBACK_FLEET_SETTINGS } from './scheduler/fleet-settings';
+import { MAX_CONCURRENCY, MAX_GLOBAL_QUEUED } from './scheduler/limits';
 import { defaultTenantSettings } from './scheduler/tenants';
 import type { FleetSettings, GovernorParams } from './scheduler/types';
 
@@ -57,11 +58,11 @@ const EnvSchema = z.object({
     .max(3600)
     .default(G.maxPauseMs / 1000),
   MODEL_QUOTA_SHARE: z.coerce.number().gt(0).max(1).default(G.quotaShare),
-  FLEET_CONCURRENCY: int(FLEET.concurrency),
+  FLEET_CONCURRENCY: z.coerce.number().int().min(1).max(MAX_CONCURRENCY).default(FLEET.concurrency),
   FLOOR_STANDARD: z.coerce.number().min(0).max(0.5).default(FLEET.floors.standard),
   FLOOR_BATCH: z.coerce.number().min(0).max(0.5).default(FLEET.floors.batch),
   LEASE_TTL_SECONDS: int(FLEET.leaseTtlSeconds),
-  GLOBAL_MAX_QUEUED: int(FLEET.globalMaxQueued),
+  GLOBAL_MAX_QUEUED: z.coerce.number().int().min(0).max(MAX_GLOBAL_QUEUED).default(FLEET.globalMaxQueued),
   DEFAULT_TENANT_MAX_QUEUED: int(TENANT.maxQueued),
   DEFAULT_TENANT_MAX_IN_FLIGHT: int(TENANT.maxInFlight),
   TENANT_RATE_PER_SECOND: int(200),

@@ -20,6 +20,7 @@ import { startFleetWorker } from './fleet/worker';
 import type { FleetWorker, WorkflowSource } from './fleet/worker';
 import { startDevServer } from './infra/dev-server';
 import { installRuntime } from './infra/runtime';
+import { httpAnswers, waitFor } from './infra/wait-for';
 import type { DevServer } from './infra/dev-server';
 import { startSimulator } from './modelplane';
 import type { RunningSimulator } from './modelplane';
@@ -64,7 +65,10 @@ export async function startStack(
   installRuntime(config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN');
   const log = opts.log ?? pino({ level: config.logLevel });
   const closers: (() => Promise<void>)[] = [];
+  // Aborted first thing on close: waits for other parts stop.
+  const stopping = new AbortController();
   const close = async () => {
+    stopping.abort();
     for (const c of closers.reverse())
       await c().catch((err: unknown) => log.error({ err: String(err) }, 'shutdown step failed'));
   };
@@ -102,22 +106,49 @@ export async function startStack(
       modelBaseUrl = sim.url;
     }
 
-    const connection = await Connection.connect({
-      address,
-      // The SDK backs off a full second on RESOURCE_EXHAUSTED, which is also what a signal meets while
-      // the scheduler continues-as-new (BUSY_WORKFLOW, a moment): retry such calls sooner.
-      interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ initialIntervalMs: () => 100 }))],
-    });
+    // Started on its own (TEMPORAL_ADDRESS set), a part waits for Temporal to answer rather than exit.
+    const temporalAddress = address;
+    const connection = await waitFor(
+      `Temporal at ${temporalAddress}`,
+      () =>
+        Connection.connect({
+          address: temporalAddress,
+          connectTimeout: '5s',
+          // The SDK backs off a full second on RESOURCE_EXHAUSTED, which is also what a signal meets while
+          // the scheduler continues-as-new (BUSY_WORKFLOW, a moment): retry such calls sooner.
+          interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ initialIntervalMs: () => 100 }))],
+        }),
+      log,
+      { signal: stopping.signal },
+    );
     closers.push(() => connection.close());
     const client = new Client({ connection, namespace: config.temporal.namespace });
     if (parts.worker || parts.api) {
-      if (config.temporal.address) await ensureSearchAttributes(client, config.temporal.namespace);
-      await ensureScheduler(client, config, opts.scheduler);
+      await waitFor(
+        `Temporal namespace ${config.temporal.namespace}`,
+        async () => {
+          if (config.temporal.address) await ensureSearchAttributes(client, config.temporal.namespace);
+          await ensureScheduler(client, config, opts.scheduler);
+        },
+        log,
+        { signal: stopping.signal },
+      );
     }
 
     let worker: FleetWorker | undefined;
     if (parts.worker) {
-      const nativeConnection = await NativeConnection.connect({ address });
+      if (config.model.baseUrl) {
+        const modelUrl = config.model.baseUrl;
+        await waitFor(`the model plane at ${modelUrl}`, () => httpAnswers(modelUrl), log, {
+          signal: stopping.signal,
+        });
+      }
+      const nativeConnection = await waitFor(
+        `Temporal at ${temporalAddress} (worker connection)`,
+        () => NativeConnection.connect({ address: temporalAddress }),
+        log,
+        { signal: stopping.signal },
+      );
       closers.push(() => nativeConnection.close());
       worker = await startFleetWorker({
         config,
@@ -140,8 +171,20 @@ export async function startStack(
       const effects = await openEffectStore(effectStoreLocation(config));
       closers.push(() => effects.close());
       const fleet = withUnavailableAs503(createTemporalFleet(client, config, effects));
-      // The scheduler's tenant table follows the API's (e.g. after the scheduler chain was reset).
-      await syncTenantsToFleet(db, fleet, log);
+      // The scheduler's tenant table follows the API's (e.g. after the scheduler chain was reset). In the
+      // background: with no worker up yet the scheduler cannot answer, and the API serves meanwhile
+      // (a submission of a tenant the scheduler lacks re-sends it anyway).
+      if (db.listTenants().length > 0) {
+        void waitFor(
+          'the scheduler to take the stored tenants',
+          () => syncTenantsToFleet(db, fleet, log),
+          log,
+          {
+            signal: stopping.signal,
+            maxDelayMs: 10_000,
+          },
+        ).catch(() => undefined);
+      }
       // Events recorded but not yet turned into runs (this or a dead process's) are dispatched from here.
       const events = new EventDispatcher({ fleet, store: db, log });
       events.start();

@@ -1,11 +1,14 @@
 /**
  * Runs a started process part until SIGINT or SIGTERM, then closes it once and exits.
- * A second signal exits at once.
+ * A second signal exits at once. The part stays up until then even when nothing of its own keeps
+ * Node's event loop busy (the Temporal part: its dev server is a child of the SDK's native runtime,
+ * and without this the process ended, taking the dev server with it, a few seconds after starting).
  */
 export function closeOnSignal(
   close: () => Promise<void>,
   log: { info(m: string): void; error(m: string): void },
 ): void {
+  const keepAlive = setInterval(() => undefined, 1 << 30);
   let closing = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (closing) {
@@ -15,7 +18,10 @@ export function closeOnSignal(
     closing = true;
     log.info(`${signal}: shutting down (in-flight steps are allowed to finish)…`);
     close().then(
-      () => process.exit(0),
+      () => {
+        clearInterval(keepAlive);
+        process.exit(0);
+      },
       (err: unknown) => {
         log.error(`shutdown failed: ${String(err)}`);
         process.exit(1);

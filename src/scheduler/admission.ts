@@ -94,6 +94,7 @@ function grant(s: CoreState, u: QueuedUnit, now: number): Admission {
   };
   s.leases.add(lease);
   recordEvents(t.rate, now);
+  t.seenAt = Math.max(t.seenAt, now);
   recordEvents(s.fleetRate, now);
   s.counters.admitted++;
   s.counters.admittedByPriority[PRIORITIES[u.lane]]++;

@@ -11,6 +11,7 @@ import {
   secondsToDrain,
   tenantAdmissionRate,
 } from './retry-after';
+import { withRetryHeadroom } from './limits';
 import { touchLedger } from './tenants';
 import { PRIORITIES } from './types';
 import type { Refusal, ShedCode, SubmitResult, UnitSubmission } from './types';
@@ -51,9 +52,10 @@ class DoorCall {
 }
 
 /**
- * The door. Retries (attempt > 0) of runs that were already admitted once skip the
- * queue caps, the budget check and a 'refuse' drain: that work was accepted before,
- * and refusing it now would lose it. Only an unknown tenant refuses a retry.
+ * The door. Retries (attempt > 0) of runs that were already admitted once skip the budget check
+ * and a 'refuse' drain, and may queue past `maxQueued` and `globalMaxQueued`: that work was
+ * accepted before. But only within a bounded headroom (`withRetryHeadroom`), so the queue has a
+ * hard bound; beyond it a retry is shed with queue_full and offers itself again after Retry-After.
  */
 export function submit(s: CoreState, units: readonly UnitSubmission[], now: number): SubmitResult[] {
   const call = new DoorCall(s, now);
@@ -64,6 +66,7 @@ function submitOne(s: CoreState, u: UnitSubmission, now: number, call: DoorCall)
   const runId = u.runId;
   const t = s.tenants.get(u.tenant);
   if (!t) return refuse(runId, 'unknown_tenant', `Tenant ${u.tenant} does not exist.`, 0);
+  t.seenAt = Math.max(t.seenAt, now);
   const attempt = tokenCount(u.attempt ?? 0);
   const queued = s.queued.get(runId);
   if (queued) {
@@ -78,12 +81,10 @@ function submitOne(s: CoreState, u: UnitSubmission, now: number, call: DoorCall)
     expireLease(s, lease, now);
   }
   const cost = Math.max(1, tokenCount(u.cost));
-  if (attempt === 0) {
-    const shed = doorCheck(s, t, cost, now, call);
-    if (shed) {
-      s.counters.shed++;
-      return { runId, ...shed };
-    }
+  const shed = attempt === 0 ? doorCheck(s, t, cost, now, call) : retryCheck(s, t, now, call);
+  if (shed) {
+    s.counters.shed++;
+    return { runId, ...shed };
   }
   enqueue(s, t, laneOf(u.priority), runId, cost, attempt);
   s.counters.submitted++;
@@ -91,6 +92,22 @@ function submitOne(s: CoreState, u: UnitSubmission, now: number, call: DoorCall)
 }
 
 type Shed = { accepted: false } & Refusal;
+
+/** A retry may use the headroom above the queue caps, and no more. */
+function retryCheck(s: CoreState, t: TenantState, now: number, call: DoorCall): Shed | null {
+  const tenantCap = withRetryHeadroom(t.settings.maxQueued);
+  if (t.queued >= tenantCap) {
+    const rate = tenantAdmissionRate(s, t, now, () => call.backloggedWeight());
+    const wait = secondsToDrain(t.queued - tenantCap + call.shedOf(t), rate);
+    return shed('queue_full', `Tenant ${t.id} has ${t.queued} units queued, retries included.`, wait);
+  }
+  const fleetCap = withRetryHeadroom(s.settings.globalMaxQueued);
+  if (s.queued.size >= fleetCap) {
+    const wait = secondsToDrain(s.queued.size - fleetCap + ++call.globalShed, fleetAdmissionRate(s, now));
+    return shed('queue_full', `The fleet's queue is full (${s.queued.size} units, retries included).`, wait);
+  }
+  return null;
+}
 
 function doorCheck(s: CoreState, t: TenantState, cost: number, now: number, call: DoorCall): Shed | null {
   if (s.draining && s.intake === 'refuse') {

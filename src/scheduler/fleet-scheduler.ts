@@ -9,9 +9,10 @@ import type { SettingsPatch } from './fleet-settings';
 import { observe } from './governor';
 import { cancel, charge, expireLeases, release, renew, topUp } from './lease-lifecycle';
 import { fromSnapshot, toSnapshot } from './snapshot';
-import type { SchedulerSnapshot } from './snapshot-format';
+import type { AnySchedulerSnapshot, SchedulerSnapshot } from './snapshot-format';
 import { fleetStatus, tenantStatus } from './status';
-import { applySettings, createTenant, sanitizeSettings, touchLedger } from './tenants';
+import { MAX_CORE_TENANTS, TENANT_IDLE_EVICT_MS } from './limits';
+import { applySettings, createTenant, evictIdle, sanitizeSettings, touchLedger } from './tenants';
 import type {
   Admission,
   Charge,
@@ -53,7 +54,7 @@ export class FleetScheduler {
     );
   }
 
-  static restore(snapshot: SchedulerSnapshot): FleetScheduler {
+  static restore(snapshot: AnySchedulerSnapshot): FleetScheduler {
     return new FleetScheduler(fromSnapshot(snapshot));
   }
 
@@ -61,17 +62,38 @@ export class FleetScheduler {
     return toSnapshot(this.s);
   }
 
-  /** Creates a tenant or changes its settings (a budget period change keeps what was spent). */
-  upsertTenant(id: string, settings: TenantSettings, now: number): void {
+  /**
+   * Creates a tenant or changes its settings (a budget period change keeps what was spent). When
+   * the core already holds MAX_CORE_TENANTS, the idlest idle tenant makes room; when none is idle
+   * the new tenant is not created (false), and its submissions answer unknown_tenant until room frees.
+   */
+  upsertTenant(id: string, settings: TenantSettings, now: number): boolean {
     const clean = sanitizeSettings(settings);
     const t = this.s.tenants.get(id);
     if (t) {
       touchLedger(this.s, t, now);
       applySettings(t, clean, now);
       refreshTenant(this.s, t);
-    } else {
-      this.s.tenants.set(id, createTenant(id, this.s.nextOrd++, clean, now));
+      return true;
     }
+    if (this.s.tenants.size >= MAX_CORE_TENANTS) {
+      evictIdle(this.s, now, 0, this.s.tenants.size - MAX_CORE_TENANTS + 1);
+      if (this.s.tenants.size >= MAX_CORE_TENANTS) return false;
+    }
+    this.s.tenants.set(id, createTenant(id, this.s.nextOrd++, clean, now));
+    return true;
+  }
+
+  /**
+   * Idle tenants (nothing queued, in flight or spent against a budget this period, no admission for
+   * `idleMs`) leave the core; returns their ids. The scheduler calls this before continue-as-new.
+   */
+  evictIdle(now: number, idleMs = TENANT_IDLE_EVICT_MS): string[] {
+    return evictIdle(this.s, now, idleMs);
+  }
+
+  tenantCount(): number {
+    return this.s.tenants.size;
   }
 
   tenantStatus(id: string, now: number): TenantStatus | undefined {

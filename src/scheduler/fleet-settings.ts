@@ -1,3 +1,4 @@
+import { MAX_CONCURRENCY, MAX_GLOBAL_QUEUED } from './limits';
 import type { FleetSettings } from './types';
 
 /** Changes to the fleet's settings; any subset. */
@@ -21,15 +22,18 @@ export const FALLBACK_FLEET_SETTINGS: FleetSettings = {
   globalMaxQueued: 20_000,
 };
 
-/** Applies a patch to fleet settings, clamping values instead of throwing (floors to [0, 1], TTL ≥ 1 s). */
+/**
+ * Applies a patch to fleet settings, clamping values instead of throwing (floors to [0, 1], TTL ≥ 1 s,
+ * concurrency and globalMaxQueued to the maxima the snapshot's bound is sized for).
+ */
 export function sanitizeFleet(s: FleetSettings, p: SettingsPatch = {}): FleetSettings {
   return {
-    concurrency: count(p.concurrency, s.concurrency),
+    concurrency: Math.min(MAX_CONCURRENCY, count(p.concurrency, s.concurrency)),
     floors: {
       standard: fraction(p.floors?.standard, s.floors.standard),
       batch: fraction(p.floors?.batch, s.floors.batch),
     },
     leaseTtlSeconds: Math.max(1, count(p.leaseTtlSeconds, s.leaseTtlSeconds)),
-    globalMaxQueued: count(p.globalMaxQueued, s.globalMaxQueued),
+    globalMaxQueued: Math.min(MAX_GLOBAL_QUEUED, count(p.globalMaxQueued, s.globalMaxQueued)),
   };
 }

@@ -1,7 +1,7 @@
 export { FleetScheduler } from './fleet-scheduler';
 export type { SchedulerInit } from './fleet-scheduler';
 export type { SettingsPatch } from './fleet-settings';
-export type { SchedulerSnapshot } from './snapshot-format';
+export type { AnySchedulerSnapshot, SchedulerSnapshot, SchedulerSnapshotV1 } from './snapshot-format';
 export { DEFAULT_GOVERNOR } from './defaults';
 export { defaultTenantSettings } from './tenants';
 export { LEDGER_RING_PER_TENANT, LEDGER_RING_TOTAL } from './ledger-log';

@@ -6,11 +6,11 @@ export { LEDGER_RING_PER_TENANT };
 type Kind = LedgerEntry['kind'];
 
 /**
- * Entries kept fleet-wide. A cap as well: the log travels in the continue-as-new input, which
- * Temporal caps at 2 MiB, so a thousand tenants may not keep 200 entries each.
+ * Entries kept fleet-wide. A cap as well: the log travels in the continue-as-new input, whose
+ * worst case is held ≤ 1 MiB (`limits.ts`), so a thousand tenants may not keep 200 entries each.
  * Beyond it the oldest entry of the whole fleet goes first.
  */
-export const LEDGER_RING_TOTAL = 4_000;
+export const LEDGER_RING_TOTAL = 3_000;
 
 /** Compact entry: [seq, at ms, kind code, tokens, runId]. */
 export type EntryTuple = [number, number, string, number, string];
@@ -64,6 +64,15 @@ export class LedgerLog {
     const pending = this.fifoRing.length - this.fifoHead;
     if (pending > 2 * this.total + 1024 || (this.fifoHead > 4096 && this.fifoHead > pending))
       this.compactFifo();
+  }
+
+  /** Forgets a tenant's entries (it left the core). */
+  dropTenant(tenant: string): void {
+    const r = this.rings.get(tenant);
+    if (!r) return;
+    this.total -= r.size;
+    r.size = 0;
+    this.rings.delete(tenant);
   }
 
   /** Most recent first. */

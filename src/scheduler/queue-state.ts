@@ -41,6 +41,8 @@ export interface TenantState {
   queuedCost: number;
   ledger: LedgerState;
   rate: RateState;
+  /** Last time the tenant submitted anything (accepted or shed) or had a unit admitted. */
+  seenAt: number;
 }
 
 export interface Lease {

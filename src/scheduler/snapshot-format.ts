@@ -33,19 +33,16 @@ export interface TenantSnapshot {
   settings: TenantSettings;
   ledger: LedgerTuple;
   rate: RateState;
+  /** Written since version 2's code; a version 1 snapshot without it takes `rate.at`. */
+  seen?: number;
   /** Fair-queuing tags per lane. */
   tags: [number, number, number];
   /** Omitted when nothing is queued. */
   queues?: [QueueTuple, QueueTuple, QueueTuple];
 }
 
-/**
- * The scheduler as plain JSON, for continue-as-new. Parked/heap membership is not
- * stored: it is a function of the rest and is rebuilt. Cancelled units (tombstones)
- * are dropped. `restore(snapshot())` decides exactly as the original would.
- */
-export interface SchedulerSnapshot {
-  v: 1;
+/** The fleet-wide part of the snapshot, the same in every version. */
+export interface SnapshotFleet {
   settings: FleetSettings;
   governorParams: GovernorParams;
   governor: GovernorState;
@@ -57,7 +54,68 @@ export interface SchedulerSnapshot {
   credits: [number, number, number];
   fleetRate: RateState;
   nextOrd: number;
+}
+
+/**
+ * The scheduler as plain JSON, version 1 (objects per tenant, run ids in full). Still what the
+ * restore code works from: a version 2 snapshot is decoded into this shape first, and a scheduler
+ * written by older code continues-as-new with this version. Parked/heap membership is not
+ * stored: it is a function of the rest and is rebuilt. Cancelled units (tombstones) are dropped.
+ */
+export interface SchedulerSnapshotV1 extends SnapshotFleet {
+  v: 1;
   tenants: TenantSnapshot[];
   leases: LeaseTuple[];
   log: LedgerLogSnapshot;
 }
+
+/** [weight, maxQueued, maxInFlight, budget tokens, budget period] */
+export type SettingsTuple = [number, number, number, number | null, TenantSettings['budget']['period']];
+/** [count, at, since?] with times relative to t0 */
+export type RateTuple = [number, number] | [number, number, number];
+
+/**
+ * [id, ord, settings, ledger (times relative to t0), rate, fair-queuing tags per lane, last seen
+ *  (relative to t0), queues per lane (omitted when nothing is queued)]. A queue is one string of units joined by " ",
+ * each unit its run-id code (`id-codec.ts`), then "*" + cost in base 36 when it differs from the
+ * previous unit's, then "!" + attempt in base 36 when it is not 0.
+ */
+export type TenantTuple =
+  | [string, number, SettingsTuple, LedgerTuple, RateTuple, [number, number, number], number]
+  | [
+      string,
+      number,
+      SettingsTuple,
+      LedgerTuple,
+      RateTuple,
+      [number, number, number],
+      number,
+      [string, string, string],
+    ];
+
+/**
+ * Version 2, what `snapshot()` writes: the same state as version 1, encoded compactly so that it has
+ * a hard bound (see `limits.ts`): tuples instead of objects, run ids coded against their tenant,
+ * integers in base 36 inside packed strings, times relative to `t0`. Still plain, readable JSON.
+ */
+export interface SchedulerSnapshotV2 extends SnapshotFleet {
+  v: 2;
+  /** ms since epoch; tenant, lease and log times are stored relative to it. */
+  t0: number;
+  tenants: TenantTuple[];
+  /**
+   * Leases joined by ";", each "tenant-index lane code attempt seq admittedAt expiresAt reserved used"
+   * (tenant-index into `tenants`, numbers in base 36, times relative to t0).
+   */
+  leases: string;
+  /**
+   * Ledger log: `next`, and per tenant (index into `tenants`, or its id when it left the core) its
+   * entries joined by ";", each "seq-delta at kind-code tokens run-code" (base 36, at relative to t0).
+   */
+  log: { next: number; rings: [number | string, string][] };
+}
+
+/** What `snapshot()` writes. */
+export type SchedulerSnapshot = SchedulerSnapshotV2;
+/** What `restore()` accepts: every version a running scheduler may continue-as-new with. */
+export type AnySchedulerSnapshot = SchedulerSnapshotV1 | SchedulerSnapshotV2;

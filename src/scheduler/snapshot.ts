@@ -9,7 +9,14 @@ import { LeaseTable } from './leases';
 import { LedgerLog } from './ledger-log';
 import type { Lane, QueuedUnit, TenantState } from './queue-state';
 import { createTenant } from './tenants';
-import type { QueueTuple, SchedulerSnapshot, TenantSnapshot } from './snapshot-format';
+import { decodeV2, encodeV2 } from './snapshot-compact';
+import type {
+  AnySchedulerSnapshot,
+  QueueTuple,
+  SchedulerSnapshot,
+  SchedulerSnapshotV1,
+  TenantSnapshot,
+} from './snapshot-format';
 import type { TenantSettings } from './types';
 
 function queueTuple(t: TenantState, lane: Lane): QueueTuple {
@@ -26,7 +33,17 @@ function queueTuple(t: TenantState, lane: Lane): QueueTuple {
   return [ids, costs, retried ? attempts : []];
 }
 
+/** The compact snapshot (version 2) that continue-as-new carries. */
 export function toSnapshot(s: CoreState): SchedulerSnapshot {
+  return encodeV2(toSnapshotV1(s));
+}
+
+/** Restores from any snapshot version a scheduler may continue-as-new with (older code wrote version 1). */
+export function fromSnapshot(snap: AnySchedulerSnapshot): CoreState {
+  return fromSnapshotV1(snap.v === 2 ? decodeV2(snap) : snap);
+}
+
+function toSnapshotV1(s: CoreState): SchedulerSnapshotV1 {
   const tenants: TenantSnapshot[] = [];
   for (const t of s.tenants.values()) {
     const l = t.ledger;
@@ -36,6 +53,7 @@ export function toSnapshot(s: CoreState): SchedulerSnapshot {
       settings: cloneSettings(t.settings),
       ledger: [l.periodStart, l.periodEnd, l.reserved, l.spent],
       rate: { ...t.rate },
+      seen: t.seenAt,
       tags: [t.flows[0].tag, t.flows[1].tag, t.flows[2].tag],
     };
     if (t.queued > 0) snap.queues = [queueTuple(t, 0), queueTuple(t, 1), queueTuple(t, 2)];
@@ -79,7 +97,7 @@ export function toSnapshot(s: CoreState): SchedulerSnapshot {
   };
 }
 
-function restoreGovernor(snap: SchedulerSnapshot): GovernorState {
+function restoreGovernor(snap: SchedulerSnapshotV1): GovernorState {
   const fresh = newGovernor({ ...DEFAULT_GOVERNOR, ...snap.governorParams }, snap.governor.tokensAt);
   const g = { ...fresh, ...snap.governor };
   return {
@@ -96,7 +114,7 @@ function cloneSettings(x: TenantSettings): TenantSettings {
   return { ...x, budget: { ...x.budget } };
 }
 
-export function fromSnapshot(snap: SchedulerSnapshot): CoreState {
+function fromSnapshotV1(snap: SchedulerSnapshotV1): CoreState {
   if (snap.v !== 1) throw new Error(`Unsupported scheduler snapshot version ${String(snap.v)}`);
   const lanes = [new LaneQueue(0), new LaneQueue(1), new LaneQueue(2)] as CoreState['lanes'];
   lanes.forEach((q, i) => (q.vtime = snap.vtime[i] as number));
@@ -133,6 +151,7 @@ export function fromSnapshot(snap: SchedulerSnapshot): CoreState {
     const [periodStart, periodEnd, reserved, spent] = ts.ledger;
     Object.assign(t.ledger, { periodStart, periodEnd, reserved, spent });
     t.rate = { ...ts.rate };
+    t.seenAt = ts.seen ?? ts.rate.at;
     t.flows.forEach((f, lane) => (f.tag = ts.tags[lane] as number));
     ts.queues?.forEach(([ids, costs, attempts], lane) => {
       ids.forEach((runId, i) => {

@@ -48,6 +48,7 @@ export function createTenant(id: string, ord: number, settings: TenantSettings, 
     queuedCost: 0,
     ledger: newLedger(settings.budget, now),
     rate: newRate(now),
+    seenAt: now,
   } as TenantState;
   t.flows = [newFlow(t, 0), newFlow(t, 1), newFlow(t, 2)];
   return t;
@@ -64,4 +65,31 @@ export function touchLedger(s: CoreState, t: TenantState, now: number): boolean 
   if (closed === null) return false;
   s.log.append(t.id, t.ledger.periodStart, '', 'rollover', closed);
   return true;
+}
+
+/**
+ * Whether a tenant carries nothing the core must keep: nothing queued or in flight, nothing
+ * reserved, nothing spent against a budget in the current period, and not seen (no submission,
+ * accepted or shed, no admission) for `idleMs`: a batch offering refused items again keeps its tenant.
+ * Such a tenant may leave the core; the API's tenant store brings it back when it submits again.
+ */
+export function isIdle(s: CoreState, t: TenantState, now: number, idleMs: number): boolean {
+  if (t.queued > 0 || t.inFlight > 0 || t.ledger.reserved > 0) return false;
+  if (now - t.seenAt < idleMs) return false;
+  touchLedger(s, t, now);
+  return t.settings.budget.tokens === null || t.ledger.spent === 0;
+}
+
+/** Removes idle tenants (oldest activity first, at most `max`); returns their ids. */
+export function evictIdle(s: CoreState, now: number, idleMs: number, max = Infinity): string[] {
+  const idle = [...s.tenants.values()]
+    .filter((t) => isIdle(s, t, now, idleMs))
+    .sort((a, b) => a.seenAt - b.seenAt || a.ord - b.ord)
+    .slice(0, max);
+  for (const t of idle) {
+    s.tenants.delete(t.id);
+    s.budgetParked.delete(t);
+    s.log.dropTenant(t.id);
+  }
+  return idle.map((t) => t.id);
 }

@@ -1,29 +1,13 @@
 import { log } from '@temporalio/workflow';
 import type { FleetScheduler } from '../scheduler';
-import { PRIORITIES } from '../scheduler/types';
-import type { SchedulerStatus, UnitSubmission } from '../scheduler/types';
+import type { Charge, ModelObservation, Release, Renewal, SchedulerStatus } from '../scheduler/types';
 import type { WorkerReport } from './scheduler-messages';
 
-/** Update validator (synchronous, so a throw rejects the update and writes no history). */
-export function validateSubmissions(units: UnitSubmission[]): void {
-  if (!Array.isArray(units)) throw new TypeError('submit expects an array of units');
-  for (const u of units) {
-    if (
-      typeof u?.runId !== 'string' ||
-      typeof u.tenant !== 'string' ||
-      !PRIORITIES.includes(u.priority) ||
-      typeof u.cost !== 'number' ||
-      !Number.isFinite(u.cost) ||
-      u.cost < 0
-    ) {
-      throw new TypeError(`malformed unit: ${JSON.stringify(u).slice(0, 200)}`);
-    }
-  }
-}
-
 /** Applies a worker's batched report; returns whether anything may now be admitted. Never throws. */
-export function applyReport(core: FleetScheduler, report: WorkerReport, now: number): boolean {
+export function applyReport(core: FleetScheduler, raw: WorkerReport, now: number): boolean {
   try {
+    const report = cleanReport(raw);
+    if (report === null) return false;
     // Charges first: a release in the same report then finds its lease's calls already booked.
     if (report.charges?.length) core.charge(report.charges, now);
     if (report.renewals?.length) core.renew(report.renewals, now);
@@ -39,6 +23,72 @@ export function applyReport(core: FleetScheduler, report: WorkerReport, now: num
     log.warn('dropped a malformed report', { err: String(err) });
     return false;
   }
+}
+
+const isObject = (x: unknown): x is Record<string, unknown> =>
+  typeof x === 'object' && x !== null && !Array.isArray(x);
+const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
+const isId = (x: unknown): x is string => typeof x === 'string' && x.length > 0 && x.length <= 200;
+const OUTCOMES = ['completed', 'failed', 'cancelled'];
+
+/** Keeps the well-formed items of each list (a list that is not an array counts as empty). */
+function wellFormed<T>(list: unknown, ok: (x: Record<string, unknown>) => boolean, dropped: number[]): T[] {
+  if (list === undefined) return [];
+  if (!Array.isArray(list)) {
+    dropped[0]!++;
+    return [];
+  }
+  const out = list.filter((x): x is Record<string, unknown> => isObject(x) && ok(x));
+  dropped[0]! += list.length - out.length;
+  return out as T[];
+}
+
+/**
+ * A report as the core may take it: malformed items are dropped (and logged), never thrown, so a
+ * garbage `report` signal (from a confused client or the CLI) cannot fail or wedge the scheduler.
+ * Returns null when the report itself is not an object.
+ */
+export function cleanReport(report: unknown): WorkerReport | null {
+  if (!isObject(report)) {
+    log.warn('dropped a malformed report', { report: String(JSON.stringify(report)).slice(0, 200) });
+    return null;
+  }
+  const dropped = [0];
+  const clean: WorkerReport = {
+    charges: wellFormed<Charge>(
+      report.charges,
+      (c) => isId(c.runId) && typeof c.tenant === 'string' && isNum(c.attempt) && isNum(c.tokens),
+      dropped,
+    ),
+    releases: wellFormed<Release>(
+      report.releases,
+      (r) =>
+        isId(r.runId) && isNum(r.attempt) && isNum(r.usedTokens) && OUTCOMES.includes(r.outcome as string),
+      dropped,
+    ),
+    renewals: wellFormed<Renewal>(
+      report.renewals,
+      (r) => isId(r.runId) && isNum(r.attempt) && isNum(r.usedTokens),
+      dropped,
+    ),
+    observations: wellFormed<ModelObservation>(
+      report.observations,
+      (o) =>
+        isNum(o.at) &&
+        isNum(o.calls) &&
+        isNum(o.throttled) &&
+        isNum(o.maxRetryAfterMs) &&
+        isNum(o.tokens) &&
+        [o.remainingTokens, o.limitTokens, o.resetTokensMs].every((x) => x === undefined || isNum(x)),
+      dropped,
+    ),
+    unreachable: wellFormed(report.unreachable, (u) => isId(u.runId) && isNum(u.attempt), dropped),
+    cancels: Array.isArray(report.cancels) ? report.cancels.filter(isId) : [],
+  };
+  dropped[0]! += Array.isArray(report.cancels) ? report.cancels.length - clean.cancels!.length : 0;
+  if (report.cancels !== undefined && !Array.isArray(report.cancels)) dropped[0]!++;
+  if (dropped[0]! > 0) log.warn('dropped malformed items of a report', { dropped: dropped[0] });
+  return clean;
 }
 
 /** The one-line summary the Web UI shows as the scheduler's current details. */

@@ -11,7 +11,7 @@ import {
 } from '@temporalio/workflow';
 import type { FleetActivities } from '../activities/types';
 import { DEFAULT_GOVERNOR, FleetScheduler } from '../scheduler';
-import type { SchedulerSnapshot } from '../scheduler';
+import type { AnySchedulerSnapshot } from '../scheduler';
 import type { Admission, FleetSettings, GovernorParams, SchedulerStatus } from '../scheduler/types';
 import {
   drainSignal,
@@ -28,12 +28,19 @@ import {
   topUpUpdate,
   upsertTenantsUpdate,
 } from './scheduler-messages';
-import { applyReport, summaryLine, validateSubmissions } from './scheduler-support';
+import { applyReport, summaryLine } from './scheduler-support';
+import {
+  validateDrain,
+  validateSettingsPatch,
+  validateSubmissions,
+  validateUpsertTenants,
+} from './scheduler-validators';
 
 export interface SchedulerInput {
   settings: FleetSettings;
   governor?: GovernorParams;
-  snapshot?: SchedulerSnapshot;
+  /** Any version: a scheduler continued-as-new by older code carries version 1. */
+  snapshot?: AnySchedulerSnapshot;
   continuedAsNew?: number;
   /** Continue-as-new after this many history events even before the server suggests it (tests, drills). */
   maxHistoryEvents?: number;
@@ -83,28 +90,47 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
         throw new TypeError('topUp expects { runId, attempt, tokens }');
     },
   });
-  setHandler(upsertTenantsUpdate, (list) => {
-    for (const t of list) core.upsertTenant(t.tenant, t.settings, Date.now());
-    dirty = true;
-  });
-  setHandler(patchSettingsUpdate, (patch) => {
-    core.patchSettings(patch);
-    return touched(status());
-  });
-  setHandler(drainUpdate, (arg) => {
-    core.drain(arg?.intake ?? 'refuse', Date.now());
-    return touched(status());
-  });
-  setHandler(resumeUpdate, () => {
-    core.resume(Date.now());
-    return touched(status());
-  });
+  setHandler(
+    upsertTenantsUpdate,
+    (list) => {
+      for (const t of list) {
+        if (!core.upsertTenant(t.tenant, t.settings, Date.now()))
+          log.warn('scheduler holds its maximum of busy tenants; tenant not added yet', { tenant: t.tenant });
+      }
+      dirty = true;
+    },
+    { validator: validateUpsertTenants },
+  );
+  setHandler(
+    patchSettingsUpdate,
+    (patch) => {
+      core.patchSettings(patch);
+      return touched(status());
+    },
+    { validator: validateSettingsPatch },
+  );
+  setHandler(
+    drainUpdate,
+    (arg) => {
+      core.drain(arg?.intake ?? 'refuse', Date.now());
+      return touched(status());
+    },
+    { validator: validateDrain },
+  );
+  setHandler(
+    resumeUpdate,
+    () => {
+      core.resume(Date.now());
+      return touched(status());
+    },
+    { validator: () => undefined },
+  );
   // Signal handlers never throw: a malformed message is logged and dropped, never fails the scheduler.
   setHandler(reportSignal, (report) => {
     dirty = applyReport(core, report, Date.now()) || dirty;
   });
   setHandler(drainSignal, (arg) => {
-    const intake = arg?.intake === 'hold' ? 'hold' : 'refuse';
+    const intake = (arg as { intake?: unknown } | null | undefined)?.intake === 'hold' ? 'hold' : 'refuse';
     core.drain(intake, Date.now());
     dirty = true;
   });
@@ -177,6 +203,8 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
 
   // Let in-flight notices and handlers finish so nothing is lost between runs of the chain.
   await condition(() => pending === 0 && allHandlersFinished());
+  // Long-idle tenants leave the core (the API re-sends a tenant it no longer knows): the input stays bounded.
+  core.evictIdle(Date.now());
   await continueAsNew<typeof schedulerWorkflow>({
     ...input,
     snapshot: core.snapshot(),

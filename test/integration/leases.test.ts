@@ -16,7 +16,7 @@ describe('leases', () => {
     const key = await s.tenant(tenant);
     // The run lives on a task queue no worker polls: it is admitted, but nothing renews its lease.
     const orphanQueue = `orphan-${s.id}`;
-    const runId = `run-${tenant}-orphan`;
+    const runId = `run-${tenant}-${'0'.repeat(19)}1`; // the API's id form, which the scheduler requires
     const scheduler = s.client.workflow.getHandle(s.config.schedulerWorkflowId);
     await startRunWorkflow(s.client, orphanQueue, {
       runId,

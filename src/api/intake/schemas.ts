@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_CONCURRENCY } from '../../scheduler/limits';
 import { PRIORITIES } from '../../scheduler/types';
 import { RUN_STATUSES } from '../run-status';
 
@@ -64,7 +65,7 @@ export const LedgerQuerySchema = z.object({ limit: limit(1000, 100) });
 
 export const SchedulerPatchSchema = z
   .strictObject({
-    concurrency: z.int().min(1).max(100_000).optional(),
+    concurrency: z.int().min(1).max(MAX_CONCURRENCY).optional(),
     floors: z
       .strictObject({
         standard: z.number().min(0).max(0.5).optional(),

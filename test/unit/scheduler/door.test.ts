@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SubmitResult } from '../../../src/scheduler';
+import { withRetryHeadroom } from '../../../src/scheduler/limits';
 import { T0, makeFleet, units } from './helpers';
 
 const retryAfter = (r: SubmitResult | undefined) => (r && !r.accepted ? r.retryAfterSeconds : undefined);
@@ -86,6 +87,54 @@ describe('the door', () => {
     });
     expect(s.tenantStatus('a', T0)?.queuedByPriority.standard).toBe(2);
     expect(s.status(T0).counters.expired).toBe(1);
+  });
+
+  it('gives retries a bounded headroom over maxQueued and globalMaxQueued, then sheds them', () => {
+    const s = makeFleet({
+      settings: { leaseTtlSeconds: 1, globalMaxQueued: 100 },
+      tenants: { a: { maxQueued: 1 } },
+    });
+    // 20 runs admitted (one at a time through maxQueued 1), all of whose leases then expire.
+    const all = units('a', 20);
+    for (const u of all) {
+      s.submit([u], T0);
+      s.admit(T0);
+    }
+    expect(s.status(T0).inFlight).toBe(20);
+    expect(s.expireLeases(T0 + 1000).length).toBe(20);
+    const results = s.submit(
+      all.map((u) => ({ ...u, attempt: 1 })),
+      T0 + 1000,
+    );
+    // maxQueued 1 plus a headroom of max(10, 10%): 11 retries queue, the rest are shed for now.
+    expect(results.filter((r) => r.accepted).length).toBe(withRetryHeadroom(1));
+    const shed = results.filter((r) => !r.accepted);
+    expect(shed.length).toBe(20 - withRetryHeadroom(1));
+    for (const r of shed) {
+      expect(r).toMatchObject({ code: 'queue_full' });
+      expect(retryAfter(r)).toBeGreaterThanOrEqual(1);
+    }
+    expect(s.status(T0 + 1000).queued.total).toBe(withRetryHeadroom(1));
+  });
+
+  it('bounds the fleet queue, retries included, at globalMaxQueued plus its headroom', () => {
+    const s = makeFleet({
+      settings: { leaseTtlSeconds: 1, globalMaxQueued: 10, concurrency: 100 },
+      tenants: { a: { maxQueued: 1_000, maxInFlight: 100 } },
+    });
+    const all = units('a', 40);
+    for (let i = 0; i < all.length; i += 10) {
+      s.submit(all.slice(i, i + 10), T0);
+      s.admit(T0);
+    }
+    expect(s.status(T0).inFlight).toBe(40);
+    s.expireLeases(T0 + 1000);
+    s.submit(units('a', 10, 'standard', 100, 100), T0 + 1000);
+    s.submit(
+      all.map((u) => ({ ...u, attempt: 1 })),
+      T0 + 1000,
+    );
+    expect(s.status(T0 + 1000).queued.total).toBe(withRetryHeadroom(10));
   });
 
   it('a retry that arrives before the scheduler expired the old lease ends that lease first, and its late calls are still charged', () => {

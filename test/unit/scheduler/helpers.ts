@@ -1,3 +1,4 @@
+import { MAX_GLOBAL_QUEUED } from '../../../src/scheduler/limits';
 import { DEFAULT_GOVERNOR, FleetScheduler, defaultTenantSettings } from '../../../src/scheduler';
 import type {
   Admission,
@@ -15,7 +16,7 @@ export function fleetSettings(over: Partial<FleetSettings> = {}): FleetSettings 
     concurrency: 50,
     floors: { standard: 0.1, batch: 0.05 },
     leaseTtlSeconds: 60,
-    globalMaxQueued: 1_000_000,
+    globalMaxQueued: MAX_GLOBAL_QUEUED,
     ...over,
   };
 }

@@ -38,7 +38,7 @@ describe('priority lanes with floors', () => {
 
   it('gives backlogged lower lanes at least their floors (10% standard, 5% batch)', () => {
     const s = makeFleet({ tenants: { a: { maxInFlight: 1000, maxQueued: 100_000 } } });
-    s.submit(units('a', 20_000, 'interactive'), T0);
+    s.submit(units('a', 10_000, 'interactive'), T0);
     s.submit(units('a', 5000, 'standard'), T0);
     s.submit(units('a', 5000, 'batch'), T0);
     const c = laneCounts(churn(s, 4000));
@@ -52,7 +52,7 @@ describe('priority lanes with floors', () => {
   it('follows floors changed live', () => {
     const s = makeFleet({ tenants: { a: { maxInFlight: 1000, maxQueued: 100_000 } } });
     s.patchSettings({ floors: { batch: 0.25 } });
-    s.submit(units('a', 20_000, 'interactive'), T0);
+    s.submit(units('a', 10_000, 'interactive'), T0);
     s.submit(units('a', 5000, 'batch'), T0);
     const c = laneCounts(churn(s, 2000));
     expect(c.batch / (c.interactive + c.batch)).toBeCloseTo(0.25, 2);

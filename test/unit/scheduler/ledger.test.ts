@@ -137,6 +137,17 @@ describe('budget ledger', () => {
       );
       many.submit(units(`t${i}`, 100), T0);
     }
+    // Concurrency is capped (MAX_CONCURRENCY): admit, release, admit again to write more than the cap.
+    const first = many.admit(T0);
+    many.release(
+      first.map((a) => ({
+        runId: a.runId,
+        attempt: a.attempt,
+        usedTokens: 1,
+        outcome: 'completed' as const,
+      })),
+      T0,
+    );
     many.admit(T0);
     const kept = Array.from({ length: n }, (_, i) => many.ledgerEntries(`t${i}`, 1000).length);
     expect(kept.reduce((x, y) => x + y, 0)).toBe(LEDGER_RING_TOTAL);

@@ -1,0 +1,208 @@
+import { RunIdDecoder, RunIdEncoder } from './id-codec';
+import type { EntryTuple } from './ledger-log';
+import type {
+  LeaseTuple,
+  LedgerTuple,
+  QueueTuple,
+  RateTuple,
+  SchedulerSnapshotV1,
+  SchedulerSnapshotV2,
+  SettingsTuple,
+  TenantSnapshot,
+  TenantTuple,
+} from './snapshot-format';
+
+/*
+ * Version 1 ⇄ version 2 of the snapshot. The two carry the same state; version 2 is the compact
+ * encoding written at continue-as-new (see `SchedulerSnapshotV2`). Pure and exact: decode(encode(x))
+ * equals x for every snapshot the core writes.
+ */
+
+/** An integer in base 36; anything else (never written by the core, but exact all the same) as "~" + decimal. */
+const n36 = (x: number): string => (Number.isSafeInteger(x) ? x.toString(36) : `~${String(x)}`);
+const from36 = (s: string | undefined): number =>
+  s === undefined ? NaN : s.startsWith('~') ? Number(s.slice(1)) : parseInt(s, 36);
+
+class Encoders {
+  private readonly byTenant = new Map<string, RunIdEncoder>();
+  of(tenant: string): RunIdEncoder {
+    let e = this.byTenant.get(tenant);
+    if (!e) this.byTenant.set(tenant, (e = new RunIdEncoder(tenant)));
+    return e;
+  }
+}
+
+class Decoders {
+  private readonly byTenant = new Map<string, RunIdDecoder>();
+  of(tenant: string): RunIdDecoder {
+    let d = this.byTenant.get(tenant);
+    if (!d) this.byTenant.set(tenant, (d = new RunIdDecoder(tenant)));
+    return d;
+  }
+}
+
+function packQueue(tenant: string, [ids, costs, attempts]: QueueTuple): string {
+  const enc = new RunIdEncoder(tenant);
+  let prevCost = NaN;
+  return ids
+    .map((id, i) => {
+      const cost = costs[i] ?? 1;
+      const attempt = attempts[i] ?? 0;
+      let unit = enc.encode(id);
+      if (cost !== prevCost) unit += `*${n36(cost)}`;
+      if (attempt !== 0) unit += `!${n36(attempt)}`;
+      prevCost = cost;
+      return unit;
+    })
+    .join(' ');
+}
+
+function unpackQueue(tenant: string, packed: string): QueueTuple {
+  const dec = new RunIdDecoder(tenant);
+  const ids: string[] = [];
+  const costs: number[] = [];
+  const attempts: number[] = [];
+  let retried = false;
+  let cost = 1;
+  if (packed === '') return [ids, costs, attempts];
+  for (const unit of packed.split(' ')) {
+    const m = /^([^*!]*)(?:\*([^*!]+))?(?:!([^*!]+))?$/.exec(unit);
+    const [, code = '', c, a] = m ?? [];
+    ids.push(dec.decode(code));
+    if (c !== undefined) cost = from36(c);
+    costs.push(cost);
+    const attempt = a === undefined ? 0 : from36(a);
+    attempts.push(attempt);
+    retried ||= attempt !== 0;
+  }
+  return [ids, costs, retried ? attempts : []];
+}
+
+export function encodeV2(s: SchedulerSnapshotV1): SchedulerSnapshotV2 {
+  const t0 = s.fleetRate.at;
+  const rel = (x: number) => x - t0;
+  const index = new Map<number, number>();
+  const position = new Map<string, number>();
+  const tenants = s.tenants.map((t, i): TenantTuple => {
+    index.set(t.ord, i);
+    position.set(t.id, i);
+    const settings: SettingsTuple = [
+      t.settings.weight,
+      t.settings.maxQueued,
+      t.settings.maxInFlight,
+      t.settings.budget.tokens,
+      t.settings.budget.period,
+    ];
+    const [ps, pe, reserved, spent] = t.ledger;
+    const rate: RateTuple =
+      t.rate.since === undefined
+        ? [t.rate.count, rel(t.rate.at)]
+        : [t.rate.count, rel(t.rate.at), rel(t.rate.since)];
+    const ledger: LedgerTuple = [rel(ps), pe === null ? null : rel(pe), reserved, spent];
+    const tags: [number, number, number] = [...t.tags];
+    const seen = rel(t.seen ?? t.rate.at);
+    if (!t.queues) return [t.id, t.ord, settings, ledger, rate, tags, seen];
+    const q = t.queues;
+    return [
+      t.id,
+      t.ord,
+      settings,
+      ledger,
+      rate,
+      tags,
+      seen,
+      [packQueue(t.id, q[0]), packQueue(t.id, q[1]), packQueue(t.id, q[2])],
+    ];
+  });
+  const enc = new Encoders();
+  const leases = s.leases
+    .map(([runId, ord, lane, attempt, seq, admittedAt, expiresAt, reserved, used]) => {
+      const i = index.get(ord);
+      // A lease of a tenant the snapshot lacks is dropped on restore anyway.
+      if (i === undefined) return null;
+      const tenant = s.tenants[i]!.id;
+      return [
+        i,
+        lane,
+        enc.of(tenant).encode(runId),
+        attempt,
+        seq,
+        rel(admittedAt),
+        rel(expiresAt),
+        reserved,
+        used,
+      ]
+        .map((x) => (typeof x === 'string' ? x : n36(x)))
+        .join(' ');
+    })
+    .filter((x) => x !== null)
+    .join(';');
+  const rings = s.log.rings.map(([tenant, entries]): [number | string, string] => {
+    const e = new RunIdEncoder(tenant);
+    let prev = 0;
+    const packed = entries
+      .map(([seq, at, code, tokens, runId]) => {
+        const line = `${n36(seq - prev)} ${n36(rel(at))} ${code} ${n36(tokens)} ${e.encode(runId)}`;
+        prev = seq;
+        return line;
+      })
+      .join(';');
+    return [position.get(tenant) ?? tenant, packed];
+  });
+  const { v: _v, tenants: _t, leases: _l, log: _g, ...rest } = s;
+  return { v: 2, ...rest, t0, tenants, leases, log: { next: s.log.next, rings } };
+}
+
+export function decodeV2(s: SchedulerSnapshotV2): SchedulerSnapshotV1 {
+  const t0 = s.t0;
+  const abs = (x: number) => x + t0;
+  const tenants = s.tenants.map((tuple): TenantSnapshot => {
+    const [id, ord, [weight, maxQueued, maxInFlight, tokens, period], ledger, rate, tags, seen, queues] =
+      tuple;
+    const [ps, pe, reserved, spent] = ledger;
+    const t: TenantSnapshot = {
+      id,
+      ord,
+      settings: { weight, maxQueued, maxInFlight, budget: { tokens, period } },
+      ledger: [abs(ps), pe === null ? null : abs(pe), reserved, spent],
+      rate:
+        rate.length === 3
+          ? { count: rate[0], at: abs(rate[1]), since: abs(rate[2]) }
+          : { count: rate[0], at: abs(rate[1]) },
+      seen: abs(seen),
+      tags: [...tags],
+    };
+    if (queues)
+      t.queues = [unpackQueue(id, queues[0]), unpackQueue(id, queues[1]), unpackQueue(id, queues[2])];
+    return t;
+  });
+  const dec = new Decoders();
+  const leases = (s.leases === '' ? [] : s.leases.split(';')).map((packed): LeaseTuple => {
+    const [i, lane, code, attempt, seq, admittedAt, expiresAt, reserved, used] = packed.split(' ');
+    const tenant = tenants[from36(i)];
+    return [
+      tenant ? dec.of(tenant.id).decode(code ?? '') : '',
+      tenant ? tenant.ord : -1,
+      from36(lane) as LeaseTuple[2],
+      from36(attempt),
+      from36(seq),
+      abs(from36(admittedAt)),
+      abs(from36(expiresAt)),
+      from36(reserved),
+      from36(used),
+    ];
+  });
+  const rings = s.log.rings.map(([ref, packed]): [string, EntryTuple[]] => {
+    const tenant = typeof ref === 'number' ? (tenants[ref]?.id ?? '') : ref;
+    const d = new RunIdDecoder(tenant);
+    let seq = 0;
+    const entries = (packed === '' ? [] : packed.split(';')).map((line): EntryTuple => {
+      const [ds, at, code, tokens, runCode] = line.split(' ');
+      seq += from36(ds);
+      return [seq, abs(from36(at)), code ?? 'r', from36(tokens), d.decode(runCode ?? '=')];
+    });
+    return [tenant, entries];
+  });
+  const { v: _v, t0: _t0, tenants: _t, leases: _l, log: _g, ...rest } = s;
+  return { v: 1, ...rest, tenants, leases, log: { next: s.log.next, rings } };
+}

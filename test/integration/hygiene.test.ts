@@ -1,0 +1,85 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveTemporalCli } from '../../src/infra/temporal-cli';
+import { cliStatus, temporalCli } from '../support/cli';
+import { startTestStack, waitFor } from '../support/stack';
+import type { TestStack } from '../support/stack';
+
+/** Runs the CLI and returns its exit status and output (a refused update exits non-zero). */
+async function cli(address: string, args: string[]): Promise<{ ok: boolean; out: string }> {
+  const c = resolveTemporalCli(process.env.TEMPORAL_CLI_PATH);
+  if (c.kind !== 'path') throw new Error(c.reason);
+  try {
+    const { stdout, stderr } = await promisify(execFile)(c.path, [...args, '--address', address], {
+      encoding: 'utf8',
+    });
+    return { ok: true, out: stdout + stderr };
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string };
+    return { ok: false, out: `${e.stdout ?? ''}${e.stderr ?? ''}` };
+  }
+}
+
+describe('scheduler message hygiene', () => {
+  let s: TestStack;
+  beforeAll(async () => {
+    s = await startTestStack({ MODEL_TPM: '1000000000', MODEL_RPM: '100000000' });
+  });
+  afterAll(() => s?.close());
+
+  it('refuses malformed updates and drops malformed signals from the CLI, and keeps admitting', async () => {
+    const address = s.config.temporal.address!;
+    const id = s.config.schedulerWorkflowId;
+    const update = (name: string, input: string) =>
+      cli(address, ['workflow', 'update', 'execute', '--workflow-id', id, '--name', name, '--input', input]);
+    const before = await cliStatus(address, id);
+
+    for (const [name, input] of [
+      ['upsertTenants', '{"settings": null}'],
+      ['upsertTenants', '[{"tenant": "x", "settings": null}]'],
+      ['patchSettings', 'null'],
+      ['patchSettings', '{"concurrency": "all"}'],
+      ['submit', '[{"runId": "r1", "tenant": "x", "priority": "standard", "cost": 1}]'],
+      ['drainNow', '{"intake": "sometimes"}'],
+    ] as const) {
+      const r = await update(name, input);
+      expect(r.ok, `${name} ${input} was accepted:\n${r.out}`).toBe(false);
+      expect(r.out).toMatch(/malformed|expects|must be|unknown/);
+    }
+    for (const input of ['"garbage"', 'null', '{"releases": "all", "renewals": [null, 5]}', '[1,2,3]']) {
+      await temporalCli(address, [
+        'workflow',
+        'signal',
+        '--workflow-id',
+        id,
+        '--name',
+        'report',
+        '--input',
+        input,
+      ]);
+    }
+
+    // The scheduler is still running, took no settings from the garbage, and admits a run to completion.
+    const after = await cliStatus(address, id);
+    expect(after.config).toEqual(before.config);
+    const describe = await s.client.workflow.getHandle(id).describe();
+    expect(describe.status.name).toBe('RUNNING');
+    const key = await s.tenant(`hygiene-${s.id}`);
+    const submitted = await s.call('POST', '/v1/runs', {
+      token: key,
+      body: { agent: 'synthetic', input: { steps: 1, tokensPerStep: 10 } },
+    });
+    expect(submitted.status).toBe(202);
+    const done = await waitFor(
+      () => s.call('GET', `/v1/runs/${submitted.body.runId as string}`, { token: key }),
+      (r) => ['completed', 'failed', 'cancelled'].includes(r.body?.status),
+      120_000,
+    );
+    expect(done.body.status).toBe('completed');
+    // No workflow task of the scheduler failed on the way (a throwing handler would have left one).
+    const history = await s.client.workflow.getHandle(id).fetchHistory();
+    const failedTasks = (history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes);
+    expect(failedTasks).toEqual([]);
+  });
+});

@@ -1,0 +1,141 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort, groupAlive, killPart, startPart, stopPart } from '../support/parts';
+import type { Part } from '../support/parts';
+import { waitFor } from '../support/stack';
+
+const ADMIN = 'admin-parts-test';
+type PartName = 'temporal' | 'sim' | 'worker' | 'api';
+
+/** The other three parts in random order, Temporal anywhere but first (so something must wait for it). */
+function shuffledOrder(): string[] {
+  const rest = ['sim', 'worker', 'api'].sort(() => Math.random() - 0.5);
+  const at = 1 + Math.floor(Math.random() * 3);
+  return [...rest.slice(0, at), 'temporal', ...rest.slice(at)];
+}
+
+describe('the parts run alone and wait for each other', () => {
+  const parts: Part[] = [];
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'fairway-parts-'));
+  afterAll(async () => {
+    for (const p of parts) if (!(await stopPart(p, 20_000))) killPart(p);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('started as four processes in shuffled order, they complete a run through the API, and all stop on SIGTERM', async () => {
+    const [temporalPort, uiPort, simPort, apiPort] = await Promise.all([
+      freePort(),
+      freePort(),
+      freePort(),
+      freePort(),
+    ]);
+    const common = {
+      DATA_DIR: dataDir,
+      ADMIN_TOKEN: ADMIN,
+      LOG_LEVEL: 'info',
+      TASK_QUEUE: 'fairway-parts',
+      SCHEDULER_WORKFLOW_ID: 'scheduler-parts',
+      MODEL_TPM: '1000000000',
+      MODEL_RPM: '100000000',
+    };
+    const address = `127.0.0.1:${temporalPort}`;
+    const env: Record<PartName, Record<string, string>> = {
+      temporal: {
+        ...common,
+        TEMPORAL_PORT: String(temporalPort),
+        TEMPORAL_UI_PORT: String(uiPort),
+        PORT: String(apiPort),
+      },
+      sim: { ...common, SIM_PORT: String(simPort) },
+      worker: { ...common, TEMPORAL_ADDRESS: address, MODEL_BASE_URL: `http://127.0.0.1:${simPort}` },
+      api: { ...common, TEMPORAL_ADDRESS: address, PORT: String(apiPort) },
+    };
+    const order = shuffledOrder();
+    console.log(`start order: ${order.join(', ')}`);
+    const part = (name: string) => parts.find((p) => p.name === name)!;
+    const waiting = /waiting for Temporal at 127\.0\.0\.1:\d+ \(not answering yet/;
+    for (const name of order) {
+      if (name === 'temporal') {
+        // Temporal comes up only once the parts started before it are seen waiting for it (not exiting).
+        const early = parts.filter((p) => p.name !== 'sim');
+        await waitFor(
+          async () => early.every((p) => waiting.test(p.output()) || p.child.exitCode !== null),
+          (ok) => ok,
+          120_000,
+          250,
+        );
+        for (const p of early) {
+          expect(p.child.exitCode, `${p.name} exited:\n${p.output().slice(-3000)}`).toBeNull();
+          expect(p.output()).toMatch(waiting);
+        }
+      }
+      parts.push(startPart(name, env[name as PartName]));
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+    const started = (p: Part) =>
+      new RegExp(p.name === 'sim' ? 'simulator started' : `${p.name} started`).test(p.output());
+    await waitFor(
+      async () => parts.every(started) || parts.some((p) => p.child.exitCode !== null),
+      (done) => done,
+      240_000,
+      500,
+    );
+    for (const p of parts) {
+      expect(p.child.exitCode, `${p.name} exited:\n${p.output().slice(-3000)}`).toBeNull();
+      expect(started(p), `${p.name} did not start:\n${p.output().slice(-3000)}`).toBe(true);
+    }
+    // The parts that came up before Temporal waited and never gave up with the SDK's deadline error.
+    for (const p of parts) expect(p.output()).not.toMatch(/could not start/);
+
+    const api = `http://127.0.0.1:${apiPort}`;
+    const call = async (method: string, route: string, token: string, body?: unknown) => {
+      const res = await fetch(`${api}${route}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+      return { status: res.status, body: (await res.json().catch(() => null)) as any };
+    };
+    const created = await call('PUT', '/v1/admin/tenants/parts', ADMIN, {});
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const key = created.body.apiKey as string;
+    const submitted = await waitFor(
+      () =>
+        call('POST', '/v1/runs', key, {
+          agent: 'synthetic',
+          input: { steps: 2, tokensPerStep: 50 },
+          idempotencyKey: 'parts-1',
+        }),
+      (r) => r.status === 202 || r.status === 200,
+      60_000,
+      1_000,
+    );
+    expect(submitted.status, JSON.stringify(submitted.body)).toBe(202);
+    const done = await waitFor(
+      () => call('GET', `/v1/runs/${submitted.body.runId as string}`, key),
+      (r) => ['completed', 'failed', 'cancelled'].includes(r.body?.status),
+      180_000,
+      500,
+    );
+    expect(done.body.status).toBe('completed');
+
+    // Everything stops on SIGTERM (in reverse order of dependence, as compose does) and leaves no process
+    // behind, the dev server included.
+    for (const name of ['api', 'worker', 'sim', 'temporal']) {
+      const p = part(name);
+      const t0 = Date.now();
+      expect(
+        await stopPart(p, 90_000),
+        `${p.name} still running after SIGTERM:\n${p.output().slice(-2000)}`,
+      ).toBe(true);
+      console.log(`${name} stopped in ${Date.now() - t0} ms`);
+      expect(await p.exited, `${p.name} exit status:\n${p.output().slice(-2000)}`).toBe(0);
+    }
+    expect(parts.filter(groupAlive).map((p) => p.name)).toEqual([]);
+  });
+});

@@ -1,0 +1,161 @@
+import { describe, expect, it } from 'vitest';
+import { FleetScheduler, LEDGER_RING_TOTAL } from '../../../src/scheduler';
+import type { SchedulerSnapshotV1, UnitSubmission } from '../../../src/scheduler';
+import {
+  MAX_ATTEMPT,
+  MAX_CONCURRENCY,
+  MAX_CORE_TENANTS,
+  MAX_GLOBAL_QUEUED,
+  MAX_TENANT_ID_LENGTH,
+  MAX_TOKENS,
+  withRetryHeadroom,
+} from '../../../src/scheduler/limits';
+import { decodeV2 } from '../../../src/scheduler/snapshot-compact';
+import type { SchedulerInput } from '../../../src/workflows/scheduler';
+import { T0, openGovernor } from './helpers';
+
+const MiB = 1024 * 1024;
+
+/** The longest legal tenant id, distinct per i: 64 characters of a-z, 0-9 and "-". */
+const tenantId = (i: number) => `t${i.toString().padStart(6, '0')}-`.padEnd(MAX_TENANT_ID_LENGTH, 'x');
+/** 16 hex digits, distinct per n. */
+const hex16 = (n: number) => (n * 2654435761 + 0x9e3779b97f).toString(16).padStart(16, '0').slice(-16);
+const hex20 = (n: number) => hex16(n) + (n % 65536).toString(16).padStart(4, '0');
+/**
+ * The longest ids the API makes, each of a batch of its own so that no two share anything but the
+ * tenant: `batch-<tenant>-<16 hex>-<4-digit index>` is 92 characters; every other unit is a single
+ * run, `run-<tenant>-<20 hex>` (89).
+ */
+const runIdOf = (tenant: string, n: number) =>
+  n % 2 === 0 ? `batch-${tenant}-${hex16(n)}-${9_000 + (n % 1000)}` : `run-${tenant}-${hex20(n)}`;
+
+/** Bytes of the continue-as-new input as the default payload converter writes it (JSON, UTF-8). */
+const encodedBytes = (input: SchedulerInput) => Buffer.byteLength(JSON.stringify(input), 'utf8');
+
+function worstCase() {
+  const s = FleetScheduler.create(
+    {
+      settings: {
+        concurrency: MAX_CONCURRENCY,
+        floors: { standard: 0.1234567890123, batch: 0.0987654321987 },
+        leaseTtlSeconds: 86_400,
+        globalMaxQueued: MAX_GLOBAL_QUEUED,
+      },
+      governor: openGovernor({ initialTokensPerMinute: 1e16, maxTokensPerMinute: 1e16 }),
+    },
+    T0,
+  );
+  const tenants = Array.from({ length: MAX_CORE_TENANTS }, (_, i) => tenantId(i));
+  tenants.forEach((id, i) =>
+    s.upsertTenant(
+      id,
+      {
+        weight: 1 + i / 7, // long fractions
+        maxQueued: 10_000_000,
+        maxInFlight: 1_000_000,
+        budget: { tokens: Number.MAX_SAFE_INTEGER, period: 'month' },
+      },
+      T0,
+    ),
+  );
+  let n = 0;
+  let t = T0;
+  const fresh = (count: number): UnitSubmission[] =>
+    Array.from({ length: count }, () => {
+      const i = n++;
+      const tenant = tenants[i % tenants.length]!;
+      const priority = (['interactive', 'standard', 'batch'] as const)[i % 3]!;
+      return { runId: runIdOf(tenant, i), tenant, priority, cost: MAX_TOKENS - i };
+    });
+  const submitAll = (units: UnitSubmission[]) => {
+    for (let i = 0; i < units.length; i += 1000) s.submit(units.slice(i, i + 1000), t);
+  };
+
+  // a. MAX_CONCURRENCY runs admitted, then their leases expire (they come back below as retries).
+  const lost = fresh(MAX_CONCURRENCY);
+  submitAll(lost);
+  const first = s.admit(t);
+  expect(first.length).toBe(MAX_CONCURRENCY);
+  s.renew(
+    first.map((a) => ({ runId: a.runId, attempt: a.attempt, usedTokens: MAX_TOKENS })),
+    t,
+  );
+  t += 86_400_000 + 1;
+  expect(s.expireLeases(t).length).toBe(MAX_CONCURRENCY);
+  // b. Another MAX_CONCURRENCY in flight, each having reported large usage.
+  t += 1234;
+  submitAll(fresh(MAX_CONCURRENCY));
+  const inFlight = s.admit(t);
+  expect(inFlight.length).toBe(MAX_CONCURRENCY);
+  s.renew(
+    inFlight.map((a) => ({ runId: a.runId, attempt: a.attempt, usedTokens: MAX_TOKENS - a.seq })),
+    t + 777,
+  );
+  // c. The fleet's queue at its cap with fresh units, then d. the retries' headroom on top.
+  t += 999;
+  submitAll(fresh(MAX_GLOBAL_QUEUED));
+  const retries = lost.map((u, i) => ({ ...u, attempt: MAX_ATTEMPT - i }));
+  submitAll(retries);
+  return { s, t, tenants };
+}
+
+describe('the bound on the continue-as-new input', () => {
+  it('stays ≤ 1 MiB at every maximum with the longest legal ids', () => {
+    const { s, t, tenants } = worstCase();
+    const status = s.status(t);
+    // Every maximum is reached: tenants, leases, the queue with its retry headroom, the ledger log.
+    expect(s.tenantCount()).toBe(MAX_CORE_TENANTS);
+    expect(s.upsertTenant(tenantId(MAX_CORE_TENANTS), { ...defaultSettings }, t)).toBe(false);
+    expect(status.inFlight).toBe(MAX_CONCURRENCY);
+    expect(status.queued.total).toBe(withRetryHeadroom(MAX_GLOBAL_QUEUED));
+    const log = decodeV2(s.snapshot()).log.rings.reduce((k, [, e]) => k + e.length, 0);
+    expect(log).toBe(LEDGER_RING_TOTAL);
+    const more = s.submit(
+      [{ runId: runIdOf(tenants[0]!, 10 ** 7), tenant: tenants[0]!, priority: 'batch', cost: 1, attempt: 5 }],
+      t,
+    );
+    expect(more[0]).toMatchObject({ accepted: false, code: 'queue_full' });
+
+    const input: SchedulerInput = {
+      settings: {
+        concurrency: MAX_CONCURRENCY,
+        floors: { standard: 0.5, batch: 0.5 },
+        leaseTtlSeconds: 86_400,
+        globalMaxQueued: MAX_GLOBAL_QUEUED,
+      },
+      governor: openGovernor({ initialTokensPerMinute: 1e16, maxTokensPerMinute: 1e16 }),
+      snapshot: s.snapshot(),
+      continuedAsNew: 1_000_000,
+      maxHistoryEvents: 1_000_000,
+    };
+    const bytes = encodedBytes(input);
+    console.log(`worst-case continue-as-new input: ${bytes} bytes (${(bytes / MiB).toFixed(3)} MiB)`);
+    const snap = input.snapshot!;
+    if (snap.v === 2) {
+      const size = (x: unknown) => JSON.stringify(x).length;
+      const queues = snap.tenants.reduce((k, t) => k + (t[6] ? size(t[6]) : 0), 0);
+      console.log(
+        `tenants ${size(snap.tenants) - queues} + queues ${queues} + leases ${size(snap.leases)} + log ${size(snap.log)}`,
+      );
+    }
+    expect(bytes).toBeLessThanOrEqual(MiB);
+
+    // The compact form is exact: a scheduler restored from the JSON writes the same snapshot again.
+    const restored = FleetScheduler.restore(JSON.parse(JSON.stringify(input.snapshot)));
+    expect(restored.snapshot()).toEqual(s.snapshot());
+    expect(restored.status(t)).toEqual(s.status(t));
+  });
+
+  it('the same fleet in the old format (version 1) would not fit', () => {
+    const { s } = worstCase();
+    const v1: SchedulerSnapshotV1 = decodeV2(s.snapshot());
+    expect(Buffer.byteLength(JSON.stringify(v1))).toBeGreaterThan(2 * MiB);
+  });
+});
+
+const defaultSettings = {
+  weight: 1,
+  maxQueued: 10,
+  maxInFlight: 10,
+  budget: { tokens: null, period: 'none' as const },
+};
