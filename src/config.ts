@@ -27,9 +27,15 @@ const optionalString = z
   .optional()
   .transform((v) => (v === undefined || v === '' ? undefined : v));
 
+/** The admin token guards every tenant and the fleet: a short one could be guessed. */
+export const MIN_ADMIN_TOKEN_LENGTH = 32;
+
 const EnvSchema = z.object({
   PORT: int(3000),
-  ADMIN_TOKEN: optionalString,
+  ADMIN_TOKEN: optionalString.refine(
+    (v) => v === undefined || v.length >= MIN_ADMIN_TOKEN_LENGTH,
+    `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (e.g. \`openssl rand -hex 24\`), or empty to generate one`,
+  ),
   TEMPORAL_ADDRESS: optionalString,
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_PORT: int(7233),

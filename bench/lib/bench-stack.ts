@@ -9,7 +9,7 @@ import { startStack } from '../../src/stack';
 import type { Stack } from '../../src/stack';
 import type { SchedulerInput } from '../../src/workflows/scheduler';
 
-export const BENCH_ADMIN = 'bench-admin';
+export const BENCH_ADMIN = 'bench-admin-token-0123456789abcdef';
 
 export interface BenchStack extends Stack {
   config: Config;

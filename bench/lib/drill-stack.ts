@@ -13,7 +13,7 @@ import type { Stack } from '../../src/stack';
 import { spawnWorker } from './worker-child';
 import type { WorkerChild } from './worker-child';
 
-const ADMIN = 'drill-admin';
+const ADMIN = 'drill-admin-token-0123456789abcdef';
 
 /** Stacks not yet stopped: a drill interrupted by a signal stops them on its way out. */
 const running = new Set<() => Promise<void>>();

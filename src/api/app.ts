@@ -6,6 +6,7 @@ import { jsonBody } from './middleware/json-body';
 import type { TenantDefaults } from '../config';
 import type { ApiContext } from './context';
 import { errorHandler, notFoundHandler } from './middleware/errors';
+import { securityHeaders } from './middleware/security-headers';
 import type { FleetPort } from '../contract/fleet-port';
 import { countRequests, createApiMetrics } from './metrics/api-metrics';
 import { TokenBuckets } from './intake/token-buckets';
@@ -45,6 +46,7 @@ export function createApp(deps: ApiDeps): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(countRequests(ctx.metrics));
+  app.use(securityHeaders);
   app.use(opsRouter(ctx));
 
   const v1 = express.Router();

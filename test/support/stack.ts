@@ -11,7 +11,7 @@ import { startStack } from '../../src/stack';
 import type { Stack } from '../../src/stack';
 import type { SchedulerInput } from '../../src/workflows/scheduler';
 
-export const ADMIN = 'admin-test-token';
+export const ADMIN = 'admin-test-token-0123456789abcdef';
 
 export interface Reply<T = any> {
   status: number;

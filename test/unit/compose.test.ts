@@ -107,7 +107,7 @@ describe('docker-compose.yml', () => {
   it.skipIf(!version)(
     `validates and wires postgresql, temporal, temporal-ui, sim, worker and api${version ? '' : ` (skipped: ${INSTALL_HINT})`}`,
     () => {
-      const r = composeConfig({ ADMIN_TOKEN: 'compose-test-token' });
+      const r = composeConfig({ ADMIN_TOKEN: 'compose-test-token-0123456789abcdef' });
       expect(r.error).toBeUndefined();
       expect(r.status, r.stderr).toBe(0);
 
@@ -143,7 +143,7 @@ describe('docker-compose.yml', () => {
         expect(block, name).toMatch(/fairway-data:\/data/);
         expect(block, name).toMatch(new RegExp(`start:${name}`));
       }
-      expect(services.get('api')).toMatch(/ADMIN_TOKEN: compose-test-token/);
+      expect(services.get('api')).toMatch(/ADMIN_TOKEN: compose-test-token-0123456789abcdef/);
 
       // The worker drains in-flight activities on SIGTERM: Docker must wait at least 2 minutes.
       const grace = /stop_grace_period:\s*['"]?(\d+)(m|s)?/.exec(services.get('worker')!);
