@@ -10,6 +10,7 @@ import { securityHeaders } from './middleware/security-headers';
 import type { FleetPort } from '../contract/fleet-port';
 import { countRequests, createApiMetrics } from './metrics/api-metrics';
 import { TokenBuckets } from './intake/token-buckets';
+import { CursorSigner } from './intake/cursor';
 import { adminFleetRouter } from './routes/admin-fleet';
 import { adminTenantsRouter } from './routes/admin-tenants';
 import { batchesRouter } from './routes/batches';
@@ -40,6 +41,7 @@ export function createApp(deps: ApiDeps): express.Express {
     tenantDefaults: deps.tenantDefaults,
     metrics: createApiMetrics(),
     submitLimiter: new TokenBuckets(rate, 2 * rate, now),
+    cursors: new CursorSigner(deps.adminToken),
   };
 
   const app = express();

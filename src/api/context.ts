@@ -4,6 +4,7 @@ import type { ApiStore } from './stores/store';
 import type { FleetPort } from '../contract/fleet-port';
 import type { ApiMetrics } from './metrics/api-metrics';
 import type { TokenBuckets } from './intake/token-buckets';
+import type { CursorSigner } from './intake/cursor';
 
 /** What the routers share: built once by createApp. */
 export interface ApiContext {
@@ -14,4 +15,5 @@ export interface ApiContext {
   tenantDefaults: TenantDefaults;
   metrics: ApiMetrics;
   submitLimiter: TokenBuckets;
+  cursors: CursorSigner;
 }

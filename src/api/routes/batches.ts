@@ -5,13 +5,13 @@ import { ApiError } from '../../contract/errors';
 import type { BatchView } from '../../contract/fleet-port';
 import { randomHex } from '../crypto/keys';
 import { parseBatchRequest } from '../intake/parse-requests';
-import { ResourceIdSchema } from '../intake/schemas';
+import { BatchIdSchema } from '../intake/schemas';
 import { rateLimit, shedError, withTenantSync } from '../intake/shed';
 
 export const batchLink = (batchId: string) => `/v1/batches/${batchId}`;
 
 async function ownedBatch(ctx: ApiContext, res: Response, batchId: string): Promise<BatchView> {
-  const view = ResourceIdSchema.safeParse(batchId).success ? await ctx.fleet.getBatch(batchId) : null;
+  const view = BatchIdSchema.safeParse(batchId).success ? await ctx.fleet.getBatch(batchId) : null;
   if (!view || !mayAccess(res, view.tenant)) throw ApiError.notFound(`Batch ${batchId}`);
   return view;
 }

@@ -5,12 +5,12 @@ import { ApiError } from '../../contract/errors';
 import type { RunView } from '../../contract/fleet-port';
 import { parseRunRequest } from '../intake/parse-requests';
 import { runLink, submitRun } from '../intake/run-intake';
-import { DecisionRequestSchema, ResourceIdSchema, RunListQuerySchema } from '../intake/schemas';
+import { DecisionRequestSchema, RunIdSchema, RunListQuerySchema } from '../intake/schemas';
 import { parseOr400 } from '../intake/validation';
 
 /** The run, when it exists and the caller may see it; otherwise 404 (another tenant's run does not "exist"). */
 async function ownedRun(ctx: ApiContext, res: Response, runId: string): Promise<RunView> {
-  const view = ResourceIdSchema.safeParse(runId).success ? await ctx.fleet.getRun(runId) : null;
+  const view = RunIdSchema.safeParse(runId).success ? await ctx.fleet.getRun(runId) : null;
   if (!view || !mayAccess(res, view.tenant)) throw ApiError.notFound(`Run ${runId}`);
   return view;
 }
@@ -29,8 +29,9 @@ export function runsRouter(ctx: ApiContext): Router {
     const query = parseOr400(RunListQuerySchema, req.query);
     const principal = principalOf(res);
     const tenant = principal.kind === 'tenant' ? principal.tenant : query.tenant;
-    const page = await ctx.fleet.listRuns({ ...query, tenant });
-    res.json(page);
+    const cursor = query.cursor === undefined ? undefined : ctx.cursors.verify(query.cursor);
+    const page = await ctx.fleet.listRuns({ ...query, cursor, tenant });
+    res.json({ ...page, nextCursor: ctx.cursors.sign(page.nextCursor) });
   });
 
   router.get('/:runId', async (req, res) => {

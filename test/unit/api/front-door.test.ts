@@ -4,8 +4,29 @@ import request from 'supertest';
 import { loadConfig } from '../../../src/config';
 import { createApp } from '../../../src/api/app';
 import { openStore } from '../../../src/api/stores/store';
+import fc from 'fast-check';
 import { FakeFleet } from './fake-fleet';
-import { bearer, makeHarness, type Harness } from './harness';
+import { BatchIdSchema, RunIdSchema, TENANT_MAXIMA } from '../../../src/api/intake/schemas';
+import { quoteVisibilityString, unquoteVisibilityString } from '../../../src/contract/visibility-quote';
+import type { RunView } from '../../../src/contract/fleet-port';
+import { bearer, makeHarness, synthetic, type Harness } from './harness';
+
+const someRun = (runId: string): RunView => ({
+  runId,
+  tenant: 'acme',
+  agent: 'synthetic',
+  priority: 'standard',
+  status: 'running',
+  createdAt: '2025-06-01T12:00:00.000Z',
+  admittedAt: null,
+  admissionSeq: null,
+  finishedAt: null,
+  usage: { tokens: 0 },
+  waitingOn: null,
+  result: null,
+  error: null,
+  batchId: null,
+});
 
 describe('issue 11: the front door', () => {
   let h: Harness;
@@ -86,6 +107,108 @@ describe('issue 11: the front door', () => {
       expect(form.status).toBe(415);
       // A body-less POST stays fine.
       expect((await request(h.app).post('/v1/admin/drain').set(h.admin())).status).toBe(200);
+    });
+  });
+
+  describe('row 12: only run workflows are touched by run routes', () => {
+    it('answers 404 for the scheduler or a batch id under /v1/runs, without asking the fleet', async () => {
+      h.fleet.runs.set('scheduler', { ...someRun('scheduler'), tenant: '' });
+      let asked = 0;
+      const getRun = h.fleet.getRun.bind(h.fleet);
+      const cancelRun = h.fleet.cancelRun.bind(h.fleet);
+      h.fleet.getRun = (id) => (asked++, getRun(id));
+      h.fleet.cancelRun = (id) => (asked++, cancelRun(id));
+      for (const id of ['scheduler', 'batch-acme-0123456789abcdef', 'run-acme-xyz', 'fairway-scheduler']) {
+        for (const action of ['cancel', 'approve', 'reject']) {
+          const res = await request(h.app).post(`/v1/runs/${id}/${action}`).set(h.admin());
+          expect(res.status, `${id} ${action}`).toBe(404);
+        }
+        expect((await request(h.app).get(`/v1/runs/${id}`).set(h.admin())).status).toBe(404);
+      }
+      expect(
+        (await request(h.app).get('/v1/batches/run-acme-01234567890123456789').set(h.admin())).status,
+      ).toBe(404);
+      expect(asked).toBe(0);
+    });
+
+    it('still reaches a real run id and a batch item run id', () => {
+      expect(RunIdSchema.safeParse('run-acme-0123456789abcdef0123').success).toBe(true);
+      expect(RunIdSchema.safeParse('batch-acme-0123456789abcdef-9999').success).toBe(true);
+      expect(RunIdSchema.safeParse('batch-acme-0123456789abcdef').success).toBe(false);
+      expect(BatchIdSchema.safeParse('batch-acme-0123456789abcdef').success).toBe(true);
+    });
+  });
+
+  describe('row 13: visibility query quoting', () => {
+    it('escapes backslash and quote so the literal reads back as the value', () => {
+      expect(quoteVisibilityString("a'b")).toBe("'a\\'b'");
+      expect(quoteVisibilityString('a\\')).toBe("'a\\\\'");
+      expect(quoteVisibilityString("\\' OR 1=1")).toBe("'\\\\\\' OR 1=1'");
+      fc.assert(
+        fc.property(fc.string({ unit: fc.constantFrom('a', "'", '\\', ' ', '"', 'é') }), (value) => {
+          const literal = quoteVisibilityString(value);
+          expect(unquoteVisibilityString(literal)).toBe(value);
+        }),
+        { seed: 11, numRuns: 500 },
+      );
+    });
+  });
+
+  describe('row 14: maxima on tenant settings', () => {
+    it('refuses absurd values with 400 and accepts the documented maxima', async () => {
+      for (const body of [
+        { maxQueued: 1e15 },
+        { maxInFlight: 1e9 },
+        { weight: 1e6 },
+        { budget: { tokens: 1e16, period: 'day' } },
+      ]) {
+        const res = await request(h.app).put('/v1/admin/tenants/acme').set(h.admin()).send(body);
+        expect(res.status, JSON.stringify(body)).toBe(400);
+      }
+      const ok = await request(h.app)
+        .put('/v1/admin/tenants/acme')
+        .set(h.admin())
+        .send({
+          weight: TENANT_MAXIMA.weight,
+          maxQueued: TENANT_MAXIMA.maxQueued,
+          maxInFlight: TENANT_MAXIMA.maxInFlight,
+          budget: { tokens: TENANT_MAXIMA.budgetTokens, period: 'month' },
+        });
+      expect(ok.status).toBe(201);
+    });
+  });
+
+  describe('row 5: list cursors', () => {
+    it('answers 400 to a cursor the API did not hand out, without calling the fleet', async () => {
+      const key = await h.tenant('acme');
+      let listed = 0;
+      const listRuns = h.fleet.listRuns.bind(h.fleet);
+      h.fleet.listRuns = (q) => (listed++, listRuns(q));
+      for (const cursor of ['zzz', 'CgQIARAB', 'abc.def', '.', 'x'.repeat(300)]) {
+        const res = await request(h.app).get('/v1/runs').query({ cursor }).set(bearer(key));
+        expect(res.status, cursor).toBe(400);
+        expect(res.body.error.code).toBe('invalid_request');
+      }
+      expect(listed).toBe(0);
+    });
+
+    it('round-trips the cursors it hands out', async () => {
+      const key = await h.tenant('acme');
+      for (let i = 0; i < 5; i++) {
+        expect((await request(h.app).post('/v1/runs').set(bearer(key)).send(synthetic())).status).toBe(202);
+      }
+      const seen = new Set<string>();
+      let cursor: string | undefined;
+      do {
+        const res = await request(h.app)
+          .get('/v1/runs')
+          .query({ limit: 2, ...(cursor ? { cursor } : {}) })
+          .set(bearer(key));
+        expect(res.status).toBe(200);
+        for (const item of res.body.items as { runId: string }[]) seen.add(item.runId);
+        cursor = res.body.nextCursor ?? undefined;
+      } while (cursor);
+      expect(seen.size).toBe(5);
     });
   });
 
