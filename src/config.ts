@@ -11,8 +11,10 @@ const TENANT = defaultTenantSettings();
 export interface TenantDefaults {
   maxQueued: number;
   maxInFlight: number;
-  /** Submissions per second per tenant (token bucket, burst twice this); 0 disables the limit. */
+  /** Units submitted per second per tenant, a batch counting each item (token bucket, burst twice this); 0: no limit. */
   ratePerSecond: number;
+  /** Other requests per second per tenant: reads, cancels, decisions, `/tenants/me`; a batch resume costs one per item. Default: ratePerSecond. */
+  requestRatePerSecond?: number;
 }
 
 /**
@@ -59,6 +61,7 @@ const EnvSchema = z.object({
   DEFAULT_TENANT_MAX_QUEUED: int(TENANT.maxQueued),
   DEFAULT_TENANT_MAX_IN_FLIGHT: int(TENANT.maxInFlight),
   TENANT_RATE_PER_SECOND: int(200),
+  TENANT_REQUEST_RATE_PER_SECOND: int(100),
   SUBMIT_COALESCE_MS: int(15),
   MAILBOX_FLUSH_MS: int(100),
   GOVERNOR_INITIAL_TPM: int(G.initialTokensPerMinute),
@@ -143,6 +146,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxQueued: e.DEFAULT_TENANT_MAX_QUEUED,
       maxInFlight: e.DEFAULT_TENANT_MAX_IN_FLIGHT,
       ratePerSecond: e.TENANT_RATE_PER_SECOND,
+      requestRatePerSecond: e.TENANT_REQUEST_RATE_PER_SECOND,
     },
     governor: {
       ...DEFAULT_GOVERNOR,

@@ -33,6 +33,7 @@ export interface ApiDeps {
 export function createApp(deps: ApiDeps): express.Express {
   const now = deps.now ?? Date.now;
   const rate = deps.tenantDefaults.ratePerSecond;
+  const requestRate = deps.tenantDefaults.requestRatePerSecond ?? rate;
   const ctx: ApiContext = {
     fleet: deps.fleet,
     store: deps.db,
@@ -41,6 +42,7 @@ export function createApp(deps: ApiDeps): express.Express {
     tenantDefaults: deps.tenantDefaults,
     metrics: createApiMetrics(),
     submitLimiter: new TokenBuckets(rate, 2 * rate, now),
+    requestLimiter: new TokenBuckets(requestRate, 2 * requestRate, now),
     cursors: new CursorSigner(deps.adminToken),
   };
 

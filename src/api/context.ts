@@ -15,5 +15,7 @@ export interface ApiContext {
   tenantDefaults: TenantDefaults;
   metrics: ApiMetrics;
   submitLimiter: TokenBuckets;
+  /** Every other tenant request (reads, cancels, decisions, resumes). */
+  requestLimiter: TokenBuckets;
   cursors: CursorSigner;
 }

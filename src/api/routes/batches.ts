@@ -6,7 +6,7 @@ import type { BatchView } from '../../contract/fleet-port';
 import { randomHex } from '../crypto/keys';
 import { parseBatchRequest } from '../intake/parse-requests';
 import { BatchIdSchema } from '../intake/schemas';
-import { rateLimit, shedError, withTenantSync } from '../intake/shed';
+import { rateLimit, rateLimitRequest, shedError, withTenantSync } from '../intake/shed';
 
 export const batchLink = (batchId: string) => `/v1/batches/${batchId}`;
 
@@ -22,7 +22,7 @@ export function batchesRouter(ctx: ApiContext): Router {
   router.post('/', async (req, res) => {
     const tenant = tenantOf(res, 'submit batches');
     const batch = parseBatchRequest(req.body);
-    rateLimit(ctx, tenant.tenant);
+    rateLimit(ctx, tenant.tenant, batch.items.length);
     const batchId = `batch-${tenant.tenant}-${randomHex(16)}`;
     const spec = {
       batchId,
@@ -43,11 +43,15 @@ export function batchesRouter(ctx: ApiContext): Router {
   });
 
   router.get('/:batchId', async (req, res) => {
+    rateLimitRequest(ctx, res);
     res.json(await ownedBatch(ctx, res, req.params.batchId));
   });
 
   router.post('/:batchId/resume', async (req, res) => {
+    rateLimitRequest(ctx, res);
     const view = await ownedBatch(ctx, res, req.params.batchId);
+    // A resume lists and re-drives up to every item: it costs one request per item.
+    rateLimitRequest(ctx, res, Math.max(0, view.total - 1));
     const resumed = await ctx.fleet.resumeBatch(view.batchId);
     res.status(202).json({ batchId: view.batchId, resumed, links: { self: batchLink(view.batchId) } });
   });

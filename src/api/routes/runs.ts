@@ -7,6 +7,7 @@ import { parseRunRequest } from '../intake/parse-requests';
 import { runLink, submitRun } from '../intake/run-intake';
 import { DecisionRequestSchema, RunIdSchema, RunListQuerySchema } from '../intake/schemas';
 import { parseOr400 } from '../intake/validation';
+import { rateLimitRequest } from '../intake/shed';
 
 /** The run, when it exists and the caller may see it; otherwise 404 (another tenant's run does not "exist"). */
 async function ownedRun(ctx: ApiContext, res: Response, runId: string): Promise<RunView> {
@@ -26,6 +27,7 @@ export function runsRouter(ctx: ApiContext): Router {
   });
 
   router.get('/', async (req, res) => {
+    rateLimitRequest(ctx, res);
     const query = parseOr400(RunListQuerySchema, req.query);
     const principal = principalOf(res);
     const tenant = principal.kind === 'tenant' ? principal.tenant : query.tenant;
@@ -35,10 +37,12 @@ export function runsRouter(ctx: ApiContext): Router {
   });
 
   router.get('/:runId', async (req, res) => {
+    rateLimitRequest(ctx, res);
     res.json(await ownedRun(ctx, res, req.params.runId));
   });
 
   router.post('/:runId/cancel', async (req, res) => {
+    rateLimitRequest(ctx, res);
     const view = await ownedRun(ctx, res, req.params.runId);
     if (!(await ctx.fleet.cancelRun(view.runId))) {
       throw new ApiError('conflict', `Run ${view.runId} has already finished; there is nothing to cancel.`, {
@@ -50,6 +54,7 @@ export function runsRouter(ctx: ApiContext): Router {
 
   for (const decision of ['approve', 'reject'] as const) {
     router.post(`/:runId/${decision}`, async (req, res) => {
+      rateLimitRequest(ctx, res);
       const body = parseOr400(DecisionRequestSchema, req.body ?? {});
       const view = await ownedRun(ctx, res, req.params.runId);
       if (!(await ctx.fleet.decide(view.runId, decision, body.note))) {

@@ -212,6 +212,74 @@ describe('issue 11: the front door', () => {
     });
   });
 
+  describe('row 6: rate limits per item and on every tenant request', () => {
+    it('charges a batch one token per item', async () => {
+      const h2 = makeHarness({ ratePerSecond: 2 });
+      try {
+        const key = await h2.tenant('acme');
+        const batch = { agent: 'synthetic', items: Array.from({ length: 10 }, () => ({ steps: 1 })) };
+        expect((await request(h2.app).post('/v1/batches').set(bearer(key)).send(batch)).status).toBe(202);
+        const next = await request(h2.app).post('/v1/runs').set(bearer(key)).send(synthetic());
+        expect(next.status).toBe(429);
+        expect(next.body.error.code).toBe('rate_limited');
+        // Burst 4, 10 items taken: 6 in debt, so one more token is 3.5 s away.
+        expect(Number(next.headers['retry-after'])).toBe(4);
+        h2.clock.now += 4000;
+        expect((await request(h2.app).post('/v1/runs').set(bearer(key)).send(synthetic())).status).toBe(202);
+      } finally {
+        h2.close();
+      }
+    });
+
+    it('limits reads, /tenants/me, cancels and resumes, but not the admin', async () => {
+      const h2 = makeHarness({ ratePerSecond: 2 });
+      try {
+        const key = await h2.tenant('acme');
+        const paths = ['/v1/runs', '/v1/tenants/me', '/v1/runs/run-acme-0123456789abcdef0123', '/v1/runs'];
+        for (const path of paths) {
+          expect((await request(h2.app).get(path).set(bearer(key))).status, path).not.toBe(429);
+        }
+        const limited = [
+          request(h2.app).get('/v1/runs').set(bearer(key)),
+          request(h2.app).get('/v1/tenants/me').set(bearer(key)),
+          request(h2.app).post('/v1/runs/run-acme-0123456789abcdef0123/cancel').set(bearer(key)),
+          request(h2.app).post('/v1/batches/batch-acme-0123456789abcdef/resume').set(bearer(key)),
+          request(h2.app).get('/v1/batches/batch-acme-0123456789abcdef').set(bearer(key)),
+        ];
+        for (const call of limited) {
+          const res = await call;
+          expect(res.status).toBe(429);
+          expect(res.headers['retry-after']).toBeDefined();
+        }
+        for (let i = 0; i < 10; i++) {
+          expect((await request(h2.app).get('/v1/runs').set(h2.admin())).status).toBe(200);
+        }
+      } finally {
+        h2.close();
+      }
+    });
+
+    it('charges a batch resume one token per item', async () => {
+      const h2 = makeHarness({ ratePerSecond: 5 });
+      try {
+        const key = await h2.tenant('acme');
+        h2.clock.now += 60_000;
+        const batch = { agent: 'synthetic', items: Array.from({ length: 50 }, () => ({ steps: 1 })) };
+        const created = await request(h2.app).post('/v1/batches').set(bearer(key)).send(batch);
+        expect(created.status).toBe(202);
+        const resume = await request(h2.app)
+          .post(`/v1/batches/${created.body.batchId}/resume`)
+          .set(bearer(key));
+        expect(resume.status).toBe(202);
+        const after = await request(h2.app).get('/v1/tenants/me').set(bearer(key));
+        expect(after.status).toBe(429);
+        expect(Number(after.headers['retry-after'])).toBeGreaterThanOrEqual(8);
+      } finally {
+        h2.close();
+      }
+    });
+  });
+
   describe('row 11: admin token length', () => {
     it('refuses a configuration whose ADMIN_TOKEN is shorter than 32 characters', () => {
       expect(() => loadConfig({ ADMIN_TOKEN: 'x' })).toThrow(/ADMIN_TOKEN: must be at least 32 characters/);
