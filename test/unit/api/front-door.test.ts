@@ -4,6 +4,7 @@ import request from 'supertest';
 import { loadConfig } from '../../../src/config';
 import { createApp } from '../../../src/api/app';
 import { openStore } from '../../../src/api/stores/store';
+import { IDEMPOTENCY_RETENTION_MS } from '../../../src/api/stores/idempotency';
 import fc from 'fast-check';
 import { FakeFleet } from './fake-fleet';
 import { BatchIdSchema, RunIdSchema, TENANT_MAXIMA } from '../../../src/api/intake/schemas';
@@ -277,6 +278,78 @@ describe('issue 11: the front door', () => {
       } finally {
         h2.close();
       }
+    });
+  });
+
+  describe('row 3: idempotency keys past their retention', () => {
+    it('a key reused after retention with a new body starts a new run with the new body', async () => {
+      const key = await h.tenant('acme');
+      const first = await request(h.app)
+        .post('/v1/runs')
+        .set(bearer(key))
+        .set('Idempotency-Key', 'k1')
+        .send(synthetic(2));
+      expect(first.status).toBe(202);
+      h.clock.now += IDEMPOTENCY_RETENTION_MS + 60_000;
+      const second = await request(h.app)
+        .post('/v1/runs')
+        .set(bearer(key))
+        .set('Idempotency-Key', 'k1')
+        .send(synthetic(5));
+      expect(second.status).toBe(202);
+      expect(second.body.runId).not.toBe(first.body.runId);
+      const started = h.fleet.startRunCalls.find((c) => c.runId === second.body.runId);
+      expect(started?.input).toMatchObject({ steps: 5 });
+      // Within the new retention the key now names the new run.
+      const replayed = await request(h.app)
+        .post('/v1/runs')
+        .set(bearer(key))
+        .set('Idempotency-Key', 'k1')
+        .send(synthetic(5));
+      expect(replayed.status).toBe(200);
+      expect(replayed.body.runId).toBe(second.body.runId);
+    });
+
+    it('property: the same key and body always answer the same run, whatever the interleaving', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.tuple(fc.constantFrom('a', 'b', 'c'), fc.integer({ min: 1, max: 3 })), {
+            minLength: 1,
+            maxLength: 12,
+          }),
+          async (calls) => {
+            const h2 = makeHarness();
+            try {
+              const tenantKey = await h2.tenant('acme');
+              const runOf = new Map<string, string>();
+              const bodyOf = new Map<string, number>();
+              for (const [k, steps] of calls) {
+                const res = await request(h2.app)
+                  .post('/v1/runs')
+                  .set(bearer(tenantKey))
+                  .set('Idempotency-Key', k)
+                  .send(synthetic(steps));
+                const firstBody = bodyOf.get(k);
+                if (firstBody === undefined) {
+                  expect(res.status).toBe(202);
+                  bodyOf.set(k, steps);
+                  runOf.set(k, res.body.runId);
+                } else if (firstBody === steps) {
+                  expect(res.status).toBe(200);
+                  expect(res.body.runId).toBe(runOf.get(k));
+                } else {
+                  expect(res.status).toBe(422);
+                  expect(res.body.error.details.runId).toBe(runOf.get(k));
+                }
+              }
+              expect(h2.fleet.startRunCalls.length).toBe(runOf.size);
+            } finally {
+              h2.close();
+            }
+          },
+        ),
+        { seed: 11, numRuns: 25 },
+      );
     });
   });
 
