@@ -17,6 +17,16 @@ export interface TenantDefaults {
   requestRatePerSecond?: number;
 }
 
+/** Per-run caps checked at the door (docs/api.md "Limits"). */
+export interface RunCaps {
+  /** The most tokens one run may declare or be estimated to use. */
+  maxTokens: number;
+  /** The longest a run may plan to take, in seconds (by its input, e.g. the synthetic agent's steps × stepMs). */
+  maxWallSeconds: number;
+}
+
+export const DEFAULT_RUN_CAPS: RunCaps = { maxTokens: 1_000_000, maxWallSeconds: 3600 };
+
 /**
  * Every environment variable Fairway reads, parsed once. Nothing else in the
  * project reads `process.env`; `.env.example` lists each with one line of meaning.
@@ -62,6 +72,8 @@ const EnvSchema = z.object({
   DEFAULT_TENANT_MAX_IN_FLIGHT: int(TENANT.maxInFlight),
   TENANT_RATE_PER_SECOND: int(200),
   TENANT_REQUEST_RATE_PER_SECOND: int(100),
+  RUN_MAX_TOKENS: int(DEFAULT_RUN_CAPS.maxTokens),
+  RUN_MAX_WALL_SECONDS: int(DEFAULT_RUN_CAPS.maxWallSeconds),
   SUBMIT_COALESCE_MS: int(15),
   MAILBOX_FLUSH_MS: int(100),
   GOVERNOR_INITIAL_TPM: int(G.initialTokensPerMinute),
@@ -104,6 +116,7 @@ export interface Config {
   sim: { port: number; tpm: number; rpm: number; seed: number };
   fleet: FleetSettings;
   tenantDefaults: TenantDefaults;
+  runCaps: RunCaps;
   /** The token governor's parameters (a new scheduler chain starts with them). */
   governor: GovernorParams;
   submitCoalesceMs: number;
@@ -148,6 +161,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       ratePerSecond: e.TENANT_RATE_PER_SECOND,
       requestRatePerSecond: e.TENANT_REQUEST_RATE_PER_SECOND,
     },
+    runCaps: { maxTokens: e.RUN_MAX_TOKENS, maxWallSeconds: e.RUN_MAX_WALL_SECONDS },
     governor: {
       ...DEFAULT_GOVERNOR,
       initialTokensPerMinute: e.GOVERNOR_INITIAL_TPM,

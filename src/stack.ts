@@ -139,7 +139,14 @@ export async function startStack(
       const fleet = withUnavailableAs503(createTemporalFleet(client, config, effects));
       // The scheduler's tenant table follows the API's (e.g. after the scheduler chain was reset).
       await syncTenantsToFleet(db, fleet, log);
-      const app = createApp({ fleet, db, adminToken, tenantDefaults: config.tenantDefaults, log });
+      const app = createApp({
+        fleet,
+        db,
+        adminToken,
+        tenantDefaults: config.tenantDefaults,
+        runCaps: config.runCaps,
+        log,
+      });
       const server = await listen(app, config.port);
       closers.push(
         () =>

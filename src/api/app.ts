@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { ApiStore } from './stores/store';
 import { authenticate, requireAdmin } from './middleware/auth';
 import { jsonBody } from './middleware/json-body';
-import type { TenantDefaults } from '../config';
+import { DEFAULT_RUN_CAPS, type RunCaps, type TenantDefaults } from '../config';
 import type { ApiContext } from './context';
 import { errorHandler, notFoundHandler } from './middleware/errors';
 import { securityHeaders } from './middleware/security-headers';
@@ -24,6 +24,8 @@ export interface ApiDeps {
   db: ApiStore;
   adminToken: string;
   tenantDefaults: TenantDefaults;
+  /** Per-run caps; default DEFAULT_RUN_CAPS. */
+  runCaps?: RunCaps;
   log: Logger;
   /** Clock in ms since epoch; tests pass their own. */
   now?: () => number;
@@ -40,6 +42,7 @@ export function createApp(deps: ApiDeps): express.Express {
     log: deps.log,
     now,
     tenantDefaults: deps.tenantDefaults,
+    runCaps: deps.runCaps ?? DEFAULT_RUN_CAPS,
     metrics: createApiMetrics(),
     submitLimiter: new TokenBuckets(rate, 2 * rate, now),
     requestLimiter: new TokenBuckets(requestRate, 2 * requestRate, now),

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { TenantDefaults } from '../config';
+import type { RunCaps, TenantDefaults } from '../config';
 import type { ApiStore } from './stores/store';
 import type { FleetPort } from '../contract/fleet-port';
 import type { ApiMetrics } from './metrics/api-metrics';
@@ -13,6 +13,7 @@ export interface ApiContext {
   log: Logger;
   now: () => number;
   tenantDefaults: TenantDefaults;
+  runCaps: RunCaps;
   metrics: ApiMetrics;
   submitLimiter: TokenBuckets;
   /** Every other tenant request (reads, cancels, decisions, resumes). */

@@ -4,6 +4,7 @@ import { ApiError } from '../../contract/errors';
 import type { RunView } from '../../contract/fleet-port';
 import { randomHex } from '../crypto/keys';
 import type { ParsedRun } from './parse-requests';
+import { assertFitsOnePayload } from './payload-limits';
 import { firstResult, rateLimit, shedError, withTenantSync } from './shed';
 import type { TenantRecord } from '../stores/tenants';
 
@@ -72,22 +73,24 @@ export async function submitRun(
     }
     runId = claim.runId;
   }
+  const spec = {
+    runId,
+    tenant: tenant.tenant,
+    agent: agent.name,
+    priority: request.priority,
+    input,
+    estimatedTokens,
+    createdAt: new Date(receivedAt).toISOString(),
+  };
   try {
+    assertFitsOnePayload(spec, 'The run', 'Send a smaller input.');
     rateLimit(ctx, tenant.tenant);
     const unit = { runId, tenant: tenant.tenant, priority: request.priority, cost: estimatedTokens };
     const result = await withTenantSync(ctx, tenant, async () =>
       firstResult(await ctx.fleet.submit([unit]), runId),
     );
     if (!result.accepted) throw shedError(ctx, result);
-    await ctx.fleet.startRun({
-      runId,
-      tenant: tenant.tenant,
-      agent: agent.name,
-      priority: request.priority,
-      input,
-      estimatedTokens,
-      createdAt: new Date(receivedAt).toISOString(),
-    });
+    await ctx.fleet.startRun(spec);
   } catch (err) {
     if (key !== undefined) ctx.store.idempotency.release(tenant.tenant, key);
     throw err;

@@ -1,9 +1,12 @@
 import express, { type Request, type RequestHandler } from 'express';
 import { ApiError } from '../../contract/errors';
 
-/** Body limits: 1 MB for everything but batches, whose up to 10,000 items need room. */
+/**
+ * Body limits: 1 MB for everything but batches, whose items need room. A batch's items must also fit
+ * one Temporal payload once compact (MAX_START_ARGUMENT_BYTES, 1.5 MiB): 4 MB leaves room for whitespace.
+ */
 export const BODY_LIMIT = '1mb';
-export const BATCH_BODY_LIMIT = '16mb';
+export const BATCH_BODY_LIMIT = '4mb';
 
 /** True when the request carries body bytes (a chunked body, or a Content-Length above 0). */
 function carriesBody(req: Request): boolean {

@@ -6,6 +6,8 @@ import type { BatchView } from '../../contract/fleet-port';
 import { randomHex } from '../crypto/keys';
 import { parseBatchRequest } from '../intake/parse-requests';
 import { BatchIdSchema } from '../intake/schemas';
+import { assertFitsOnePayload } from '../intake/payload-limits';
+import { enforceRunCaps, runCapIssues } from '../intake/run-caps';
 import { rateLimit, rateLimitRequest, shedError, withTenantSync } from '../intake/shed';
 
 export const batchLink = (batchId: string) => `/v1/batches/${batchId}`;
@@ -22,6 +24,18 @@ export function batchesRouter(ctx: ApiContext): Router {
   router.post('/', async (req, res) => {
     const tenant = tenantOf(res, 'submit batches');
     const batch = parseBatchRequest(req.body);
+    const perItem = batch.request.estimatedTokensPerItem;
+    enforceRunCaps(
+      batch.items.flatMap((item, i) =>
+        runCapIssues(
+          ctx.runCaps,
+          item,
+          perItem ?? batch.agent.estimate(item),
+          `items.${i}`,
+          perItem === undefined ? `items.${i}` : 'estimatedTokensPerItem',
+        ),
+      ),
+    );
     rateLimit(ctx, tenant.tenant, batch.items.length);
     const batchId = `batch-${tenant.tenant}-${randomHex(16)}`;
     const spec = {
@@ -33,6 +47,7 @@ export function batchesRouter(ctx: ApiContext): Router {
       estimatedTokensPerItem: batch.estimatedTokensPerItem,
       createdAt: new Date(ctx.now()).toISOString(),
     };
+    assertFitsOnePayload(spec, 'The batch', 'Split the items into several smaller batches.');
     const result = await withTenantSync(ctx, tenant, () => ctx.fleet.createBatch(spec));
     if (!result.accepted) throw shedError(ctx, result);
     ctx.metrics.submissions.inc({ priority: spec.priority }, spec.items.length);

@@ -7,6 +7,7 @@ import { parseRunRequest } from '../intake/parse-requests';
 import { runLink, submitRun } from '../intake/run-intake';
 import { DecisionRequestSchema, RunIdSchema, RunListQuerySchema } from '../intake/schemas';
 import { parseOr400 } from '../intake/validation';
+import { enforceRunCaps, runCapIssues } from '../intake/run-caps';
 import { rateLimitRequest } from '../intake/shed';
 
 /** The run, when it exists and the caller may see it; otherwise 404 (another tenant's run does not "exist"). */
@@ -22,6 +23,7 @@ export function runsRouter(ctx: ApiContext): Router {
   router.post('/', async (req, res) => {
     const tenant = tenantOf(res, 'submit runs');
     const run = parseRunRequest(req.body, req.get('idempotency-key'));
+    enforceRunCaps(runCapIssues(ctx.runCaps, run.input, run.estimatedTokens, 'input', 'estimatedTokens'));
     const answer = await submitRun(ctx, tenant, run);
     res.location(runLink(answer.runId)).status(answer.status).json(answer.body);
   });

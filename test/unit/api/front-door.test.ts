@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import request from 'supertest';
-import { loadConfig } from '../../../src/config';
+import { DEFAULT_RUN_CAPS, loadConfig } from '../../../src/config';
+import { assertFitsOnePayload, MAX_START_ARGUMENT_BYTES } from '../../../src/api/intake/payload-limits';
 import { createApp } from '../../../src/api/app';
 import { openStore } from '../../../src/api/stores/store';
 import { IDEMPOTENCY_RETENTION_MS } from '../../../src/api/stores/idempotency';
@@ -350,6 +351,61 @@ describe('issue 11: the front door', () => {
         ),
         { seed: 11, numRuns: 25 },
       );
+    });
+  });
+
+  describe('row 1: payload limits', () => {
+    it('refuses a batch whose items would exceed one Temporal payload with 413 naming the limit', async () => {
+      const key = await h.tenant('acme', { maxQueued: 100_000 });
+      const items = Array.from({ length: 1500 }, (_, i) => ({ incident: `${i} ${'x'.repeat(1990)}` }));
+      const res = await request(h.app).post('/v1/batches').set(bearer(key)).send({ agent: 'triage', items });
+      expect(res.status).toBe(413);
+      expect(res.body.error.code).toBe('payload_too_large');
+      expect(res.body.error.message).toMatch(/1572864 bytes/);
+      expect(res.body.error.details.limitBytes).toBe(MAX_START_ARGUMENT_BYTES);
+      expect(h.fleet.batches.size).toBe(0);
+      // The same items in batches under the limit go through.
+      const half = await request(h.app)
+        .post('/v1/batches')
+        .set(bearer(key))
+        .send({ agent: 'triage', items: items.slice(0, 500) });
+      expect(half.status).toBe(202);
+    });
+
+    it('refuses a run spec over the limit (the body limit keeps HTTP bodies under it)', () => {
+      expect(() =>
+        assertFitsOnePayload({ input: 'x'.repeat(MAX_START_ARGUMENT_BYTES) }, 'The run', ''),
+      ).toThrow(/limit is 1572864 bytes/);
+      expect(() => assertFitsOnePayload({ input: 'x'.repeat(1000) }, 'The run', '')).not.toThrow();
+    });
+  });
+
+  describe('row 7: default per-run caps', () => {
+    it('refuses a run over the token cap or the wall-time cap with 400, and one under them is accepted', async () => {
+      const key = await h.tenant('acme');
+      const tooManyTokens = { agent: 'synthetic', input: { steps: 1000, tokensPerStep: 100_000 } };
+      const tooLong = { agent: 'synthetic', input: { steps: 10, stepMs: 600_000 } };
+      const declared = { ...synthetic(), estimatedTokens: DEFAULT_RUN_CAPS.maxTokens + 1 };
+      for (const body of [tooManyTokens, tooLong, declared]) {
+        const res = await request(h.app).post('/v1/runs').set(bearer(key)).send(body);
+        expect(res.status, JSON.stringify(body)).toBe(400);
+        expect(JSON.stringify(res.body.error.details)).toMatch(/RUN_MAX_(TOKENS|WALL_SECONDS)/);
+      }
+      const batch = await request(h.app)
+        .post('/v1/batches')
+        .set(bearer(key))
+        .send({ agent: 'synthetic', items: [{ steps: 1 }, tooLong.input] });
+      expect(batch.status).toBe(400);
+      expect(batch.body.error.details[0].path).toBe('items.1');
+      expect(h.fleet.submitCalls.length).toBe(0);
+      const fine = { agent: 'synthetic', input: { steps: 10, stepMs: 1000, tokensPerStep: 1000 } };
+      expect((await request(h.app).post('/v1/runs').set(bearer(key)).send(fine)).status).toBe(202);
+    });
+
+    it('reads the caps from the environment', () => {
+      const caps = loadConfig({ RUN_MAX_TOKENS: '5000', RUN_MAX_WALL_SECONDS: '60' }).runCaps;
+      expect(caps).toEqual({ maxTokens: 5000, maxWallSeconds: 60 });
+      expect(loadConfig({}).runCaps).toEqual(DEFAULT_RUN_CAPS);
     });
   });
 
