@@ -44,6 +44,11 @@ export const MIN_ADMIN_TOKEN_LENGTH = 32;
 
 const EnvSchema = z.object({
   PORT: int(3000),
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  METRICS_HOST: z.string().default('127.0.0.1'),
+  HTTP_HEADERS_TIMEOUT_MS: int(15_000),
+  HTTP_REQUEST_TIMEOUT_MS: int(60_000),
+  HTTP_MAX_CONNECTIONS: int(1000),
   ADMIN_TOKEN: optionalString.refine(
     (v) => v === undefined || v.length >= MIN_ADMIN_TOKEN_LENGTH,
     `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (e.g. \`openssl rand -hex 24\`), or empty to generate one`,
@@ -95,6 +100,9 @@ export type Env = z.infer<typeof EnvSchema>;
 
 export interface Config {
   port: number;
+  /** A loopback-only listener serving GET /metrics without auth; undefined: metrics only on the API, admin token required. */
+  metrics: { port: number | undefined; host: string };
+  http: { headersTimeoutMs: number; requestTimeoutMs: number; maxConnections: number };
   adminToken: string | undefined;
   temporal: {
     /** undefined: start the embedded dev server. */
@@ -136,6 +144,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const e = parsed.data;
   return {
     port: e.PORT,
+    metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST },
+    http: {
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+      maxConnections: e.HTTP_MAX_CONNECTIONS,
+    },
     adminToken: e.ADMIN_TOKEN,
     temporal: {
       address: e.TEMPORAL_ADDRESS,

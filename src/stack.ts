@@ -7,7 +7,8 @@ import pino from 'pino';
 import type { Logger } from 'pino';
 import { openEffectStore } from './activities/effect-store';
 import { openStore } from './api/stores/store';
-import { createApp } from './api/app';
+import { createApps } from './api/app';
+import { listenWithLimits } from './api/server';
 import { syncTenantsToFleet } from './api/tenant-sync';
 import type { Config } from './config';
 import { ensureSearchAttributes } from './fleet/ensure-search-attributes';
@@ -44,11 +45,6 @@ export interface Stack {
   log: Logger;
   close(): Promise<void>;
 }
-
-const listen = (app: ReturnType<typeof createApp>, port: number): Promise<Server> =>
-  new Promise((resolve, reject) => {
-    const server = app.listen(port, '0.0.0.0', (err?: Error) => (err ? reject(err) : resolve(server)));
-  });
 
 /**
  * Brings up whichever parts are asked for, in dependency order: the embedded Temporal dev server
@@ -139,7 +135,7 @@ export async function startStack(
       const fleet = withUnavailableAs503(createTemporalFleet(client, config, effects));
       // The scheduler's tenant table follows the API's (e.g. after the scheduler chain was reset).
       await syncTenantsToFleet(db, fleet, log);
-      const app = createApp({
+      const apps = createApps({
         fleet,
         db,
         adminToken,
@@ -147,14 +143,22 @@ export async function startStack(
         runCaps: config.runCaps,
         log,
       });
-      const server = await listen(app, config.port);
-      closers.push(
-        () =>
-          new Promise<void>((resolve) => {
-            server.close(() => resolve());
-            server.closeAllConnections();
-          }),
-      );
+      const server = await listenWithLimits(apps.api, config.port, '0.0.0.0', config.http);
+      const closeServer = (s: Server) => () =>
+        new Promise<void>((resolve) => {
+          s.close(() => resolve());
+          s.closeAllConnections();
+        });
+      closers.push(closeServer(server));
+      if (config.metrics.port !== undefined) {
+        const metricsServer = await listenWithLimits(
+          apps.metrics,
+          config.metrics.port,
+          config.metrics.host,
+          config.http,
+        );
+        closers.push(closeServer(metricsServer));
+      }
       const addr = server.address();
       apiUrl = `http://localhost:${typeof addr === 'object' && addr ? addr.port : config.port}`;
     }

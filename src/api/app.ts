@@ -9,6 +9,7 @@ import { errorHandler, notFoundHandler } from './middleware/errors';
 import { securityHeaders } from './middleware/security-headers';
 import type { FleetPort } from '../contract/fleet-port';
 import { countRequests, createApiMetrics } from './metrics/api-metrics';
+import { metricsHandler } from './metrics/metrics-handler';
 import { TokenBuckets } from './intake/token-buckets';
 import { CursorSigner } from './intake/cursor';
 import { adminFleetRouter } from './routes/admin-fleet';
@@ -33,6 +34,14 @@ export interface ApiDeps {
 
 /** The HTTP API of docs/api.md as an Express app; does not listen, so tests drive it with supertest. */
 export function createApp(deps: ApiDeps): express.Express {
+  return createApps(deps).api;
+}
+
+/**
+ * The API and a metrics-only app (`GET /metrics` without auth) for METRICS_PORT, which the caller binds
+ * to loopback. Both share one context, so they report the same series.
+ */
+export function createApps(deps: ApiDeps): { api: express.Express; metrics: express.Express } {
   const now = deps.now ?? Date.now;
   const rate = deps.tenantDefaults.ratePerSecond;
   const requestRate = deps.tenantDefaults.requestRatePerSecond ?? rate;
@@ -55,6 +64,8 @@ export function createApp(deps: ApiDeps): express.Express {
   app.use(countRequests(ctx.metrics));
   app.use(securityHeaders);
   app.use(opsRouter(ctx));
+  // Metrics name every tenant with its backlog and spend: admin only here; METRICS_PORT serves them on loopback.
+  app.get('/metrics', authenticate(ctx.store, deps.adminToken), requireAdmin, metricsHandler(ctx));
 
   const v1 = express.Router();
   v1.use(authenticate(ctx.store, deps.adminToken));
@@ -69,5 +80,12 @@ export function createApp(deps: ApiDeps): express.Express {
 
   app.use(notFoundHandler);
   app.use(errorHandler(ctx.log));
-  return app;
+
+  const metrics = express();
+  metrics.disable('x-powered-by');
+  metrics.use(securityHeaders);
+  metrics.get('/metrics', metricsHandler(ctx));
+  metrics.use(notFoundHandler);
+  metrics.use(errorHandler(ctx.log));
+  return { api: app, metrics };
 }

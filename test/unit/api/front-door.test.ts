@@ -3,7 +3,10 @@ import pino from 'pino';
 import request from 'supertest';
 import { DEFAULT_RUN_CAPS, loadConfig } from '../../../src/config';
 import { assertFitsOnePayload, MAX_START_ARGUMENT_BYTES } from '../../../src/api/intake/payload-limits';
-import { createApp } from '../../../src/api/app';
+import { createApp, createApps } from '../../../src/api/app';
+import { METRICS_REFRESH_MS } from '../../../src/api/metrics/metrics-handler';
+import { DEFAULT_HTTP_LIMITS, listenWithLimits } from '../../../src/api/server';
+import { connect, type AddressInfo } from 'node:net';
 import { openStore } from '../../../src/api/stores/store';
 import { IDEMPOTENCY_RETENTION_MS } from '../../../src/api/stores/idempotency';
 import fc from 'fast-check';
@@ -406,6 +409,81 @@ describe('issue 11: the front door', () => {
       const caps = loadConfig({ RUN_MAX_TOKENS: '5000', RUN_MAX_WALL_SECONDS: '60' }).runCaps;
       expect(caps).toEqual({ maxTokens: 5000, maxWallSeconds: 60 });
       expect(loadConfig({}).runCaps).toEqual(DEFAULT_RUN_CAPS);
+    });
+  });
+
+  describe('row 2: metrics access and refresh', () => {
+    it('needs the admin token on the API; the metrics-only app serves them without', async () => {
+      const key = await h.tenant('acme');
+      expect((await request(h.app).get('/metrics')).status).toBe(401);
+      expect((await request(h.app).get('/metrics').set(bearer(key))).status).toBe(403);
+      const admin = await request(h.app).get('/metrics').set(h.admin());
+      expect(admin.status).toBe(200);
+      expect(admin.text).toContain('fairway_fleet_up 1');
+      const store = openStore(':memory:');
+      try {
+        const { metrics } = createApps({
+          fleet: new FakeFleet(),
+          db: store,
+          adminToken: 'a'.repeat(32),
+          tenantDefaults: { maxQueued: 1, maxInFlight: 1, ratePerSecond: 1 },
+          log: pino({ level: 'silent' }),
+        });
+        const open = await request(metrics).get('/metrics');
+        expect(open.status).toBe(200);
+        expect(open.text).toContain('fairway_fleet_up');
+        expect((await request(metrics).get('/v1/runs')).status).toBe(404);
+      } finally {
+        store.close();
+      }
+    });
+
+    it('refreshes the fleet series at most every 5 s, however often it is scraped', async () => {
+      await h.tenant('acme');
+      await h.tenant('globex');
+      let statusCalls = 0;
+      let tenantCalls = 0;
+      const schedulerStatus = h.fleet.schedulerStatus.bind(h.fleet);
+      const tenantStatus = h.fleet.tenantStatus.bind(h.fleet);
+      h.fleet.schedulerStatus = () => (statusCalls++, schedulerStatus());
+      h.fleet.tenantStatus = (t) => (tenantCalls++, tenantStatus(t));
+      for (let i = 0; i < 5; i++) {
+        expect((await request(h.app).get('/metrics').set(h.admin())).status).toBe(200);
+      }
+      expect(statusCalls).toBe(1);
+      expect(tenantCalls).toBe(2);
+      h.clock.now += METRICS_REFRESH_MS;
+      await request(h.app).get('/metrics').set(h.admin());
+      expect(statusCalls).toBe(2);
+    });
+  });
+
+  describe('row 10: slow clients and connection cap', () => {
+    it('closes a connection whose headers never finish, and caps connections', async () => {
+      const limits = { headersTimeoutMs: 300, requestTimeoutMs: 600, maxConnections: 1 };
+      const server = await listenWithLimits(h.app, 0, '127.0.0.1', limits);
+      const port = (server.address() as AddressInfo).port;
+      try {
+        const slow = connect(port, '127.0.0.1');
+        let answer = '';
+        slow.on('data', (d: Buffer) => (answer += d.toString()));
+        await new Promise((r) => slow.once('connect', r));
+        slow.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+        // While it holds the only slot, a second connection is dropped.
+        const second = connect(port, '127.0.0.1');
+        second.on('error', () => undefined);
+        await new Promise((r) => second.once('close', r));
+        await new Promise((r) => slow.once('close', r));
+        expect(answer).toMatch(/^HTTP\/1\.1 408/);
+      } finally {
+        server.closeAllConnections();
+        await new Promise((r) => server.close(r));
+      }
+    }, 30_000);
+
+    it('reads the limits from the environment with the documented defaults', () => {
+      expect(loadConfig({}).http).toEqual(DEFAULT_HTTP_LIMITS);
+      expect(loadConfig({}).metrics).toEqual({ port: undefined, host: '127.0.0.1' });
     });
   });
 

@@ -27,7 +27,7 @@ describe('health, metrics and the OpenAPI document', () => {
       .set(bearer(key))
       .send({ ...synthetic(3), priority: 'interactive' });
     await request(h.app).post('/v1/runs').set(bearer(key)).send(synthetic());
-    const res = await request(h.app).get('/metrics');
+    const res = await request(h.app).get('/metrics').set(h.admin());
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
     for (const line of [
@@ -58,7 +58,7 @@ describe('health, metrics and the OpenAPI document', () => {
     const key = await h.tenant('acme');
     await request(h.app).post('/v1/runs').set(bearer(key)).send(synthetic());
     h.fleet.down = true;
-    const res = await request(h.app).get('/metrics');
+    const res = await request(h.app).get('/metrics').set(h.admin());
     expect(res.status).toBe(200);
     expect(res.text).toContain('fairway_fleet_up 0');
     expect(res.text).toContain('fairway_submissions_total{priority="standard"} 1');
