@@ -6,7 +6,7 @@ import { jsonBody } from './middleware/json-body';
 import { DEFAULT_RUN_CAPS, type RunCaps, type TenantDefaults } from '../config';
 import type { ApiContext } from './context';
 import { errorHandler, notFoundHandler } from './middleware/errors';
-import { securityHeaders } from './middleware/security-headers';
+import { refuseMethods, securityHeaders } from './middleware/security-headers';
 import type { FleetPort } from '../contract/fleet-port';
 import { countRequests, createApiMetrics } from './metrics/api-metrics';
 import { metricsHandler } from './metrics/metrics-handler';
@@ -63,6 +63,7 @@ export function createApps(deps: ApiDeps): { api: express.Express; metrics: expr
   app.set('etag', false);
   app.use(countRequests(ctx.metrics));
   app.use(securityHeaders);
+  app.use(refuseMethods);
   app.use(opsRouter(ctx));
   // Metrics name every tenant with its backlog and spend: admin only here; METRICS_PORT serves them on loopback.
   app.get('/metrics', authenticate(ctx.store, deps.adminToken), requireAdmin, metricsHandler(ctx));

@@ -1,4 +1,5 @@
 import type { RequestHandler } from 'express';
+import { ApiError } from '../../contract/errors';
 
 /** Paths whose answers are public and the same for everyone: they may be cached. */
 const PUBLIC = new Set(['/healthz', '/openapi.json']);
@@ -11,5 +12,16 @@ const PUBLIC = new Set(['/healthz', '/openapi.json']);
 export const securityHeaders: RequestHandler = (req, res, next) => {
   res.setHeader('X-Content-Type-Options', 'nosniff');
   if (!PUBLIC.has(req.path)) res.setHeader('Cache-Control', 'no-store');
+  next();
+};
+
+/** Methods no route serves and a proxy might reflect (TRACE echoes the request, cookies and keys included): 405. */
+const REFUSED = new Set(['TRACE', 'TRACK', 'CONNECT']);
+
+export const refuseMethods: RequestHandler = (req, _res, next) => {
+  if (REFUSED.has(req.method)) {
+    next(new ApiError('method_not_allowed', `${req.method} is not allowed on this API.`));
+    return;
+  }
   next();
 };

@@ -4,6 +4,7 @@ import request from 'supertest';
 import { DEFAULT_RUN_CAPS, loadConfig } from '../../../src/config';
 import { assertFitsOnePayload, MAX_START_ARGUMENT_BYTES } from '../../../src/api/intake/payload-limits';
 import { createApp, createApps } from '../../../src/api/app';
+import { openApiDocument } from '../../../src/api/openapi/document';
 import { METRICS_REFRESH_MS } from '../../../src/api/metrics/metrics-handler';
 import { DEFAULT_HTTP_LIMITS, listenWithLimits } from '../../../src/api/server';
 import { connect, type AddressInfo } from 'node:net';
@@ -484,6 +485,34 @@ describe('issue 11: the front door', () => {
     it('reads the limits from the environment with the documented defaults', () => {
       expect(loadConfig({}).http).toEqual(DEFAULT_HTTP_LIMITS);
       expect(loadConfig({}).metrics).toEqual({ port: undefined, host: '127.0.0.1' });
+    });
+  });
+
+  describe('row 15: the OpenAPI document', () => {
+    it('discriminates request bodies on agent, so a triage run with synthetic input fails the schema', () => {
+      const doc = openApiDocument() as unknown as {
+        components: { schemas: Record<string, Record<string, unknown>> };
+        paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+      };
+      const { schemas } = doc.components;
+      for (const name of ['RunRequest', 'BatchRequest']) {
+        expect(schemas[name]?.discriminator).toMatchObject({ propertyName: 'agent' });
+      }
+      const triage = schemas.TriageRunRequest as { properties: Record<string, unknown>; required: string[] };
+      expect(triage.properties.agent).toMatchObject({ enum: ['triage'] });
+      expect(triage.properties.input).toEqual({ $ref: '#/components/schemas/TriageInput' });
+      expect(triage.required).toContain('input');
+      const post = doc.paths['/v1/runs']?.post?.responses ?? {};
+      for (const code of ['400', '401', '403', '404', '413', '415', '422', '429', '431', '503']) {
+        expect(post[code], code).toBeDefined();
+      }
+      expect(doc.paths['/v1/admin/drain']?.post?.responses['415']).toBeDefined();
+    });
+
+    it('answers TRACE with 405 in the JSON error shape', async () => {
+      const res = await request(h.app).trace('/v1/runs');
+      expect(res.status).toBe(405);
+      expect(res.body.error.code).toBe('method_not_allowed');
     });
   });
 

@@ -79,7 +79,11 @@ describe('health, metrics and the OpenAPI document', () => {
       expect(res.body.paths).toHaveProperty([path]);
     }
     const schemas = res.body.components.schemas;
-    expect(schemas.RunRequest.properties.priority.enum).toEqual(['interactive', 'standard', 'batch']);
+    expect(schemas.SyntheticRunRequest.properties.priority.enum).toEqual([
+      'interactive',
+      'standard',
+      'batch',
+    ]);
     expect(schemas.SyntheticInput.required).toEqual(['steps']);
     expect(schemas.SyntheticInput.properties.steps).toMatchObject({
       type: 'integer',
