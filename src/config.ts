@@ -44,7 +44,10 @@ export const MIN_ADMIN_TOKEN_LENGTH = 32;
 
 const EnvSchema = z.object({
   PORT: int(3000),
-  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  METRICS_PORT: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().int().min(0).max(65535).optional(),
+  ),
   METRICS_HOST: z.string().default('127.0.0.1'),
   HTTP_HEADERS_TIMEOUT_MS: int(15_000),
   HTTP_REQUEST_TIMEOUT_MS: int(60_000),

@@ -16,7 +16,7 @@ describe('leases', () => {
     const key = await s.tenant(tenant);
     // The run lives on a task queue no worker polls: it is admitted, but nothing renews its lease.
     const orphanQueue = `orphan-${s.id}`;
-    const runId = `run-${tenant}-orphan`;
+    const runId = `run-${tenant}-0000000000000000000f`; // a run id of the shape the API mints
     const scheduler = s.client.workflow.getHandle(s.config.schedulerWorkflowId);
     await startRunWorkflow(s.client, orphanQueue, {
       runId,
