@@ -42,6 +42,7 @@ export async function startBenchStack(
     PORT: '0',
     SIM_PORT: '0',
     ADMIN_TOKEN: BENCH_ADMIN,
+    TENANT_REQUEST_RATE_PER_SECOND: '100000',
     LOG_LEVEL: 'warn',
     ...env,
   });

@@ -110,6 +110,7 @@ export async function startDrillStack(opts: {
       FLEET_CONCURRENCY: String(opts.concurrency),
       DEFAULT_TENANT_MAX_IN_FLIGHT: String(opts.concurrency),
       TENANT_RATE_PER_SECOND: '100000',
+      TENANT_REQUEST_RATE_PER_SECOND: '100000',
       MAILBOX_FLUSH_MS: '50',
       SHUTDOWN_GRACE_SECONDS: '60',
       ...opts.env,
