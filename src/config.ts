@@ -12,9 +12,21 @@ const TENANT = defaultTenantSettings();
 export interface TenantDefaults {
   maxQueued: number;
   maxInFlight: number;
-  /** Submissions per second per tenant (token bucket, burst twice this); 0 disables the limit. */
+  /** Units submitted per second per tenant, a batch counting each item (token bucket, burst twice this); 0: no limit. */
   ratePerSecond: number;
+  /** Other requests per second per tenant: reads, cancels, decisions, `/tenants/me`; a batch resume costs one per item. Default: ratePerSecond. */
+  requestRatePerSecond?: number;
 }
+
+/** Per-run caps checked at the door (docs/api.md "Limits"). */
+export interface RunCaps {
+  /** The most tokens one run may declare or be estimated to use. */
+  maxTokens: number;
+  /** The longest a run may plan to take, in seconds (by its input, e.g. the synthetic agent's steps × stepMs). */
+  maxWallSeconds: number;
+}
+
+export const DEFAULT_RUN_CAPS: RunCaps = { maxTokens: 1_000_000, maxWallSeconds: 3600 };
 
 /**
  * Every environment variable Fairway reads, parsed once. Nothing else in the
@@ -28,13 +40,27 @@ const optionalString = z
   .optional()
   .transform((v) => (v === undefined || v === '' ? undefined : v));
 
+/** The admin token guards every tenant and the fleet: a short one could be guessed. */
+export const MIN_ADMIN_TOKEN_LENGTH = 32;
+
 const EnvSchema = z.object({
   PORT: int(3000),
   HOST: z.string().default('0.0.0.0'),
   DATABASE_URL: optionalString,
   EFFECT_SINK_URL: optionalString,
   SINK_PORT: int(3003),
-  ADMIN_TOKEN: optionalString,
+  METRICS_PORT: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().int().min(0).max(65535).optional(),
+  ),
+  METRICS_HOST: z.string().default('127.0.0.1'),
+  HTTP_HEADERS_TIMEOUT_MS: int(15_000),
+  HTTP_REQUEST_TIMEOUT_MS: int(60_000),
+  HTTP_MAX_CONNECTIONS: int(1000),
+  ADMIN_TOKEN: optionalString.refine(
+    (v) => v === undefined || v.length >= MIN_ADMIN_TOKEN_LENGTH,
+    `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (e.g. \`openssl rand -hex 24\`), or empty to generate one`,
+  ),
   TEMPORAL_ADDRESS: optionalString,
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_PORT: int(7233),
@@ -66,6 +92,9 @@ const EnvSchema = z.object({
   DEFAULT_TENANT_MAX_QUEUED: int(TENANT.maxQueued),
   DEFAULT_TENANT_MAX_IN_FLIGHT: int(TENANT.maxInFlight),
   TENANT_RATE_PER_SECOND: int(200),
+  TENANT_REQUEST_RATE_PER_SECOND: int(100),
+  RUN_MAX_TOKENS: int(DEFAULT_RUN_CAPS.maxTokens),
+  RUN_MAX_WALL_SECONDS: int(DEFAULT_RUN_CAPS.maxWallSeconds),
   SUBMIT_COALESCE_MS: int(15),
   MAILBOX_FLUSH_MS: int(100),
   GOVERNOR_INITIAL_TPM: int(G.initialTokensPerMinute),
@@ -94,6 +123,9 @@ export interface Config {
   effectSinkUrl: string | undefined;
   /** Port of the effect sink process (`npm run start:sink`). */
   sinkPort: number;
+  /** A loopback-only listener serving GET /metrics without auth; undefined: metrics only on the API, admin token required. */
+  metrics: { port: number | undefined; host: string };
+  http: { headersTimeoutMs: number; requestTimeoutMs: number; maxConnections: number };
   adminToken: string | undefined;
   temporal: {
     /** undefined: start the embedded dev server. */
@@ -117,6 +149,7 @@ export interface Config {
   sim: { port: number; tpm: number; rpm: number; seed: number; headerDialect: 'openai' | 'anthropic' };
   fleet: FleetSettings;
   tenantDefaults: TenantDefaults;
+  runCaps: RunCaps;
   /** The token governor's parameters (a new scheduler chain starts with them). */
   governor: GovernorParams;
   submitCoalesceMs: number;
@@ -140,6 +173,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: e.DATABASE_URL,
     effectSinkUrl: e.EFFECT_SINK_URL,
     sinkPort: e.SINK_PORT,
+    metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST },
+    http: {
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+      maxConnections: e.HTTP_MAX_CONNECTIONS,
+    },
     adminToken: e.ADMIN_TOKEN,
     temporal: {
       address: e.TEMPORAL_ADDRESS,
@@ -174,7 +213,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxQueued: e.DEFAULT_TENANT_MAX_QUEUED,
       maxInFlight: e.DEFAULT_TENANT_MAX_IN_FLIGHT,
       ratePerSecond: e.TENANT_RATE_PER_SECOND,
+      requestRatePerSecond: e.TENANT_REQUEST_RATE_PER_SECOND,
     },
+    runCaps: { maxTokens: e.RUN_MAX_TOKENS, maxWallSeconds: e.RUN_MAX_WALL_SECONDS },
     governor: {
       ...DEFAULT_GOVERNOR,
       initialTokensPerMinute: e.GOVERNOR_INITIAL_TPM,

@@ -7,8 +7,9 @@ import pino from 'pino';
 import type { Logger } from 'pino';
 import { effectStoreLocation, openEffectStore } from './activities/open-effect-store';
 import { openStore } from './api/stores/store';
-import { createApp } from './api/app';
+import { createApps } from './api/app';
 import { EventDispatcher } from './api/intake/event-dispatch';
+import { listenWithLimits } from './api/server';
 import { syncTenantsToFleet } from './api/tenant-sync';
 import type { Config } from './config';
 import { ensureSearchAttributes } from './fleet/ensure-search-attributes';
@@ -46,11 +47,6 @@ export interface Stack {
   log: Logger;
   close(): Promise<void>;
 }
-
-const listen = (app: ReturnType<typeof createApp>, port: number, host: string): Promise<Server> =>
-  new Promise((resolve, reject) => {
-    const server = app.listen(port, host, (err?: Error) => (err ? reject(err) : resolve(server)));
-  });
 
 /**
  * Brings up whichever parts are asked for, in dependency order: the embedded Temporal dev server
@@ -189,17 +185,33 @@ export async function startStack(
       const events = new EventDispatcher({ fleet, store: db, log });
       events.start();
       closers.push(() => events.stop());
-      const app = createApp({ fleet, db, adminToken, tenantDefaults: config.tenantDefaults, log, events });
-      const server = await listen(app, config.port, config.host);
-      app.consoleSampler.start();
-      closers.push(() => app.consoleSampler.stop());
-      closers.push(
-        () =>
-          new Promise<void>((resolve) => {
-            server.close(() => resolve());
-            server.closeAllConnections();
-          }),
-      );
+      const apps = createApps({
+        fleet,
+        db,
+        adminToken,
+        tenantDefaults: config.tenantDefaults,
+        runCaps: config.runCaps,
+        log,
+        events,
+      });
+      const server = await listenWithLimits(apps.api, config.port, config.host, config.http);
+      apps.api.consoleSampler.start();
+      closers.push(() => apps.api.consoleSampler.stop());
+      const closeServer = (s: Server) => () =>
+        new Promise<void>((resolve) => {
+          s.close(() => resolve());
+          s.closeAllConnections();
+        });
+      closers.push(closeServer(server));
+      if (config.metrics.port !== undefined) {
+        const metricsServer = await listenWithLimits(
+          apps.metrics,
+          config.metrics.port,
+          config.metrics.host,
+          config.http,
+        );
+        closers.push(closeServer(metricsServer));
+      }
       const addr = server.address();
       apiUrl = `http://localhost:${typeof addr === 'object' && addr ? addr.port : config.port}`;
     }

@@ -9,7 +9,7 @@ import { startStack } from '../../src/stack';
 import type { Stack } from '../../src/stack';
 import type { SchedulerInput } from '../../src/workflows/scheduler';
 
-export const BENCH_ADMIN = 'bench-admin';
+export const BENCH_ADMIN = 'bench-admin-token-0123456789abcdef';
 
 export interface BenchStack extends Stack {
   config: Config;
@@ -42,6 +42,7 @@ export async function startBenchStack(
     PORT: '0',
     SIM_PORT: '0',
     ADMIN_TOKEN: BENCH_ADMIN,
+    TENANT_REQUEST_RATE_PER_SECOND: '100000',
     LOG_LEVEL: 'warn',
     ...env,
   });

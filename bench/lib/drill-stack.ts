@@ -13,7 +13,7 @@ import type { Stack } from '../../src/stack';
 import { spawnWorker } from './worker-child';
 import type { WorkerChild } from './worker-child';
 
-const ADMIN = 'drill-admin';
+const ADMIN = 'drill-admin-token-0123456789abcdef';
 
 /** Stacks not yet stopped: a drill interrupted by a signal stops them on its way out. */
 const running = new Set<() => Promise<void>>();
@@ -111,6 +111,7 @@ export async function startDrillStack(opts: {
       FLEET_CONCURRENCY: String(opts.concurrency),
       DEFAULT_TENANT_MAX_IN_FLIGHT: String(opts.concurrency),
       TENANT_RATE_PER_SECOND: '100000',
+      TENANT_REQUEST_RATE_PER_SECOND: '100000',
       MAILBOX_FLUSH_MS: '50',
       SHUTDOWN_GRACE_SECONDS: '60',
       ...opts.env,

@@ -1,10 +1,11 @@
 import type { Logger } from 'pino';
-import type { TenantDefaults } from '../config';
+import type { RunCaps, TenantDefaults } from '../config';
 import type { ApiStore } from './stores/store';
 import type { FleetPort } from '../contract/fleet-port';
 import type { ApiMetrics } from './metrics/api-metrics';
 import type { TokenBuckets } from './intake/token-buckets';
 import type { EventDispatcher } from './intake/event-dispatch';
+import type { CursorSigner } from './intake/cursor';
 
 /** What the routers share: built once by createApp. */
 export interface ApiContext {
@@ -13,8 +14,12 @@ export interface ApiContext {
   log: Logger;
   now: () => number;
   tenantDefaults: TenantDefaults;
+  runCaps: RunCaps;
   metrics: ApiMetrics;
   submitLimiter: TokenBuckets;
   /** Turns recorded events into runs. */
   events: EventDispatcher;
+  /** Every other tenant request (reads, cancels, decisions, resumes). */
+  requestLimiter: TokenBuckets;
+  cursors: CursorSigner;
 }

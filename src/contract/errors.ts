@@ -4,6 +4,7 @@ export const ERROR_STATUS = {
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  method_not_allowed: 405,
   unknown_agent: 404,
   conflict: 409,
   payload_too_large: 413,

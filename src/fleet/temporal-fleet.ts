@@ -77,7 +77,7 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
       // Describe, not query: it needs no worker, so a run still waiting for its first task can be cancelled.
       const handle = client.workflow.getHandle(runId);
       const d = await orNull(handle.describe());
-      if (d?.status.name !== 'RUNNING') return false;
+      if (d?.status.name !== 'RUNNING' || d.type !== 'runWorkflow') return false;
       await handle.signal(cancelRunSignal);
       return true;
     },

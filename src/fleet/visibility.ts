@@ -3,6 +3,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import type { RunListItem, RunListQuery, RunStatus, RunView } from '../contract/fleet-port';
 import type { Priority } from '../scheduler/types';
+import { quoteVisibilityString } from '../contract/visibility-quote';
 
 type Payloads = Record<string, temporal.api.common.v1.IPayload> | null | undefined;
 const decode = (fields: Payloads, key: string): unknown => {
@@ -11,7 +12,7 @@ const decode = (fields: Payloads, key: string): unknown => {
   const v: unknown = defaultPayloadConverter.fromPayload(p);
   return Array.isArray(v) ? v[0] : v;
 };
-const quote = (s: string) => `'${s.replace(/'/g, "\\'")}'`;
+const quote = quoteVisibilityString;
 
 /** Lists runs from Temporal visibility (search attributes + memo), newest first, by page token. */
 export async function listRuns(

@@ -11,7 +11,7 @@ import { startStack } from '../../src/stack';
 import type { Stack } from '../../src/stack';
 import type { SchedulerInput } from '../../src/workflows/scheduler';
 
-export const ADMIN = 'admin-test-token';
+export const ADMIN = 'admin-test-token-0123456789abcdef';
 
 export interface Reply<T = any> {
   status: number;
@@ -50,6 +50,8 @@ export async function startTestStack(
     PORT: '0',
     SIM_PORT: '0',
     ADMIN_TOKEN: ADMIN,
+    // Tests poll many runs at once; the per-tenant request limit has its own unit tests.
+    TENANT_REQUEST_RATE_PER_SECOND: '100000',
     LOG_LEVEL: 'warn',
     MAILBOX_FLUSH_MS: '50',
     ...env,

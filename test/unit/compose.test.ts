@@ -107,7 +107,7 @@ describe('docker-compose.yml', () => {
   it.skipIf(!version)(
     `validates and wires postgresql, temporal, temporal-ui, sim, worker and api${version ? '' : ` (skipped: ${INSTALL_HINT})`}`,
     () => {
-      const r = composeConfig({ ADMIN_TOKEN: 'compose-test-token' });
+      const r = composeConfig({ ADMIN_TOKEN: 'compose-test-token-0123456789abcdef' });
       expect(r.error).toBeUndefined();
       expect(r.status, r.stderr).toBe(0);
 
@@ -143,7 +143,7 @@ describe('docker-compose.yml', () => {
         expect(block, name).toMatch(/fairway-data:\/data/);
         expect(block, name).toMatch(new RegExp(`start:${name}`));
       }
-      expect(services.get('api')).toMatch(/ADMIN_TOKEN: compose-test-token/);
+      expect(services.get('api')).toMatch(/ADMIN_TOKEN: compose-test-token-0123456789abcdef/);
 
       // Production shape: two workers and two APIs sharing the PostgreSQL stores and the effect sink,
       // on the server release `npm run cluster` builds.

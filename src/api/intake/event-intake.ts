@@ -5,14 +5,15 @@ import type { ApiContext } from '../context';
 import { canonicalHash } from '../crypto/canonical-json';
 import type { EventRecord, NewEventRun } from '../stores/event-store';
 import type { EventOutcome } from './event-schemas';
-import { runIdFor, runLink } from './run-intake';
+import { sha256Hex } from '../crypto/keys';
+import { runLink } from './run-intake';
 import { rateLimit } from './shed';
 
 export const eventLink = (eventId: string) => `/v1/events/${encodeURIComponent(eventId)}`;
 
 /** A run made by an event: its id derives from (event id, trigger), so every retry and replay names it again. */
 export function eventRunId(tenant: string, eventId: string, trigger: string): string {
-  return runIdFor(tenant, `event:${eventId}:${trigger}`);
+  return `run-${tenant}-${sha256Hex(`event:${eventId}:${trigger}`).slice(0, 20)}`;
 }
 
 /** The runs the tenant's triggers make of `event`, skipping triggers in `except` (already applied). */

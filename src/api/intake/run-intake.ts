@@ -2,8 +2,9 @@ import { canonicalHash } from '../crypto/canonical-json';
 import type { ApiContext } from '../context';
 import { ApiError } from '../../contract/errors';
 import type { RunView } from '../../contract/fleet-port';
-import { randomHex, sha256Hex } from '../crypto/keys';
+import { randomHex } from '../crypto/keys';
 import type { ParsedRun } from './parse-requests';
+import { assertFitsOnePayload } from './payload-limits';
 import { firstResult, rateLimit, shedError, withTenantSync } from './shed';
 import type { TenantRecord } from '../stores/tenants';
 
@@ -15,10 +16,12 @@ export interface IntakeAnswer {
   body: { runId: string; status: RunView['status']; links: { self: string } } & Partial<RunView>;
 }
 
-/** `run-<tenant>-<20 hex>`: derived from the idempotency key when there is one, so a retry names the same run. */
-export function runIdFor(tenant: string, idempotencyKey: string | undefined): string {
-  const suffix = idempotencyKey === undefined ? randomHex(20) : sha256Hex(idempotencyKey).slice(0, 20);
-  return `run-${tenant}-${suffix}`;
+/**
+ * `run-<tenant>-<20 random hex>`. Never derived from the idempotency key: a key reused after its
+ * retention must name a new run. Retries within the retention find the run through the key's record.
+ */
+export function newRunId(tenant: string): string {
+  return `run-${tenant}-${randomHex(20)}`;
 }
 
 async function replay(ctx: ApiContext, runId: string): Promise<IntakeAnswer> {
@@ -38,7 +41,7 @@ export async function submitRun(
   run: ParsedRun,
 ): Promise<IntakeAnswer> {
   const { request, agent, input, estimatedTokens, idempotencyKey: key } = run;
-  const runId = runIdFor(tenant.tenant, key);
+  let runId = newRunId(tenant.tenant);
   const receivedAt = ctx.now(); // createdAt is when the door took the request, before the scheduler saw it
   if (key !== undefined) {
     const bodyHash = canonicalHash({ agent: agent.name, input, priority: request.priority, estimatedTokens });
@@ -68,23 +71,26 @@ export async function submitRun(
       }
       return replay(ctx, existing.runId);
     }
+    runId = claim.runId;
   }
+  const spec = {
+    runId,
+    tenant: tenant.tenant,
+    agent: agent.name,
+    priority: request.priority,
+    input,
+    estimatedTokens,
+    createdAt: new Date(receivedAt).toISOString(),
+  };
   try {
+    assertFitsOnePayload(spec, 'The run', 'Send a smaller input.');
     rateLimit(ctx, tenant.tenant);
     const unit = { runId, tenant: tenant.tenant, priority: request.priority, cost: estimatedTokens };
     const result = await withTenantSync(ctx, tenant, async () =>
       firstResult(await ctx.fleet.submit([unit]), runId),
     );
     if (!result.accepted) throw shedError(ctx, result);
-    await ctx.fleet.startRun({
-      runId,
-      tenant: tenant.tenant,
-      agent: agent.name,
-      priority: request.priority,
-      input,
-      estimatedTokens,
-      createdAt: new Date(receivedAt).toISOString(),
-    });
+    await ctx.fleet.startRun(spec);
   } catch (err) {
     if (key !== undefined) ctx.store.idempotency.release(tenant.tenant, key);
     throw err;

@@ -13,18 +13,33 @@ export const PrioritySchema = z.enum(PRIORITIES);
 export const RunStatusSchema = z.enum(RUN_STATUSES);
 export const IdempotencyKeySchema = z.string().min(1).max(255);
 
-/** Path ids of runs and batches: anything else cannot exist, so it answers 404 without asking the fleet. */
-export const ResourceIdSchema = z.string().regex(/^[A-Za-z0-9._:-]{1,200}$/);
+/**
+ * Path ids of runs and batches, in the shapes the API mints: `run-<tenant>-<20 hex>` for a run,
+ * `batch-<tenant>-<16 hex>-<index>` for a batch item's run, `batch-<tenant>-<16 hex>` for a batch.
+ * Anything else cannot be one (the scheduler workflow, say), so it answers 404 without asking the fleet.
+ */
+export const RunIdSchema = z
+  .string()
+  .regex(/^(run-[a-z0-9-]{1,64}-[0-9a-f]{20}|batch-[a-z0-9-]{1,64}-[0-9a-f]{16}-(0|[1-9][0-9]{0,4}))$/);
+export const BatchIdSchema = z.string().regex(/^batch-[a-z0-9-]{1,64}-[0-9a-f]{16}$/);
+
+/** Upper bounds of a tenant's settings (docs/api.md): far above any real need, far below overflow. */
+export const TENANT_MAXIMA = {
+  weight: 1000,
+  maxQueued: 1_000_000,
+  maxInFlight: 10_000,
+  budgetTokens: 1_000_000_000_000,
+} as const;
 
 export const BudgetSchema = z.strictObject({
-  tokens: z.int().min(0).nullable(),
+  tokens: z.int().min(0).max(TENANT_MAXIMA.budgetTokens).nullable(),
   period: z.enum(['hour', 'day', 'month', 'none']),
 });
 
 export const TenantPutSchema = z.strictObject({
-  weight: z.number().positive().max(1_000_000).optional(),
-  maxQueued: z.int().min(1).optional(),
-  maxInFlight: z.int().min(1).optional(),
+  weight: z.number().positive().max(TENANT_MAXIMA.weight).optional(),
+  maxQueued: z.int().min(1).max(TENANT_MAXIMA.maxQueued).optional(),
+  maxInFlight: z.int().min(1).max(TENANT_MAXIMA.maxInFlight).optional(),
   budget: BudgetSchema.optional(),
 });
 export type TenantPut = z.output<typeof TenantPutSchema>;

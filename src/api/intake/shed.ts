@@ -1,5 +1,7 @@
 import type { Refusal, SubmitResult } from '../../scheduler/types';
+import type { Response } from 'express';
 import type { ApiContext } from '../context';
+import { principalOf } from '../middleware/auth';
 import { ApiError } from '../../contract/errors';
 import type { TenantRecord } from '../stores/tenants';
 import { resyncTenant } from '../tenant-sync';
@@ -15,14 +17,32 @@ export function shedError(ctx: ApiContext, refusal: Refusal): ApiError {
   return new ApiError(code, message, undefined, Math.max(1, Math.ceil(refusal.retryAfterSeconds)));
 }
 
-/** 429 rate_limited for a tenant over its request rate; counted as a shed. */
-export function rateLimit(ctx: ApiContext, tenant: string): void {
-  const taken = ctx.submitLimiter.take(tenant);
+/** 429 rate_limited for a tenant over its submission rate (`cost`: units submitted); counted as a shed. */
+export function rateLimit(ctx: ApiContext, tenant: string, cost = 1): void {
+  const taken = ctx.submitLimiter.take(tenant, cost);
   if (taken.ok) return;
   ctx.metrics.sheds.inc({ reason: 'rate_limited' });
   throw new ApiError(
     'rate_limited',
-    `Tenant ${tenant} is sending more than ${ctx.tenantDefaults.ratePerSecond} submissions per second.`,
+    `Tenant ${tenant} is submitting more than ${ctx.tenantDefaults.ratePerSecond} units per second.`,
+    undefined,
+    taken.retryAfterSeconds,
+  );
+}
+
+/**
+ * 429 rate_limited for a tenant over its rate of other requests (reads, cancels, decisions, resumes;
+ * `cost`: how much fleet work the request does). The admin token is not limited.
+ */
+export function rateLimitRequest(ctx: ApiContext, res: Response, cost = 1): void {
+  const principal = principalOf(res);
+  if (principal.kind !== 'tenant') return;
+  const taken = ctx.requestLimiter.take(principal.tenant, cost);
+  if (taken.ok) return;
+  ctx.metrics.sheds.inc({ reason: 'rate_limited' });
+  throw new ApiError(
+    'rate_limited',
+    `Tenant ${principal.tenant} is sending more than ${ctx.tenantDefaults.requestRatePerSecond ?? ctx.tenantDefaults.ratePerSecond} requests per second.`,
     undefined,
     taken.retryAfterSeconds,
   );

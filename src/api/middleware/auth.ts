@@ -3,6 +3,7 @@ import type { ApiStore } from '../stores/store';
 import { ApiError } from '../../contract/errors';
 import { hashApiKey, safeEqual } from '../crypto/keys';
 import type { TenantRecord } from '../stores/tenants';
+import { MIN_ADMIN_TOKEN_LENGTH } from '../../config';
 
 export type Principal = { kind: 'admin' } | { kind: 'tenant'; tenant: string; record: TenantRecord };
 
@@ -10,7 +11,9 @@ const BEARER = /^Bearer +(\S+) *$/i;
 
 /** Resolves `Authorization: Bearer <key>` to the admin or a tenant; 401 when missing or unknown. */
 export function authenticate(store: ApiStore, adminToken: string): RequestHandler {
-  if (adminToken.length === 0) throw new Error('adminToken must not be empty');
+  if (adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
+    throw new Error(`The admin token must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters.`);
+  }
   return (req, res, next) => {
     const match = BEARER.exec(req.get('authorization') ?? '');
     const key = match?.[1];

@@ -23,8 +23,26 @@ function fromBodyParser(err: unknown): ApiError | undefined {
   }
 }
 
+/** Other errors the framework raises for a bad request (e.g. a path with malformed percent-encoding). */
+function fromFramework(err: unknown): ApiError | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const status = (err as { status?: unknown }).status;
+  if (typeof status !== 'number' || status < 400 || status >= 500) return undefined;
+  if (err instanceof URIError) {
+    return new ApiError('invalid_request', 'The path has malformed percent-encoding.');
+  }
+  switch (status) {
+    case 413:
+      return new ApiError('payload_too_large', 'The body is larger than this endpoint accepts.');
+    case 415:
+      return new ApiError('unsupported_media_type', 'Send the body as JSON encoded as UTF-8.');
+    default:
+      return new ApiError('invalid_request', 'The request is malformed.');
+  }
+}
+
 export function toApiError(err: unknown): ApiError | undefined {
-  return err instanceof ApiError ? err : fromBodyParser(err);
+  return err instanceof ApiError ? err : (fromBodyParser(err) ?? fromFramework(err));
 }
 
 /** Unknown routes: JSON 404, never the framework's HTML page. */
@@ -40,6 +58,10 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
       return;
     }
     let apiError = toApiError(err);
+    if (apiError && !(err instanceof ApiError)) {
+      // A client's mistake caught by the framework: one warn line, no stack.
+      log.warn({ method: req.method, path: req.path, code: apiError.code }, apiError.message);
+    }
     if (!apiError) {
       log.error({ err, method: req.method, path: req.path }, 'unhandled error in request');
       apiError = new ApiError('internal', 'Something went wrong on our side; it has been logged.');

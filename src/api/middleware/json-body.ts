@@ -1,14 +1,37 @@
-import express, { type RequestHandler } from 'express';
+import express, { type Request, type RequestHandler } from 'express';
+import { ApiError } from '../../contract/errors';
 
-/** Body limits: 1 MB for everything but batches, whose up to 10,000 items need room. */
+/**
+ * Body limits: 1 MB for everything but batches, whose items need room. A batch's items must also fit
+ * one Temporal payload once compact (MAX_START_ARGUMENT_BYTES, 1.5 MiB): 4 MB leaves room for whitespace.
+ */
 export const BODY_LIMIT = '1mb';
-export const BATCH_BODY_LIMIT = '16mb';
+export const BATCH_BODY_LIMIT = '4mb';
 
-/** JSON bodies only; the limit depends on the route. Errors go to the one error middleware. */
+/** True when the request carries body bytes (a chunked body, or a Content-Length above 0). */
+function carriesBody(req: Request): boolean {
+  if (req.headers['transfer-encoding'] !== undefined) return true;
+  const length = Number(req.headers['content-length'] ?? '0');
+  return !Number.isFinite(length) || length > 0;
+}
+
+/**
+ * JSON bodies only; the limit depends on the route. A body in any other media type is refused with 415
+ * (it is never parsed as "no body" with defaults applied). Errors go to the one error middleware.
+ */
 export function jsonBody(): RequestHandler {
   const small = express.json({ limit: BODY_LIMIT });
   const large = express.json({ limit: BATCH_BODY_LIMIT });
   return (req, res, next) => {
+    if (carriesBody(req) && req.is('application/json') !== 'application/json') {
+      next(
+        new ApiError(
+          'unsupported_media_type',
+          'Send the body as JSON, with "Content-Type: application/json".',
+        ),
+      );
+      return;
+    }
     const isBatch =
       req.method === 'POST' &&
       `${req.baseUrl}${req.path}`.toLowerCase().replace(/\/+$/, '') === '/v1/batches';

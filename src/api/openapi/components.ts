@@ -17,11 +17,32 @@ const capitalised = (name: string) => `${name.charAt(0).toUpperCase()}${name.sli
 
 /** The schemas the document names as components; paths refer to these. */
 export function registerComponents(registry: OpenAPIRegistry) {
-  const inputs = Object.values(AGENTS).map((a) =>
-    named(`${capitalised(a.name)}Input`, a.input, a.description),
+  // Request bodies are discriminated on `agent`: each agent's variant carries that agent's input schema,
+  // so a body naming one agent with another's input fails the schema, as it fails the API.
+  const agents = Object.values(AGENTS).map((a) => ({
+    name: a.name,
+    input: named(`${capitalised(a.name)}Input`, a.input, a.description),
+  }));
+  const runVariants = agents.map((a) =>
+    named(
+      `${capitalised(a.name)}RunRequest`,
+      S.RunRequestSchema.extend({ agent: z.literal(a.name), input: a.input }),
+    ),
   );
-  const [first, ...rest] = inputs;
-  const input = first && rest.length > 0 ? z.union([first, ...rest]) : z.unknown();
+  const batchVariants = agents.map((a) =>
+    named(
+      `${capitalised(a.name)}BatchRequest`,
+      S.BatchRequestSchema.extend({
+        agent: z.literal(a.name),
+        items: z.array(a.input).min(1).max(S.BATCH_MAX_ITEMS),
+      }),
+    ),
+  );
+  const union = <T extends z.ZodType>(variants: T[]) => {
+    const [first, second, ...rest] = variants;
+    if (!first || !second) throw new Error('the catalog has fewer than two agents');
+    return z.discriminatedUnion('agent', [first, second, ...rest] as never);
+  };
   registry.registerComponent('securitySchemes', 'bearer', {
     type: 'http',
     scheme: 'bearer',
@@ -29,18 +50,12 @@ export function registerComponents(registry: OpenAPIRegistry) {
   });
   return {
     Error: named('Error', R.ErrorResponse),
-    RunRequest: named(
-      'RunRequest',
-      S.RunRequestSchema.extend({ input: input.meta({ description: "Validated by the agent's schema." }) }),
-    ),
+    RunRequest: named('RunRequest', union(runVariants)),
     RunAccepted: named('RunAccepted', R.RunAccepted),
     RunReplayed: named('RunReplayed', R.RunReplayed),
     RunView: named('RunView', R.RunViewResponse),
     RunList: named('RunList', R.RunList),
-    BatchRequest: named(
-      'BatchRequest',
-      S.BatchRequestSchema.extend({ items: z.array(input).min(1).max(S.BATCH_MAX_ITEMS) }),
-    ),
+    BatchRequest: named('BatchRequest', union(batchVariants)),
     BatchAccepted: named('BatchAccepted', R.BatchAccepted),
     BatchView: named('BatchView', R.BatchViewResponse),
     TenantPut: named('TenantPut', S.TenantPutSchema),

@@ -21,10 +21,12 @@ const ERRORS: Record<number, string> = {
   403: 'forbidden: this key may not do that.',
   404: 'not_found (or unknown_agent).',
   409: 'conflict: the run is not in a state that allows this.',
-  413: 'payload_too_large.',
+  405: 'method_not_allowed: TRACE, TRACK and CONNECT are never served.',
+  413: 'payload_too_large: the body, or the work it asks for as one Temporal payload (1.5 MiB), is too large.',
+  415: 'unsupported_media_type: a body that is not application/json.',
   422: 'idempotency_conflict: the key was used with another body.',
   429: 'queue_full, rate_limited or budget_exhausted; see Retry-After.',
-  503: 'draining (or unavailable); see Retry-After.',
+  503: 'draining, unavailable (Temporal or the scheduler unreachable) or not_ready; see Retry-After.',
 };
 
 const runId = z.object({ runId: z.string() });
@@ -35,12 +37,30 @@ const tenantId = z.object({ tenantId: S.TenantIdSchema });
 export function registerPaths(registry: OpenAPIRegistry, c: Components): void {
   const errors = (...codes: number[]): Responses =>
     Object.fromEntries(codes.map((code) => [code, json(c.Error, ERRORS[code] ?? 'Error.')]));
+  /** What any route may answer besides its own: malformed paths, auth, limits, an unreachable fleet. */
+  const common = (method: RouteConfig['method'], path: string): Responses => {
+    const codes = [400];
+    if (path.startsWith('/v1/') || path === '/metrics') codes.push(401, 403);
+    if (path.startsWith('/v1/')) codes.push(404, 429, 503);
+    if (method === 'post' || method === 'put' || method === 'patch') codes.push(413, 415);
+    return {
+      ...errors(...codes),
+      431: { description: 'Request headers too large (answered by the HTTP server, no body).' },
+    };
+  };
   const add = (
     method: RouteConfig['method'],
     path: string,
     summary: string,
     rest: Omit<RouteConfig, 'method' | 'path' | 'summary'>,
-  ) => registry.registerPath({ method, path, summary, ...rest });
+  ) =>
+    registry.registerPath({
+      method,
+      path,
+      summary,
+      ...rest,
+      responses: { ...common(method, path), ...rest.responses },
+    });
   const open = { security: [] };
 
   add('get', '/healthz', 'Liveness', {
@@ -51,8 +71,7 @@ export function registerPaths(registry: OpenAPIRegistry, c: Components): void {
     ...open,
     responses: { 200: json(z.object({ status: z.literal('ready') }), 'Ready.'), ...errors(503) },
   });
-  add('get', '/metrics', 'Prometheus metrics', {
-    ...open,
+  add('get', '/metrics', 'Prometheus metrics (admin token; or unauthenticated on METRICS_PORT, loopback)', {
     responses: { 200: { description: 'Prometheus text format.' } },
   });
   add('get', '/openapi.json', 'This document', {

@@ -5,13 +5,15 @@ import { ApiError } from '../../contract/errors';
 import type { BatchView } from '../../contract/fleet-port';
 import { randomHex } from '../crypto/keys';
 import { parseBatchRequest } from '../intake/parse-requests';
-import { ResourceIdSchema } from '../intake/schemas';
-import { rateLimit, shedError, withTenantSync } from '../intake/shed';
+import { BatchIdSchema } from '../intake/schemas';
+import { assertFitsOnePayload } from '../intake/payload-limits';
+import { enforceRunCaps, runCapIssues } from '../intake/run-caps';
+import { rateLimit, rateLimitRequest, shedError, withTenantSync } from '../intake/shed';
 
 export const batchLink = (batchId: string) => `/v1/batches/${batchId}`;
 
 async function ownedBatch(ctx: ApiContext, res: Response, batchId: string): Promise<BatchView> {
-  const view = ResourceIdSchema.safeParse(batchId).success ? await ctx.fleet.getBatch(batchId) : null;
+  const view = BatchIdSchema.safeParse(batchId).success ? await ctx.fleet.getBatch(batchId) : null;
   if (!view || !mayAccess(res, view.tenant)) throw ApiError.notFound(`Batch ${batchId}`);
   return view;
 }
@@ -22,7 +24,19 @@ export function batchesRouter(ctx: ApiContext): Router {
   router.post('/', async (req, res) => {
     const tenant = tenantOf(res, 'submit batches');
     const batch = parseBatchRequest(req.body);
-    rateLimit(ctx, tenant.tenant);
+    const perItem = batch.request.estimatedTokensPerItem;
+    enforceRunCaps(
+      batch.items.flatMap((item, i) =>
+        runCapIssues(
+          ctx.runCaps,
+          item,
+          perItem ?? batch.agent.estimate(item),
+          `items.${i}`,
+          perItem === undefined ? `items.${i}` : 'estimatedTokensPerItem',
+        ),
+      ),
+    );
+    rateLimit(ctx, tenant.tenant, batch.items.length);
     const batchId = `batch-${tenant.tenant}-${randomHex(16)}`;
     const spec = {
       batchId,
@@ -33,6 +47,7 @@ export function batchesRouter(ctx: ApiContext): Router {
       estimatedTokensPerItem: batch.estimatedTokensPerItem,
       createdAt: new Date(ctx.now()).toISOString(),
     };
+    assertFitsOnePayload(spec, 'The batch', 'Split the items into several smaller batches.');
     const result = await withTenantSync(ctx, tenant, () => ctx.fleet.createBatch(spec));
     if (!result.accepted) throw shedError(ctx, result);
     ctx.metrics.submissions.inc({ priority: spec.priority }, spec.items.length);
@@ -43,11 +58,15 @@ export function batchesRouter(ctx: ApiContext): Router {
   });
 
   router.get('/:batchId', async (req, res) => {
+    rateLimitRequest(ctx, res);
     res.json(await ownedBatch(ctx, res, req.params.batchId));
   });
 
   router.post('/:batchId/resume', async (req, res) => {
+    rateLimitRequest(ctx, res);
     const view = await ownedBatch(ctx, res, req.params.batchId);
+    // A resume lists and re-drives up to every item: it costs one request per item.
+    rateLimitRequest(ctx, res, Math.max(0, view.total - 1));
     const resumed = await ctx.fleet.resumeBatch(view.batchId);
     res.status(202).json({ batchId: view.batchId, resumed, links: { self: batchLink(view.batchId) } });
   });

@@ -5,12 +5,14 @@ import { ApiError } from '../../contract/errors';
 import type { RunView } from '../../contract/fleet-port';
 import { parseRunRequest } from '../intake/parse-requests';
 import { runLink, submitRun } from '../intake/run-intake';
-import { DecisionRequestSchema, ResourceIdSchema, RunListQuerySchema } from '../intake/schemas';
+import { DecisionRequestSchema, RunIdSchema, RunListQuerySchema } from '../intake/schemas';
 import { parseOr400 } from '../intake/validation';
+import { enforceRunCaps, runCapIssues } from '../intake/run-caps';
+import { rateLimitRequest } from '../intake/shed';
 
 /** The run, when it exists and the caller may see it; otherwise 404 (another tenant's run does not "exist"). */
 async function ownedRun(ctx: ApiContext, res: Response, runId: string): Promise<RunView> {
-  const view = ResourceIdSchema.safeParse(runId).success ? await ctx.fleet.getRun(runId) : null;
+  const view = RunIdSchema.safeParse(runId).success ? await ctx.fleet.getRun(runId) : null;
   if (!view || !mayAccess(res, view.tenant)) throw ApiError.notFound(`Run ${runId}`);
   return view;
 }
@@ -21,23 +23,28 @@ export function runsRouter(ctx: ApiContext): Router {
   router.post('/', async (req, res) => {
     const tenant = tenantOf(res, 'submit runs');
     const run = parseRunRequest(req.body, req.get('idempotency-key'));
+    enforceRunCaps(runCapIssues(ctx.runCaps, run.input, run.estimatedTokens, 'input', 'estimatedTokens'));
     const answer = await submitRun(ctx, tenant, run);
     res.location(runLink(answer.runId)).status(answer.status).json(answer.body);
   });
 
   router.get('/', async (req, res) => {
+    rateLimitRequest(ctx, res);
     const query = parseOr400(RunListQuerySchema, req.query);
     const principal = principalOf(res);
     const tenant = principal.kind === 'tenant' ? principal.tenant : query.tenant;
-    const page = await ctx.fleet.listRuns({ ...query, tenant });
-    res.json(page);
+    const cursor = query.cursor === undefined ? undefined : ctx.cursors.verify(query.cursor);
+    const page = await ctx.fleet.listRuns({ ...query, cursor, tenant });
+    res.json({ ...page, nextCursor: ctx.cursors.sign(page.nextCursor) });
   });
 
   router.get('/:runId', async (req, res) => {
+    rateLimitRequest(ctx, res);
     res.json(await ownedRun(ctx, res, req.params.runId));
   });
 
   router.post('/:runId/cancel', async (req, res) => {
+    rateLimitRequest(ctx, res);
     const view = await ownedRun(ctx, res, req.params.runId);
     if (!(await ctx.fleet.cancelRun(view.runId))) {
       throw new ApiError('conflict', `Run ${view.runId} has already finished; there is nothing to cancel.`, {
@@ -49,6 +56,7 @@ export function runsRouter(ctx: ApiContext): Router {
 
   for (const decision of ['approve', 'reject'] as const) {
     router.post(`/:runId/${decision}`, async (req, res) => {
+      rateLimitRequest(ctx, res);
       const body = parseOr400(DecisionRequestSchema, req.body ?? {});
       const view = await ownedRun(ctx, res, req.params.runId);
       if (!(await ctx.fleet.decide(view.runId, decision, body.note))) {

@@ -45,7 +45,11 @@ const toRecord = (r: Row): IdempotencyRecord => ({
   createdAt: r.created_at,
 });
 
-export type ClaimResult = { claimed: true } | { claimed: false; existing: IdempotencyRecord };
+/**
+ * `claimed`: the caller owns the key and starts `runId` — its own new id, or, when it takes over the
+ * stale claim of a request that died with the same body, that request's id (so the run cannot start twice).
+ */
+export type ClaimResult = { claimed: true; runId: string } | { claimed: false; existing: IdempotencyRecord };
 
 /**
  * (tenant, key) → the run a request created. A request first claims its key (pending), then completes
@@ -77,8 +81,16 @@ export class IdempotencyStore {
         row.created_at >= rec.createdAt - IDEMPOTENCY_RETENTION_MS &&
         (row.state === 'done' || row.created_at >= rec.createdAt - PENDING_CLAIM_TTL_MS);
       if (live) return { claimed: false, existing: toRecord(row) };
-      this.stmts.upsert.run(rec);
-      return { claimed: true };
+      // Past its retention a key is new again: a new run id, never the old run's (Temporal would refuse
+      // the start as a duplicate). A stale pending claim with the same body keeps its id.
+      const takeover =
+        row &&
+        row.state === 'pending' &&
+        row.body_hash === rec.bodyHash &&
+        row.created_at >= rec.createdAt - IDEMPOTENCY_RETENTION_MS;
+      const runId = takeover ? row.run_id : rec.runId;
+      this.stmts.upsert.run({ ...rec, runId });
+      return { claimed: true, runId };
     });
     // IMMEDIATE: two API processes sharing the file cannot both claim the same key.
     this.claimTx = (rec) => tx.immediate(rec);

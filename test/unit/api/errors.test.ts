@@ -23,15 +23,15 @@ describe('the error middleware', () => {
     expect(lines.join('')).toMatch(/fleet unreachable/);
   });
 
-  it('answers a wrong content type as invalid_request, not 5xx', async () => {
+  it('answers a wrong content type as 415 unsupported_media_type, not 5xx', async () => {
     const key = h.keys.acme!;
     const res = await request(h.app)
       .post('/v1/runs')
       .set('Authorization', `Bearer ${key}`)
       .set('Content-Type', 'text/plain')
       .send('agent=synthetic');
-    expect(res.status).toBe(400);
-    expect(res.body.error.code).toBe('invalid_request');
+    expect(res.status).toBe(415);
+    expect(res.body.error.code).toBe('unsupported_media_type');
     const gzip = await request(h.app)
       .post('/v1/runs')
       .set('Authorization', `Bearer ${key}`)

@@ -30,7 +30,7 @@ describe('health, metrics and the OpenAPI document', () => {
     h.fleet.report([{ at: h.clock.now, calls: 10, throttled: 3, maxRetryAfterMs: 1000, tokens: 3000 }]);
     const governor = h.fleet.status().governor;
     expect(governor.concurrencyLimit).toBeLessThan(DEFAULT_GOVERNOR.maxConcurrency);
-    const res = await request(h.app).get('/metrics');
+    const res = await request(h.app).get('/metrics').set(h.admin());
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
     for (const line of [
@@ -61,7 +61,7 @@ describe('health, metrics and the OpenAPI document', () => {
     const key = await h.tenant('acme');
     await h.submit(key);
     h.fleet.down = true;
-    const res = await request(h.app).get('/metrics');
+    const res = await request(h.app).get('/metrics').set(h.admin());
     expect(res.status).toBe(200);
     expect(res.text).toContain('fairway_fleet_up 0');
     expect(res.text).toContain('fairway_submissions_total{priority="standard"} 1');
@@ -82,7 +82,11 @@ describe('health, metrics and the OpenAPI document', () => {
       expect(res.body.paths).toHaveProperty([path]);
     }
     const schemas = res.body.components.schemas;
-    expect(schemas.RunRequest.properties.priority.enum).toEqual(['interactive', 'standard', 'batch']);
+    expect(schemas.SyntheticRunRequest.properties.priority.enum).toEqual([
+      'interactive',
+      'standard',
+      'batch',
+    ]);
     expect(schemas.SyntheticInput.required).toEqual(['steps']);
     expect(schemas.SyntheticInput.properties.steps).toMatchObject({
       type: 'integer',

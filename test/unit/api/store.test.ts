@@ -59,15 +59,17 @@ describe('openStore', () => {
   it('claims an idempotency key once; release removes a pending claim; stale claims are taken over', () => {
     const idem = store.idempotency;
     const rec = { tenant: 't', key: 'k', bodyHash: 'b', runId: 'run-t-1', createdAt: 10_000 };
-    expect(idem.claim(rec)).toEqual({ claimed: true });
+    expect(idem.claim(rec)).toMatchObject({ claimed: true });
     expect(idem.claim({ ...rec, createdAt: 10_001 })).toMatchObject({
       claimed: false,
       existing: { state: 'pending' },
     });
     idem.release('t', 'k');
     expect(idem.count()).toBe(0);
-    expect(idem.claim(rec)).toEqual({ claimed: true });
-    expect(idem.claim({ ...rec, createdAt: 10_000 + PENDING_CLAIM_TTL_MS + 1 })).toEqual({ claimed: true });
+    expect(idem.claim(rec)).toMatchObject({ claimed: true });
+    expect(idem.claim({ ...rec, createdAt: 10_000 + PENDING_CLAIM_TTL_MS + 1 })).toMatchObject({
+      claimed: true,
+    });
     idem.complete('t', 'k');
     idem.release('t', 'k'); // a done record is never released
     expect(idem.find('t', 'k')?.state).toBe('done');

@@ -41,7 +41,7 @@ describe('the Grafana dashboard', () => {
     const key = await h.tenant('acme', { maxQueued: 1, budget: { tokens: 100_000, period: 'day' } });
     await request(h.app).post('/v1/runs').set(bearer(key)).send(synthetic());
     await request(h.app).post('/v1/runs').set(bearer(key)).send(synthetic());
-    const res = await request(h.app).get('/metrics');
+    const res = await request(h.app).get('/metrics').set(h.admin());
     expect(res.status).toBe(200);
     const served = new Set([...res.text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!));
     const sampled = new Set([...res.text.matchAll(/^(fairway_[a-z0-9_]+)[{ ]/gm)].map((m) => m[1]!));
@@ -74,7 +74,7 @@ describe('the Grafana dashboard', () => {
     const dash = readFileSync(path.join(root, 'deploy/grafana/provisioning/dashboards/fairway.yml'), 'utf8');
     expect(dash).toMatch(/path: \/var\/lib\/grafana\/dashboards/);
     const prom = readFileSync(path.join(root, 'deploy/prometheus/prometheus.yml'), 'utf8');
-    expect(prom).toMatch(/targets: \['api:3000'\]/);
+    expect(prom).toMatch(/targets: \['api:9464'\]/); // the API's metrics-only listener (METRICS_PORT)
     expect(prom).toMatch(/metrics_path: \/metrics/);
   });
 

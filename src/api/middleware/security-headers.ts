@@ -1,0 +1,27 @@
+import type { RequestHandler } from 'express';
+import { ApiError } from '../../contract/errors';
+
+/** Paths whose answers are public and the same for everyone: they may be cached. */
+const PUBLIC = new Set(['/healthz', '/openapi.json']);
+
+/**
+ * On every response: `X-Content-Type-Options: nosniff` (a JSON error is never sniffed into HTML), and
+ * `Cache-Control: no-store` on all but the public paths, so no proxy or browser keeps an API key, a
+ * run's result or the metrics.
+ */
+export const securityHeaders: RequestHandler = (req, res, next) => {
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  if (!PUBLIC.has(req.path)) res.setHeader('Cache-Control', 'no-store');
+  next();
+};
+
+/** Methods no route serves and a proxy might reflect (TRACE echoes the request, cookies and keys included): 405. */
+const REFUSED = new Set(['TRACE', 'TRACK', 'CONNECT']);
+
+export const refuseMethods: RequestHandler = (req, _res, next) => {
+  if (REFUSED.has(req.method)) {
+    next(new ApiError('method_not_allowed', `${req.method} is not allowed on this API.`));
+    return;
+  }
+  next();
+};
