@@ -1,10 +1,12 @@
 import { runFloodBench } from './flood';
+import { runPriorityBench } from './priority';
 import { runSim } from './sim';
 import { runStormBench } from './storm';
 import { runThroughput } from './throughput';
 
 /** `npm run bench -- <scenario> [--flag value …]`. */
 const scenarios: Record<string, (argv: string[]) => Promise<void>> = {
+  priority: runPriorityBench,
   sim: runSim,
   flood: runFloodBench,
   storm: runStormBench,

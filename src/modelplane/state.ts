@@ -1,6 +1,7 @@
 import { DEFAULT_LATENCY, latencyMs, seededRandom } from './latency';
 import type { LatencyModel } from './latency';
 import type { RateLimitSnapshot } from '../activities/provider/rate-limit-headers';
+import { FirstCallLog } from './first-calls';
 import { RetryTracker } from './retry-tracker';
 import { TokenBucket } from './token-bucket';
 
@@ -39,6 +40,8 @@ export class SimulatorState {
   spendCap = false;
   /** Per-step Retry-After bookkeeping: counts retries that came too early. */
   readonly retries = new RetryTracker();
+  /** First-call arrival per run id (priority measured where the work happens). */
+  readonly firstCalls = new FirstCallLog();
   /** The simulator's clock, ms. */
   readonly now: () => number;
   private readonly tokens: TokenBucket;

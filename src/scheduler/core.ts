@@ -2,6 +2,7 @@ import { LaneQueue } from './fair-queue';
 import { newGovernor } from './governor';
 import type { GovernorState } from './governor';
 import { LeaseTable } from './leases';
+import { EndedRuns } from './ended';
 import { LedgerLog } from './ledger-log';
 import type { QueuedUnit, TenantState } from './queue-state';
 import { newRate } from './rate';
@@ -36,6 +37,8 @@ export interface CoreState {
   draining: boolean;
   fleetRate: RateState;
   log: LedgerLog;
+  /** Recently ended runs and attempts (bounded): a late or repeated message cannot revive them. */
+  ended: EndedRuns;
 }
 
 /** An empty, open fleet. */
@@ -54,10 +57,21 @@ export function newCoreState(settings: FleetSettings, governor: GovernorParams, 
     budgetParked: new Set(),
     budgetWakeAt: Infinity,
     seq: 0,
-    counters: { submitted: 0, admitted: 0, completed: 0, failed: 0, cancelled: 0, shed: 0, expired: 0 },
+    counters: {
+      submitted: 0,
+      admitted: 0,
+      completed: 0,
+      failed: 0,
+      cancelled: 0,
+      shed: 0,
+      expired: 0,
+      gated: 0,
+      adopted: 0,
+    },
     intake: 'open',
     draining: false,
     fleetRate: newRate(now),
     log: new LedgerLog(),
+    ended: new EndedRuns(),
   };
 }

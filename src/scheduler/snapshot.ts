@@ -5,6 +5,7 @@ import type { GovernorState } from './governor';
 import { earliestBudgetRoll, refreshTenant } from './eligibility';
 import { LaneQueue, liveUnits, pushUnit } from './fair-queue';
 import { LeaseTable } from './leases';
+import { EndedRuns } from './ended';
 import { LedgerLog } from './ledger-log';
 import type { Lane, QueuedUnit, TenantState } from './queue-state';
 import { createTenant } from './tenants';
@@ -73,6 +74,7 @@ export function toSnapshot(s: CoreState): SchedulerSnapshot {
         l.used,
       ]),
     log: s.log.snapshot(),
+    ended: s.ended.snapshot(),
   };
 }
 
@@ -105,11 +107,12 @@ export function fromSnapshot(snap: SchedulerSnapshot): CoreState {
     budgetParked: new Set(),
     budgetWakeAt: Infinity,
     seq: snap.seq,
-    counters: { ...snap.counters },
+    counters: Object.assign({ gated: 0, adopted: 0 }, snap.counters),
     intake: snap.intake,
     draining: snap.draining,
     fleetRate: { ...snap.fleetRate },
     log: LedgerLog.restore(snap.log),
+    ended: EndedRuns.restore(snap.ended),
   };
   const byOrd = new Map<number, TenantState>();
   for (const ts of snap.tenants) {

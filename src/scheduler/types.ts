@@ -31,6 +31,8 @@ export interface UnitSubmission {
    * a submission with an attempt the core already saw is a duplicate and changes nothing.
    */
   attempt?: number;
+  /** A failed run started again on purpose (batch resume): the core forgets that it finished. */
+  redrive?: boolean;
 }
 
 export type ShedCode = 'queue_full' | 'budget_exhausted' | 'draining' | 'unknown_tenant';
@@ -59,7 +61,8 @@ export interface Admission {
   reserved: number;
 }
 
-export type ReleaseOutcome = 'completed' | 'failed' | 'cancelled';
+/** `gated`: the run gives its slot back to wait for a human; it is not finished and queues again later. */
+export type ReleaseOutcome = 'completed' | 'failed' | 'cancelled' | 'gated';
 
 export interface Release {
   runId: string;
@@ -67,6 +70,11 @@ export interface Release {
   /** Tokens actually used by the unit (settled in the ledger). */
   usedTokens: number;
   outcome: ReleaseOutcome;
+  /**
+   * The run's tenant: lets a release the scheduler holds no lease for (a scheduler chain that was
+   * lost, reset or restarted) still charge the tenant's ledger, once.
+   */
+  tenant?: string;
 }
 
 export interface Renewal {
@@ -74,6 +82,13 @@ export interface Renewal {
   attempt: number;
   /** Tokens used so far (lets lease expiry charge what was used). */
   usedTokens: number;
+  /**
+   * Who the run is, so a scheduler that holds no lease for it (a lost or reset chain) takes the
+   * running run back under a lease instead of leaving it unmetered.
+   */
+  tenant?: string;
+  priority?: Priority;
+  cost?: number;
 }
 
 /** What the model plane looked like to the workers since their last report (aggregated, not per call). */
@@ -187,6 +202,10 @@ export interface SchedulerStatus {
     cancelled: number;
     shed: number;
     expired: number;
+    /** Leases given back to wait for a human gate (the run is not finished). */
+    gated: number;
+    /** Running runs the scheduler took back under a lease after it lost them (recovery). */
+    adopted: number;
   };
   config: {
     concurrency: number;

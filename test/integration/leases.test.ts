@@ -18,15 +18,20 @@ describe('leases', () => {
     const orphanQueue = `orphan-${s.id}`;
     const runId = `run-${tenant}-orphan`;
     const scheduler = s.client.workflow.getHandle(s.config.schedulerWorkflowId);
-    await startRunWorkflow(s.client, orphanQueue, {
-      runId,
-      tenant,
-      agent: 'synthetic',
-      priority: 'standard',
-      input: { steps: 1, tokensPerStep: 10 },
-      estimatedTokens: 10,
-      createdAt: new Date().toISOString(),
-    });
+    await startRunWorkflow(
+      s.client,
+      orphanQueue,
+      {
+        runId,
+        tenant,
+        agent: 'synthetic',
+        priority: 'standard',
+        input: { steps: 1, tokensPerStep: 10 },
+        estimatedTokens: 10,
+        createdAt: new Date().toISOString(),
+      },
+      s.config.runs,
+    );
     const [accepted] = await scheduler.executeUpdate(submitUpdate, {
       args: [[{ runId, tenant, priority: 'standard', cost: 10 }]],
     });

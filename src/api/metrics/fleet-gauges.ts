@@ -87,7 +87,7 @@ function setScheduler(g: FleetGauges, s: SchedulerStatus): void {
   g.submitted.inc(s.counters.submitted);
   g.admitted.inc(s.counters.admitted);
   g.schedulerShed.inc(s.counters.shed);
-  for (const outcome of ['completed', 'failed', 'cancelled', 'expired'] as const) {
+  for (const outcome of ['completed', 'failed', 'cancelled', 'expired', 'gated'] as const) {
     g.released.inc({ outcome }, s.counters[outcome]);
   }
   g.historyLength.set(s.history.length);

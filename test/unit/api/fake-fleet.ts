@@ -40,7 +40,17 @@ export class FakeFleet implements FleetPort {
     leaseTtlSeconds: 60,
     globalMaxQueued: 20_000,
   };
-  counters = { submitted: 0, admitted: 0, completed: 0, failed: 0, cancelled: 0, shed: 0, expired: 0 };
+  counters = {
+    submitted: 0,
+    admitted: 0,
+    completed: 0,
+    failed: 0,
+    cancelled: 0,
+    shed: 0,
+    expired: 0,
+    gated: 0,
+    adopted: 0,
+  };
   isReady = true;
   /** When set, submit waits for it (a slow scheduler). */
   gate: Promise<void> | undefined;
@@ -64,7 +74,8 @@ export class FakeFleet implements FleetPort {
     if (this.reserved.has(`unit:${u.runId}`))
       return { runId: u.runId, accepted: true, duplicate: true, held: false };
     if (this.intake === 'refuse') return this.refuse(u.runId, 'draining', 30);
-    if (this.queued(u.tenant) >= settings.maxQueued) return this.refuse(u.runId, 'queue_full', 7);
+    if (this.queued(u.tenant, undefined, u.runId) >= settings.maxQueued)
+      return this.refuse(u.runId, 'queue_full', 7);
     const used = this.reserved.get(u.tenant) ?? 0;
     if (settings.budget.tokens !== null && used + u.cost > settings.budget.tokens) {
       return this.refuse(u.runId, 'budget_exhausted', 3600);
@@ -75,17 +86,25 @@ export class FakeFleet implements FleetPort {
     return { runId: u.runId, accepted: true, duplicate: false, held: this.intake === 'hold' };
   }
 
-  private queued(tenant: string, priority?: Priority): number {
+  private queued(tenant: string, priority?: Priority, except?: string): number {
     let n = 0;
     for (const r of this.runs.values())
-      if (r.tenant === tenant && r.status === 'queued' && (!priority || r.priority === priority)) n++;
+      if (
+        r.tenant === tenant &&
+        r.status === 'queued' &&
+        r.runId !== except &&
+        (!priority || r.priority === priority)
+      )
+        n++;
     return n;
   }
 
-  async startRun(spec: RunSpec): Promise<void> {
+  async startRun(spec: RunSpec): Promise<'started' | 'finished'> {
     this.startRunCalls.push(spec);
+    const existing = this.runs.get(spec.runId);
+    if (existing)
+      return ['completed', 'failed', 'cancelled'].includes(existing.status) ? 'finished' : 'started';
     this.specs.set(spec.runId, spec);
-    if (this.runs.has(spec.runId)) return;
     this.runs.set(spec.runId, {
       runId: spec.runId,
       tenant: spec.tenant,
@@ -102,6 +121,15 @@ export class FakeFleet implements FleetPort {
       error: null,
       batchId: spec.batchId ?? null,
     });
+    return 'started';
+  }
+
+  readonly discarded: string[] = [];
+
+  async discardRun(runId: string): Promise<void> {
+    this.discarded.push(runId);
+    this.runs.delete(runId);
+    this.specs.delete(runId);
   }
 
   /** Test helper: move a run along. */

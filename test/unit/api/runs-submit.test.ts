@@ -124,7 +124,10 @@ describe('POST /v1/runs', () => {
     expect(draining.body.error.code).toBe('draining');
     expect(draining.headers['retry-after']).toBe('30');
     expect(h.store.idempotency.count()).toBe(0);
-    expect(h.fleet.startRunCalls).toHaveLength(1);
+    // Runs start before they are submitted; each refused one is discarded, so only the first remains.
+    expect(h.fleet.startRunCalls).toHaveLength(4);
+    expect(h.fleet.discarded).toHaveLength(3);
+    expect(h.fleet.runs.size).toBe(1);
 
     h.fleet.intake = 'hold';
     expect((await as(synthetic(), key)).status).toBe(202);
