@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRunWorkflow } from '../../src/fleet/start-run';
 import { tenantQuery } from '../../src/workflows/scheduler-messages';
 import { temporalCli } from '../support/cli';
 import { startTestStack, waitFor } from '../support/stack';
@@ -143,5 +144,34 @@ describe('the scheduler recovers from termination and reset (real dev server, CL
     const status = (await s.call('GET', '/v1/admin/scheduler')).body;
     expect(status.inFlight).toBe(0);
     expect(status.queued.total).toBe(0);
+  });
+
+  it('a run whose submitter died between start and submit offers itself and completes', async () => {
+    const tenant = `orphan-${s.id}`;
+    const key = await s.tenant(tenant);
+    const runId = `run-${tenant}-nosubmit`;
+    // What the API does first; then it "dies" before submitting.
+    const started = await startRunWorkflow(
+      s.client,
+      s.config.temporal.taskQueue,
+      {
+        runId,
+        tenant,
+        agent: 'synthetic',
+        priority: 'standard',
+        input: { steps: 1, tokensPerStep: 10 },
+        estimatedTokens: 10,
+        createdAt: new Date().toISOString(),
+      },
+      s.config.runs,
+    );
+    expect(started).toBe('started');
+    const view = await waitFor(
+      () => s.call('GET', `/v1/runs/${runId}`, { token: key }),
+      (r) => r.body?.status === 'completed',
+      120_000,
+      500,
+    );
+    expect(view.body.status).toBe('completed');
   });
 });
