@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRunWorkflow } from '../../src/fleet/start-run';
 import { tenantQuery } from '../../src/workflows/scheduler-messages';
 import { temporalCli } from '../support/cli';
-import { startTestStack, waitFor } from '../support/stack';
+import { startBareRun, startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
 
 const TERMINAL = ['completed', 'failed', 'cancelled'];
@@ -151,20 +150,7 @@ describe('the scheduler recovers from termination and reset (real dev server, CL
     const key = await s.tenant(tenant);
     const runId = `run-${tenant}-nosubmit`;
     // What the API does first; then it "dies" before submitting.
-    const started = await startRunWorkflow(
-      s.client,
-      s.config.temporal.taskQueue,
-      {
-        runId,
-        tenant,
-        agent: 'synthetic',
-        priority: 'standard',
-        input: { steps: 1, tokensPerStep: 10 },
-        estimatedTokens: 10,
-        createdAt: new Date().toISOString(),
-      },
-      s.config.runs,
-    );
+    const started = await startBareRun(s, runId, tenant);
     expect(started).toBe('started');
     const view = await waitFor(
       () => s.call('GET', `/v1/runs/${runId}`, { token: key }),
