@@ -1,4 +1,5 @@
 import type { Counters, Intake } from './core';
+import type { EndedTuple } from './ended';
 import type { GovernorState } from './governor';
 import type { LedgerLogSnapshot } from './ledger-log';
 import type { Lane } from './queue-state';
@@ -60,4 +61,6 @@ export interface SchedulerSnapshot {
   tenants: TenantSnapshot[];
   leases: LeaseTuple[];
   log: LedgerLogSnapshot;
+  /** Recently ended runs (absent in snapshots from before it existed). */
+  ended?: EndedTuple[];
 }

@@ -6,6 +6,7 @@ import type { GovernorState } from './governor';
 import { earliestBudgetRoll, refreshTenant } from './eligibility';
 import { LaneQueue, liveUnits, pushUnit } from './fair-queue';
 import { LeaseTable } from './leases';
+import { EndedRuns } from './ended';
 import { LedgerLog } from './ledger-log';
 import type { Lane, QueuedUnit, TenantState } from './queue-state';
 import { createTenant } from './tenants';
@@ -76,6 +77,7 @@ export function toSnapshot(s: CoreState): SchedulerSnapshot {
         l.perCall ? 1 : 0,
       ]),
     log: s.log.snapshot(),
+    ended: s.ended.snapshot(),
   };
 }
 
@@ -126,6 +128,7 @@ export function fromSnapshot(snap: SchedulerSnapshot): CoreState {
     draining: snap.draining,
     fleetRate: { ...snap.fleetRate },
     log: LedgerLog.restore(snap.log),
+    ended: EndedRuns.restore(snap.ended),
   };
   const byOrd = new Map<number, TenantState>();
   for (const ts of snap.tenants) {
