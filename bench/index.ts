@@ -1,5 +1,6 @@
 import { runBystanderBench } from './bystander';
 import { runFloodBench } from './flood';
+import { runPriorityBench } from './priority';
 import { runSim } from './sim';
 import { runStormBench } from './storm';
 import { runStormColdBench } from './storm-cold';
@@ -7,6 +8,7 @@ import { runThroughput } from './throughput';
 
 /** `npm run bench -- <scenario> [--flag value …]`. */
 const scenarios: Record<string, (argv: string[]) => Promise<void>> = {
+  priority: runPriorityBench,
   sim: runSim,
   flood: runFloodBench,
   storm: (argv) =>

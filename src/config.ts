@@ -97,6 +97,9 @@ const EnvSchema = z.object({
   RUN_MAX_WALL_SECONDS: int(DEFAULT_RUN_CAPS.maxWallSeconds),
   SUBMIT_COALESCE_MS: int(15),
   MAILBOX_FLUSH_MS: int(100),
+  RUN_REOFFER_FIRST_SECONDS: z.coerce.number().int().min(1).default(300),
+  RUN_REOFFER_MAX_SECONDS: z.coerce.number().int().min(1).default(1800),
+  SCHEDULER_WATCHDOG_SECONDS: z.coerce.number().int().min(1).default(5),
   GOVERNOR_INITIAL_TPM: int(G.initialTokensPerMinute),
   GOVERNOR_MIN_TPM: int(G.minTokensPerMinute),
   GOVERNOR_MAX_TPM: int(G.maxTokensPerMinute),
@@ -154,6 +157,14 @@ export interface Config {
   governor: GovernorParams;
   submitCoalesceMs: number;
   mailboxFlushMs: number;
+  /**
+   * A queued run not admitted `reofferFirstSeconds` after its start checks that the scheduler knows it
+   * (and re-offers itself when not); while still not admitted it checks again, backing off ×2 up to
+   * `reofferMaxSeconds`.
+   */
+  runs: { reofferFirstSeconds: number; reofferMaxSeconds: number };
+  /** How often the API and worker check that the scheduler workflow runs (and start it when not). */
+  watchdogSeconds: number;
   buildId: string;
   shutdownGraceSeconds: number;
   logLevel: Env['LOG_LEVEL'];
@@ -232,6 +243,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     submitCoalesceMs: e.SUBMIT_COALESCE_MS,
     mailboxFlushMs: e.MAILBOX_FLUSH_MS,
+    runs: {
+      reofferFirstSeconds: e.RUN_REOFFER_FIRST_SECONDS,
+      reofferMaxSeconds: Math.max(e.RUN_REOFFER_FIRST_SECONDS, e.RUN_REOFFER_MAX_SECONDS),
+    },
+    watchdogSeconds: e.SCHEDULER_WATCHDOG_SECONDS,
     buildId: e.BUILD_ID,
     shutdownGraceSeconds: e.SHUTDOWN_GRACE_SECONDS,
     logLevel: e.LOG_LEVEL,

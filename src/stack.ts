@@ -14,6 +14,7 @@ import { syncTenantsToFleet } from './api/tenant-sync';
 import type { Config } from './config';
 import { ensureSearchAttributes } from './fleet/ensure-search-attributes';
 import { ensureScheduler } from './fleet/scheduler-handle';
+import { startSchedulerWatchdog } from './fleet/scheduler-watchdog';
 import type { SchedulerInput } from './workflows/scheduler';
 import { createTemporalFleet } from './fleet/temporal-fleet';
 import { withUnavailableAs503 } from './fleet/unavailable';
@@ -155,6 +156,14 @@ export async function startStack(
         ...(opts.workflows ? { workflows: opts.workflows } : {}),
       });
       closers.push(() => worker!.close());
+      // The worker keeps the scheduler alive too, so a fleet without an API process still recovers.
+      const watchdog = startSchedulerWatchdog({
+        client,
+        config,
+        log,
+        ...(opts.scheduler ? { extra: opts.scheduler } : {}),
+      });
+      closers.push(async () => watchdog.stop());
     }
 
     let apiUrl: string | undefined;
@@ -181,6 +190,16 @@ export async function startStack(
           },
         ).catch(() => undefined);
       }
+      // The API's watchdog restarts a lost scheduler and gives a new (or reset) chain its tenants back.
+      const watchdog = startSchedulerWatchdog({
+        client,
+        config,
+        log,
+        ...(opts.scheduler ? { extra: opts.scheduler } : {}),
+        onNewChain: () => syncTenantsToFleet(db, fleet, log),
+        nudgeQueuedRuns: true,
+      });
+      closers.push(async () => watchdog.stop());
       // Events recorded but not yet turned into runs (this or a dead process's) are dispatched from here.
       const events = new EventDispatcher({ fleet, store: db, log });
       events.start();

@@ -8,17 +8,24 @@ import type { RunSpec } from '../contract/fleet-port';
 import { mapLimit } from '../util/map-limit';
 import { admitSignal, leaseRevokedSignal } from '../workflows/run-messages';
 import { submitUpdate, topUpUpdate } from '../workflows/scheduler-messages';
+import type { RecoveredUsage } from '../workflows/scheduler-messages';
 import { deliverEffect } from '../effectsink/sink';
 import type { EffectStore } from './effect-store';
 import type { SchedulerMailbox } from './mailbox';
 import type { ModelClient } from './model-client';
+import { OfferBatcher } from './offer-batcher';
 import { tenantLookup } from './tenant-of';
 import type { FleetActivities } from './types';
 
 export interface ActivityDeps {
   client: Client;
   /** Starts a run's workflow, idempotent on its run id (the fleet hands it in). */
-  startRun: (spec: RunSpec) => Promise<void>;
+  /** Starts a run's workflow (idempotent); `finished`: it ran before and is closed. */
+  startRun: (spec: RunSpec) => Promise<'started' | 'finished'>;
+  /** Usage of runs finished in each tenant's period (visibility), for a recovering scheduler. */
+  recoverUsage: (
+    windows: { tenant: string; periodStart: number }[],
+  ) => Promise<{ usage: RecoveredUsage[]; scanned: number; truncated: boolean }>;
   schedulerId: string;
   mailbox: SchedulerMailbox;
   model: ModelClient;
@@ -28,38 +35,28 @@ export interface ActivityDeps {
   log: Logger;
 }
 
-/** How long an admission notice waits for a run's workflow to appear (the API starts it right after). */
-const APPEAR_WAIT_MS = 10_000; // within notifyAdmissions' 15 s start-to-close
-
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** Builds the activities from their dependencies: production hands in real ones, tests their own. */
 export function createActivities(deps: ActivityDeps): FleetActivities {
   const { client, mailbox, model, effects } = deps;
   const scheduler = () => client.workflow.getHandle(deps.schedulerId);
   const tenantOf = tenantLookup(client);
+  const offers = new OfferBatcher(client, deps.schedulerId, deps.log);
 
-  /** Signals a run; false when its workflow is gone (closed, or never started within the wait). */
+  /**
+   * Signals a run; false when its workflow is gone. Runs are started before the scheduler hears of
+   * them, so a missing workflow is an orphan (its submitter died) or a discarded refusal: it is
+   * answered at once, never waited for (an orphan must not hold a notice lane).
+   */
   async function signalRun(
     runId: string,
     send: (h: ReturnType<Client['workflow']['getHandle']>) => Promise<void>,
-  ) {
-    const handle = client.workflow.getHandle(runId);
-    const deadline = Date.now() + APPEAR_WAIT_MS;
-    for (;;) {
-      try {
-        await send(handle);
-        return true;
-      } catch (err) {
-        if (!(err instanceof WorkflowNotFoundError)) throw err;
-        const state = await handle.describe().then(
-          (d) => (d.status.name === 'RUNNING' ? 'running' : 'closed'),
-          () => 'absent',
-        );
-        if (state === 'closed') return false;
-        if (state === 'absent' && Date.now() > deadline) return false; // never started
-        if (state === 'absent') await pause(200);
-      }
+  ): Promise<boolean> {
+    try {
+      await send(client.workflow.getHandle(runId));
+      return true;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return false;
+      throw err;
     }
   }
 
@@ -82,8 +79,15 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
     async modelStep(req) {
       const ctx = Context.current();
       const started = Date.now();
+      // Renewals say who the run is, so a scheduler that lost its lease takes it back (recovery).
       const lease = { runId: req.runId, attempt: req.attempt, perCall: true };
-      mailbox.renew({ ...lease, usedTokens: req.usedSoFar });
+      const who = {
+        ...lease,
+        ...(req.tenant ? { tenant: req.tenant } : {}),
+        ...(req.priority ? { priority: req.priority } : {}),
+        ...(req.cost !== undefined ? { cost: req.cost } : {}),
+      };
+      mailbox.renew({ ...who, usedTokens: req.usedSoFar });
       const tenant = req.tenant ?? (await tenantOf(req.runId));
       if (tenant === undefined)
         deps.log.warn({ runId: req.runId }, 'run without a tenant: its call goes unbilled');
@@ -96,7 +100,7 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
       });
       // Every call the provider billed is charged, retried or parallel, whether or not the lease still holds.
       if (tenant !== undefined) mailbox.charge({ ...lease, tenant, tokens: usedTokens });
-      mailbox.renew({ ...lease, usedTokens: req.usedSoFar + usedTokens });
+      mailbox.renew({ ...who, usedTokens: req.usedSoFar + usedTokens });
       // Hold the step to its minimum length, heartbeating and renewing the lease meanwhile.
       const every = Math.max(200, Math.min(req.leaseTtlMs / 3, 10_000));
       for (
@@ -106,7 +110,7 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
       ) {
         await ctx.sleep(Math.min(left, every));
         if (!ctx.info.isLocal) ctx.heartbeat();
-        mailbox.renew({ ...lease, usedTokens: req.usedSoFar + usedTokens });
+        mailbox.renew({ ...who, usedTokens: req.usedSoFar + usedTokens });
       }
       if (req.fail) {
         throw ApplicationFailure.create({
@@ -148,6 +152,17 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
       return result;
     },
 
+    offerRun: (unit) => offers.offer(unit),
+
+    async recoverUsage(windows) {
+      const r = await deps.recoverUsage(windows);
+      deps.log.warn(
+        { tenants: r.usage.length, scanned: r.scanned, truncated: r.truncated },
+        'recovered tenant usage from finished runs',
+      );
+      return r.usage;
+    },
+
     async startBatchChunk(chunk) {
       const specs = chunk.indexes.map((index, i) => ({
         runId: `${chunk.batchId}-${index}`,
@@ -160,18 +175,21 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
         batchId: chunk.batchId,
         createdAt: chunk.createdAt,
       }));
-      // Runs first, then the scheduler: an admission never races its run's creation, and a run refused
-      // for now simply stays queued until the batch offers it again.
-      await mapLimit(specs, 32, deps.startRun);
-      const units = specs.map((s) => ({
+      // Runs first, then the scheduler: an admission always finds its run. A run that already finished
+      // (a retried chunk) is not offered again.
+      const started = await mapLimit(specs, 32, deps.startRun);
+      const live = specs.filter((_, i) => started[i] === 'started');
+      const liveIndexes = chunk.indexes.filter((_, i) => started[i] === 'started');
+      const units = live.map((s) => ({
         runId: s.runId,
         tenant: s.tenant,
         priority: s.priority,
         cost: s.estimatedTokens,
       }));
-      const results = await scheduler().executeUpdate(submitUpdate, { args: [units] });
+      const results =
+        units.length > 0 ? await scheduler().executeUpdate(submitUpdate, { args: [units] }) : [];
       const refused = results.flatMap((r, i) =>
-        r.accepted ? [] : [{ index: chunk.indexes[i]!, retryAfterSeconds: r.retryAfterSeconds }],
+        r.accepted ? [] : [{ index: liveIndexes[i]!, retryAfterSeconds: r.retryAfterSeconds }],
       );
       return { started: specs.length, refused };
     },

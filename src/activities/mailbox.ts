@@ -6,6 +6,8 @@ import type { WorkerReport } from '../workflows/scheduler-messages';
 
 /** Windows kept while the scheduler is unreachable; older ones are stale news and dropped. */
 const MAX_UNSENT_OBSERVATIONS = 20;
+/** Longest pause between attempts while the scheduler does not answer (the watchdog restarts it). */
+const MAX_BACKOFF_MS = 10_000;
 
 interface Waiter {
   resolve(): void;
@@ -30,6 +32,9 @@ export class SchedulerMailbox {
   private waiters: Waiter[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
+  /** Consecutive failed flushes, and when the next attempt may go (backoff ×2 up to MAX_BACKOFF_MS). */
+  private failures = 0;
+  private notBefore = 0;
 
   constructor(
     private readonly client: Client,
@@ -71,8 +76,11 @@ export class SchedulerMailbox {
   }
 
   /** Sends everything pending as one signal; on failure keeps it for the next tick. */
-  async flush(): Promise<void> {
+  async flush(force = false): Promise<void> {
     if (this.flushing) return this.flushing;
+    // A missing or unreachable scheduler is retried with backoff, not at full speed; what is pending
+    // is kept (a new chain takes releases it holds no lease for, and charges them once).
+    if (!force && Date.now() < this.notBefore) return;
     const observation = this.observations();
     if (observation) this.unsent.push(observation);
     const report: WorkerReport = {};
@@ -95,9 +103,19 @@ export class SchedulerMailbox {
       .getHandle(this.schedulerId)
       .signal(reportSignal, report)
       .then(
-        () => waiters.forEach((w) => w.resolve()),
+        () => {
+          this.failures = 0;
+          this.notBefore = 0;
+          waiters.forEach((w) => w.resolve());
+        },
         (err: unknown) => {
-          this.log.warn({ err: String(err) }, 'scheduler report failed; retrying on the next tick');
+          this.failures++;
+          const backoff = Math.min(MAX_BACKOFF_MS, this.flushMs * 2 ** this.failures);
+          this.notBefore = Date.now() + backoff;
+          this.log.warn(
+            { err: String(err), failures: this.failures, retryInMs: backoff },
+            'scheduler report failed; retrying with backoff',
+          );
           for (const c of report.charges ?? []) this.charge(c);
           this.releases.push(...(report.releases ?? []));
           this.cancels.push(...(report.cancels ?? []));
@@ -115,7 +133,7 @@ export class SchedulerMailbox {
   /** Flushes what is pending and stops the timer (worker shutdown). */
   async close(): Promise<void> {
     clearInterval(this.timer);
-    await this.flush();
-    if (this.waiters.length) await this.flush();
+    await this.flush(true);
+    if (this.waiters.length) await this.flush(true);
   }
 }

@@ -1,5 +1,16 @@
 import type { AdmitNotice } from '../workflows/run-messages';
+import type { RecoveredUsage } from '../workflows/scheduler-messages';
 import type { Priority, Release, SubmitResult, TopUpResult } from '../scheduler/types';
+
+/**
+ * What a waiting run learns when it checks on the scheduler: `known` (queued or admitted: keep
+ * waiting), `queued` (it did not know the run; now it does), `ended` (that attempt ended: ask with the
+ * next one), `refused` (re-offer after `retryAfterSeconds`), `unavailable` (no scheduler answered).
+ */
+export interface OfferResult {
+  state: 'known' | 'queued' | 'ended' | 'refused' | 'unavailable';
+  retryAfterSeconds: number;
+}
 
 /** Activity signatures, the only thing workflow code imports from here (types only). */
 export interface StepRequest {
@@ -9,6 +20,9 @@ export interface StepRequest {
   attempt: number;
   step: number;
   tokens: number;
+  /** Who the run is (renewals carry it, with `tenant`, so a scheduler that lost the lease takes the run back). */
+  priority?: Priority;
+  cost?: number;
   /** The step lasts at least this long (the synthetic agent's `stepMs`). */
   minMs: number;
   usedSoFar: number;
@@ -57,6 +71,16 @@ export interface FleetActivities {
     cost: number;
     attempt: number;
   }): Promise<SubmitResult>;
+  /** A waiting run checks that the scheduler knows it, and re-offers itself when not (batched per worker). */
+  offerRun(unit: {
+    runId: string;
+    tenant: string;
+    priority: Priority;
+    cost: number;
+    attempt: number;
+  }): Promise<OfferResult>;
+  /** Usage of the runs that finished in each tenant's period (visibility), for a recovering scheduler. */
+  recoverUsage(windows: { tenant: string; periodStart: number }[]): Promise<RecoveredUsage[]>;
   /** Creates one chunk of a batch's runs; returns how many it created and the items still refused. */
   startBatchChunk(
     chunk: BatchChunk,

@@ -88,10 +88,15 @@ export interface BatchView {
 export interface FleetPort {
   /** Offers units to the scheduler (coalesced with concurrent callers into one message). */
   submit(
-    units: { runId: string; tenant: string; priority: Priority; cost: number }[],
+    units: { runId: string; tenant: string; priority: Priority; cost: number; redrive?: boolean }[],
   ): Promise<SubmitResult[]>;
-  /** Starts the run's workflow; idempotent on runId. Call only for units the scheduler accepted. */
-  startRun(spec: RunSpec): Promise<void>;
+  /**
+   * Starts the run's workflow, before it is submitted (so an admission always finds it); idempotent
+   * on runId. `finished`: a run with this id ran before and is closed (it is never run twice).
+   */
+  startRun(spec: RunSpec): Promise<'started' | 'finished'>;
+  /** Removes a started run whose submission was refused (it never held a slot). */
+  discardRun(runId: string): Promise<void>;
   /** The run as its owner sees it, or null when there is no such run. */
   getRun(runId: string): Promise<RunView | null>;
   listRuns(query: RunListQuery): Promise<{ items: RunListItem[]; nextCursor: string | null }>;

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowIdConflictPolicy } from '@temporalio/common';
 import type { Config } from '../config';
+import { SCHEDULER_PRIORITY_KEY } from './priority-keys';
 import type { schedulerWorkflow, SchedulerInput } from '../workflows/scheduler';
 
 /** The scheduler workflow's input from config (used only when the chain does not exist yet). */
@@ -31,6 +32,8 @@ export async function ensureScheduler(
     workflowId: config.schedulerWorkflowId,
     taskQueue: config.temporal.taskQueue,
     args: [schedulerInput(config, extra)],
+    // Its tasks (and notices) go before every run's: admissions must not wait behind a backlog.
+    priority: { priorityKey: SCHEDULER_PRIORITY_KEY },
     workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
   });
 }

@@ -2,19 +2,33 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import { TypedSearchAttributes, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { RunSpec } from '../contract/fleet-port';
-import type { runWorkflow } from '../workflows/run';
+import type { RunOptions, runWorkflow } from '../workflows/run';
 import { BatchIdKey, PriorityKey, RunStatusKey, TenantIdKey } from '../contract/search-attributes';
+import { PRIORITY_KEY } from './priority-keys';
+
+/** `started`: the run's workflow runs (new or existing); `finished`: it ran before and is closed. */
+export type StartOutcome = 'started' | 'finished';
 
 /**
  * Starts a run's workflow with its business key as workflow id, so a repeated start is idempotent:
  * a running one is reused, a finished one is never run twice (unless `redrive`, for failed ones).
+ *
+ * Start comes before the scheduler hears of the run (single runs, batches and re-drives alike), so
+ * an admission always finds its workflow; if nobody admits it, the run re-offers itself after
+ * `reofferFirstSeconds` (its submitter may have died between start and submit, or the scheduler was
+ * lost). The workflow starts with its lane's task-queue priority, so its first workflow task, its
+ * admission's and its activities are served before lower lanes' backlog.
+ *
+ * No start delay: a signal does not end one (measured on server 1.32: the admission waited the whole
+ * delay), so a queued run costs its first workflow task (4 events) and a timer.
  */
 export async function startRunWorkflow(
   client: Client,
   taskQueue: string,
   spec: RunSpec,
+  run: RunOptions,
   opts: { redrive?: boolean } = {},
-): Promise<void> {
+): Promise<StartOutcome> {
   const pairs = [
     { key: TenantIdKey, value: spec.tenant },
     { key: PriorityKey, value: spec.priority },
@@ -25,16 +39,28 @@ export async function startRunWorkflow(
     await client.workflow.start<typeof runWorkflow>('runWorkflow', {
       workflowId: spec.runId,
       taskQueue,
-      args: [spec],
+      args: [spec, run],
       typedSearchAttributes: new TypedSearchAttributes(pairs),
-      memo: { agent: spec.agent, createdAt: spec.createdAt },
+      memo: { agent: spec.agent, createdAt: spec.createdAt, estimatedTokens: spec.estimatedTokens },
+      priority: { priorityKey: PRIORITY_KEY[spec.priority] },
       workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
       workflowIdReusePolicy: opts.redrive
         ? WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY
         : WorkflowIdReusePolicy.REJECT_DUPLICATE,
     });
+    return 'started';
   } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) return; // finished earlier: never run twice
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return 'finished'; // never run twice
     throw err;
   }
+}
+
+/**
+ * Removes a run whose submission was refused (it never held a slot), so a refused request leaves no
+ * run behind. Deleting a running workflow terminates it first.
+ */
+export async function discardRunWorkflow(client: Client, namespace: string, runId: string): Promise<void> {
+  await client.workflowService
+    .deleteWorkflowExecution({ namespace, workflowExecution: { workflowId: runId } })
+    .catch(() => undefined); // already gone
 }

@@ -19,9 +19,10 @@ import {
   tenantQuery,
   upsertTenantsUpdate,
 } from '../workflows/scheduler-messages';
+import { PRIORITY_KEY } from './priority-keys';
 import { withRetry } from './with-retry';
 import { mapLimit } from '../util/map-limit';
-import { startRunWorkflow } from './start-run';
+import { discardRunWorkflow, startRunWorkflow } from './start-run';
 import { SubmitCoalescer } from './submit-coalescer';
 import { countBatch, failedRunIds, listRuns, viewFromDescription } from './visibility';
 
@@ -54,7 +55,8 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
 
   const fleet: FleetPort = {
     submit: (units) => coalescer.submit(units),
-    startRun: (spec) => startRunWorkflow(client, taskQueue, spec),
+    startRun: (spec) => startRunWorkflow(client, taskQueue, spec, config.runs),
+    discardRun: (runId) => discardRunWorkflow(client, config.temporal.namespace, runId),
 
     async getRun(runId) {
       const handle = client.workflow.getHandle(runId);
@@ -115,6 +117,7 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
         taskQueue,
         args: [spec],
         memo: { tenant: spec.tenant, total: spec.items.length },
+        priority: { priorityKey: PRIORITY_KEY[spec.priority] },
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
       });
       return { accepted: true };
@@ -140,17 +143,24 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
     async resumeBatch(batchId) {
       const ids = await failedRunIds(client, batchId);
       const specs = await mapLimit(ids, 16, (id) => client.workflow.getHandle(id).query(runSpecQuery));
+      // New executions first, then the scheduler: every notice goes to the workflow id's newest
+      // execution, which then exists, so the failed one is never signalled. `redrive` makes the core
+      // forget that the run had finished.
+      const started = await mapLimit(specs, 16, (s) =>
+        startRunWorkflow(client, taskQueue, s, config.runs, { redrive: true }),
+      );
+      const live = specs.filter((_, i) => started[i] === 'started');
       const results = await fleet.submit(
-        specs.map((s) => ({
+        live.map((s) => ({
           runId: s.runId,
           tenant: s.tenant,
           priority: s.priority,
           cost: s.estimatedTokens,
+          redrive: true,
         })),
       );
-      const accepted = specs.filter((_, i) => results[i]?.accepted);
-      await mapLimit(accepted, 16, (s) => startRunWorkflow(client, taskQueue, s, { redrive: true }));
-      return accepted.length;
+      // A refused one stays started and offers itself again after its start delay.
+      return results.filter((r) => r.accepted).length;
     },
 
     upsertTenant: (tenant, settings) =>

@@ -9,6 +9,7 @@ import { SchedulerMailbox } from '../activities/mailbox';
 import { createModelClient } from '../activities/model-client';
 import { ObservationWindow } from '../activities/observations';
 import type { Config } from '../config';
+import { recoverUsage } from './recover-usage';
 import { startRunWorkflow } from './start-run';
 
 export interface FleetWorker {
@@ -58,7 +59,8 @@ export async function startFleetWorker(opts: {
     ...(opts.workflows ?? { workflowsPath }),
     activities: createActivities({
       client,
-      startRun: (spec) => startRunWorkflow(client, taskQueue, spec),
+      startRun: (spec) => startRunWorkflow(client, taskQueue, spec, config.runs),
+      recoverUsage: (windows) => recoverUsage(client, taskQueue, windows),
       schedulerId: config.schedulerWorkflowId,
       mailbox,
       model,

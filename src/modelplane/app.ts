@@ -53,6 +53,7 @@ export function createSimulator(opts: SimulatorOptions): { app: express.Express;
 
     const key = req.get(CALL_KEY_HEADER);
     state.retries.arrived(key, state.now());
+    state.firstCalls.arrived(key, state.now());
     const decision = state.decide({ input: promptTokens, output: completionTokens }, tenant);
     if (decision.kind === 'spend_cap') {
       state.answered(429, 0);
@@ -92,6 +93,13 @@ export function createSimulator(opts: SimulatorOptions): { app: express.Express;
 
   app.get('/admin/stats', (_req, res) => {
     res.json(state.stats());
+  });
+
+  // First-call arrival times of the runs named by `?runId=` (repeatable), ms since epoch.
+  app.get('/admin/first-calls', (req, res) => {
+    const q = req.query.runId;
+    const ids = (Array.isArray(q) ? q : [q]).filter((x): x is string => typeof x === 'string');
+    res.json(state.firstCalls.pick(ids));
   });
 
   app.post('/admin/capacity', (req, res) => {

@@ -2,6 +2,7 @@ import { DEFAULT_LATENCY, latencyMs, seededRandom } from './latency';
 import type { LatencyModel } from './latency';
 import { anthropicRateLimitHeaders, rateLimitHeaders } from '../activities/provider/rate-limit-headers';
 import type { RateLimitSnapshot } from '../activities/provider/rate-limit-headers';
+import { FirstCallLog } from './first-calls';
 import { RetryTracker } from './retry-tracker';
 import { TokenBucket } from './token-bucket';
 
@@ -79,6 +80,8 @@ export class SimulatorState {
   readonly headerDialect: 'openai' | 'anthropic';
   /** Per-step Retry-After bookkeeping: counts retries that came too early. */
   readonly retries = new RetryTracker();
+  /** First-call arrival per run id (priority measured where the work happens). */
+  readonly firstCalls = new FirstCallLog();
   /** The simulator's clock, ms. */
   readonly now: () => number;
   private readonly tokens: TokenBucket;

@@ -2,6 +2,7 @@ import { LaneQueue } from './fair-queue';
 import { newGovernor } from './governor';
 import type { GovernorState } from './governor';
 import { LeaseTable } from './leases';
+import { EndedRuns } from './ended';
 import { LedgerLog } from './ledger-log';
 import type { QueuedUnit, TenantState } from './queue-state';
 import { newRate } from './rate';
@@ -38,6 +39,8 @@ export interface CoreState {
   draining: boolean;
   fleetRate: RateState;
   log: LedgerLog;
+  /** Recently ended runs and attempts (bounded): a late or repeated message cannot revive them. */
+  ended: EndedRuns;
 }
 
 /** An empty, open fleet. */
@@ -61,5 +64,6 @@ export function newCoreState(settings: FleetSettings, governor: GovernorParams, 
     draining: false,
     fleetRate: newRate(now),
     log: new LedgerLog(),
+    ended: new EndedRuns(),
   };
 }

@@ -16,5 +16,7 @@ export function zeroCounters(): Counters {
     admittedByPriority: { interactive: 0, standard: 0, batch: 0 },
     modelCalls: 0,
     throttled: 0,
+    gated: 0,
+    adopted: 0,
   };
 }

@@ -62,12 +62,22 @@ export function submit(s: CoreState, units: readonly UnitSubmission[], now: numb
   return units.map((u) => submitOne(s, u, now, call));
 }
 
+/** A scheduler that lost its tenants gets them back from the API within seconds; retrying sooner only spins. */
+export const UNKNOWN_TENANT_RETRY_SECONDS = 5;
+
 function submitOne(s: CoreState, u: UnitSubmission, now: number, call: DoorCall): SubmitResult {
   const runId = u.runId;
-  const t = s.tenants.get(u.tenant);
-  if (!t) return refuse(runId, 'unknown_tenant', `Tenant ${u.tenant} does not exist.`, 0);
-  t.seenAt = Math.max(t.seenAt, now);
   const attempt = tokenCount(u.attempt ?? 0);
+  // A run that finished, or an attempt that already ended, is never queued again: the repeat is
+  // answered as the duplicate it is (a retried update or batch chunk must not re-admit it).
+  if (u.redrive === true && attempt === 0) s.ended.forget(runId);
+  else if (s.ended.isPast(runId, attempt)) return { runId, accepted: true, duplicate: true, held: false };
+  const t = s.tenants.get(u.tenant);
+  if (!t) {
+    const why = `Tenant ${u.tenant} does not exist.`;
+    return refuse(runId, 'unknown_tenant', why, UNKNOWN_TENANT_RETRY_SECONDS);
+  }
+  t.seenAt = Math.max(t.seenAt, now);
   const queued = s.queued.get(runId);
   if (queued) {
     if (attempt <= queued.attempt) return { runId, accepted: true, duplicate: true, held: s.draining };

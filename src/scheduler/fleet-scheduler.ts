@@ -8,6 +8,7 @@ import { FALLBACK_FLEET_SETTINGS, sanitizeFleet } from './fleet-settings';
 import type { SettingsPatch } from './fleet-settings';
 import { observe } from './governor';
 import { cancel, charge, expireLeases, release, renew, topUp } from './lease-lifecycle';
+import { floorSpent, recoveryWindows } from './recovery';
 import { fromSnapshot, toSnapshot } from './snapshot';
 import type { AnySchedulerSnapshot, SchedulerSnapshot } from './snapshot-format';
 import { fleetStatus, tenantStatus } from './status';
@@ -178,6 +179,16 @@ export class FleetScheduler {
   /** Most recent first. */
   ledgerEntries(tenant: string, limit: number): LedgerEntry[] {
     return this.s.log.entries(tenant, Math.max(0, limit));
+  }
+
+  /** Each tenant's current period start (what `floorSpent` figures must be counted from). */
+  recoveryWindows(now: number): { tenant: string; periodStart: number }[] {
+    return recoveryWindows(this.s, now);
+  }
+
+  /** Raises tenants' `spent` to usage recovered from finished runs (after a lost or reset chain). */
+  floorSpent(recovered: { tenant: string; periodStart: number; tokens: number }[], now: number): void {
+    floorSpent(this.s, recovered, now);
   }
 
   /** Queued or in flight. */

@@ -2,11 +2,12 @@ import type { CoreState } from './core';
 import { refreshTenant } from './eligibility';
 import { tombstone } from './fair-queue';
 import { recordSettled } from './governor';
-import { consume, remaining, settle } from './ledger';
+import { consume, remaining, reserve, settle } from './ledger';
 import { budgetRetryAfter } from './retry-after';
 import { toAdmission } from './leases';
-import type { Lease } from './queue-state';
+import type { Lane, Lease } from './queue-state';
 import { touchLedger } from './tenants';
+import { PRIORITIES } from './types';
 import type { Admission, Charge, Release, Renewal, TopUpResult } from './types';
 
 /** Non-negative whole tokens; garbage counts as 0. */
@@ -101,33 +102,101 @@ export function topUp(
   return { granted: true, reserved: l.reserved };
 }
 
-/** Releases finished units; unknown runs and stale attempts are ignored, so a repeat is harmless. */
+function count(s: CoreState, outcome: Release['outcome']): void {
+  if (outcome === 'completed') s.counters.completed++;
+  else if (outcome === 'cancelled') s.counters.cancelled++;
+  else if (outcome === 'gated') s.counters.gated++;
+  else s.counters.failed++;
+}
+
+/** What a lease ending with `used` reported tokens has charged its tenant in all. */
+const chargedAtEnd = (l: Lease, used: number) => (l.perCall ? l.charged : Math.max(used, l.charged));
+
+/**
+ * Releases finished units (and gated ones, which are not finished). A repeat, a stale attempt or a
+ * finished run is ignored. A release the core holds no lease for (the scheduler chain was lost or
+ * reset meanwhile) still charges its tenant what the run used, once; an attempt whose lease expired
+ * is charged only what its release reports beyond what the expiry charged. A `perCall` release
+ * charges nothing more: its calls were charged one by one.
+ */
 export function release(s: CoreState, releases: readonly Release[], now: number): void {
   for (const r of releases) {
     const l = s.leases.get(r.runId);
-    if (!l || l.attempt !== r.attempt) continue;
-    const used = Math.max(l.used, tokenCount(r.usedTokens));
-    if (r.perCall === true) l.perCall = true;
-    if (r.outcome === 'completed') {
-      s.counters.completed++;
-      endLease(s, l, used, now, 'settle');
-    } else {
-      if (r.outcome === 'cancelled') s.counters.cancelled++;
-      else s.counters.failed++;
-      endLease(s, l, used, now, 'release');
+    const final = r.outcome !== 'gated';
+    if (l && l.attempt === r.attempt) {
+      const used = Math.max(l.used, tokenCount(r.usedTokens));
+      if (r.perCall === true) l.perCall = true;
+      count(s, r.outcome);
+      endLease(s, l, used, now, r.outcome === 'completed' || r.outcome === 'gated' ? 'settle' : 'release');
+      s.ended.record(r.runId, { attempt: r.attempt, final, charged: chargedAtEnd(l, used) });
+      continue;
     }
+    if (l && l.attempt > r.attempt) continue; // stale: a newer attempt holds the slot
+    const t = r.tenant === undefined ? undefined : s.tenants.get(r.tenant);
+    if (!t) continue;
+    const e = s.ended.get(r.runId);
+    if (e && (e.final || e.attempt > r.attempt)) continue;
+    const charged = e && e.attempt === r.attempt ? e.charged : 0;
+    const extra = r.perCall === true ? 0 : Math.max(0, tokenCount(r.usedTokens) - charged);
+    if (l) expireLease(s, l, now); // an older attempt's lease cannot outlive a newer attempt's release
+    touchLedger(s, t, now);
+    settle(t.ledger, 0, extra);
+    s.log.append(t.id, now, r.runId, 'settle', extra);
+    if (!e || e.attempt < r.attempt) count(s, r.outcome);
+    s.ended.record(r.runId, { attempt: r.attempt, final, charged: charged + extra });
+    refreshTenant(s, t);
   }
 }
 
-/** Extends the leases of matching (runId, attempt) and records the usage reported so far. */
+/**
+ * Extends the leases of matching (runId, attempt) and records the usage reported so far. A renewal
+ * from a running run the core holds no lease for (after the scheduler was lost or reset), which names
+ * its tenant and whose attempt has not ended, puts the run back under a lease: it is running anyway,
+ * and this way its slot, reservation and usage count again.
+ */
 export function renew(s: CoreState, renewals: readonly Renewal[], now: number): void {
   for (const r of renewals) {
     const l = s.leases.get(r.runId);
-    if (!l || l.attempt !== r.attempt) continue;
-    l.used = Math.max(l.used, tokenCount(r.usedTokens));
-    if (r.perCall === true) l.perCall = true;
-    s.leases.extend(l, now + s.settings.leaseTtlSeconds * 1000);
+    if (l && l.attempt === r.attempt) {
+      l.used = Math.max(l.used, tokenCount(r.usedTokens));
+      if (r.perCall === true) l.perCall = true;
+      s.leases.extend(l, now + s.settings.leaseTtlSeconds * 1000);
+    } else if (!l) adopt(s, r, now);
   }
+}
+
+function adopt(s: CoreState, r: Renewal, now: number): void {
+  const t = r.tenant === undefined ? undefined : s.tenants.get(r.tenant);
+  const attempt = tokenCount(r.attempt);
+  if (!t || s.ended.isPast(r.runId, attempt)) return;
+  const queued = s.queued.get(r.runId);
+  if (queued && queued.attempt > attempt) return; // it already asked for a newer attempt
+  if (queued) cancel(s, [r.runId], false);
+  const used = tokenCount(r.usedTokens);
+  const reserved = Math.max(used, tokenCount(r.cost ?? 0));
+  // A run charged call by call has paid for `used` already: only the rest is held in reserve.
+  const perCall = r.perCall === true;
+  const charged = perCall ? used : 0;
+  touchLedger(s, t, now);
+  reserve(t.ledger, reserved - charged);
+  t.inFlight++;
+  const lane = Math.max(0, PRIORITIES.indexOf(r.priority ?? 'standard')) as Lane;
+  s.leases.add({
+    runId: r.runId,
+    tenant: t,
+    lane,
+    attempt,
+    seq: ++s.seq,
+    admittedAt: now,
+    expiresAt: now + s.settings.leaseTtlSeconds * 1000,
+    reserved,
+    used,
+    charged,
+    perCall,
+    hi: -1,
+  });
+  s.counters.adopted++;
+  refreshTenant(s, t);
 }
 
 /** Expires one lease now: slot back, usage known from renewals charged, rest released. */
@@ -135,6 +204,7 @@ export function expireLease(s: CoreState, l: Lease, now: number): Admission {
   const a = toAdmission(l);
   s.counters.expired++;
   endLease(s, l, l.used, now, 'expire');
+  s.ended.record(l.runId, { attempt: l.attempt, final: false, charged: chargedAtEnd(l, l.used) });
   return a;
 }
 
@@ -147,12 +217,16 @@ export function expireLeases(s: CoreState, now: number): Admission[] {
   return out;
 }
 
-/** Removes queued units (in-flight and unknown ids are skipped); returns the ids removed. */
-export function cancel(s: CoreState, runIds: readonly string[]): string[] {
+/**
+ * Removes queued units (in-flight and unknown ids are skipped); returns the ids removed. A cancelled
+ * run is finished (`final`); an adopted one only leaves the queue.
+ */
+export function cancel(s: CoreState, runIds: readonly string[], final = true): string[] {
   const out: string[] = [];
   for (const id of runIds) {
     const u = s.queued.get(id);
     if (!u) continue;
+    if (final) s.ended.record(id, { attempt: u.attempt, final: true, charged: 0 });
     const t = u.tenant;
     s.queued.delete(id);
     s.queuedCost -= u.cost;
@@ -160,7 +234,7 @@ export function cancel(s: CoreState, runIds: readonly string[]): string[] {
     t.queuedCost -= u.cost;
     s.lanes[u.lane].units--;
     tombstone(t.flows[u.lane], u);
-    s.counters.cancelled++;
+    if (final) s.counters.cancelled++;
     refreshTenant(s, t);
     out.push(id);
   }

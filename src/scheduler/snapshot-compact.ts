@@ -1,3 +1,4 @@
+import type { EndedTuple } from './ended';
 import { RunIdDecoder, RunIdEncoder } from './id-codec';
 import type { EntryTuple } from './ledger-log';
 import type {
@@ -78,6 +79,35 @@ function unpackQueue(tenant: string, packed: string): QueueTuple {
   return [ids, costs, retried ? attempts : []];
 }
 
+/** The tenant part of an id of the API's two forms, or undefined. */
+function tenantOfRunId(id: string): string | undefined {
+  return (/^run-(.+)-[0-9a-f]{20}$/.exec(id) ?? /^batch-(.+)-[0-9a-f]{16}-[0-9]+$/.exec(id))?.[1];
+}
+
+function packEnded(list: EndedTuple[], position: Map<string, number>): string {
+  // Only runs of tenants the snapshot holds: a tenant that left the core (idle for an hour) takes its
+  // ended runs with it, which keeps this part bounded; a closed run workflow still refuses admission.
+  const out: string[] = [];
+  for (const [id, attempt, final, charged] of list) {
+    const tenant = tenantOfRunId(id);
+    const i = tenant === undefined ? undefined : position.get(tenant);
+    if (tenant !== undefined && i === undefined) continue;
+    // An id of neither API form (the validators refuse those; tests use them) is kept whole, as "-".
+    const code = new RunIdEncoder(tenant ?? '').encode(id); // one id a coder: each entry stands alone
+    out.push(`${i === undefined ? '-' : n36(i)} ${code} ${n36(attempt)} ${final} ${n36(charged)}`);
+  }
+  return out.join(';');
+}
+
+function unpackEnded(packed: string, tenants: TenantSnapshot[]): EndedTuple[] {
+  if (packed === '') return [];
+  return packed.split(';').map((line): EndedTuple => {
+    const [ref = '', code = '', attempt, final, charged] = line.split(' ');
+    const tenant = ref === '-' ? '' : (tenants[from36(ref)]?.id ?? '');
+    return [new RunIdDecoder(tenant).decode(code), from36(attempt), final === '1' ? 1 : 0, from36(charged)];
+  });
+}
+
 export function encodeV2(s: SchedulerSnapshotV1): SchedulerSnapshotV2 {
   const t0 = s.fleetRate.at;
   const rel = (x: number) => x - t0;
@@ -149,8 +179,10 @@ export function encodeV2(s: SchedulerSnapshotV1): SchedulerSnapshotV2 {
       .join(';');
     return [position.get(tenant) ?? tenant, packed];
   });
-  const { v: _v, tenants: _t, leases: _l, log: _g, ...rest } = s;
-  return { v: 2, ...rest, t0, tenants, leases, log: { next: s.log.next, rings } };
+  const { v: _v, tenants: _t, leases: _l, log: _g, ended: endedRuns, ...rest } = s;
+  const snap: SchedulerSnapshotV2 = { v: 2, ...rest, t0, tenants, leases, log: { next: s.log.next, rings } };
+  if (endedRuns) snap.ended = packEnded(endedRuns, position);
+  return snap;
 }
 
 export function decodeV2(s: SchedulerSnapshotV2): SchedulerSnapshotV1 {
@@ -203,6 +235,8 @@ export function decodeV2(s: SchedulerSnapshotV2): SchedulerSnapshotV1 {
     });
     return [tenant, entries];
   });
-  const { v: _v, t0: _t0, tenants: _t, leases: _l, log: _g, ...rest } = s;
-  return { v: 1, ...rest, tenants, leases, log: { next: s.log.next, rings } };
+  const { v: _v, t0: _t0, tenants: _t, leases: _l, log: _g, ended: endedRuns, ...rest } = s;
+  const snap: SchedulerSnapshotV1 = { v: 1, ...rest, tenants, leases, log: { next: s.log.next, rings } };
+  if (endedRuns !== undefined) snap.ended = unpackEnded(endedRuns, tenants);
+  return snap;
 }

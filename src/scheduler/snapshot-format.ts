@@ -1,4 +1,5 @@
 import type { Counters, Intake } from './core';
+import type { EndedTuple } from './ended';
 import type { GovernorState } from './governor';
 import type { LedgerLogSnapshot } from './ledger-log';
 import type { Lane } from './queue-state';
@@ -67,6 +68,8 @@ export interface SchedulerSnapshotV1 extends SnapshotFleet {
   tenants: TenantSnapshot[];
   leases: LeaseTuple[];
   log: LedgerLogSnapshot;
+  /** Recently ended runs (absent in snapshots from before it existed). */
+  ended?: EndedTuple[];
 }
 
 /** [weight, maxQueued, maxInFlight, budget tokens, budget period] */
@@ -113,6 +116,12 @@ export interface SchedulerSnapshotV2 extends SnapshotFleet {
    * entries joined by ";", each "seq-delta at kind-code tokens run-code" (base 36, at relative to t0).
    */
   log: { next: number; rings: [number | string, string][] };
+  /**
+   * Recently ended runs joined by ";", each "tenant-index code attempt final charged": an index into
+   * `tenants` (base 36; runs of tenants that left the core are not kept), the run id coded
+   * against that tenant, numbers in base 36. Absent in snapshots from before it existed.
+   */
+  ended?: string;
 }
 
 /** What `snapshot()` writes. */

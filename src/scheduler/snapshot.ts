@@ -6,6 +6,7 @@ import type { GovernorState } from './governor';
 import { earliestBudgetRoll, refreshTenant } from './eligibility';
 import { LaneQueue, liveUnits, pushUnit } from './fair-queue';
 import { LeaseTable } from './leases';
+import { EndedRuns } from './ended';
 import { LedgerLog } from './ledger-log';
 import type { Lane, QueuedUnit, TenantState } from './queue-state';
 import { createTenant } from './tenants';
@@ -94,6 +95,7 @@ function toSnapshotV1(s: CoreState): SchedulerSnapshotV1 {
         l.perCall ? 1 : 0,
       ]),
     log: s.log.snapshot(),
+    ended: s.ended.snapshot(),
   };
 }
 
@@ -144,6 +146,7 @@ function fromSnapshotV1(snap: SchedulerSnapshotV1): CoreState {
     draining: snap.draining,
     fleetRate: { ...snap.fleetRate },
     log: LedgerLog.restore(snap.log),
+    ended: EndedRuns.restore(snap.ended),
   };
   const byOrd = new Map<number, TenantState>();
   for (const ts of snap.tenants) {

@@ -31,6 +31,8 @@ export interface UnitSubmission {
    * a submission with an attempt the core already saw is a duplicate and changes nothing.
    */
   attempt?: number;
+  /** A failed run started again on purpose (batch resume): the core forgets that it finished. */
+  redrive?: boolean;
 }
 
 export type ShedCode = 'queue_full' | 'budget_exhausted' | 'draining' | 'unknown_tenant';
@@ -59,7 +61,8 @@ export interface Admission {
   reserved: number;
 }
 
-export type ReleaseOutcome = 'completed' | 'failed' | 'cancelled';
+/** `gated`: the run gives its slot back to wait for a human; it is not finished and queues again later. */
+export type ReleaseOutcome = 'completed' | 'failed' | 'cancelled' | 'gated';
 
 export interface Release {
   runId: string;
@@ -69,6 +72,11 @@ export interface Release {
   outcome: ReleaseOutcome;
   /** The unit's calls were charged one by one ({@link Charge}): the release settles no tokens. */
   perCall?: boolean;
+  /**
+   * The run's tenant: lets a release the scheduler holds no lease for (a scheduler chain that was
+   * lost, reset or restarted) still charge the tenant's ledger, once.
+   */
+  tenant?: string;
 }
 
 export interface Renewal {
@@ -77,6 +85,13 @@ export interface Renewal {
   /** Tokens used so far (lets lease expiry charge what was used, unless `perCall`). */
   usedTokens: number;
   perCall?: boolean;
+  /**
+   * Who the run is, so a scheduler that holds no lease for it (a lost or reset chain) takes the
+   * running run back under a lease instead of leaving it unmetered.
+   */
+  tenant?: string;
+  priority?: Priority;
+  cost?: number;
 }
 
 /**
@@ -218,6 +233,10 @@ export interface SchedulerStatus {
     /** Model calls, and those the provider throttled, as the workers reported them. */
     modelCalls: number;
     throttled: number;
+    /** Leases given back to wait for a human gate (the run is not finished). */
+    gated: number;
+    /** Running runs the scheduler took back under a lease after it lost them (recovery). */
+    adopted: number;
   };
   config: {
     concurrency: number;

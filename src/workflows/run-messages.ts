@@ -12,6 +12,8 @@ export interface AdmitNotice {
 export const admitSignal = defineSignal<[AdmitNotice]>('admit');
 /** The scheduler took the slot back (the lease expired): the run must queue again before its next step. */
 export const leaseRevokedSignal = defineSignal<[{ attempt: number }]>('leaseRevoked');
+/** The scheduler was lost or reset (sent by the watchdog): a waiting run checks on it now. */
+export const reofferSignal = defineSignal<[]>('reoffer');
 export const cancelRunSignal = defineSignal<[]>('cancelRun');
 export const decisionSignal = defineSignal<[{ decision: 'approve' | 'reject'; note?: string }]>('decision');
 

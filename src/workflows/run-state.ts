@@ -12,6 +12,8 @@ export class RunState {
   admission: AdmitNotice | null = null;
   firstAdmission: AdmitNotice | null = null;
   revoked = false;
+  /** Highest attempt revoked before its admission arrived (v3): that admission comes already revoked. */
+  revokedEarly = -1;
   cancelRequested = false;
   decision: { decision: 'approve' | 'reject'; note?: string } | null = null;
   /** Tokens used over the whole run, and in the current attempt (what the next release settles). */
@@ -21,18 +23,24 @@ export class RunState {
   result: unknown = null;
   error: { code: string; message: string } | null = null;
 
-  constructor(readonly spec: RunSpec) {}
+  constructor(
+    readonly spec: RunSpec,
+    private readonly v3 = false,
+  ) {}
 
   admit(notice: AdmitNotice): void {
     if (notice.attempt !== this.attempt || this.admission) return; // duplicate or stale notice
+    if (this.v3 && this.finishedAt !== null) return; // a finished run refuses every admission
     this.admission = notice;
     this.firstAdmission ??= notice;
-    this.revoked = false;
+    this.revoked = this.v3 && notice.attempt <= this.revokedEarly;
     this.attemptUsage = 0;
   }
 
   revoke(attempt: number): void {
     if (attempt === this.attempt && this.admission) this.revoked = true;
+    // Notices travel by separate activities: a revoke may overtake its admit. Remember it (v3).
+    else if (this.v3 && attempt >= this.attempt) this.revokedEarly = Math.max(this.revokedEarly, attempt);
   }
 
   /** Starts a new attempt: the run queues again and waits for a fresh admission. */

@@ -19,10 +19,22 @@ import {
   cancelRunSignal,
   decisionSignal,
   leaseRevokedSignal,
+  reofferSignal,
   runSpecQuery,
   runViewQuery,
 } from './run-messages';
 import { RunState } from './run-state';
+
+/** How a queued run checks on the scheduler (from config; runs started before it existed take the defaults). */
+export interface RunOptions {
+  /** The first check on the scheduler comes this long after the start, if no admission came. */
+  reofferFirstSeconds: number;
+  /** Backoff cap between checks while still not admitted. */
+  reofferMaxSeconds: number;
+}
+const DEFAULT_RUN_OPTIONS: RunOptions = { reofferFirstSeconds: 300, reofferMaxSeconds: 1800 };
+/** Never re-offer sooner than this, whatever a refusal's Retry-After says (0 would spin). */
+const REOFFER_FLOOR_MS = 5_000;
 
 /** Failures that retrying cannot fix: the run fails with the reason. */
 export const NON_RETRYABLE = ['AgentStepFailed', 'ModelSpendCap', 'ModelRequestRejected'];
@@ -48,6 +60,15 @@ const shortStep = proxyLocalActivities<FleetActivities>({
   retry: { initialInterval: '1s', maximumInterval: '2 minutes', nonRetryableErrorTypes: NON_RETRYABLE },
 });
 const SHORT_STEP_MS = 250;
+/**
+ * A waiting run's check on the scheduler is a regular activity, not a local one: it waits on the
+ * scheduler (a query, maybe an update), and a local activity would hold the run's workflow task, and
+ * a worker slot, meanwhile; with thousands of runs checking, the scheduler's own tasks would starve.
+ */
+const checks = proxyActivities<FleetActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '5s', maximumInterval: '1 minute' },
+});
 
 class RunCancelled extends Error {}
 
@@ -65,19 +86,74 @@ function failureOf(err: unknown): { code: string; message: string; usedTokens: n
  * One agent run: waits for the scheduler's admission, runs the agent's steps under its lease, gives
  * the slot back with the tokens it used. Queued at start by the API (attempt 0).
  */
-export async function runWorkflow(spec: RunSpec): Promise<RunView> {
-  const state = new RunState(spec);
+export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<RunView> {
+  const opts = { ...DEFAULT_RUN_OPTIONS, ...options };
+  // v3: re-offers while waiting, revoke-before-admit, the gate's own outcome, a floor on retries.
+  const v3 = patched('run-lifecycle-v3');
+  const state = new RunState(spec, v3);
   setHandler(admitSignal, (n) => state.admit(n));
   setHandler(leaseRevokedSignal, (r) => state.revoke(r.attempt));
   setHandler(cancelRunSignal, () => void (state.cancelRequested = true));
+  let nudged = false;
+  setHandler(reofferSignal, () => void (nudged = true));
   setHandler(decisionSignal, (d) => {
     if (state.status === 'awaiting_approval' && !state.decision) state.decision = d;
   });
   setHandler(runViewQuery, () => state.view());
   setHandler(runSpecQuery, () => spec);
 
-  const waitForSlot = async (): Promise<void> => {
-    await condition(() => state.admission !== null || state.cancelRequested);
+  const settled = () => state.admission !== null || state.cancelRequested;
+  /**
+   * Waits for the admission. From v3, while it does not come, the run checks that the scheduler knows
+   * it and re-offers itself when not (the scheduler was lost or reset, or the submitter died between
+   * start and submit), backing off ×2 up to the cap; the check is a query, batched per worker.
+   */
+  const awaitAdmission = async (checkNow: boolean): Promise<void> => {
+    if (!v3) return void (await condition(settled));
+    const maxMs = opts.reofferMaxSeconds * 1000;
+    // The first check is spread over [1, 2)× the first interval, so a batch started together does not
+    // check together; later ones back off ×2 with ±10% jitter.
+    let wait = Math.min(maxMs, opts.reofferFirstSeconds * 1000 * (1 + jitter));
+    for (let check = checkNow; !settled(); check = true) {
+      if (check) {
+        nudged = false;
+        // A revoke that overtook its admission means the admission may never come: ask anew now.
+        if (state.revokedEarly >= state.attempt) state.requeue();
+        let r = await checks.offerRun(unit(state.attempt));
+        if (r.state === 'ended') {
+          // The scheduler saw this attempt end (revoked before its admission reached us): ask anew.
+          state.requeue();
+          r = await checks.offerRun(unit(state.attempt));
+        }
+        if (r.state === 'refused' || r.state === 'unavailable')
+          wait = Math.min(maxMs, Math.max(wait, REOFFER_FLOOR_MS, r.retryAfterSeconds * 1000));
+      }
+      // ±10% jitter (from the run id, deterministic) so runs started together do not all check at once.
+      if (
+        await condition(
+          () => settled() || nudged || state.revokedEarly >= state.attempt,
+          Math.round(wait * (0.9 + jitter * 0.2)),
+        )
+      ) {
+        if (settled()) break;
+        wait = Math.min(maxMs, opts.reofferFirstSeconds * 1000); // nudged: check now, back off anew
+        continue;
+      }
+      wait = Math.min(maxMs, wait * 2);
+    }
+  };
+  let hash = 0;
+  for (let i = 0; i < spec.runId.length; i++) hash = (hash * 31 + spec.runId.charCodeAt(i)) >>> 0;
+  const jitter = (hash % 1000) / 1000;
+  const unit = (attempt: number) => ({
+    runId: spec.runId,
+    tenant: spec.tenant,
+    priority: spec.priority,
+    cost: Math.max(1, spec.estimatedTokens - state.usage),
+    attempt,
+  });
+  const waitForSlot = async (checkNow = false): Promise<void> => {
+    await awaitAdmission(checkNow);
     if (!state.admission) {
       await local.cancelQueued(spec.runId);
       throw new RunCancelled();
@@ -97,7 +173,7 @@ export async function runWorkflow(spec: RunSpec): Promise<RunView> {
         attempt: state.attempt,
       });
       if (r.accepted) break;
-      await sleep(r.retryAfterSeconds * 1000);
+      await sleep(v3 ? Math.max(REOFFER_FLOOR_MS, r.retryAfterSeconds * 1000) : r.retryAfterSeconds * 1000);
     }
     await waitForSlot();
   };
@@ -108,6 +184,7 @@ export async function runWorkflow(spec: RunSpec): Promise<RunView> {
       attempt: state.attempt,
       usedTokens: state.attemptUsage,
       outcome,
+      tenant: spec.tenant,
     });
     state.admission = null;
   };
@@ -128,6 +205,9 @@ export async function runWorkflow(spec: RunSpec): Promise<RunView> {
           minMs: opts?.minMs ?? 0,
           usedSoFar: state.attemptUsage,
           leaseTtlMs: a ? a.leaseExpiresAt - a.admittedAt : 60_000,
+          tenant: spec.tenant,
+          priority: spec.priority,
+          cost: Math.max(1, spec.estimatedTokens),
           ...(opts?.fail ? { fail: true } : {}),
         });
         state.used(r.usedTokens);
@@ -141,7 +221,9 @@ export async function runWorkflow(spec: RunSpec): Promise<RunView> {
     effect: async (name) =>
       (await local.applyEffect({ key: `${spec.runId}:${name}`, runId: spec.runId })).applied,
     gate: async () => {
-      await release('completed'); // a human may take hours: do not hold a fleet slot meanwhile
+      // A human may take hours: do not hold a fleet slot meanwhile. The release is the gate's own
+      // outcome (v3), not a completion: the run is not finished.
+      await release(v3 ? 'gated' : 'completed');
       state.transition('awaiting_approval', Date.now());
       await condition(() => state.decision !== null || state.cancelRequested);
       if (!state.decision) throw new RunCancelled();

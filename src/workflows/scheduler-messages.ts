@@ -48,9 +48,23 @@ export const reportSignal = defineSignal<[WorkerReport]>('report');
 /** The operator's switch, also from the CLI: `temporal workflow signal --workflow-id scheduler --name drain`. */
 export const drainSignal = defineSignal<[{ intake?: 'refuse' | 'hold' }?]>('drain');
 export const resumeSignal = defineSignal<[]>('resume');
+/**
+ * Sent by the watchdog when the chain is new or was reset: raise each tenant's `spent` to the usage
+ * of the runs that finished in its period (visibility), so a lost ledger cannot be spent twice.
+ */
+export const recoverSignal = defineSignal<[]>('recover');
+
+/** A tenant's usage recovered from finished runs: `tokens` used since `periodStart`. */
+export interface RecoveredUsage {
+  tenant: string;
+  periodStart: number;
+  tokens: number;
+}
 
 /** `temporal workflow query --workflow-id scheduler --type status` prints the object of GET /v1/admin/scheduler. */
 export const statusQuery = defineQuery<SchedulerStatus>('status');
+/** For each run id: is it queued or admitted? (A waiting run's check; a query writes no history.) */
+export const knowsQuery = defineQuery<boolean[], [string[]]>('knows');
 export const explainQuery = defineQuery<(WaitingOn | null)[], [string[]]>('explain');
 export const tenantQuery = defineQuery<TenantStatus | null, [string]>('tenant');
 export const ledgerQuery = defineQuery<LedgerEntry[], [string, number]>('ledger');

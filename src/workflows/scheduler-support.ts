@@ -1,6 +1,13 @@
 import { log } from '@temporalio/workflow';
 import type { FleetScheduler } from '../scheduler';
-import type { Charge, ModelObservation, Release, Renewal, SchedulerStatus } from '../scheduler/types';
+import type {
+  Charge,
+  ModelObservation,
+  Release,
+  ReleaseOutcome,
+  Renewal,
+  SchedulerStatus,
+} from '../scheduler/types';
 import type { WorkerReport } from './scheduler-messages';
 
 /** Applies a worker's batched report; returns whether anything may now be admitted. Never throws. */
@@ -29,7 +36,7 @@ const isObject = (x: unknown): x is Record<string, unknown> =>
   typeof x === 'object' && x !== null && !Array.isArray(x);
 const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
 const isId = (x: unknown): x is string => typeof x === 'string' && x.length > 0 && x.length <= 200;
-const OUTCOMES = ['completed', 'failed', 'cancelled'];
+const OUTCOMES: readonly string[] = ['completed', 'failed', 'cancelled', 'gated'] satisfies ReleaseOutcome[];
 
 /** Keeps the well-formed items of each list (a list that is not an array counts as empty). */
 function wellFormed<T>(list: unknown, ok: (x: Record<string, unknown>) => boolean, dropped: number[]): T[] {

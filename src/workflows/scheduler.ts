@@ -3,6 +3,7 @@ import {
   condition,
   continueAsNew,
   log,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -17,8 +18,10 @@ import {
   drainSignal,
   drainUpdate,
   explainQuery,
+  knowsQuery,
   ledgerQuery,
   patchSettingsUpdate,
+  recoverSignal,
   reportSignal,
   resumeSignal,
   resumeUpdate,
@@ -45,6 +48,11 @@ export interface SchedulerInput {
   /** Continue-as-new after this many history events even before the server suggests it (tests, drills). */
   maxHistoryEvents?: number;
 }
+
+const { recoverUsage } = proxyActivities<FleetActivities>({
+  startToCloseTimeout: '5 minutes',
+  retry: { initialInterval: '2s', maximumInterval: '1 minute', maximumAttempts: 5 },
+});
 
 const { notifyAdmissions, notifyRevoked } = proxyActivities<FleetActivities>({
   // A few hundred idempotent signals take a second; a worker killed mid-notice must not leave its
@@ -138,7 +146,13 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
     core.resume(Date.now());
     dirty = true;
   });
+  let recoverRequested = false;
+  setHandler(recoverSignal, () => {
+    recoverRequested = true;
+    dirty = true;
+  });
   setHandler(statusQuery, status);
+  setHandler(knowsQuery, (runIds) => (Array.isArray(runIds) ? runIds.map((id) => core.isKnown(id)) : []));
   setHandler(explainQuery, (runIds) => runIds.map((id) => core.explain(id, Date.now())));
   setHandler(tenantQuery, (tenant) => core.tenantStatus(tenant, Date.now()) ?? null);
   setHandler(ledgerQuery, (tenant, limit) => core.ledgerEntries(tenant, limit));
@@ -192,17 +206,29 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
     }
     dirty = false;
     const now = Date.now();
+    if (recoverRequested) {
+      recoverRequested = false;
+      track(recoverUsage(core.recoveryWindows(now)).then((usage) => core.floorSpent(usage, Date.now())));
+    }
     const expired = core.expireLeases(now);
-    if (expired.length > 0)
-      track(notifyRevoked(expired.map((a) => ({ runId: a.runId, attempt: a.attempt }))));
+    // Revocations go out in batches like admissions (v2): one activity per NOTICE_BATCH runs.
+    const batched = expired.length > NOTICE_BATCH && patched('revoke-batches-v2');
+    for (let i = 0; i < expired.length; i += batched ? NOTICE_BATCH : expired.length) {
+      const part = expired.slice(i, batched ? i + NOTICE_BATCH : expired.length);
+      track(notifyRevoked(part.map((a) => ({ runId: a.runId, attempt: a.attempt }))));
+    }
     const admissions = core.admit(now);
     if (admissions.length > 0) dispatch(admissions);
     const details = summaryLine(status());
     if (details !== lastDetails) setCurrentDetails((lastDetails = details));
   }
 
-  // Let in-flight notices and handlers finish so nothing is lost between runs of the chain.
-  await condition(() => pending === 0 && allHandlersFinished());
+  // Let in-flight notices and handlers finish so nothing is lost between runs of the chain; from v2
+  // for at most a minute: a notice that cannot be delivered (no worker) must not hold the chain. An
+  // admission it abandons is not lost: its lease expires, and the run re-offers itself.
+  if (patched('bounded-can-wait-v2'))
+    await condition(() => pending === 0 && allHandlersFinished(), '1 minute');
+  else await condition(() => pending === 0 && allHandlersFinished());
   // Long-idle tenants leave the core (the API re-sends a tenant it no longer knows): the input stays bounded.
   core.evictIdle(Date.now());
   await continueAsNew<typeof schedulerWorkflow>({

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRunWorkflow } from '../../src/fleet/start-run';
 import { submitUpdate } from '../../src/workflows/scheduler-messages';
-import { startExtraWorker, startTestStack, waitFor } from '../support/stack';
+import { startBareRun, startExtraWorker, startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
 
 describe('leases', () => {
@@ -18,15 +17,7 @@ describe('leases', () => {
     const orphanQueue = `orphan-${s.id}`;
     const runId = `run-${tenant}-${'0'.repeat(19)}1`; // the API's id form, which the scheduler requires
     const scheduler = s.client.workflow.getHandle(s.config.schedulerWorkflowId);
-    await startRunWorkflow(s.client, orphanQueue, {
-      runId,
-      tenant,
-      agent: 'synthetic',
-      priority: 'standard',
-      input: { steps: 1, tokensPerStep: 10 },
-      estimatedTokens: 10,
-      createdAt: new Date().toISOString(),
-    });
+    await startBareRun(s, runId, tenant, orphanQueue);
     const [accepted] = await scheduler.executeUpdate(submitUpdate, {
       args: [[{ runId, tenant, priority: 'standard', cost: 10 }]],
     });

@@ -4,6 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import { inject } from 'vitest';
+import { startRunWorkflow } from '../../src/fleet/start-run';
+import type { StartOutcome } from '../../src/fleet/start-run';
 import { startFleetWorker } from '../../src/fleet/worker';
 import { loadConfig } from '../../src/config';
 import type { Config } from '../../src/config';
@@ -139,4 +141,26 @@ export async function startExtraWorker(
       await connection.close();
     },
   };
+}
+
+/**
+ * Starts a one-step synthetic run's workflow directly, as the API does before it submits, without
+ * submitting it (a submitter that died, or a run on a queue no worker polls).
+ */
+export function startBareRun(
+  s: TestStack,
+  runId: string,
+  tenant: string,
+  taskQueue = s.config.temporal.taskQueue,
+): Promise<StartOutcome> {
+  const spec = {
+    runId,
+    tenant,
+    agent: 'synthetic',
+    priority: 'standard' as const,
+    input: { steps: 1, tokensPerStep: 10 },
+    estimatedTokens: 10,
+    createdAt: new Date().toISOString(),
+  };
+  return startRunWorkflow(s.client, taskQueue, spec, s.config.runs);
 }

@@ -85,12 +85,26 @@ export async function submitRun(
   try {
     assertFitsOnePayload(spec, 'The run', 'Send a smaller input.');
     rateLimit(ctx, tenant.tenant);
+    // The run's workflow first, then the scheduler: an admission always finds its run, and a submitter
+    // that dies in between leaves a run that offers itself after its start delay (never a lost slot).
+    const started = await ctx.fleet.startRun(spec);
+    if (started === 'finished') {
+      // This id ran before (an idempotency key reused after its record was pruned): never run twice.
+      if (key !== undefined) ctx.store.idempotency.complete(tenant.tenant, key);
+      return replay(ctx, runId);
+    }
     const unit = { runId, tenant: tenant.tenant, priority: request.priority, cost: estimatedTokens };
     const result = await withTenantSync(ctx, tenant, async () =>
       firstResult(await ctx.fleet.submit([unit]), runId),
-    );
-    if (!result.accepted) throw shedError(ctx, result);
-    await ctx.fleet.startRun(spec);
+    ).catch(async (err: unknown) => {
+      await ctx.fleet.discardRun(runId);
+      throw err;
+    });
+    if (!result.accepted) {
+      // A refused request leaves no run behind.
+      await ctx.fleet.discardRun(runId);
+      throw shedError(ctx, result);
+    }
   } catch (err) {
     if (key !== undefined) ctx.store.idempotency.release(tenant.tenant, key);
     throw err;

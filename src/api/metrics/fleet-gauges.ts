@@ -111,7 +111,7 @@ function setScheduler(g: FleetGauges, s: SchedulerStatus): void {
   g.modelCalls.inc(s.counters.modelCalls);
   g.modelThrottled.inc(s.counters.throttled);
   g.schedulerShed.inc(s.counters.shed);
-  for (const outcome of ['completed', 'failed', 'cancelled', 'expired'] as const) {
+  for (const outcome of ['completed', 'failed', 'cancelled', 'expired', 'gated'] as const) {
     g.released.inc({ outcome }, s.counters[outcome]);
   }
   g.historyLength.set(s.history.length);

@@ -69,6 +69,10 @@ export const SchedulerStatusResponse = z.object({
     admittedByPriority: byPriority,
     modelCalls: z.int(),
     throttled: z.int(),
+    gated: z.int().meta({ description: 'Leases given back to wait for a human gate (not finished).' }),
+    adopted: z
+      .int()
+      .meta({ description: 'Running runs taken back under a lease after the scheduler was lost.' }),
   }),
   config: z.object({
     concurrency: z.int(),

@@ -64,9 +64,9 @@ describe('operator endpoints', () => {
   });
 
   it('reports effect store totals', async () => {
-    h.fleet.effects.apply('run-a:email', {});
-    h.fleet.effects.apply('run-a:email', {});
-    h.fleet.effects.apply('run-b:email', {});
+    await h.fleet.effects.apply('run-a:email', {});
+    await h.fleet.effects.apply('run-a:email', {});
+    await h.fleet.effects.apply('run-b:email', {});
     const res = await request(h.app).get('/v1/admin/effects/summary').set(h.admin());
     expect(res.body).toEqual({ effects: 2, attempts: 3, duplicates: 0 });
   });

@@ -7,8 +7,8 @@ import { bearer, makeHarness, type Harness } from './harness';
 
 describe('event dispatch: retries with backoff, never before Retry-After, gives up on refusals only', () => {
   let harness: Harness | undefined;
-  afterEach(() => {
-    harness?.close();
+  afterEach(async () => {
+    await harness?.close();
     harness = undefined;
   });
 

@@ -90,7 +90,7 @@ describe('issue 11: the front door', () => {
         expect(warns.length).toBe(4);
         expect(JSON.stringify(warns)).not.toMatch(/stack/);
       } finally {
-        h2.close();
+        await h2.close();
       }
     });
   });
@@ -249,7 +249,7 @@ describe('issue 11: the front door', () => {
         h2.clock.now += 4000;
         expect((await request(h2.app).post('/v1/runs').set(bearer(key)).send(synthetic())).status).toBe(202);
       } finally {
-        h2.close();
+        await h2.close();
       }
     });
 
@@ -277,7 +277,7 @@ describe('issue 11: the front door', () => {
           expect((await request(h2.app).get('/v1/runs').set(h2.admin())).status).toBe(200);
         }
       } finally {
-        h2.close();
+        await h2.close();
       }
     });
 
@@ -297,7 +297,7 @@ describe('issue 11: the front door', () => {
         expect(after.status).toBe(429);
         expect(Number(after.headers['retry-after'])).toBeGreaterThanOrEqual(8);
       } finally {
-        h2.close();
+        await h2.close();
       }
     });
   });
@@ -365,7 +365,7 @@ describe('issue 11: the front door', () => {
               }
               expect(h2.fleet.startRunCalls.length).toBe(runOf.size);
             } finally {
-              h2.close();
+              await h2.close();
             }
           },
         ),

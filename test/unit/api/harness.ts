@@ -33,7 +33,7 @@ export interface Harness {
   tenant: (id: string, settings?: Partial<TenantSettings>) => Promise<string>;
   /** `POST /v1/runs` as the tenant with this key. */
   submit: (key: string, body?: unknown, headers?: Record<string, string>) => request.Test;
-  close: () => void;
+  close: () => Promise<void>;
 }
 
 export function bearer(key: string) {
@@ -77,9 +77,9 @@ export function makeHarness(opts: HarnessOptions = {}): Harness {
         .set(bearer(key))
         .set(headers)
         .send(body as object),
-    close() {
+    async close() {
       store.close();
-      effects.close();
+      await effects.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -94,7 +94,10 @@ export class MemoryFleet implements FleetPort {
   }
 
   /** A running run ends: its lease goes back to the core with the tokens it used. */
-  complete(runId: string, opts: { usedTokens?: number; outcome?: ReleaseOutcome } = {}): void {
+  complete(
+    runId: string,
+    opts: { usedTokens?: number; outcome?: Exclude<ReleaseOutcome, 'gated'> } = {},
+  ): void {
     const r = this.running(runId);
     const outcome = opts.outcome ?? 'completed';
     const used = opts.usedTokens ?? r.spec.estimatedTokens;
@@ -107,7 +110,7 @@ export class MemoryFleet implements FleetPort {
   /** A running run reaches its human gate: like the run workflow, it gives its slot back first. */
   awaitApproval(runId: string, usedTokens = 0): void {
     const r = this.running(runId);
-    this.core.release([{ runId, attempt: r.attempt, usedTokens, outcome: 'completed' }], this.now());
+    this.core.release([{ runId, attempt: r.attempt, usedTokens, outcome: 'gated' }], this.now());
     r.view.usage.tokens += usedTokens;
     r.view.status = 'awaiting_approval';
   }
@@ -143,10 +146,27 @@ export class MemoryFleet implements FleetPort {
     return this.core.submit(units, this.now());
   }
 
-  async startRun(spec: RunSpec): Promise<void> {
+  async startRun(spec: RunSpec): Promise<'started' | 'finished'> {
     this.startRunCalls.push(spec);
-    if (this.records.has(spec.runId)) return; // the workflow id is taken: the start is a no-op
+    const existing = this.records.get(spec.runId);
+    // The workflow id is taken: the start is a no-op (a closed run is never run twice).
+    if (existing)
+      return ['completed', 'failed', 'cancelled'].includes(existing.view.status) ? 'finished' : 'started';
     this.records.set(spec.runId, { spec, view: queuedView(spec), attempt: 0 });
+    return 'started';
+  }
+
+  /** Runs discarded after their submission was refused. */
+  readonly discarded: string[] = [];
+
+  async discardRun(runId: string): Promise<void> {
+    this.discarded.push(runId);
+    this.records.delete(runId);
+  }
+
+  /** How many runs (workflows) exist. */
+  get runCount(): number {
+    return this.records.size;
   }
 
   async getRun(runId: string): Promise<RunView | null> {

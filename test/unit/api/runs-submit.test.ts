@@ -121,7 +121,10 @@ describe('POST /v1/runs', () => {
     // Until the in-flight run's lease could run out: one lease TTL from its admission.
     expect(draining.headers['retry-after']).toBe(String(h.fleet.status().config.leaseTtlSeconds));
     expect(h.store.idempotency.count()).toBe(0);
-    expect(h.fleet.startRunCalls).toHaveLength(1);
+    // Runs start before they are submitted; each refused one is discarded, so only the first remains.
+    expect(h.fleet.startRunCalls).toHaveLength(4);
+    expect(h.fleet.discarded).toHaveLength(3);
+    expect(h.fleet.runCount).toBe(1);
 
     await h.fleet.drain('hold');
     expect((await as(synthetic(), h.keys.acme)).status).toBe(202);

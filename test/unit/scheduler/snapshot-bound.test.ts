@@ -10,7 +10,8 @@ import {
   MAX_TOKENS,
   withRetryHeadroom,
 } from '../../../src/scheduler/limits';
-import { decodeV2 } from '../../../src/scheduler/snapshot-compact';
+import { decodeV2, encodeV2 } from '../../../src/scheduler/snapshot-compact';
+import { MAX_ENDED_RUNS, type EndedTuple } from '../../../src/scheduler/ended';
 import type { SchedulerInput } from '../../../src/workflows/scheduler';
 import { T0, openGovernor } from './helpers';
 
@@ -116,6 +117,17 @@ describe('the bound on the continue-as-new input', () => {
     );
     expect(more[0]).toMatchObject({ accepted: false, code: 'queue_full' });
 
+    // The memory of ended runs, full: the longest ids, the largest attempts and charges.
+    const v1 = decodeV2(s.snapshot());
+    v1.ended = Array.from({ length: MAX_ENDED_RUNS }, (_, i): EndedTuple => [
+      runIdOf(tenants[i % tenants.length]!, 10 ** 7 + i),
+      MAX_ATTEMPT,
+      1,
+      1e12 + i,
+    ]);
+    const full = encodeV2(v1);
+    expect(decodeV2(full).ended).toEqual(v1.ended);
+
     const input: SchedulerInput = {
       settings: {
         concurrency: MAX_CONCURRENCY,
@@ -124,7 +136,7 @@ describe('the bound on the continue-as-new input', () => {
         globalMaxQueued: MAX_GLOBAL_QUEUED,
       },
       governor: openGovernor({ initialTokensPerMinute: 1e16, maxTokensPerMinute: 1e16 }),
-      snapshot: s.snapshot(),
+      snapshot: full,
       continuedAsNew: 1_000_000,
       maxHistoryEvents: 1_000_000,
     };
@@ -142,7 +154,7 @@ describe('the bound on the continue-as-new input', () => {
 
     // The compact form is exact: a scheduler restored from the JSON writes the same snapshot again.
     const restored = FleetScheduler.restore(JSON.parse(JSON.stringify(input.snapshot)));
-    expect(restored.snapshot()).toEqual(s.snapshot());
+    expect(restored.snapshot()).toEqual(full);
     expect(restored.status(t)).toEqual(s.status(t));
   });
 

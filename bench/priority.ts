@@ -1,0 +1,99 @@
+import { flags, startBenchStack, writeResult } from './lib/bench-stack';
+import { percentile } from './lib/stats';
+import type { BenchStack } from './lib/bench-stack';
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function firstCallLag(s: BenchStack, token: string, priority: string): Promise<number> {
+  const submittedAt = Date.now();
+  const r = await s.call(
+    'POST',
+    '/v1/runs',
+    { agent: 'synthetic', priority, input: { steps: 1, tokensPerStep: 10 } },
+    token,
+  );
+  if (r.status !== 202) throw new Error(`submit ${priority}: ${r.status} ${JSON.stringify(r.body)}`);
+  const runId = r.body.runId as string;
+  for (let i = 0; i < 6000; i++) {
+    const at = s.sim!.state.firstCalls.get(runId);
+    if (at !== undefined) {
+      // Let it finish before the next one, so each submission meets the same backlog.
+      for (let j = 0; j < 600; j++) {
+        const v = await s.call('GET', `/v1/runs/${runId}`, undefined, token);
+        if (v.body?.status === 'completed') break;
+        await pause(100);
+      }
+      return at - submittedAt;
+    }
+    await pause(20);
+  }
+  throw new Error(`${runId} made no model call in 120 s`);
+}
+
+/**
+ * `npm run bench -- priority [--backlog 5000 --concurrency 10 --samples 10]`: with a batch backlog
+ * queued behind a saturated fleet, the time from submission to the first model call reaching the
+ * simulator, per lane (interactive and standard submitted one at a time; batch from the backlog).
+ */
+export async function runPriorityBench(argv: string[]): Promise<void> {
+  const f = flags(argv, { backlog: 5000, concurrency: 10, samples: 10, stepMs: 1500 });
+  const s = await startBenchStack({
+    FLEET_CONCURRENCY: String(f.concurrency),
+    MODEL_TPM: '1000000000',
+    MODEL_RPM: '100000000',
+  });
+  try {
+    const bulk = await s.tenant('bulk', { maxQueued: 100_000, maxInFlight: f.concurrency * 10 });
+    const users = await s.tenant('users');
+    const t0 = Date.now();
+    const items = Array.from({ length: f.backlog }, () => ({
+      steps: 1,
+      tokensPerStep: 10,
+      stepMs: f.stepMs,
+    }));
+    const b = await s.call('POST', '/v1/batches', { agent: 'synthetic', items }, bulk);
+    if (b.status !== 202) throw new Error(`batch: ${b.status} ${JSON.stringify(b.body)}`);
+    await s.client.workflow.getHandle(b.body.batchId as string).result();
+    const createdMs = Date.now() - t0;
+    // Wait for the backlog's first workflow tasks (the creation burst) to be done.
+    for (;;) {
+      const newest = s.client.workflow.list({
+        query: `TaskQueue = '${s.config.temporal.taskQueue}' AND RunStatus = 'queued' AND ExecutionStatus = 'Running'`,
+        pageSize: 1,
+      });
+      let settled = false;
+      for await (const wf of newest) {
+        const events = (await s.client.workflow.getHandle(wf.workflowId).fetchHistory()).events ?? [];
+        settled = events.some((e) => e.workflowTaskCompletedEventAttributes);
+        break;
+      }
+      if (settled) break;
+      await pause(1000);
+    }
+    const settledMs = Date.now() - t0;
+    const queued = (await s.call('GET', '/v1/admin/scheduler')).body.queued.total as number;
+    const lanes: Record<string, number[]> = { interactive: [], standard: [] };
+    for (let i = 0; i < f.samples; i++) {
+      lanes.interactive!.push(await firstCallLag(s, users, 'interactive'));
+      lanes.standard!.push(await firstCallLag(s, users, 'standard'));
+    }
+    const summary = Object.fromEntries(
+      Object.entries(lanes).map(([lane, xs]) => [
+        lane,
+        { n: xs.length, p50Ms: percentile(xs, 50), p99Ms: percentile(xs, 99), maxMs: Math.max(...xs) },
+      ]),
+    );
+    const result = {
+      ...f,
+      queuedAtMeasurement: queued,
+      createdMs,
+      settledMs,
+      lanes: summary,
+      samples: lanes,
+    };
+    console.log(JSON.stringify(result, null, 2));
+    console.log(`written to ${writeResult('priority', result)}`);
+  } finally {
+    await s.stop();
+  }
+}

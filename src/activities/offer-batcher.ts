@@ -1,0 +1,73 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { UnitSubmission } from '../scheduler/types';
+import { knowsQuery, submitUpdate } from '../workflows/scheduler-messages';
+import type { OfferResult } from './types';
+
+interface Pending {
+  unit: UnitSubmission;
+  resolve(r: OfferResult): void;
+}
+
+/** Retry-After when the scheduler did not answer: the watchdog restarts a lost one within seconds. */
+const UNAVAILABLE_RETRY_SECONDS = 10;
+const MAX_PER_MESSAGE = 1000;
+
+/**
+ * Batches waiting runs' checks from one worker: one `knows` query (no history on the scheduler) for
+ * all runs that checked in the last `lingerMs`, then one `submit` update for the ones it did not know.
+ * A run known to the scheduler costs it nothing.
+ */
+export class OfferBatcher {
+  private queue: Pending[] = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly client: Client,
+    private readonly schedulerId: string,
+    private readonly log: Logger,
+    private readonly lingerMs = 50,
+  ) {}
+
+  offer(unit: UnitSubmission): Promise<OfferResult> {
+    return new Promise((resolve) => {
+      this.queue.push({ unit, resolve });
+      this.timer ??= setTimeout(() => void this.flush(), this.lingerMs);
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.timer = undefined;
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, MAX_PER_MESSAGE);
+      const results = await this.check(batch.map((p) => p.unit)).catch((err: unknown) => {
+        const missing = err instanceof WorkflowNotFoundError;
+        this.log.warn({ err: String(err), missing }, 'runs could not check on the scheduler');
+        return batch.map(() => ({
+          state: 'unavailable' as const,
+          retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS,
+        }));
+      });
+      batch.forEach((p, i) => p.resolve(results[i]!));
+    }
+  }
+
+  private async check(units: UnitSubmission[]): Promise<OfferResult[]> {
+    const handle = this.client.workflow.getHandle(this.schedulerId);
+    const known = await handle.query(
+      knowsQuery,
+      units.map((u) => u.runId),
+    );
+    const unknown = units.filter((_, i) => !known[i]);
+    const submitted = unknown.length > 0 ? await handle.executeUpdate(submitUpdate, { args: [unknown] }) : [];
+    const byRun = new Map(submitted.map((r) => [r.runId, r]));
+    return units.map((u, i): OfferResult => {
+      if (known[i]) return { state: 'known', retryAfterSeconds: 0 };
+      const r = byRun.get(u.runId);
+      if (!r) return { state: 'unavailable', retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS };
+      if (!r.accepted) return { state: 'refused', retryAfterSeconds: r.retryAfterSeconds };
+      return { state: r.duplicate ? 'ended' : 'queued', retryAfterSeconds: 0 };
+    });
+  }
+}

@@ -1,0 +1,125 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { Config } from '../config';
+import type { SchedulerInput } from '../workflows/scheduler';
+import { recoverSignal, statusQuery } from '../workflows/scheduler-messages';
+import { reofferSignal } from '../workflows/run-messages';
+import { ensureScheduler } from './scheduler-handle';
+import { mapLimit } from '../util/map-limit';
+
+/**
+ * Signals every queued run of this fleet (visibility: RunStatus 'queued') to check on the scheduler
+ * now: queued runs come back into line within seconds of a recovery instead of at their next backoff.
+ */
+async function nudgeQueuedRuns(client: Client, config: Config, log: Logger): Promise<void> {
+  const query =
+    `WorkflowType = 'runWorkflow' AND TaskQueue = '${config.temporal.taskQueue.replace(/'/g, "\\'")}'` +
+    ` AND RunStatus = 'queued' AND ExecutionStatus = 'Running'`;
+  const ids: string[] = [];
+  for await (const wf of client.workflow.list({ query, pageSize: 1000 })) ids.push(wf.workflowId);
+  await mapLimit(ids, 16, (id) =>
+    client.workflow
+      .getHandle(id)
+      .signal(reofferSignal)
+      .catch(() => undefined),
+  );
+  log.warn({ runs: ids.length }, 'queued runs told to re-offer themselves to the new scheduler chain');
+}
+
+export interface Watchdog {
+  /** One check now (tests); resolves when done. */
+  check(): Promise<void>;
+  stop(): void;
+}
+
+/** Monotonic progress of the chain: it only goes backwards when the chain was reset to an earlier point. */
+function progress(c: Record<string, unknown>): number {
+  const n = (k: string) => (typeof c[k] === 'number' ? c[k] : 0);
+  return n('submitted') + n('admitted') + n('completed') + n('failed') + n('cancelled');
+}
+
+/**
+ * Keeps the fleet's scheduler alive without any process restarting. Every `watchdogSeconds` it
+ * describes the scheduler workflow (never queries it on this path: only when the run id it sees
+ * changes, once, does it read the counters); when it is not running (terminated, failed, timed out, or never
+ * started) it starts a new chain under the same id (idempotent: every API and worker process runs a
+ * watchdog, the first start wins, the others find it running). When the chain is new, or its
+ * counters went backwards (it was reset to an earlier point), `onNewChain` runs (the API re-sends its
+ * tenants) and the scheduler is asked to `recover`: it raises each tenant's `spent` to what finished
+ * runs used in the period (from visibility). Queued runs come back by themselves (they re-offer
+ * themselves) and running runs regain their leases with their next renewal.
+ */
+export function startSchedulerWatchdog(opts: {
+  client: Client;
+  config: Config;
+  log: Logger;
+  extra?: Partial<SchedulerInput>;
+  onNewChain?: () => Promise<unknown>;
+  /** Tell queued runs to check on the new chain now rather than at their next backoff (one process does). */
+  nudgeQueuedRuns?: boolean;
+}): Watchdog {
+  const { client, config, log } = opts;
+  const handle = () => client.workflow.getHandle(config.schedulerWorkflowId);
+  let last = -1;
+  let chain: string | undefined;
+  /** The run last seen; the counters are read (queried) only when it changes. */
+  let runId: string | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = false;
+
+  const recover = async (why: string) => {
+    log.warn({ scheduler: config.schedulerWorkflowId, why }, 'scheduler chain recovering');
+    await opts.onNewChain?.();
+    await handle().signal(recoverSignal);
+    if (opts.nudgeQueuedRuns) await nudgeQueuedRuns(client, config, log);
+  };
+
+  const once = async (): Promise<void> => {
+    // `describe` needs no worker and costs the workflow nothing (a query would take a slot in its
+    // query buffer every tick, from every process): it is all the hot path asks.
+    const d = await handle()
+      .describe()
+      .catch((err: unknown) => (err instanceof WorkflowNotFoundError ? null : Promise.reject(err)));
+    const status = d?.status.name ?? 'ABSENT';
+    if (status !== 'RUNNING') {
+      await ensureScheduler(client, config, opts.extra);
+      last = -1;
+      chain = undefined;
+      runId = undefined;
+      await recover(`scheduler was ${status}; started a new chain`);
+      return;
+    }
+    // Same run as last time: nothing can have been reset or replaced.
+    if (d?.runId === runId) return;
+    // A new run (continue-as-new, a reset, or a chain another process started): one query, only now.
+    const first = d?.raw.workflowExecutionInfo?.firstRunId ?? undefined;
+    const p = progress((await handle().query(statusQuery)).counters);
+    // A chain another process started (its first run differs from the one seen before) is new.
+    if (chain !== undefined && first !== undefined && first !== chain)
+      await recover('a new scheduler chain was started elsewhere');
+    else if (last >= 0 && p < last) await recover(`scheduler counters went back (${last} → ${p}): reset`);
+    last = p;
+    runId = d?.runId;
+    chain = first ?? chain;
+  };
+
+  const check = (): Promise<void> => {
+    running ??= once()
+      .catch((err: unknown) => log.warn({ err: String(err) }, 'scheduler watchdog check failed'))
+      .finally(() => (running = undefined));
+    return running;
+  };
+
+  const timer = setInterval(() => {
+    if (!stopped) void check();
+  }, config.watchdogSeconds * 1000);
+  timer.unref();
+  return {
+    check,
+    stop() {
+      stopped = true;
+      clearInterval(timer);
+    },
+  };
+}

@@ -1,0 +1,163 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tenantQuery } from '../../src/workflows/scheduler-messages';
+import { temporalCli } from '../support/cli';
+import { startBareRun, startTestStack, waitFor } from '../support/stack';
+import type { TestStack } from '../support/stack';
+
+const TERMINAL = ['completed', 'failed', 'cancelled'];
+const BUDGET = 200_000;
+
+/**
+ * Losing the scheduler, small size (the full drill is `npm run drill:scheduler-loss`): while runs
+ * are queued and in flight, the scheduler is terminated with the CLI, and later reset to the start
+ * of its current run. Without any process restarting, a new chain runs within 30 s, every run ends,
+ * no effect is applied twice, and each tenant's `spent` stays within its budget and never falls
+ * below what its finished runs used.
+ */
+describe('the scheduler recovers from termination and reset (real dev server, CLI)', () => {
+  let s: TestStack;
+  const ids: Record<string, string[]> = {};
+  beforeAll(async () => {
+    s = await startTestStack({
+      FLEET_CONCURRENCY: '4',
+      LEASE_TTL_SECONDS: '10',
+      RUN_REOFFER_FIRST_SECONDS: '3',
+      RUN_REOFFER_MAX_SECONDS: '8',
+      SCHEDULER_WATCHDOG_SECONDS: '2',
+      MODEL_TPM: '1000000000',
+      MODEL_RPM: '100000000',
+    });
+  });
+  afterAll(() => s?.close());
+
+  const scheduler = () => s.client.workflow.getHandle(s.config.schedulerWorkflowId);
+  const submit = async (token: string, n: number): Promise<string[]> => {
+    const out: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const r = await s.call('POST', '/v1/runs', {
+        token,
+        body: { agent: 'synthetic', input: { steps: 2, tokensPerStep: 50, stepMs: 400, effect: true } },
+      });
+      expect(r.status, JSON.stringify(r.body)).toBe(202);
+      out.push(r.body.runId as string);
+    }
+    return out;
+  };
+  const allTerminal = async (runIds: string[], token: (id: string) => string) =>
+    waitFor(
+      async () => {
+        const views = await Promise.all(
+          runIds.map((id) => s.call('GET', `/v1/runs/${id}`, { token: token(id) }).then((r) => r.body)),
+        );
+        return views;
+      },
+      (views) => views.every((v) => TERMINAL.includes(v?.status)),
+      300_000,
+      1000,
+    );
+  const newChainWithin = async (oldRunId: string) => {
+    const lostAt = Date.now();
+    const d = await waitFor(
+      () => scheduler().describe(),
+      (x) => x.status.name === 'RUNNING' && x.runId !== oldRunId,
+      60_000,
+      250,
+    );
+    expect(d.status.name).toBe('RUNNING');
+    expect(d.runId).not.toBe(oldRunId);
+    return Date.now() - lostAt;
+  };
+
+  it('terminate, then reset: all runs end, effects once, spent within [used, budget]', async () => {
+    const tA = `loss-a-${s.id}`;
+    const tB = `loss-b-${s.id}`;
+    const keyA = await s.tenant(tA, { budget: { tokens: BUDGET, period: 'day' } });
+    const keyB = await s.tenant(tB);
+    const owner = new Map<string, string>();
+    const add = (key: string, list: string[]) => list.forEach((id) => owner.set(id, key));
+
+    ids.first = [...(await submit(keyA, 12)), ...(await submit(keyB, 12))];
+    add(keyA, ids.first.slice(0, 12));
+    add(keyB, ids.first.slice(12));
+    await waitFor(
+      () => s.call('GET', '/v1/admin/scheduler'),
+      (r) => r.body.counters.completed >= 4,
+      120_000,
+      250,
+    );
+    // Terminated with the CLI while runs are queued and in flight.
+    const before = await scheduler().describe();
+    await temporalCli(s.config.temporal.address!, [
+      'workflow',
+      'terminate',
+      '--workflow-id',
+      s.config.schedulerWorkflowId,
+      '--reason',
+      'drill',
+    ]);
+    const tookTerminate = await newChainWithin(before.runId!);
+    console.log(`new chain after terminate: ${tookTerminate} ms`);
+    expect(tookTerminate).toBeLessThan(30_000);
+
+    ids.second = [...(await submit(keyA, 8)), ...(await submit(keyB, 8))];
+    add(keyA, ids.second.slice(0, 8));
+    add(keyB, ids.second.slice(8));
+    await new Promise((r) => setTimeout(r, 3000));
+    // Reset to the first workflow task of the current run: everything since is forgotten by the chain.
+    const current = await scheduler().describe();
+    await temporalCli(s.config.temporal.address!, [
+      'workflow',
+      'reset',
+      '--workflow-id',
+      s.config.schedulerWorkflowId,
+      '--type',
+      'FirstWorkflowTask',
+      '--reason',
+      'drill',
+      '--yes',
+    ]);
+    const tookReset = await newChainWithin(current.runId!);
+    console.log(`chain after reset: ${tookReset} ms`);
+
+    const all = [...ids.first, ...ids.second];
+    const views = await allTerminal(all, (id) => owner.get(id)!);
+    const stuck = views.filter((v) => !TERMINAL.includes(v?.status)).map((v) => `${v?.runId}:${v?.status}`);
+    expect(stuck).toEqual([]);
+    expect(views.every((v) => v.status === 'completed')).toBe(true);
+
+    const effects = (await s.call('GET', '/v1/admin/effects/summary')).body;
+    expect(effects.duplicates).toBe(0);
+    expect(effects.effects).toBe(all.length);
+
+    // The recovered ledger: never below what the tenant's finished runs used, never above the budget.
+    const usedA = views.filter((v) => v.tenant === tA).reduce((n, v) => n + v.usage.tokens, 0);
+    const ledgerA = await waitFor(
+      () => scheduler().query(tenantQuery, tA),
+      (t) => (t?.ledger.spent ?? 0) >= usedA,
+      60_000,
+      1000,
+    );
+    console.log(`tenant A: used ${usedA}, spent ${ledgerA?.ledger.spent}, budget ${BUDGET}`);
+    expect(ledgerA!.ledger.spent).toBeGreaterThanOrEqual(usedA);
+    expect(ledgerA!.ledger.spent).toBeLessThanOrEqual(BUDGET);
+    const status = (await s.call('GET', '/v1/admin/scheduler')).body;
+    expect(status.inFlight).toBe(0);
+    expect(status.queued.total).toBe(0);
+  });
+
+  it('a run whose submitter died between start and submit offers itself and completes', async () => {
+    const tenant = `orphan-${s.id}`;
+    const key = await s.tenant(tenant);
+    const runId = `run-${tenant}-nosubmit`;
+    // What the API does first; then it "dies" before submitting.
+    const started = await startBareRun(s, runId, tenant);
+    expect(started).toBe('started');
+    const view = await waitFor(
+      () => s.call('GET', `/v1/runs/${runId}`, { token: key }),
+      (r) => r.body?.status === 'completed',
+      120_000,
+      500,
+    );
+    expect(view.body.status).toBe('completed');
+  });
+});
