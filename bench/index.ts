@@ -2,13 +2,16 @@ import { runFloodBench } from './flood';
 import { runSim } from './sim';
 import { runStormBench } from './storm';
 import { runThroughput } from './throughput';
+import { runThroughputVsDirect } from './throughput-vs-direct';
 
 /** `npm run bench -- <scenario> [--flag value …]`. */
 const scenarios: Record<string, (argv: string[]) => Promise<void>> = {
   sim: runSim,
   flood: runFloodBench,
   storm: runStormBench,
-  throughput: runThroughput,
+  throughput: runThroughputVsDirect,
+  // The older scheduler-only measure: batches through the API, admissions per second end to end.
+  'throughput-batches': runThroughput,
 };
 
 async function main(): Promise<void> {

@@ -76,7 +76,7 @@ export async function runThroughput(argv: string[]): Promise<void> {
     console.log(
       `throughput: ${total} units in ${seconds.toFixed(1)} s = ${(total / seconds).toFixed(1)} admissions/s (concurrency ${f.concurrency})`,
     );
-    console.log(`wrote ${writeResult('throughput', result)}`);
+    console.log(`wrote ${writeResult('throughput-batches', result)}`);
   } finally {
     await s.stop();
   }
