@@ -35,7 +35,10 @@ const HEADLINES: Record<string, (d: any) => string> = {
     `(direct ${n(d.baseline?.submitToAdmitMs?.p50)}/${n(d.baseline?.submitToAdmitMs?.p99)} ms); ` +
     `history events per run ${n(d.baseline?.eventsPerRun, 1)} direct vs ${n(d.scheduler?.eventsPerRun, 1)} ` +
     `+ ${n(d.scheduler?.schedulerEventsPerRun, 1)} in the scheduler; workflow tasks per run ` +
-    `${n(d.baseline?.workflowTasksPerRun, 1)} vs ${n(d.scheduler?.workflowTasksPerRun, 1)}`,
+    `${n(d.baseline?.workflowTasksPerRun, 1)} vs ${n(d.scheduler?.workflowTasksPerRun, 1)} + ` +
+    `${n(d.scheduler?.schedulerWorkflowTasksPerRun, 1)} in the scheduler`,
+  'throughput-batches': (d) =>
+    `${n(d.units)} units in batches, concurrency ${n(d.concurrency)}: ${n(d.seconds)} s, ${n(d.admissionsPerSecond, 1)} admissions/s end to end`,
   flood: (d) =>
     `${verdict(d.pass)}: ${n(d.counters?.admitted)} admitted in ${n(d.seconds)} s; A got ${n(d.aAdmissionsWhileBWaited)} ` +
     `admissions while B's waited; Jain's index ${n(d.jain, 3)}; ${n(d.effects?.effects)} effects, ${n(d.effects?.duplicates)} duplicates`,

@@ -11,7 +11,7 @@ const REPO_ROOT = path.join(__dirname, '..', '..');
 /** Where, when and from what a figure came: enough for a skeptic to rerun it. */
 export interface Provenance {
   commit: string;
-  /** The work tree had changes (outside bench/results/) when the run ended. */
+  /** The work tree had changes (outside bench/results/) when the run started. */
   dirty: boolean;
   startedAt: string;
   finishedAt: string;
@@ -36,9 +36,6 @@ export interface BenchResult<T = unknown> {
   provenance: Provenance;
   data: T;
 }
-
-const started = { at: new Date(), load: os.loadavg() };
-let parameters: Record<string, unknown> = {};
 
 /** Records the scenario's parameters (the bench's parsed flags); the next result file carries them. */
 export function recordParameters(p: Record<string, unknown>): void {
@@ -72,12 +69,20 @@ export function commandLine(argv: string[] = process.argv, script = process.env.
   return `npx tsx ${path.relative(REPO_ROOT, argv[1] ?? '')}${args ? ` ${args}` : ''}`;
 }
 
+/** Taken when the bench starts: the code that runs is the code checked out then. */
+const started = {
+  at: new Date(),
+  load: os.loadavg(),
+  commit: git(['rev-parse', 'HEAD']),
+  status: git(['status', '--porcelain', '--', '.', ':(exclude)bench/results']),
+};
+let parameters: Record<string, unknown> = {};
+
 export function provenance(): Provenance {
   const finished = new Date();
-  const status = git(['status', '--porcelain', '--', '.', ':(exclude)bench/results']);
   return {
-    commit: git(['rev-parse', 'HEAD']),
-    dirty: status !== '' && status !== 'unknown',
+    commit: started.commit,
+    dirty: started.status !== '' && started.status !== 'unknown',
     startedAt: started.at.toISOString(),
     finishedAt: finished.toISOString(),
     durationSeconds: round2((finished.getTime() - started.at.getTime()) / 1000),
