@@ -5,8 +5,8 @@ import { builtinModules } from 'node:module';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
-const ENTRY = ['./src/entry', './src/stack.ts', './src/main.ts'];
-const ABOVE_FLEET = ['./src/api', './src/modelplane', './src/infra', ...ENTRY];
+const ENTRY = ['./src/entry', './src/stack.ts', './src/main.ts', './src/cli'];
+const ABOVE_FLEET = ['./src/api', './src/console', './src/modelplane', './src/infra', ...ENTRY];
 const ABOVE_ACTIVITIES = ['./src/fleet', './src/config.ts', ...ABOVE_FLEET];
 const ABOVE_CONTRACT = ['./src/workflows', './src/activities', ...ABOVE_ACTIVITIES];
 
@@ -47,6 +47,11 @@ export const LAYER_ZONES = [
     target: './src/api',
     from: ['./src/modelplane', './src/infra', ...ENTRY],
     message: 'The API sits below the entry points.',
+  },
+  {
+    target: './src/console',
+    from: ['./src/modelplane', './src/infra', ...ENTRY],
+    message: "The console is part of the API's layer: below the entry points.",
   },
   {
     target: './src/modelplane',
@@ -153,6 +158,31 @@ export default tseslint.config(
     // Tests and benches read JSON replies: `any` there is the honest type of a parsed body.
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    // The console page's own script runs in the browser (uPlot is loaded before it by a script tag).
+    files: ['src/console/static/**/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: Object.fromEntries(
+        [
+          'document',
+          'window',
+          'sessionStorage',
+          'fetch',
+          'uPlot',
+          'ResizeObserver',
+          'setTimeout',
+          'clearTimeout',
+        ].map((g) => [g, 'readonly']),
+      ),
+    },
+  },
+  {
+    // The `fairway` bin: a CommonJS shim that loads the TypeScript command through tsx.
+    files: ['bin/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
     files: ['**/*.mjs', '**/*.mts'],

@@ -29,6 +29,18 @@ export default defineConfig({
       },
       {
         test: {
+          // `npm run cluster`'s shape end to end (skipped unless the Temporal server is built in .tools/).
+          name: 'cluster',
+          include: ['test/cluster/**/*.test.ts'],
+          sequence: { groupOrder: 3 },
+          pool: 'forks',
+          maxWorkers: 1,
+          testTimeout: 600_000,
+          hookTimeout: 900_000,
+        },
+      },
+      {
+        test: {
           // The storm measures throughput against a quota over time: it runs last and alone, so a
           // neighbour's load does not decide its recovery figures.
           name: 'storm',

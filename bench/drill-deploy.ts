@@ -1,11 +1,22 @@
 import { flags, writeResult } from './lib/bench-stack';
+import { createProgress } from './lib/progress';
 import { stopAllDrillStacks } from './lib/drill-stack';
 import { runDeployDrill } from './scenarios/drill-deploy';
+import { runClusterDeployDrill } from './scenarios/drill-deploy-cluster';
 
 /** `npm run drill:deploy [-- --units 1000 --concurrency 50 --steps 3 --stepMs 250]`: issue 6's deploy drill. */
 async function main(): Promise<void> {
-  const f = flags(process.argv.slice(2), { units: 1000, concurrency: 50, steps: 3, stepMs: 250 });
-  const r = await runDeployDrill({ ...f, timeoutMs: 600_000, log: (m) => console.log(`· ${m}`) });
+  const argv = process.argv.slice(2);
+  if (argv.includes('--cluster')) return cluster(argv.filter((a) => a !== '--cluster'));
+  const f = flags(argv, { units: 1000, concurrency: 50, steps: 3, stepMs: 250 });
+  const bar = createProgress('deploy drill', f.units, { unit: 'units' });
+  const r = await runDeployDrill({
+    ...f,
+    timeoutMs: 600_000,
+    log: (m) => bar.log(`· ${m}`),
+    onStatus: (st) => bar.update(st.counters.completed, `in flight ${st.inFlight}, ${st.mode}`),
+  });
+  bar.finish();
   console.log(
     `deploy drill: ${r.units} units → lost ${r.lost}, duplicated ${r.duplicated} ` +
       `(effect duplicates ${r.effects.duplicates}, admitted ${r.counters.admitted}); ` +
@@ -16,6 +27,25 @@ async function main(): Promise<void> {
       `${r.seconds.toFixed(0)} s in all → ${r.pass ? 'PASS' : `FAIL: ${r.failures.join('; ')}`}`,
   );
   console.log(`wrote ${writeResult('drill-deploy', r)}`);
+  process.exit(r.pass ? 0 : 1);
+}
+
+/** `npm run drill:deploy -- --cluster`: a rolling deploy of the cluster's two workers. */
+async function cluster(argv: string[]): Promise<void> {
+  const f = flags(argv, { units: 1000, concurrency: 50, steps: 3, stepMs: 250 });
+  const r = await runClusterDeployDrill({ ...f, timeoutMs: 900_000, log: (m) => console.log(`· ${m}`) });
+  const steps = r.steps
+    .map(
+      (x) =>
+        `${x.worker}: drain ${(x.drainMs / 1000).toFixed(1)} s (${x.inFlightAtDrain} in flight), exit ${x.workerExit}, v2 ready ${(x.workerStartMs / 1000).toFixed(1)} s, resume ${x.timeToResumeMs} ms`,
+    )
+    .join('; ');
+  console.log(
+    `cluster deploy drill: ${r.units} units through 2 APIs → lost ${r.lost}, duplicated ${r.duplicated}; ` +
+      `sink: ${r.sink.deliveries} deliveries, ${r.sink.distinctKeys} distinct keys, ${r.sink.duplicatedKeys} delivered more than once; ` +
+      `${steps}; ${r.seconds.toFixed(0)} s in all → ${r.pass ? 'PASS' : `FAIL: ${r.failures.join('; ')}`}`,
+  );
+  console.log(`wrote ${writeResult('drill-deploy-cluster', r)}`);
   process.exit(r.pass ? 0 : 1);
 }
 

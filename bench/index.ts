@@ -1,6 +1,8 @@
+import { runBystanderBench } from './bystander';
 import { runFloodBench } from './flood';
 import { runSim } from './sim';
 import { runStormBench } from './storm';
+import { runStormColdBench } from './storm-cold';
 import { runThroughput } from './throughput';
 import { runThroughputVsDirect } from './throughput-vs-direct';
 
@@ -8,8 +10,12 @@ import { runThroughputVsDirect } from './throughput-vs-direct';
 const scenarios: Record<string, (argv: string[]) => Promise<void>> = {
   sim: runSim,
   flood: runFloodBench,
-  storm: runStormBench,
-  throughput: runThroughputVsDirect,
+  storm: (argv) =>
+    argv.includes('--cold') ? runStormColdBench(argv.filter((a) => a !== '--cold')) : runStormBench(argv),
+  'storm-cold': runStormColdBench,
+  bystander: runBystanderBench,
+  // Direct start beside the scheduler path on one dev server; `--cluster` is the batch measure on the cluster.
+  throughput: (argv) => (argv.includes('--cluster') ? runThroughput(argv) : runThroughputVsDirect(argv)),
   // The older scheduler-only measure: batches through the API, admissions per second end to end.
   'throughput-batches': runThroughput,
 };

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { flags, startBenchStack, writeResult } from './lib/bench-stack';
 import { stormSvg } from './lib/storm-chart';
+import { createProgress } from './lib/progress';
 import { runStorm } from './lib/storm-run';
 
 /**
@@ -37,8 +38,11 @@ export async function runStormBench(argv: string[]): Promise<void> {
     FLEET_CONCURRENCY: String(f.concurrency),
     MODEL_TPM: String(f.tpm),
     MODEL_RPM: '10000000',
+    // The storm is the account's only user: Fairway may aim at nearly all of it.
+    MODEL_QUOTA_SHARE: '0.95',
   });
   try {
+    const bar = createProgress('storm', phases.end, { unit: 's' });
     const result = await runStorm(
       s.call,
       s.simUrl ?? '',
@@ -55,8 +59,10 @@ export async function runStormBench(argv: string[]): Promise<void> {
         estimateShare: f.estimateShare,
         drainSeconds: 300,
       },
-      (line) => console.log(line),
+      (line) => bar.log(line),
+      (t) => bar.update(Math.min(t, phases.end), t > phases.end ? 'finishing the backlog' : undefined),
     );
+    bar.finish();
     console.log('\nwindows of the cut (from 30 s after it):');
     for (const w of result.verdict.cutWindows)
       console.log(

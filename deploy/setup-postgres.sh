@@ -1,6 +1,6 @@
 #!/bin/sh
-# One-shot schema job (runs in temporalio/admin-tools): creates the `temporal` and
-# `temporal_visibility` databases on PostgreSQL and brings both schemas to the version the
+# One-shot schema job (runs in temporalio/admin-tools): creates the `temporal`,
+# `temporal_visibility` and `fairway` databases on PostgreSQL and brings both schemas to the version the
 # server image expects. Idempotent: re-running it against an existing volume only applies
 # missing versioned migrations.
 set -eu
@@ -40,5 +40,8 @@ setup_db() {
 
 setup_db temporal temporal
 setup_db temporal_visibility visibility
+
+# Fairway's shared stores (DATABASE_URL); Fairway creates its own tables on start.
+sql --db fairway create || echo 'database fairway not created (it probably exists already); continuing'
 
 echo 'PostgreSQL schema setup complete'

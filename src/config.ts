@@ -29,6 +29,10 @@ const optionalString = z
 
 const EnvSchema = z.object({
   PORT: int(3000),
+  HOST: z.string().default('0.0.0.0'),
+  DATABASE_URL: optionalString,
+  EFFECT_SINK_URL: optionalString,
+  SINK_PORT: int(3003),
   ADMIN_TOKEN: optionalString,
   TEMPORAL_ADDRESS: optionalString,
   TEMPORAL_NAMESPACE: z.string().default('default'),
@@ -45,6 +49,14 @@ const EnvSchema = z.object({
   MODEL_RPM: int(60_000),
   SIM_PORT: int(3001),
   SIM_SEED: int(42),
+  SIM_HEADER_DIALECT: z.enum(['openai', 'anthropic']).default('openai'),
+  MODEL_MAX_PAUSE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3600)
+    .default(G.maxPauseMs / 1000),
+  MODEL_QUOTA_SHARE: z.coerce.number().gt(0).max(1).default(G.quotaShare),
   FLEET_CONCURRENCY: int(FLEET.concurrency),
   FLOOR_STANDARD: z.coerce.number().min(0).max(0.5).default(FLEET.floors.standard),
   FLOOR_BATCH: z.coerce.number().min(0).max(0.5).default(FLEET.floors.batch),
@@ -58,7 +70,6 @@ const EnvSchema = z.object({
   GOVERNOR_INITIAL_TPM: int(G.initialTokensPerMinute),
   GOVERNOR_MIN_TPM: int(G.minTokensPerMinute),
   GOVERNOR_MAX_TPM: int(G.maxTokensPerMinute),
-  GOVERNOR_QUOTA_SHARE: share(G.quotaShare),
   GOVERNOR_DECREASE: share(G.decrease),
   GOVERNOR_COOLDOWN_MS: int(G.decreaseCooldownMs),
   GOVERNOR_INCREASE_TPM: int(G.increaseTokensPerMinute),
@@ -74,6 +85,14 @@ export type Env = z.infer<typeof EnvSchema>;
 
 export interface Config {
   port: number;
+  /** The interface the API and the simulator listen on (`npm run cluster`: loopback only). */
+  host: string;
+  /** undefined: SQLite files under dataDir; set: the shared stores live in this PostgreSQL database. */
+  databaseUrl: string | undefined;
+  /** undefined: no external effect sink; set: the effect step also delivers each effect there. */
+  effectSinkUrl: string | undefined;
+  /** Port of the effect sink process (`npm run start:sink`). */
+  sinkPort: number;
   adminToken: string | undefined;
   temporal: {
     /** undefined: start the embedded dev server. */
@@ -91,8 +110,10 @@ export interface Config {
     baseUrl: string | undefined;
     apiKey: string | undefined;
     name: string;
+    /** The longest one Retry-After may hold a step or pause the fleet, ms (`MODEL_MAX_PAUSE_SECONDS`). */
+    maxPauseMs: number;
   };
-  sim: { port: number; tpm: number; rpm: number; seed: number };
+  sim: { port: number; tpm: number; rpm: number; seed: number; headerDialect: 'openai' | 'anthropic' };
   fleet: FleetSettings;
   tenantDefaults: TenantDefaults;
   /** The token governor's parameters (a new scheduler chain starts with them). */
@@ -114,6 +135,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const e = parsed.data;
   return {
     port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    effectSinkUrl: e.EFFECT_SINK_URL,
+    sinkPort: e.SINK_PORT,
     adminToken: e.ADMIN_TOKEN,
     temporal: {
       address: e.TEMPORAL_ADDRESS,
@@ -125,8 +150,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     dataDir: e.DATA_DIR,
     schedulerWorkflowId: e.SCHEDULER_WORKFLOW_ID,
-    model: { baseUrl: e.MODEL_BASE_URL, apiKey: e.MODEL_API_KEY, name: e.MODEL_NAME },
-    sim: { port: e.SIM_PORT, tpm: e.MODEL_TPM, rpm: e.MODEL_RPM, seed: e.SIM_SEED },
+    model: {
+      baseUrl: e.MODEL_BASE_URL,
+      apiKey: e.MODEL_API_KEY,
+      name: e.MODEL_NAME,
+      maxPauseMs: e.MODEL_MAX_PAUSE_SECONDS * 1000,
+    },
+    sim: {
+      port: e.SIM_PORT,
+      tpm: e.MODEL_TPM,
+      rpm: e.MODEL_RPM,
+      seed: e.SIM_SEED,
+      headerDialect: e.SIM_HEADER_DIALECT,
+    },
     fleet: {
       concurrency: e.FLEET_CONCURRENCY,
       floors: { standard: e.FLOOR_STANDARD, batch: e.FLOOR_BATCH },
@@ -143,7 +179,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       initialTokensPerMinute: e.GOVERNOR_INITIAL_TPM,
       minTokensPerMinute: e.GOVERNOR_MIN_TPM,
       maxTokensPerMinute: e.GOVERNOR_MAX_TPM,
-      quotaShare: e.GOVERNOR_QUOTA_SHARE,
+      quotaShare: e.MODEL_QUOTA_SHARE,
+      maxPauseMs: e.MODEL_MAX_PAUSE_SECONDS * 1000,
       decrease: e.GOVERNOR_DECREASE,
       decreaseCooldownMs: e.GOVERNOR_COOLDOWN_MS,
       increaseTokensPerMinute: e.GOVERNOR_INCREASE_TPM,
@@ -157,4 +194,31 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownGraceSeconds: e.SHUTDOWN_GRACE_SECONDS,
     logLevel: e.LOG_LEVEL,
   };
+}
+
+/**
+ * The `fairway` command's environment: where the API is and the admin token. Separate from the
+ * server's schema (the command runs on an operator's laptop, not beside the fleet).
+ */
+const CliEnvSchema = z.object({
+  FAIRWAY_URL: z.url({ protocol: /^https?$/ }).default('http://localhost:3000'),
+  FAIRWAY_ADMIN_TOKEN: optionalString,
+  ADMIN_TOKEN: optionalString,
+});
+
+export interface CliConfig {
+  /** The API's base URL, without a trailing slash. */
+  url: string;
+  /** FAIRWAY_ADMIN_TOKEN, else ADMIN_TOKEN; undefined when neither is set. */
+  adminToken: string | undefined;
+}
+
+export function loadCliConfig(env: Record<string, string | undefined> = process.env): CliConfig {
+  const parsed = CliEnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  return { url: e.FAIRWAY_URL.replace(/\/+$/, ''), adminToken: e.FAIRWAY_ADMIN_TOKEN ?? e.ADMIN_TOKEN };
 }

@@ -5,7 +5,7 @@ import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor }
 import { NativeConnection } from '@temporalio/worker';
 import pino from 'pino';
 import type { Logger } from 'pino';
-import { openEffectStore } from './activities/effect-store';
+import { effectStoreLocation, openEffectStore } from './activities/open-effect-store';
 import { openStore } from './api/stores/store';
 import { createApp } from './api/app';
 import { syncTenantsToFleet } from './api/tenant-sync';
@@ -45,9 +45,9 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-const listen = (app: ReturnType<typeof createApp>, port: number): Promise<Server> =>
+const listen = (app: ReturnType<typeof createApp>, port: number, host: string): Promise<Server> =>
   new Promise((resolve, reject) => {
-    const server = app.listen(port, '0.0.0.0', (err?: Error) => (err ? reject(err) : resolve(server)));
+    const server = app.listen(port, host, (err?: Error) => (err ? reject(err) : resolve(server)));
   });
 
 /**
@@ -91,9 +91,11 @@ export async function startStack(
     if (!modelBaseUrl && (parts.sim || parts.worker)) {
       sim = await startSimulator({
         port: config.sim.port,
+        host: config.host,
         tpm: config.sim.tpm,
         rpm: config.sim.rpm,
         seed: config.sim.seed,
+        headerDialect: config.sim.headerDialect,
       });
       closers.push(() => sim!.close());
       modelBaseUrl = sim.url;
@@ -134,13 +136,15 @@ export async function startStack(
     if (parts.api && adminToken) {
       const db = openStore(path.resolve(config.dataDir, 'fairway.db'));
       closers.push(async () => db.close());
-      const effects = openEffectStore(path.resolve(config.dataDir, 'effects.db'));
-      closers.push(async () => effects.close());
+      const effects = await openEffectStore(effectStoreLocation(config));
+      closers.push(() => effects.close());
       const fleet = withUnavailableAs503(createTemporalFleet(client, config, effects));
       // The scheduler's tenant table follows the API's (e.g. after the scheduler chain was reset).
       await syncTenantsToFleet(db, fleet, log);
       const app = createApp({ fleet, db, adminToken, tenantDefaults: config.tenantDefaults, log });
-      const server = await listen(app, config.port);
+      const server = await listen(app, config.port, config.host);
+      app.consoleSampler.start();
+      closers.push(() => app.consoleSampler.stop());
       closers.push(
         () =>
           new Promise<void>((resolve) => {

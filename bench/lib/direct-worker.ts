@@ -1,14 +1,13 @@
-import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities } from '../../src/activities';
-import { openEffectStore } from '../../src/activities/effect-store';
+import { effectStoreLocation, openEffectStore } from '../../src/activities/open-effect-store';
 import { SchedulerMailbox } from '../../src/activities/mailbox';
 import { createModelClient } from '../../src/activities/model-client';
 import type { Config } from '../../src/config';
-import type { Release, Renewal } from '../../src/scheduler/types';
+import type { Charge, Release, Renewal } from '../../src/scheduler/types';
 
 /** The direct path's task queue: its runs never meet the scheduler. */
 export const DIRECT_TASK_QUEUE = 'bench-direct';
@@ -25,6 +24,7 @@ class NoSchedulerMailbox extends SchedulerMailbox {
     return Promise.resolve();
   }
   override renew(_r: Renewal): void {}
+  override charge(_c: Charge): void {}
   override flush(): Promise<void> {
     return Promise.resolve();
   }
@@ -46,7 +46,7 @@ export async function startDirectWorker(opts: {
 }): Promise<{ close(): Promise<void> }> {
   const connection = await NativeConnection.connect({ address: opts.address });
   const mailbox = new NoSchedulerMailbox(opts.client, 'no-scheduler', 3_600_000, () => null, opts.log);
-  const effects = openEffectStore(path.join(opts.config.dataDir, 'direct-effects.db'));
+  const effects = await openEffectStore(effectStoreLocation(opts.config));
   const worker = await Worker.create({
     connection,
     namespace: opts.config.temporal.namespace,
@@ -61,9 +61,11 @@ export async function startDirectWorker(opts: {
         baseUrl: opts.modelBaseUrl,
         apiKey: opts.config.model.apiKey,
         model: opts.config.model.name,
+        maxPauseMs: opts.config.model.maxPauseMs,
         onObservation: () => {},
       }),
       effects,
+      effectSinkUrl: opts.config.effectSinkUrl,
       log: opts.log,
     }),
     identity: `fairway-bench-direct/${process.pid}`,
@@ -79,7 +81,7 @@ export async function startDirectWorker(opts: {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await done;
       await mailbox.close();
-      effects.close();
+      await effects.close();
       await connection.close();
     },
   };

@@ -69,6 +69,7 @@ export async function startDrillStack(opts: {
   concurrency: number;
   env?: Record<string, string>;
   log?: (m: string) => void;
+  onStatus?: (status: any) => void;
 }): Promise<DrillStack> {
   const log = opts.log ?? (() => {});
   const dir = mkdtempSync(path.join(os.tmpdir(), 'fairway-drill-'));
@@ -146,6 +147,7 @@ export async function startDrillStack(opts: {
       call,
       async status() {
         const r = await call('GET', '/v1/admin/scheduler', { timeoutMs: 3000 });
+        if (r.status === 200) opts.onStatus?.(r.body);
         return r.status === 200 ? r.body : null;
       },
       async tenant(name, settings = {}) {

@@ -12,6 +12,8 @@ export const SCENARIOS: { scenario: string; title: string; command: string }[] =
   { scenario: 'flood', title: 'Flood at full size', command: 'npm run bench -- flood' },
   { scenario: 'priority', title: 'Priority at full size', command: 'npm run bench -- priority' },
   { scenario: 'storm', title: 'Quota storm', command: 'npm run bench -- storm' },
+  { scenario: 'storm-cold', title: 'Quota storm, cold start', command: 'npm run bench -- storm --cold' },
+  { scenario: 'bystander', title: 'Bystander', command: 'npm run bench -- bystander' },
   { scenario: 'drill-deploy', title: 'Deploy drill', command: 'npm run drill:deploy' },
   { scenario: 'drill-chaos', title: 'Chaos drill', command: 'npm run drill:chaos' },
 ];

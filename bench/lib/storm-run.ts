@@ -97,6 +97,8 @@ export async function runStorm(
   simUrl: string,
   o: StormOptions,
   log: (line: string) => void = () => {},
+  /** Seconds of the storm done (progress reporting). */
+  onSecond: (t: number) => void = () => {},
 ): Promise<StormResult> {
   const prefix = `storm-${Date.now().toString(36)}`;
   const keys: string[] = [];
@@ -188,6 +190,7 @@ export async function runStorm(
       queued: st.queued.total,
     };
     seconds.push(sample);
+    onSecond(t);
     [prevSim, prevStatus, prevDoor] = [sim, st, { ...door }];
     log(
       `t=${String(t).padStart(3)}s quota=${sample.quotaTpm} calls=${sample.calls} throttled=${sample.throttled}` +

@@ -65,7 +65,7 @@ export async function runChaosDrill(
   const at = kinds.map((_, i) => 0.1 + span * (i + rnd() * 0.8));
 
   const t0 = Date.now();
-  const s = await startDrillStack({ concurrency: o.concurrency, log });
+  const s = await startDrillStack({ concurrency: o.concurrency, log, onStatus: o.onStatus });
   try {
     await s.startWorker('chaos-1');
     const token = await s.tenant('drill-chaos', { maxQueued: 100_000, maxInFlight: o.concurrency });

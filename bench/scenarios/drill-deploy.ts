@@ -8,6 +8,8 @@ export interface DrillOptions {
   /** Bound on every wait; a drill that overruns it fails rather than hangs. */
   timeoutMs: number;
   log?: (m: string) => void;
+  /** Called with every scheduler status the drill reads (progress reporting). */
+  onStatus?: (status: any) => void;
 }
 
 export interface DeployDrillResult {
@@ -46,7 +48,7 @@ export interface DeployDrillResult {
 export async function runDeployDrill(o: DrillOptions): Promise<DeployDrillResult> {
   const log = o.log ?? (() => {});
   const t0 = Date.now();
-  const s = await startDrillStack({ concurrency: o.concurrency, log });
+  const s = await startDrillStack({ concurrency: o.concurrency, log, onStatus: o.onStatus });
   try {
     await s.startWorker('v1');
     const token = await s.tenant('drill-deploy', { maxQueued: 100_000, maxInFlight: o.concurrency });

@@ -12,12 +12,20 @@ export interface EffectSummary {
   duplicates: number;
 }
 
-/** An idempotent effect sink: each key takes effect once, however often it is attempted. */
+/**
+ * An idempotent effect sink: each key takes effect once, however often it is attempted. Two
+ * implementations: a SQLite file (one host) and PostgreSQL (`DATABASE_URL`, any number of hosts).
+ */
 export interface EffectStore {
-  /** Applies `payload` under `key` unless that key was applied before; `applied` says which. */
-  apply(key: string, payload: object): { applied: boolean };
-  summary(): EffectSummary;
-  close(): void;
+  /**
+   * Applies `payload` under `key` unless that key was applied before; `applied` says which, and
+   * `delivered` whether the effect's external delivery was already confirmed (`markDelivered`).
+   */
+  apply(key: string, payload: object): Promise<{ applied: boolean; delivered: boolean }>;
+  /** Records that the effect under `key` reached the outside world. */
+  markDelivered(key: string): Promise<void>;
+  summary(): Promise<EffectSummary>;
+  close(): Promise<void>;
 }
 
 /** Waits this long for another connection's write lock before failing (processes share the file). */
@@ -40,47 +48,60 @@ const SCHEMA = `
   CREATE INDEX IF NOT EXISTS attempts_applied_key ON attempts (key) WHERE applied = 1;
 `;
 
-/**
- * Opens (creating file and directory as needed) the SQLite effect store at
- * `filePath`. WAL and a busy timeout let several processes share one file.
- */
-export function openEffectStore(filePath: string): EffectStore {
+/** The summary's counts, the same SQL for both engines. */
+export const SUMMARY_SQL = {
+  effects: 'SELECT count(*) AS n FROM effects',
+  attempts: 'SELECT count(*) AS n FROM attempts',
+  duplicates:
+    'SELECT count(*) AS n FROM (SELECT key FROM attempts WHERE applied = 1 GROUP BY key HAVING count(*) > 1) d',
+};
+
+/** The SQLite effect store in `filePath` (created with its directory as needed; WAL and a busy timeout let processes share it). */
+export function openSqliteEffectStore(filePath: string): EffectStore {
   if (filePath !== ':memory:') mkdirSync(dirname(filePath), { recursive: true });
   const db = new Database(filePath, { timeout: BUSY_TIMEOUT_MS });
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.exec(SCHEMA);
+  // Migration 2: when the effect's delivery was confirmed (files from before it lack the column).
+  const columns = db.prepare("SELECT name FROM pragma_table_info('effects')").pluck().all() as string[];
+  if (!columns.includes('delivered_at')) db.exec('ALTER TABLE effects ADD COLUMN delivered_at INTEGER');
 
   const insertEffect = db.prepare(
     'INSERT OR IGNORE INTO effects (key, payload, applied_at) VALUES (?, ?, ?)',
   );
+  const deliveredAt = db.prepare('SELECT delivered_at FROM effects WHERE key = ?').pluck();
+  const setDelivered = db.prepare(
+    'UPDATE effects SET delivered_at = ? WHERE key = ? AND delivered_at IS NULL',
+  );
   const logAttempt = db.prepare('INSERT INTO attempts (key, applied, at) VALUES (?, ?, ?)');
   const count = (sql: string): number => (db.prepare(sql).pluck().get() as number | undefined) ?? 0;
 
-  const applyTx = db.transaction((key: string, payload: string): boolean => {
+  const applyTx = db.transaction((key: string, payload: string) => {
     const now = Date.now();
     const applied = insertEffect.run(key, payload, now).changes === 1;
     logAttempt.run(key, applied ? 1 : 0, now);
-    return applied;
+    return { applied, delivered: !applied && deliveredAt.get(key) != null };
   });
 
   return {
-    apply(key, payload) {
+    async apply(key, payload) {
       // IMMEDIATE takes the write lock up front, so two processes queue on busy_timeout instead of
       // failing to upgrade a read lock mid-transaction.
-      return { applied: applyTx.immediate(key, JSON.stringify(payload)) };
+      return applyTx.immediate(key, JSON.stringify(payload));
     },
-    summary() {
+    async markDelivered(key) {
+      setDelivered.run(Date.now(), key);
+    },
+    async summary() {
       return db.transaction(() => ({
-        effects: count('SELECT count(*) FROM effects'),
-        attempts: count('SELECT count(*) FROM attempts'),
-        duplicates: count(
-          'SELECT count(*) FROM (SELECT key FROM attempts WHERE applied = 1 GROUP BY key HAVING count(*) > 1)',
-        ),
+        effects: count(SUMMARY_SQL.effects),
+        attempts: count(SUMMARY_SQL.attempts),
+        duplicates: count(SUMMARY_SQL.duplicates),
       }))();
     },
-    close() {
+    async close() {
       db.close();
     },
   };

@@ -3,13 +3,16 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Logger } from 'pino';
+import { estimateTokens } from '../agents/catalog';
 import type { RunSpec } from '../contract/fleet-port';
 import { mapLimit } from '../util/map-limit';
 import { admitSignal, leaseRevokedSignal } from '../workflows/run-messages';
-import { submitUpdate } from '../workflows/scheduler-messages';
+import { submitUpdate, topUpUpdate } from '../workflows/scheduler-messages';
+import { deliverEffect } from '../effectsink/sink';
 import type { EffectStore } from './effect-store';
 import type { SchedulerMailbox } from './mailbox';
 import type { ModelClient } from './model-client';
+import { tenantLookup } from './tenant-of';
 import type { FleetActivities } from './types';
 
 export interface ActivityDeps {
@@ -20,6 +23,8 @@ export interface ActivityDeps {
   mailbox: SchedulerMailbox;
   model: ModelClient;
   effects: EffectStore;
+  /** Where an applied effect is delivered (the effect sink); undefined: the store's row is the effect. */
+  effectSinkUrl?: string | undefined;
   log: Logger;
 }
 
@@ -32,6 +37,7 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export function createActivities(deps: ActivityDeps): FleetActivities {
   const { client, mailbox, model, effects } = deps;
   const scheduler = () => client.workflow.getHandle(deps.schedulerId);
+  const tenantOf = tenantLookup(client);
 
   /** Signals a run; false when its workflow is gone (closed, or never started within the wait). */
   async function signalRun(
@@ -76,16 +82,21 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
     async modelStep(req) {
       const ctx = Context.current();
       const started = Date.now();
-      const renew = () =>
-        mailbox.renew({ runId: req.runId, attempt: req.attempt, usedTokens: req.usedSoFar });
-      renew();
+      const lease = { runId: req.runId, attempt: req.attempt, perCall: true };
+      mailbox.renew({ ...lease, usedTokens: req.usedSoFar });
+      const tenant = req.tenant ?? (await tenantOf(req.runId));
+      if (tenant === undefined)
+        deps.log.warn({ runId: req.runId }, 'run without a tenant: its call goes unbilled');
       const { usedTokens } = await model.complete({
+        tenant,
         runId: req.runId,
         step: req.step,
         tokens: req.tokens,
         signal: ctx.cancellationSignal,
       });
-      mailbox.renew({ runId: req.runId, attempt: req.attempt, usedTokens: req.usedSoFar + usedTokens });
+      // Every call the provider billed is charged, retried or parallel, whether or not the lease still holds.
+      if (tenant !== undefined) mailbox.charge({ ...lease, tenant, tokens: usedTokens });
+      mailbox.renew({ ...lease, usedTokens: req.usedSoFar + usedTokens });
       // Hold the step to its minimum length, heartbeating and renewing the lease meanwhile.
       const every = Math.max(200, Math.min(req.leaseTtlMs / 3, 10_000));
       for (
@@ -95,7 +106,7 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
       ) {
         await ctx.sleep(Math.min(left, every));
         if (!ctx.info.isLocal) ctx.heartbeat();
-        mailbox.renew({ runId: req.runId, attempt: req.attempt, usedTokens: req.usedSoFar + usedTokens });
+        mailbox.renew({ ...lease, usedTokens: req.usedSoFar + usedTokens });
       }
       if (req.fail) {
         throw ApplicationFailure.create({
@@ -109,11 +120,22 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
     },
 
     async applyEffect(req) {
-      return effects.apply(req.key, { runId: req.runId });
+      const { applied, delivered } = await effects.apply(req.key, { runId: req.runId });
+      // The store guards the delivery: a key it has seen delivered is not sent again. A crash between
+      // the delivery and its record sends it once more on retry, which the sink counts as a duplicate.
+      if (deps.effectSinkUrl && !delivered) {
+        await deliverEffect(deps.effectSinkUrl, req.key);
+        await effects.markDelivered(req.key);
+      }
+      return { applied };
     },
 
     async releaseLease(release) {
-      await mailbox.release(release);
+      await mailbox.release({ ...release, perCall: true });
+    },
+
+    async requestTopUp(req) {
+      return scheduler().executeUpdate(topUpUpdate, { args: [req] });
     },
 
     async cancelQueued(runId) {
@@ -133,7 +155,8 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
         agent: chunk.agent,
         priority: chunk.priority,
         input: chunk.items[i],
-        estimatedTokens: chunk.estimatedTokensPerItem,
+        // Never below the agent's own estimate for this item (the batch's figure is a mean).
+        estimatedTokens: Math.max(chunk.estimatedTokensPerItem, itemEstimate(chunk.agent, chunk.items[i])),
         batchId: chunk.batchId,
         createdAt: chunk.createdAt,
       }));
@@ -153,4 +176,13 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
       return { started: specs.length, refused };
     },
   };
+}
+
+/** The agent's estimate for one batch item (0 when it cannot tell: the batch's figure then stands). */
+function itemEstimate(agent: string, item: unknown): number {
+  try {
+    return estimateTokens(agent, item);
+  } catch {
+    return 0;
+  }
 }

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
-import type { ModelObservation, Release, Renewal } from '../scheduler/types';
+import type { Charge, ModelObservation, Release, Renewal } from '../scheduler/types';
 import { reportSignal } from '../workflows/scheduler-messages';
 import type { WorkerReport } from '../workflows/scheduler-messages';
 
@@ -19,6 +19,8 @@ interface Waiter {
  * A release resolves only once its signal is durably in the scheduler's history.
  */
 export class SchedulerMailbox {
+  /** Billed tokens per run attempt (key `tenant\u0000runId\u0000attempt`), summed until the next flush. */
+  private charges = new Map<string, Charge>();
   private releases: Release[] = [];
   private cancels: string[] = [];
   private unreachable: { runId: string; attempt: number }[] = [];
@@ -46,6 +48,14 @@ export class SchedulerMailbox {
     return this.awaitFlush();
   }
 
+  /** Books a call's billed tokens; fire-and-forget like a renewal, but never dropped (a failed flush keeps it). */
+  charge(c: Charge): void {
+    if (!(c.tokens > 0)) return;
+    const key = `${c.tenant}\u0000${c.runId}\u0000${c.attempt}`;
+    const prev = this.charges.get(key);
+    this.charges.set(key, prev ? { ...prev, tokens: prev.tokens + c.tokens } : { ...c });
+  }
+
   cancel(runId: string): Promise<void> {
     this.cancels.push(runId);
     return this.awaitFlush();
@@ -66,6 +76,7 @@ export class SchedulerMailbox {
     const observation = this.observations();
     if (observation) this.unsent.push(observation);
     const report: WorkerReport = {};
+    if (this.charges.size) report.charges = [...this.charges.values()];
     if (this.releases.length) report.releases = this.releases;
     if (this.cancels.length) report.cancels = this.cancels;
     if (this.unreachable.length) report.unreachable = this.unreachable;
@@ -73,6 +84,7 @@ export class SchedulerMailbox {
     if (this.unsent.length) report.observations = this.unsent.slice(-MAX_UNSENT_OBSERVATIONS);
     if (Object.keys(report).length === 0) return;
     const waiters = this.waiters;
+    this.charges = new Map();
     this.releases = [];
     this.cancels = [];
     this.unreachable = [];
@@ -86,6 +98,7 @@ export class SchedulerMailbox {
         () => waiters.forEach((w) => w.resolve()),
         (err: unknown) => {
           this.log.warn({ err: String(err) }, 'scheduler report failed; retrying on the next tick');
+          for (const c of report.charges ?? []) this.charge(c);
           this.releases.push(...(report.releases ?? []));
           this.cancels.push(...(report.cancels ?? []));
           this.unreachable.push(...(report.unreachable ?? []));

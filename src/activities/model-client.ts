@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { parseRateLimitHeaders } from './provider/rate-limit-headers';
 import type { ParsedRateLimit } from './provider/rate-limit-headers';
-import { CALL_KEY_HEADER } from './provider/call-key';
+import { CALL_KEY_HEADER, TENANT_HEADER } from './provider/call-key';
 import { estimateTextTokens } from './provider/tokens';
 import type { ModelCallSample } from './observations';
 
@@ -25,9 +25,15 @@ export interface ModelClientOptions {
   onObservation: (sample: ModelCallSample) => void;
   /** Wall clock for sample timestamps, ms. */
   now?: () => number;
+  /** The longest a throttled step waits for one Retry-After, ms (`MODEL_MAX_PAUSE_SECONDS`); default 60 s. */
+  maxPauseMs?: number;
 }
 
+export { TENANT_HEADER } from './provider/call-key';
+
 export interface CompletionRequest {
+  /** The tenant the call is for: sent as `user` (and a header) so the provider's bill can be split by tenant. */
+  tenant?: string | undefined;
   runId: string;
   step: number;
   /** Tokens the step should spend: prompt plus completion. */
@@ -54,13 +60,14 @@ export interface ModelClient {
 export function createModelClient(opts: ModelClientOptions): ModelClient {
   const fetchImpl = opts.fetchImpl ?? globalThis.fetch;
   const now = opts.now ?? Date.now;
+  const maxPauseMs = opts.maxPauseMs ?? 60_000;
   const base = opts.baseUrl.replace(/\/+$/, '');
   const url = base.endsWith('/v1') ? `${base}/chat/completions` : `${base}/v1/chat/completions`;
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;
 
   return {
-    async complete({ runId, step, tokens, signal }) {
+    async complete({ tenant, runId, step, tokens, signal }) {
       const prompt = `Run ${runId}, step ${step}: continue.`;
       // The prompt is part of the step's tokens, so the call costs what the step was estimated at.
       const maxTokens = Math.max(1, tokens - estimateTextTokens(prompt));
@@ -68,9 +75,11 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
         model: opts.model,
         messages: [{ role: 'user', content: prompt }],
         max_tokens: maxTokens,
+        ...(tenant ? { user: tenant } : {}),
       });
       const started = performance.now();
-      const callHeaders = { ...headers, [CALL_KEY_HEADER]: `${runId}:${step}` };
+      const callHeaders: Record<string, string> = { ...headers, [CALL_KEY_HEADER]: `${runId}:${step}` };
+      if (tenant) callHeaders[TENANT_HEADER] = tenant;
       let res: Response;
       try {
         res = await fetchImpl(url, { method: 'POST', headers: callHeaders, body, signal });
@@ -78,10 +87,13 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
         if (signal?.aborted) throw err;
         throw new Error(`Model plane unreachable at ${url}: ${(err as Error).message}`, { cause: err });
       }
-      const limits = parseRateLimitHeaders(res.headers, now());
+      // Relative values in the headers are measured from the call's own time, which the sample carries.
+      const calledAt = now();
+      const split = { input: estimateTextTokens(prompt), output: maxTokens };
+      const limits = parseRateLimitHeaders(res.headers, calledAt, split);
       const report = (throttled: boolean, served: number, spendCap = false): void =>
         opts.onObservation({
-          at: now(),
+          at: calledAt,
           throttled,
           tokens: served,
           ...(spendCap ? { spendCap } : {}),
@@ -109,8 +121,10 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
             message: `Model provider refused ${context}: the account's spend cap is reached (insufficient_quota). ${error.message}`,
           });
         }
-        // Without a provider wait, the activity's retry policy backs off on its own.
-        const waitMs = limits.retryAfterMs;
+        // Without a provider wait, the activity's retry policy backs off on its own; a wait beyond the
+        // maximum pause is cut to it (a header must not park a step for a day).
+        const waitMs =
+          limits.retryAfterMs === undefined ? undefined : Math.min(maxPauseMs, limits.retryAfterMs);
         throw ApplicationFailure.create({
           type: ModelErrorType.throttled,
           nonRetryable: false,

@@ -8,7 +8,7 @@ export interface ModelCallSample {
   throttled: boolean;
   /** The 429 was the account's spend cap: no news about the rate, so not counted as a throttle. */
   spendCap?: boolean;
-  /** The provider's requested wait, when it sent one. */
+  /** The provider's requested wait from `at`, when it sent one it could parse. */
   retryAfterMs?: number;
   remainingTokens?: number;
   limitTokens?: number;
@@ -23,7 +23,11 @@ export interface ModelCallSample {
  * absorb only a limited rate of signals.
  */
 export class ObservationWindow {
+  /** @param maxPauseMs the longest wait one call can ask for (`MODEL_MAX_PAUSE_SECONDS`); longer ones are cut to it. */
+  constructor(private readonly maxPauseMs = 60_000) {}
+
   private calls = 0;
+  private retryUntil = 0;
   private throttled = 0;
   private maxRetryAfterMs = 0;
   private tokens = 0;
@@ -32,8 +36,14 @@ export class ObservationWindow {
   /** Adds one call's sample. */
   add(sample: ModelCallSample): void {
     this.calls += 1;
-    if (sample.throttled && !sample.spendCap) this.throttled += 1;
-    this.maxRetryAfterMs = Math.max(this.maxRetryAfterMs, sample.retryAfterMs ?? 0);
+    // A spend cap is no news about the rate: it neither counts as a throttle nor asks the fleet to wait.
+    if (sample.throttled && !sample.spendCap) {
+      this.throttled += 1;
+      const wait = Math.min(this.maxPauseMs, Math.max(0, sample.retryAfterMs ?? 0));
+      this.maxRetryAfterMs = Math.max(this.maxRetryAfterMs, wait);
+      // Measured from the call's own time, not from whenever the scheduler reads the report.
+      if (wait > 0) this.retryUntil = Math.max(this.retryUntil, sample.at + wait);
+    }
     this.tokens += sample.tokens;
     const remaining = sample.remainingTokens;
     if (
@@ -63,12 +73,14 @@ export class ObservationWindow {
       maxRetryAfterMs: this.maxRetryAfterMs,
       tokens: this.tokens,
     };
+    if (this.retryUntil > 0) observation.retryUntil = this.retryUntil;
     if (this.lowest?.remainingTokens !== undefined) observation.remainingTokens = this.lowest.remainingTokens;
     if (this.lowest?.limitTokens !== undefined) observation.limitTokens = this.lowest.limitTokens;
     if (this.lowest?.resetTokensMs !== undefined) observation.resetTokensMs = this.lowest.resetTokensMs;
     this.calls = 0;
     this.throttled = 0;
     this.maxRetryAfterMs = 0;
+    this.retryUntil = 0;
     this.tokens = 0;
     this.lowest = undefined;
     return observation;

@@ -1,8 +1,10 @@
 import type { AdmitNotice } from '../workflows/run-messages';
-import type { Priority, Release, SubmitResult } from '../scheduler/types';
+import type { Priority, Release, SubmitResult, TopUpResult } from '../scheduler/types';
 
 /** Activity signatures, the only thing workflow code imports from here (types only). */
 export interface StepRequest {
+  /** The run's tenant: the provider bills the call to it. Looked up from the run when absent (older workflows). */
+  tenant?: string;
   runId: string;
   attempt: number;
   step: number;
@@ -38,8 +40,13 @@ export interface FleetActivities {
   modelStep(req: StepRequest): Promise<{ usedTokens: number }>;
   /** Applies the run's effect once per key, however often it is attempted. */
   applyEffect(req: { key: string; runId: string }): Promise<{ applied: boolean }>;
-  /** Returns the slot (and settles the ledger) through the worker's batched mailbox. */
+  /**
+   * Returns the slot through the worker's batched mailbox. The tokens were charged call by call as the
+   * provider billed them, so the release settles none of its own.
+   */
   releaseLease(release: Release): Promise<void>;
+  /** Asks the scheduler for `tokens` more reservation for the run's current attempt (granted within budget). */
+  requestTopUp(req: { runId: string; attempt: number; tokens: number }): Promise<TopUpResult>;
   /** Tells the scheduler a queued run was cancelled (batched with other reports). */
   cancelQueued(runId: string): Promise<void>;
   /** Queues the run again (after its lease was revoked, or after a human gate). */

@@ -15,6 +15,8 @@ import { batchesRouter } from './routes/batches';
 import { opsRouter } from './routes/ops';
 import { runsRouter } from './routes/runs';
 import { tenantMeRouter } from './routes/tenant-me';
+import { consolePageRouter, consoleStateRouter } from '../console/router';
+import { ConsoleSampler } from '../console/sampler';
 
 export interface ApiDeps {
   fleet: FleetPort;
@@ -25,10 +27,15 @@ export interface ApiDeps {
   log: Logger;
   /** Clock in ms since epoch; tests pass their own. */
   now?: () => number;
+  /** The console's sampling interval (ms); 2000. */
+  consoleSampleMs?: number;
 }
 
+/** The app, and the console's sampler (the process starts it, so history exists before a page opens). */
+export type FairwayApp = express.Express & { consoleSampler: ConsoleSampler };
+
 /** The HTTP API of docs/api.md as an Express app; does not listen, so tests drive it with supertest. */
-export function createApp(deps: ApiDeps): express.Express {
+export function createApp(deps: ApiDeps): FairwayApp {
   const now = deps.now ?? Date.now;
   const rate = deps.tenantDefaults.ratePerSecond;
   const ctx: ApiContext = {
@@ -46,12 +53,25 @@ export function createApp(deps: ApiDeps): express.Express {
   app.set('etag', false);
   app.use(countRequests(ctx.metrics));
   app.use(opsRouter(ctx));
+  const consoleSampler = new ConsoleSampler({
+    fleet: ctx.fleet,
+    tenants: () => ctx.store.listTenants().map((t) => t.tenant),
+    sheds: async () =>
+      Object.fromEntries(
+        (await ctx.metrics.sheds.get()).values.map((v) => [String(v.labels.reason), v.value]),
+      ),
+    log: ctx.log,
+    now,
+    ...(deps.consoleSampleMs ? { sampleMs: deps.consoleSampleMs } : {}),
+  });
+  app.use(consolePageRouter());
 
   const v1 = express.Router();
   v1.use(authenticate(ctx.store, deps.adminToken));
   v1.use('/admin', requireAdmin);
   v1.use(jsonBody());
   v1.use('/admin/tenants', adminTenantsRouter(ctx));
+  v1.use('/admin/console', consoleStateRouter(consoleSampler));
   v1.use('/admin', adminFleetRouter(ctx));
   v1.use('/runs', runsRouter(ctx));
   v1.use('/batches', batchesRouter(ctx));
@@ -60,5 +80,5 @@ export function createApp(deps: ApiDeps): express.Express {
 
   app.use(notFoundHandler);
   app.use(errorHandler(ctx.log));
-  return app;
+  return Object.assign(app, { consoleSampler });
 }

@@ -9,9 +9,11 @@ async function main(): Promise<void> {
   const log = pino({ level: config.logLevel });
   const sim = await startSimulator({
     port: config.sim.port,
+    host: config.host,
     tpm: config.sim.tpm,
     rpm: config.sim.rpm,
     seed: config.sim.seed,
+    headerDialect: config.sim.headerDialect,
   });
   log.info({ url: sim.url, tpm: config.sim.tpm, rpm: config.sim.rpm }, 'model-plane simulator started');
   closeOnSignal(sim.close, { info: (m) => log.info(m), error: (m) => log.error(m) });

@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
-import { openEffectStore } from '../activities/effect-store';
+import { effectStoreLocation, openEffectStore } from '../activities/open-effect-store';
 import { createActivities } from '../activities';
 import { SchedulerMailbox } from '../activities/mailbox';
 import { createModelClient } from '../activities/model-client';
@@ -34,7 +34,7 @@ export async function startFleetWorker(opts: {
   taskQueue?: string;
 }): Promise<FleetWorker> {
   const { config, client, log } = opts;
-  const window = new ObservationWindow();
+  const window = new ObservationWindow(config.model.maxPauseMs);
   const mailbox = new SchedulerMailbox(
     client,
     config.schedulerWorkflowId,
@@ -46,9 +46,10 @@ export async function startFleetWorker(opts: {
     baseUrl: opts.modelBaseUrl,
     apiKey: config.model.apiKey,
     model: config.model.name,
+    maxPauseMs: config.model.maxPauseMs,
     onObservation: (s) => window.add(s),
   });
-  const effects = openEffectStore(path.join(config.dataDir, 'effects.db'));
+  const effects = await openEffectStore(effectStoreLocation(config));
   const taskQueue = opts.taskQueue ?? config.temporal.taskQueue;
   const worker = await Worker.create({
     connection: opts.connection,
@@ -62,6 +63,7 @@ export async function startFleetWorker(opts: {
       mailbox,
       model,
       effects,
+      effectSinkUrl: config.effectSinkUrl,
       log,
     }),
     identity: `fairway-worker@${config.buildId}/${process.pid}`,
@@ -74,7 +76,7 @@ export async function startFleetWorker(opts: {
   });
   const done = worker.run().finally(async () => {
     await mailbox.close();
-    effects.close();
+    await effects.close();
   });
   return {
     worker,

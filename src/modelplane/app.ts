@@ -1,10 +1,23 @@
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { rateLimitHeaders } from '../activities/provider/rate-limit-headers';
-import { advertisedWaitMs, sendError, sendInvalid, sendSpendCap, sendThrottled } from './responses';
-import { CALL_KEY_HEADER } from '../activities/provider/call-key';
-import { CapacitySchema, ChatRequestSchema, SpendCapSchema, issueDetails } from './schemas';
+import {
+  advertisedWaitMs,
+  sendError,
+  sendInjected,
+  sendInvalid,
+  sendSpendCap,
+  sendThrottled,
+} from './responses';
+import { CALL_KEY_HEADER, TENANT_HEADER } from '../activities/provider/call-key';
+import {
+  BystanderSchema,
+  CapacitySchema,
+  ChatRequestSchema,
+  FaultSchema,
+  SpendCapSchema,
+  issueDetails,
+} from './schemas';
 import { SimulatorState } from './state';
 import type { SimulatorOptions } from './state';
 import { estimatePromptTokens } from '../activities/provider/tokens';
@@ -35,23 +48,30 @@ export function createSimulator(opts: SimulatorOptions): { app: express.Express;
     const promptTokens = estimatePromptTokens(body.messages);
     const completionTokens = body.max_tokens ?? body.max_completion_tokens ?? DEFAULT_MAX_TOKENS;
     const total = promptTokens + completionTokens;
+    // The bill is split by the tenant the call names: OpenAI's `user` field, else the tenant header.
+    const tenant = body.user ?? req.get(TENANT_HEADER) ?? '';
 
     const key = req.get(CALL_KEY_HEADER);
     state.retries.arrived(key, state.now());
-    const decision = state.decide(total);
+    const decision = state.decide({ input: promptTokens, output: completionTokens }, tenant);
     if (decision.kind === 'spend_cap') {
       state.answered(429, 0);
-      return sendSpendCap(res, decision.limits);
+      return sendSpendCap(res, decision.headers);
+    }
+    if (decision.kind === 'injected') {
+      state.answered(429, 0);
+      return sendInjected(res, decision.headers);
     }
     if (decision.kind === 'throttled') {
       state.answered(429, 0);
       state.retries.throttled(key, state.now(), advertisedWaitMs(decision.waitMs));
-      return sendThrottled(res, decision.waitMs, decision.exhausted, decision.limits);
+      return sendThrottled(res, decision.waitMs, decision.exhausted, decision.headers);
     }
     state.retries.served(key);
+    // Billed when served, as a provider does, whether or not the caller is still there to read it.
+    state.answered(200, total, tenant);
     await sleep(decision.delayMs);
-    state.answered(200, total);
-    res.set(rateLimitHeaders(decision.limits));
+    res.set(decision.headers);
     res.set('openai-processing-ms', String(decision.delayMs));
     res.set('x-request-id', decision.id);
     res.json({
@@ -81,11 +101,35 @@ export function createSimulator(opts: SimulatorOptions): { app: express.Express;
     res.json({ quota: state.stats().quota });
   });
 
+  app.get('/admin/bill', (_req, res) => {
+    res.json({ tenants: state.stats().bill, total: state.stats().tokens });
+  });
+
   app.post('/admin/spend-cap', (req, res) => {
     const parsed = SpendCapSchema.safeParse(req.body ?? {});
     if (!parsed.success) return sendInvalid(res, 'Invalid spend-cap switch.', issueDetails(parsed.error));
-    state.spendCap = parsed.data.enabled;
-    res.json({ enabled: state.spendCap });
+    const { enabled, tenant } = parsed.data;
+    if (tenant === undefined) state.spendCap = enabled;
+    else if (enabled) state.spendCapTenants.add(tenant);
+    else state.spendCapTenants.delete(tenant);
+    res.json({ enabled: state.spendCap, tenants: [...state.spendCapTenants] });
+  });
+
+  app.post('/admin/faults', (req, res) => {
+    const parsed = FaultSchema.safeParse(req.body ?? {});
+    if (!parsed.success) return sendInvalid(res, 'Invalid fault.', issueDetails(parsed.error));
+    state.faults.push({ ...parsed.data });
+    res.json({ pending: state.faults.length });
+  });
+
+  let stopBystander: (() => void) | null = null;
+  app.post('/admin/bystander', (req, res) => {
+    const parsed = BystanderSchema.safeParse(req.body ?? {});
+    if (!parsed.success) return sendInvalid(res, 'Invalid bystander.', issueDetails(parsed.error));
+    stopBystander?.();
+    stopBystander =
+      parsed.data.tpm > 0 ? state.startBystander(parsed.data.tpm, parsed.data.callTokens) : null;
+    res.json({ bystander: state.stats().bystander });
   });
 
   app.use((_req, res) => {

@@ -1,6 +1,4 @@
 import type { Response } from 'express';
-import { rateLimitHeaders } from '../activities/provider/rate-limit-headers';
-import type { RateLimitSnapshot } from '../activities/provider/rate-limit-headers';
 
 /**
  * Error bodies carry both the project's shape (`code`, `message`, `details`)
@@ -27,9 +25,9 @@ export function sendThrottled(
   res: Response,
   waitMs: number,
   exhausted: string,
-  limits: RateLimitSnapshot,
+  limits: Record<string, string>,
 ): void {
-  res.set(rateLimitHeaders(limits));
+  res.set(limits);
   res.set('retry-after', String(Math.max(1, Math.ceil(waitMs / 1000))));
   res.set('retry-after-ms', String(advertisedWaitMs(waitMs)));
   sendError(res, 429, {
@@ -40,11 +38,21 @@ export function sendThrottled(
 }
 
 /** Sends the spend-cap 429: no `retry-after`, because waiting does not help. */
-export function sendSpendCap(res: Response, limits: RateLimitSnapshot): void {
-  res.set(rateLimitHeaders(limits));
+export function sendSpendCap(res: Response, limits: Record<string, string>): void {
+  res.set(limits);
   sendError(res, 429, {
     code: 'insufficient_quota',
     type: 'insufficient_quota',
     message: 'You exceeded your current quota, please check your plan and billing details.',
+  });
+}
+
+/** Sends a scripted 429 whose headers (a drill's raw `retry-after`, reset…) are already set. */
+export function sendInjected(res: Response, headers: Record<string, string>): void {
+  res.set(headers);
+  sendError(res, 429, {
+    code: 'rate_limit_exceeded',
+    type: 'rate_limit_exceeded',
+    message: 'Rate limit reached (injected by a drill).',
   });
 }

@@ -15,18 +15,41 @@ export const ChatRequestSchema = z.looseObject({
     .min(1),
   max_tokens: z.number().int().positive().optional(),
   max_completion_tokens: z.number().int().positive().optional(),
+  /** OpenAI's end-user id; Fairway sends the tenant, and the simulator bills by it. */
+  user: z.string().max(256).optional(),
 });
+
 export type ChatRequest = z.infer<typeof ChatRequestSchema>;
 
 const quota = z.number().int().nonnegative();
 
 /** `POST /admin/capacity`: a new quota, either or both. */
 export const CapacitySchema = z
-  .strictObject({ tpm: quota.optional(), rpm: quota.optional() })
-  .refine((q) => q.tpm !== undefined || q.rpm !== undefined, { message: 'give tpm, rpm or both' });
+  .strictObject({
+    tpm: quota.optional(),
+    rpm: quota.optional(),
+    inputTpm: quota.optional(),
+    outputTpm: quota.optional(),
+  })
+  .refine((q) => Object.values(q).some((v) => v !== undefined), {
+    message: 'give tpm, rpm, inputTpm or outputTpm',
+  });
 
-/** `POST /admin/spend-cap`: switch the hard spend cap on or off. */
-export const SpendCapSchema = z.strictObject({ enabled: z.boolean() });
+/** `POST /admin/spend-cap`: switch the hard spend cap on or off, for the account or one tenant. */
+export const SpendCapSchema = z.strictObject({ enabled: z.boolean(), tenant: z.string().optional() });
+
+/** `POST /admin/faults`: the next `times` calls are answered 429 with these raw header values. */
+export const FaultSchema = z.strictObject({
+  retryAfter: z.string().max(200).optional(),
+  resetTokens: z.string().max(200).optional(),
+  times: z.number().int().min(1).max(10_000).default(1),
+});
+
+/** `POST /admin/bystander`: another consumer of the account at `tpm` tokens a minute (0 stops it). */
+export const BystanderSchema = z.strictObject({
+  tpm: quota,
+  callTokens: z.number().int().min(20).max(100_000).default(500),
+});
 
 /** Each zod issue as `{path, message}`, for the `details` of a 400. */
 export function issueDetails(error: z.ZodError): Array<{ path: string; message: string }> {

@@ -1,17 +1,30 @@
 import type { CoreState } from './core';
 import { refreshTenant, wakeBudgetParked } from './eligibility';
-import { canTake, concurrencyCap, isPaused, refill, take } from './governor';
+import { canTake, concurrencyCap, inFlightTokenCap, isPaused, refill, take } from './governor';
 import { admissibleLanes, chargeCredits, chooseLane } from './lanes';
 import { reserve } from './ledger';
 import { toAdmission } from './leases';
 import type { Flow, Lease, QueuedUnit } from './queue-state';
 import { recordEvents } from './rate';
 import { touchLedger } from './tenants';
+import { PRIORITIES } from './types';
 import type { Admission } from './types';
 
 /** Fleet concurrency in force: the operator's setting or the governor's, whichever is lower. */
 export function fleetCap(s: CoreState): number {
   return Math.min(s.settings.concurrency, concurrencyCap(s.governor));
+}
+
+/** Tokens reserved and not yet charged, over all tenants: still to be served for the units in flight. */
+export function inFlightTokens(s: CoreState): number {
+  let sum = 0;
+  for (const t of s.tenants.values()) sum += Math.max(0, t.ledger.reserved);
+  return sum;
+}
+
+/** Whether one more unit of `cost` would put more tokens in flight than the provider serves within a lease. */
+export function overInFlightTokens(s: CoreState, inFlight: number, cost: number): boolean {
+  return s.leases.size > 0 && inFlight + cost > inFlightTokenCap(s.governor, s.settings.leaseTtlSeconds);
 }
 
 /** The unit that would be admitted next if capacity allowed, ignoring the bucket (pure). */
@@ -36,6 +49,7 @@ export function admit(s: CoreState, now: number, max: number): Admission[] {
   if (isPaused(g, now)) return out;
   refill(g, now);
   const cap = fleetCap(s);
+  let inFlight = inFlightTokens(s);
   while (out.length < max && s.leases.size < cap) {
     const avail = admissibleLanes(s);
     const lane = chooseLane(s, avail);
@@ -44,6 +58,8 @@ export function admit(s: CoreState, now: number, max: number): Admission[] {
     const f = q.top() as Flow;
     const head = f.units[f.head] as QueuedUnit;
     if (!canTake(g, head.cost)) break;
+    if (overInFlightTokens(s, inFlight, head.cost)) break;
+    inFlight += head.cost;
     take(g, head.cost);
     q.serve(f);
     chargeCredits(s, lane, avail);
@@ -72,12 +88,15 @@ function grant(s: CoreState, u: QueuedUnit, now: number): Admission {
     expiresAt: now + s.settings.leaseTtlSeconds * 1000,
     reserved: u.cost,
     used: 0,
+    charged: 0,
+    perCall: false,
     hi: -1,
   };
   s.leases.add(lease);
   recordEvents(t.rate, now);
   recordEvents(s.fleetRate, now);
   s.counters.admitted++;
+  s.counters.admittedByPriority[PRIORITIES[u.lane]]++;
   refreshTenant(s, t);
   return toAdmission(lease);
 }

@@ -6,10 +6,12 @@ import { LedgerLog } from './ledger-log';
 import type { QueuedUnit, TenantState } from './queue-state';
 import { newRate } from './rate';
 import type { RateState } from './rate';
-import type { FleetSettings, GovernorParams, SchedulerStatus } from './types';
+import type { FleetSettings, GovernorParams } from './types';
 
-/** The scheduler's lifetime counters, exactly as `status` reports them. */
-export type Counters = SchedulerStatus['counters'];
+import { zeroCounters } from './counters';
+import type { Counters } from './counters';
+
+export type { Counters };
 
 export type Intake = 'open' | 'refuse' | 'hold';
 
@@ -54,7 +56,7 @@ export function newCoreState(settings: FleetSettings, governor: GovernorParams, 
     budgetParked: new Set(),
     budgetWakeAt: Infinity,
     seq: 0,
-    counters: { submitted: 0, admitted: 0, completed: 0, failed: 0, cancelled: 0, shed: 0, expired: 0 },
+    counters: zeroCounters(),
     intake: 'open',
     draining: false,
     fleetRate: newRate(now),

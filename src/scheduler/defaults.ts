@@ -2,8 +2,8 @@ import type { GovernorParams } from './types';
 
 /**
  * Governor defaults: start wide open on concurrency (the fleet setting binds until
- * the provider pushes back), never admit more than 95% of the provider's advertised
- * tokens per minute, cut by 30% per throttle at most every 5 s, and win back 2 slots
+ * the provider pushes back), never admit more than 80% of the provider's advertised
+ * tokens per minute (the rest is other consumers' headroom), pause at most 60 s for a Retry-After, cut by 30% per throttle at most every 5 s, and win back 2 slots
  * and 5% of the quota (advertised, else served; at least 1k tokens/min) per second of
  * healthy reports once a cooldown has passed quietly; cut gently below 10% of the
  * provider's remaining tokens.
@@ -18,7 +18,8 @@ export const DEFAULT_GOVERNOR: GovernorParams = {
   maxTokensPerMinute: 100_000_000,
   increaseTokensPerMinute: 1_000,
   increaseQuotaShare: 0.05,
-  quotaShare: 0.95,
+  quotaShare: 0.8,
   decreaseCooldownMs: 5_000,
+  maxPauseMs: 60_000,
   remainingLowWater: 0.1,
 };

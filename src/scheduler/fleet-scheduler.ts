@@ -7,13 +7,14 @@ import { explain } from './explain';
 import { FALLBACK_FLEET_SETTINGS, sanitizeFleet } from './fleet-settings';
 import type { SettingsPatch } from './fleet-settings';
 import { observe } from './governor';
-import { cancel, expireLeases, release, renew } from './lease-lifecycle';
+import { cancel, charge, expireLeases, release, renew, topUp } from './lease-lifecycle';
 import { fromSnapshot, toSnapshot } from './snapshot';
 import type { SchedulerSnapshot } from './snapshot-format';
 import { fleetStatus, tenantStatus } from './status';
 import { applySettings, createTenant, sanitizeSettings, touchLedger } from './tenants';
 import type {
   Admission,
+  Charge,
   FleetSettings,
   GovernorParams,
   LedgerEntry,
@@ -24,6 +25,7 @@ import type {
   SubmitResult,
   TenantSettings,
   TenantStatus,
+  TopUpResult,
   UnitSubmission,
   WaitingOn,
 } from './types';
@@ -95,6 +97,16 @@ export class FleetScheduler {
     release(this.s, releases, now);
   }
 
+  /** Books what the provider billed, call by call (idempotence is the reporter's: each call once). */
+  charge(charges: Charge[], now: number): void {
+    charge(this.s, charges, now);
+  }
+
+  /** A running unit asks for `tokens` more reservation; granted only within its tenant's budget. */
+  topUp(runId: string, attempt: number, tokens: number, now: number): TopUpResult {
+    return topUp(this.s, runId, attempt, tokens, now);
+  }
+
   /** Removes queued units and returns their ids; in-flight units are released by their runs. */
   cancel(runIds: string[], _now: number): string[] {
     return cancel(this.s, runIds);
@@ -108,6 +120,10 @@ export class FleetScheduler {
   /** Feeds model-plane observations (worker reports) to the token governor. */
   observe(obs: ModelObservation[], now: number): void {
     observe(this.s.governor, this.s.governorParams, obs, now, this.s.leases.size);
+    for (const o of obs) {
+      this.s.counters.modelCalls += Math.max(0, o.calls);
+      this.s.counters.throttled += Math.max(0, o.throttled);
+    }
   }
 
   patchSettings(patch: SettingsPatch): void {

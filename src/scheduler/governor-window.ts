@@ -5,7 +5,10 @@ export interface ObservedWindow {
   calls: number;
   throttled: number;
   tokens: number;
+  /** Largest Retry-After of the reports that did not say when it ends (older workers), ms. */
   maxRetryAfterMs: number;
+  /** Latest end of a Retry-After in the batch (ms since epoch, reporter's clock), 0 when none. */
+  retryUntil: number;
   /** Latest advertised limit in the batch. */
   limit: number | undefined;
   /** Some report saw remaining tokens below the low-water share of the limit. */
@@ -19,6 +22,7 @@ export function foldObservations(obs: readonly ModelObservation[], lowWater: num
     throttled: 0,
     tokens: 0,
     maxRetryAfterMs: 0,
+    retryUntil: 0,
     limit: undefined,
     low: false,
   };
@@ -28,7 +32,13 @@ export function foldObservations(obs: readonly ModelObservation[], lowWater: num
     w.calls += o.calls;
     w.throttled += Math.max(0, o.throttled);
     w.tokens += Math.max(0, o.tokens);
-    w.maxRetryAfterMs = Math.max(w.maxRetryAfterMs, o.maxRetryAfterMs);
+    const wait = Number.isFinite(o.maxRetryAfterMs) ? Math.max(0, o.maxRetryAfterMs) : 0;
+    // Only rate-limit 429s ask for a wait (a window without one holds only spend caps, or nothing).
+    if (o.throttled > 0) {
+      if (typeof o.retryUntil === 'number' && Number.isFinite(o.retryUntil))
+        w.retryUntil = Math.max(w.retryUntil, o.retryUntil);
+      else w.maxRetryAfterMs = Math.max(w.maxRetryAfterMs, wait);
+    }
     const limit = o.limitTokens;
     if (limit === undefined || !Number.isFinite(limit) || limit < 0) continue;
     if (o.at >= limitAt) [w.limit, limitAt] = [limit, o.at];

@@ -1,5 +1,6 @@
 import { foldObservations } from './governor-window';
-import { RATE_WINDOW_MS, newRate, ratePerSecond, recordEvents } from './rate';
+import type { ObservedWindow } from './governor-window';
+import { RATE_WINDOW_MS, newRate, ratePerSecond, recentEvents, recordEvents } from './rate';
 import type { RateState } from './rate';
 import type { GovernorParams, GovernorStatus, ModelObservation } from './types';
 
@@ -30,6 +31,12 @@ export interface GovernorState {
   recent: RateState;
   /** Estimated tokens admitted (decayed over RATE_WINDOW_MS), to compare with what was served. */
   admitted: RateState;
+  /**
+   * Units that ended, their reservations and what they spent (decayed over RATE_WINDOW_MS): the spend
+   * factor compares the two for the same units, so it does not drift while runs are under way.
+   */
+  settledReserved?: RateState;
+  settledSpent?: RateState;
   /** First and latest report with calls in it; null before any. */
   firstReportAt: number | null;
   lastReportAt: number | null;
@@ -50,7 +57,7 @@ export function newGovernor(p: GovernorParams, now: number): GovernorState {
   return {
     concurrencyLimit: p.maxConcurrency,
     tokensPerMinute: tpm,
-    tokens: tpm,
+    tokens: (tpm * BURST_MS) / 60_000,
     tokensAt: now,
     pausedUntil: 0,
     lastThrottleAt: null,
@@ -61,18 +68,28 @@ export function newGovernor(p: GovernorParams, now: number): GovernorState {
     served: newRate(now),
     recent: newRate(now),
     admitted: newRate(now),
+    settledReserved: newRate(now),
+    settledSpent: newRate(now),
     firstReportAt: null,
     lastReportAt: null,
   };
 }
 
+/** The admission bucket holds this much time's worth of tokens. */
+export const BURST_MS = 5000;
+
 /*
- * The bucket holds one minute of tokens: the provider's quota is a per-minute window,
- * so a full minute's burst is what it tolerates, and anything smaller would starve
- * units whose estimate is a large share of the rate.
+ * The bucket holds a few seconds of tokens, not a minute: a minute's burst on a cold start is a
+ * minute of calls in one go, which the provider answers with a wall of 429s. A unit larger than the
+ * bucket still passes when the bucket is full (see `need`), so large units are paced, not starved.
  */
 function capacity(g: GovernorState): number {
-  return g.tokensPerMinute;
+  return (g.tokensPerMinute * BURST_MS) / 60_000;
+}
+
+/** Tokens that may be in flight (reserved, not yet served): what the provider serves within a lease. */
+export function inFlightTokenCap(g: GovernorState, leaseTtlSeconds: number): number {
+  return (g.tokensPerMinute * Math.max(1, leaseTtlSeconds)) / 60;
 }
 
 /** Bucket level at `now` (pure). */
@@ -121,10 +138,24 @@ const MAX_SPEND_FACTOR = 10;
  * trusting them to would over-admit whenever served tokens lag admissions (runs still under way).
  */
 export function spendFactor(g: GovernorState, now: number): number {
-  const served = servedPerMinute(g, now);
-  const admitted = ratePerSecond(g.admitted, now) * 60;
-  if (served === null || !(admitted > 0)) return 1;
-  return clamp(served / admitted, 1, MAX_SPEND_FACTOR);
+  /*
+   * Measured on units that ended: what they spent over what they had reserved. Comparing the served
+   * rate with the admitted rate instead drifts whenever runs take long (served lags admitted, then
+   * outlasts it), and the drift feeds back: a higher factor admits less, which raises it again.
+   */
+  if (!g.settledReserved || !g.settledSpent) return 1;
+  const reserved = recentEvents(g.settledReserved, now);
+  const spent = recentEvents(g.settledSpent, now);
+  if (!(reserved > 0)) return 1;
+  return clamp(spent / reserved, 1, MAX_SPEND_FACTOR);
+}
+
+/** A unit ended: it had reserved `reserved` and spent `spent` (for the spend factor). */
+export function recordSettled(g: GovernorState, now: number, reserved: number, spent: number): void {
+  g.settledReserved ??= newRate(now);
+  g.settledSpent ??= newRate(now);
+  recordEvents(g.settledReserved, now, Math.max(0, reserved));
+  recordEvents(g.settledSpent, now, Math.max(0, spent));
 }
 
 /**
@@ -163,7 +194,7 @@ export function recentPerMinute(g: GovernorState, now: number): number {
   return ((g.recent.count * RECENT_MS) / (RECENT_MS + dt)) * (60_000 / RECENT_MS);
 }
 
-/** Sets the admitted rate (the bucket is refilled at the old rate first and never holds more than a minute). */
+/** Sets the admitted rate (the bucket is refilled at the old rate first and never holds more than its capacity). */
 function setRate(g: GovernorState, tpm: number, now: number): void {
   refill(g, now);
   g.tokensPerMinute = tpm;
@@ -236,16 +267,17 @@ export function observe(
   if (w.throttled > 0) {
     g.lastThrottleAt = now;
     if (!coolingDown) decreaseBy(g, p, p.decrease, now, inFlight);
-    if (w.maxRetryAfterMs > 0) g.pausedUntil = Math.max(g.pausedUntil, now + w.maxRetryAfterMs);
+    const until = pauseEnd(w, p, now);
+    if (until > now) g.pausedUntil = Math.max(g.pausedUntil, until);
   } else if (w.low && spending >= (g.providerTokensPerMinute ?? Infinity) * p.quotaShare) {
     /*
-     * Near the wall: the provider's bucket is almost empty and is being spent at the target rate
-     * or faster. Faster than the quota itself (estimates below real use, a burst) means the wall
-     * is seconds away: cut the token rate gently, a third of a throttle's cut. Otherwise hold.
+     * Near the wall: the provider's bucket is almost empty while Fairway spends its share or more.
+     * Either it spends faster than the quota (estimates below real use, a burst) or other consumers
+     * of the account take the rest (`remaining` counts their use too): both mean the wall is seconds
+     * away, so give way gently, a third of a throttle's cut, before anyone is throttled.
      * Low remaining while spending less than the target is a bucket refilling: no reason to slow.
      */
-    const quota = g.providerTokensPerMinute ?? Infinity;
-    if (!coolingDown && spending > quota) decreaseTokens(g, p, 1 - (1 - p.decrease) / 3, now);
+    if (!coolingDown) decreaseTokens(g, p, 1 - (1 - p.decrease) / 3, now);
   } else {
     // Ramp up gently, by the quiet time since the last report: none until a cooldown after a throttle.
     const quietSince =
@@ -253,6 +285,17 @@ export function observe(
     const seconds = Math.min(MAX_GROWTH_CREDIT_MS, now - quietSince) / 1000;
     if (seconds > 0) increase(g, p, seconds, now);
   }
+}
+
+/**
+ * When a window's Retry-After ends: from the calls' own time when the report says it (a report read
+ * late does not stretch the pause), else from now; never beyond now + maxPauseMs, whatever a header
+ * or a worker's clock claims.
+ */
+export function pauseEnd(w: ObservedWindow, p: GovernorParams, now: number): number {
+  const cap = Math.max(0, Number.isFinite(p.maxPauseMs) ? p.maxPauseMs : 60_000);
+  const until = Math.max(w.retryUntil, w.maxRetryAfterMs > 0 ? now + w.maxRetryAfterMs : 0);
+  return Math.min(until, now + cap);
 }
 
 /** The limit that admission obeys (the limit grows in fractions of a slot; EPS absorbs their rounding). */

@@ -19,8 +19,18 @@ export interface LedgerLogSnapshot {
   rings: [string, EntryTuple[]][];
 }
 
-const CODE: Record<Kind, string> = { reserve: 'r', settle: 's', release: 'l', expire: 'e', rollover: 'o' };
-const KIND: Record<string, Kind> = { r: 'reserve', s: 'settle', l: 'release', e: 'expire', o: 'rollover' };
+const CODE: Record<Kind, string> = {
+  reserve: 'r',
+  settle: 's',
+  release: 'l',
+  expire: 'e',
+  rollover: 'o',
+  charge: 'c',
+  topup: 't',
+};
+const KIND: Record<string, Kind> = Object.fromEntries(
+  Object.entries(CODE).map(([kind, code]) => [code, kind as Kind]),
+);
 
 /** Bounded per-tenant rings of ledger movements, most recent kept. */
 export class LedgerLog {

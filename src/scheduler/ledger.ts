@@ -69,6 +69,12 @@ export function reserve(l: LedgerState, tokens: number): void {
   l.reserved += tokens;
 }
 
+/** Charges `tokens` the provider billed, `fromReservation` of them out of a reservation already held. */
+export function consume(l: LedgerState, fromReservation: number, tokens: number): void {
+  l.reserved -= fromReservation;
+  l.spent += tokens;
+}
+
 /** Ends a reservation: charges what was used (overrun included) and frees the rest. */
 export function settle(l: LedgerState, reservation: number, used: number): void {
   l.reserved -= reservation;

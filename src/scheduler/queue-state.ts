@@ -51,7 +51,13 @@ export interface Lease {
   seq: number;
   admittedAt: number;
   expiresAt: number;
+  /** Tokens reserved in the ledger for this lease (the estimate at admission, plus granted top-ups). */
   reserved: number;
+  /** Usage the run reported in renewals (the legacy charge of an expiry). */
   used: number;
+  /** Tokens charged call by call while this lease held (they consume the reservation first). */
+  charged: number;
+  /** Its calls are charged one by one: releases and expiries charge nothing more. */
+  perCall: boolean;
   hi: number;
 }

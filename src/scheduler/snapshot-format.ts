@@ -9,8 +9,23 @@ import type { FleetSettings, GovernorParams, TenantSettings } from './types';
 export type QueueTuple = [string[], number[], number[]];
 /** [periodStart, periodEnd, reserved, spent] */
 export type LedgerTuple = [number, number | null, number, number];
-/** [runId, tenant ord, lane, attempt, seq, admittedAt, expiresAt, reserved, used] */
-export type LeaseTuple = [string, number, Lane, number, number, number, number, number, number];
+/**
+ * [runId, tenant ord, lane, attempt, seq, admittedAt, expiresAt, reserved, used, charged, perCall]
+ * (the last two absent in snapshots written before per-call charging: 0 and 0).
+ */
+export type LeaseTuple = [
+  string,
+  number,
+  Lane,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number?,
+  (0 | 1)?,
+];
 
 export interface TenantSnapshot {
   id: string;

@@ -1,4 +1,5 @@
 import type { CoreState } from './core';
+import { zeroCounters } from './counters';
 import { DEFAULT_GOVERNOR } from './defaults';
 import { newGovernor } from './governor';
 import type { GovernorState } from './governor';
@@ -51,7 +52,7 @@ export function toSnapshot(s: CoreState): SchedulerSnapshot {
       admitted: { ...s.governor.admitted },
     },
     seq: s.seq,
-    counters: { ...s.counters },
+    counters: { ...s.counters, admittedByPriority: { ...s.counters.admittedByPriority } },
     intake: s.intake,
     draining: s.draining,
     vtime: [s.lanes[0].vtime, s.lanes[1].vtime, s.lanes[2].vtime],
@@ -71,6 +72,8 @@ export function toSnapshot(s: CoreState): SchedulerSnapshot {
         l.expiresAt,
         l.reserved,
         l.used,
+        l.charged,
+        l.perCall ? 1 : 0,
       ]),
     log: s.log.snapshot(),
   };
@@ -79,7 +82,14 @@ export function toSnapshot(s: CoreState): SchedulerSnapshot {
 function restoreGovernor(snap: SchedulerSnapshot): GovernorState {
   const fresh = newGovernor({ ...DEFAULT_GOVERNOR, ...snap.governorParams }, snap.governor.tokensAt);
   const g = { ...fresh, ...snap.governor };
-  return { ...g, served: { ...g.served }, recent: { ...g.recent }, admitted: { ...g.admitted } };
+  return {
+    ...g,
+    served: { ...g.served },
+    recent: { ...g.recent },
+    admitted: { ...g.admitted },
+    settledReserved: { ...(g.settledReserved ?? fresh.settledReserved!) },
+    settledSpent: { ...(g.settledSpent ?? fresh.settledSpent!) },
+  };
 }
 
 function cloneSettings(x: TenantSettings): TenantSettings {
@@ -90,6 +100,7 @@ export function fromSnapshot(snap: SchedulerSnapshot): CoreState {
   if (snap.v !== 1) throw new Error(`Unsupported scheduler snapshot version ${String(snap.v)}`);
   const lanes = [new LaneQueue(0), new LaneQueue(1), new LaneQueue(2)] as CoreState['lanes'];
   lanes.forEach((q, i) => (q.vtime = snap.vtime[i] as number));
+  const zero = zeroCounters();
   const s: CoreState = {
     settings: { ...snap.settings, floors: { ...snap.settings.floors } },
     // Snapshots from before a governor field existed take its default.
@@ -105,7 +116,12 @@ export function fromSnapshot(snap: SchedulerSnapshot): CoreState {
     budgetParked: new Set(),
     budgetWakeAt: Infinity,
     seq: snap.seq,
-    counters: { ...snap.counters },
+    // Snapshots from before a counter existed start it at 0.
+    counters: {
+      ...zero,
+      ...snap.counters,
+      admittedByPriority: { ...zero.admittedByPriority, ...snap.counters.admittedByPriority },
+    },
     intake: snap.intake,
     draining: snap.draining,
     fleetRate: { ...snap.fleetRate },
@@ -139,11 +155,26 @@ export function fromSnapshot(snap: SchedulerSnapshot): CoreState {
     s.tenants.set(t.id, t);
     byOrd.set(t.ord, t);
   }
-  for (const [runId, ord, lane, attempt, seq, admittedAt, expiresAt, reserved, used] of snap.leases) {
+  for (const tuple of snap.leases) {
+    const [runId, ord, lane, attempt, seq, admittedAt, expiresAt, reserved, used] = tuple;
+    const [charged = 0, perCall = 0] = [tuple[9], tuple[10]];
     const tenant = byOrd.get(ord);
     if (!tenant) continue;
     tenant.inFlight++;
-    s.leases.add({ runId, tenant, lane, attempt, seq, admittedAt, expiresAt, reserved, used, hi: -1 });
+    s.leases.add({
+      runId,
+      tenant,
+      lane,
+      attempt,
+      seq,
+      admittedAt,
+      expiresAt,
+      reserved,
+      used,
+      charged,
+      perCall: perCall === 1,
+      hi: -1,
+    });
   }
   for (const t of s.tenants.values()) refreshTenant(s, t);
   s.budgetWakeAt = earliestBudgetRoll(s);

@@ -17,7 +17,7 @@ export function fleetStatus(s: CoreState, now: number): Omit<SchedulerStatus, 'h
       byPriority: { interactive: s.lanes[0].units, standard: s.lanes[1].units, batch: s.lanes[2].units },
       byTenant,
     },
-    counters: { ...s.counters },
+    counters: { ...s.counters, admittedByPriority: { ...s.counters.admittedByPriority } },
     config: { concurrency, floors: { ...floors }, leaseTtlSeconds, globalMaxQueued },
     governor: governorStatus(s.governor, now),
   };

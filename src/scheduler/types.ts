@@ -64,17 +64,36 @@ export type ReleaseOutcome = 'completed' | 'failed' | 'cancelled';
 export interface Release {
   runId: string;
   attempt: number;
-  /** Tokens actually used by the unit (settled in the ledger). */
+  /** Tokens actually used by the unit (settled in the ledger unless `perCall`). */
   usedTokens: number;
   outcome: ReleaseOutcome;
+  /** The unit's calls were charged one by one ({@link Charge}): the release settles no tokens. */
+  perCall?: boolean;
 }
 
 export interface Renewal {
   runId: string;
   attempt: number;
-  /** Tokens used so far (lets lease expiry charge what was used). */
+  /** Tokens used so far (lets lease expiry charge what was used, unless `perCall`). */
   usedTokens: number;
+  perCall?: boolean;
 }
+
+/**
+ * What the provider billed for calls of one run's attempt (summed over a worker's flush): charged to
+ * the tenant whether or not the lease still holds, so the ledger follows the provider's bill.
+ */
+export interface Charge {
+  tenant: string;
+  runId: string;
+  attempt: number;
+  tokens: number;
+}
+
+/** The answer to a run asking for more tokens than its reservation. */
+export type TopUpResult =
+  | { granted: true; reserved: number }
+  | { granted: false; code: 'budget_exhausted' | 'no_lease'; remaining: number; retryAfterSeconds: number };
 
 /** What the model plane looked like to the workers since their last report (aggregated, not per call). */
 export interface ModelObservation {
@@ -82,8 +101,13 @@ export interface ModelObservation {
   at: number;
   calls: number;
   throttled: number;
-  /** Largest Retry-After seen in the window, ms. */
+  /** Largest Retry-After of a rate-limit 429 in the window, ms (already capped by the reporter). */
   maxRetryAfterMs: number;
+  /**
+   * When the window's Retry-Afters end, measured from each call's own time (the reporter's clock,
+   * ms since epoch). Absent from older workers; the governor then measures `maxRetryAfterMs` from now.
+   */
+  retryUntil?: number;
   /** Lowest `x-ratelimit-remaining-tokens` seen, with its limit and reset, when the provider sent them. */
   remainingTokens?: number;
   limitTokens?: number;
@@ -126,6 +150,8 @@ export interface GovernorParams {
   increaseQuotaShare: number;
   /** Admit at most this share of the provider's advertised tokens-per-minute limit, e.g. 0.95. */
   quotaShare: number;
+  /** The longest the fleet pauses for one report's Retry-After, ms, however long the provider asks. */
+  maxPauseMs: number;
   /** After a decrease, further throttles within this window do not decrease again. */
   decreaseCooldownMs: number;
   /**
@@ -169,7 +195,7 @@ export interface LedgerEntry {
   at: string;
   tenant: string;
   runId: string;
-  kind: 'reserve' | 'settle' | 'release' | 'expire' | 'rollover';
+  kind: 'reserve' | 'settle' | 'release' | 'expire' | 'rollover' | 'charge' | 'topup';
   tokens: number;
 }
 
@@ -187,6 +213,11 @@ export interface SchedulerStatus {
     cancelled: number;
     shed: number;
     expired: number;
+    /** Admissions by lane (sums to `admitted` for a chain started with this field). */
+    admittedByPriority: Record<Priority, number>;
+    /** Model calls, and those the provider throttled, as the workers reported them. */
+    modelCalls: number;
+    throttled: number;
   };
   config: {
     concurrency: number;

@@ -1,4 +1,4 @@
-import { fleetCap, nextCandidate } from './admission';
+import { fleetCap, inFlightTokens, nextCandidate, overInFlightTokens } from './admission';
 import type { CoreState } from './core';
 import { earliestBudgetRoll } from './eligibility';
 import { bucketReadyAt, isPaused } from './governor';
@@ -18,7 +18,9 @@ export function nextWakeAt(s: CoreState, now: number): number | null {
       at = Math.min(at, g.pausedUntil);
     } else if (s.leases.size < fleetCap(s)) {
       const next = nextCandidate(s);
-      if (next) at = Math.min(at, bucketReadyAt(g, next.unit.cost, now));
+      // Too many tokens in flight: a charge or a release frees them, not the passing of time.
+      if (next && !overInFlightTokens(s, inFlightTokens(s), next.unit.cost))
+        at = Math.min(at, bucketReadyAt(g, next.unit.cost, now));
     }
     at = Math.min(at, earliestBudgetRoll(s));
   }

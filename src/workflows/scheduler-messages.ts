@@ -1,6 +1,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { SettingsPatch } from '../scheduler/fleet-settings';
 import type {
+  Charge,
   LedgerEntry,
   ModelObservation,
   Release,
@@ -9,12 +10,15 @@ import type {
   SubmitResult,
   TenantSettings,
   TenantStatus,
+  TopUpResult,
   UnitSubmission,
   WaitingOn,
 } from '../scheduler/types';
 
 /** What a worker's mailbox sends in one signal: many runs' releases and renewals, one model window. */
 export interface WorkerReport {
+  /** What the provider billed for this worker's calls since the last report, per run attempt. */
+  charges?: Charge[];
   releases?: Release[];
   renewals?: Renewal[];
   observations?: ModelObservation[];
@@ -35,6 +39,10 @@ export const upsertTenantsUpdate = defineUpdate<void, [{ tenant: string; setting
 export const patchSettingsUpdate = defineUpdate<SchedulerStatus, [SettingsPatch]>('patchSettings');
 export const drainUpdate = defineUpdate<SchedulerStatus, [{ intake?: 'refuse' | 'hold' }]>('drainNow');
 export const resumeUpdate = defineUpdate<SchedulerStatus, []>('resumeNow');
+/** A running unit asks for more reservation before a step that could overrun it (sent by an activity). */
+export const topUpUpdate = defineUpdate<TopUpResult, [{ runId: string; attempt: number; tokens: number }]>(
+  'topUp',
+);
 
 export const reportSignal = defineSignal<[WorkerReport]>('report');
 /** The operator's switch, also from the CLI: `temporal workflow signal --workflow-id scheduler --name drain`. */

@@ -24,6 +24,8 @@ export function validateSubmissions(units: UnitSubmission[]): void {
 /** Applies a worker's batched report; returns whether anything may now be admitted. Never throws. */
 export function applyReport(core: FleetScheduler, report: WorkerReport, now: number): boolean {
   try {
+    // Charges first: a release in the same report then finds its lease's calls already booked.
+    if (report.charges?.length) core.charge(report.charges, now);
     if (report.renewals?.length) core.renew(report.renewals, now);
     if (report.observations?.length) core.observe(report.observations, now);
     if (report.cancels?.length) core.cancel(report.cancels, now);

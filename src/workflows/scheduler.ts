@@ -25,6 +25,7 @@ import {
   statusQuery,
   submitUpdate,
   tenantQuery,
+  topUpUpdate,
   upsertTenantsUpdate,
 } from './scheduler-messages';
 import { applyReport, summaryLine, validateSubmissions } from './scheduler-support';
@@ -75,6 +76,12 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
   // Handlers first, before any await, so no buffered message is dropped.
   setHandler(submitUpdate, (units) => touched(core.submit(units, Date.now())), {
     validator: validateSubmissions,
+  });
+  setHandler(topUpUpdate, (req) => touched(core.topUp(req.runId, req.attempt, req.tokens, Date.now())), {
+    validator: (req) => {
+      if (typeof req?.runId !== 'string' || !Number.isFinite(req.attempt) || !Number.isFinite(req.tokens))
+        throw new TypeError('topUp expects { runId, attempt, tokens }');
+    },
   });
   setHandler(upsertTenantsUpdate, (list) => {
     for (const t of list) core.upsertTenant(t.tenant, t.settings, Date.now());

@@ -145,6 +145,20 @@ describe('docker-compose.yml', () => {
       }
       expect(services.get('api')).toMatch(/ADMIN_TOKEN: compose-test-token/);
 
+      // Production shape: two workers and two APIs sharing the PostgreSQL stores and the effect sink,
+      // on the server release `npm run cluster` builds.
+      expect(services.get('worker')).toMatch(/replicas: 2/);
+      expect(portPairs(services.get('api-2')!)).toContain('3002:3000');
+      for (const name of ['worker', 'api', 'api-2']) {
+        expect(services.get(name), name).toMatch(
+          /DATABASE_URL: postgres:\/\/temporal:temporal@postgresql:5432\/fairway/,
+        );
+        expect(services.get(name), name).toMatch(/EFFECT_SINK_URL: http:\/\/sink:3003/);
+      }
+      expect(services.get('sink')).toMatch(/start:sink/);
+      expect(services.get('temporal')).toMatch(/image: temporalio\/server:1\.32\.2/);
+      expect(services.get('temporal')).toMatch(/NUM_HISTORY_SHARDS: '?4/);
+
       // The worker drains in-flight activities on SIGTERM: Docker must wait at least 2 minutes.
       const grace = /stop_grace_period:\s*['"]?(\d+)(m|s)?/.exec(services.get('worker')!);
       expect(grace, 'worker stop_grace_period').not.toBeNull();

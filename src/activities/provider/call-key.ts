@@ -4,3 +4,6 @@
  * headers they do not know.
  */
 export const CALL_KEY_HEADER = 'x-fairway-call-key';
+
+/** Names the tenant a call is billed to, for providers (and the simulator) that split the bill by it; Fairway also sends it as OpenAI's `user` field. */
+export const TENANT_HEADER = 'x-fairway-tenant';

@@ -83,7 +83,8 @@ export function parseRunRequest(body: unknown, headerKey: string | undefined): P
     request: envelope.data,
     agent,
     input,
-    estimatedTokens: envelope.data.estimatedTokens ?? agent.estimate(input),
+    // The agent's own estimate is the floor: a client may raise the reservation, never lower it.
+    estimatedTokens: Math.max(envelope.data.estimatedTokens ?? 0, agent.estimate(input)),
     idempotencyKey: headerKey ?? bodyKey,
   };
 }
@@ -108,6 +109,7 @@ export function parseBatchRequest(body: unknown): ParsedBatch {
     request: envelope.data,
     agent,
     items,
-    estimatedTokensPerItem: envelope.data.estimatedTokensPerItem ?? mean,
+    // A floor as for a single run; each item is also reserved at least its own estimate when it starts.
+    estimatedTokensPerItem: Math.max(envelope.data.estimatedTokensPerItem ?? 0, mean),
   };
 }

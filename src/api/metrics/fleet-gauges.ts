@@ -38,6 +38,14 @@ export function createFleetGauges(registry: Registry) {
       'fairway_governor_tokens_per_minute',
       'Tokens per minute the token governor admits now.',
     ),
+    providerTpm: gauge(
+      'fairway_provider_tokens_per_minute',
+      "The provider's advertised tokens-per-minute limit; 0 until a call reported one.",
+    ),
+    servedTpm: gauge(
+      'fairway_served_tokens_per_minute',
+      'Tokens per minute the provider served lately; 0 until a call was reported.',
+    ),
     throttled: gauge(
       'fairway_governor_throttled_recently',
       '1 when the model plane throttled recently, else 0.',
@@ -56,6 +64,16 @@ export function createFleetGauges(registry: Registry) {
     ]),
     submitted: counter('fairway_scheduler_submitted_total', 'Units offered to the scheduler.'),
     admitted: counter('fairway_admissions_total', 'Units admitted by the scheduler.'),
+    laneAdmitted: counter(
+      'fairway_lane_admissions_total',
+      'Units admitted by the scheduler, by priority lane.',
+      ['priority'],
+    ),
+    modelCalls: counter('fairway_model_calls_total', 'Model calls the workers reported to the scheduler.'),
+    modelThrottled: counter(
+      'fairway_model_throttled_total',
+      'Model calls the provider throttled (429), as the workers reported them.',
+    ),
     released: counter('fairway_releases_total', 'Units released by outcome.', ['outcome']),
     schedulerShed: counter('fairway_scheduler_shed_total', 'Units the scheduler refused.'),
     ledgerReserved: gauge('fairway_ledger_reserved_tokens', 'Tokens reserved in the ledger, by tenant.', [
@@ -79,6 +97,8 @@ function setScheduler(g: FleetGauges, s: SchedulerStatus): void {
   g.governorConcurrency.set(s.governor.concurrencyLimit);
   g.governorTpm.set(s.governor.tokensPerMinute);
   g.throttled.set(s.governor.throttledRecently ? 1 : 0);
+  if (s.governor.providerTokensPerMinute !== undefined) g.providerTpm.set(s.governor.providerTokensPerMinute);
+  if (s.governor.servedTokensPerMinute !== undefined) g.servedTpm.set(s.governor.servedTokensPerMinute);
   g.governorDecreases.inc(s.governor.decreases);
   for (const mode of ['open', 'draining', 'drained'] as const)
     g.drainMode.set({ mode }, s.mode === mode ? 1 : 0);
@@ -86,6 +106,10 @@ function setScheduler(g: FleetGauges, s: SchedulerStatus): void {
     g.intake.set({ intake }, s.intake === intake ? 1 : 0);
   g.submitted.inc(s.counters.submitted);
   g.admitted.inc(s.counters.admitted);
+  for (const [priority, n] of Object.entries(s.counters.admittedByPriority))
+    g.laneAdmitted.inc({ priority }, n);
+  g.modelCalls.inc(s.counters.modelCalls);
+  g.modelThrottled.inc(s.counters.throttled);
   g.schedulerShed.inc(s.counters.shed);
   for (const outcome of ['completed', 'failed', 'cancelled', 'expired'] as const) {
     g.released.inc({ outcome }, s.counters[outcome]);

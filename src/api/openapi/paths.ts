@@ -4,6 +4,7 @@ import type { Components } from './components';
 import * as R from './schemas';
 import * as A from './schemas-admin';
 import * as S from '../intake/schemas';
+import { ConsoleQuerySchema, ConsoleStateSchema } from '../../console/schema';
 
 type Responses = RouteConfig['responses'];
 
@@ -146,6 +147,13 @@ export function registerPaths(registry: OpenAPIRegistry, c: Components): void {
   });
   add('post', '/v1/admin/resume', 'Reopen after a drain', {
     responses: { 200: json(c.SchedulerStatus, 'Status.'), ...errors(401, 403) },
+  });
+  add('get', '/v1/admin/console', "The operator console's data: the last 15 minutes, sampled every 2 s", {
+    request: { query: ConsoleQuerySchema },
+    responses: {
+      200: json(ConsoleStateSchema(c.SchedulerStatus), 'The latest status, tenants, and the newer samples.'),
+      ...errors(400, 401, 403),
+    },
   });
   add('get', '/v1/admin/effects/summary', 'Effect store totals', {
     responses: { 200: json(A.EffectsSummary, 'Totals.'), ...errors(401, 403) },

@@ -47,7 +47,7 @@ export const LedgerResponse = z.object({
       at: z.string(),
       tenant: z.string(),
       runId: z.string(),
-      kind: z.enum(['reserve', 'settle', 'release', 'expire', 'rollover']),
+      kind: z.enum(['reserve', 'settle', 'release', 'expire', 'rollover', 'charge', 'topup']),
       tokens: z.int(),
     }),
   ),
@@ -66,6 +66,9 @@ export const SchedulerStatusResponse = z.object({
     cancelled: z.int(),
     shed: z.int(),
     expired: z.int(),
+    admittedByPriority: byPriority,
+    modelCalls: z.int(),
+    throttled: z.int(),
   }),
   config: z.object({
     concurrency: z.int(),

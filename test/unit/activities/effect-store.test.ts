@@ -4,76 +4,146 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openEffectStore } from '../../../src/activities/effect-store';
+import { Client as PgClient } from 'pg';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EffectStore } from '../../../src/activities/effect-store';
+import { openEffectStore } from '../../../src/activities/open-effect-store';
+import { postgresMissing, startTestPostgres } from '../../support/postgres';
+import type { TestPostgres } from '../../support/postgres';
 
-let dir: string;
-const open: EffectStore[] = [];
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'fairway-effects-'));
-});
-afterEach(() => {
-  open.splice(0).forEach((s) => s.close());
-  rmSync(dir, { recursive: true, force: true });
-});
-
-function store(file = join(dir, 'nested', 'effects.db')): EffectStore {
-  const s = openEffectStore(file);
-  open.push(s);
-  return s;
+/** The same tests against both implementations: a SQLite file and a PostgreSQL database. */
+interface Engine {
+  name: string;
+  skip: string | undefined;
+  setup(): Promise<void>;
+  teardown(): Promise<void>;
+  /** A new, empty store location (a file path or a database URL). */
+  location(): Promise<string>;
+  /** Inserts a raw "applied" attempt row behind the store's back. */
+  tamper(location: string, key: string): Promise<void>;
 }
 
-describe('effect store', () => {
-  it('applies a key once however often it is attempted, and counts every attempt', () => {
-    const s = store();
-    expect(s.apply('run-a-1/effect', { n: 1 })).toEqual({ applied: true });
-    expect(s.apply('run-a-1/effect', { n: 1 })).toEqual({ applied: false });
-    expect(s.apply('run-a-1/effect', { n: 2 })).toEqual({ applied: false });
-    expect(s.apply('run-b-1/effect', {})).toEqual({ applied: true });
-    expect(s.summary()).toEqual({ effects: 2, attempts: 4, duplicates: 0 });
+let dir: string;
+let n = 0;
+const sqlite: Engine = {
+  name: 'SQLite',
+  skip: undefined,
+  async setup() {},
+  async teardown() {},
+  async location() {
+    return join(dir, `nested-${++n}`, 'effects.db');
+  },
+  async tamper(file, key) {
+    const raw = new Database(file);
+    raw.prepare('INSERT INTO attempts (key, applied, at) VALUES (?, 1, 0)').run(key);
+    raw.close();
+  },
+};
+
+let server: TestPostgres | undefined;
+const postgres: Engine = {
+  name: 'PostgreSQL',
+  skip: postgresMissing,
+  async setup() {
+    server = await startTestPostgres();
+  },
+  async teardown() {
+    await server?.stop();
+  },
+  location: () => server!.freshDatabase(),
+  async tamper(url, key) {
+    const c = new PgClient({ connectionString: url });
+    await c.connect();
+    await c.query('INSERT INTO attempts (key, applied, at) VALUES ($1, 1, 0)', [key]);
+    await c.end();
+  },
+};
+
+if (postgresMissing) console.warn(postgresMissing);
+
+describe.each([sqlite, postgres])('effect store ($name)', (engine) => {
+  const open: EffectStore[] = [];
+  beforeAll(async () => {
+    if (!engine.skip) await engine.setup();
+  }, 120_000);
+  afterAll(() => engine.teardown(), 120_000);
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'fairway-effects-'));
+  });
+  afterEach(async () => {
+    for (const s of open.splice(0)) await s.close();
+    rmSync(dir, { recursive: true, force: true });
   });
 
-  it('keeps effects across reopening', () => {
-    const file = join(dir, 'effects.db');
-    const first = openEffectStore(file);
-    first.apply('k', {});
-    first.close();
-    const again = store(file);
-    expect(again.apply('k', {})).toEqual({ applied: false });
-    expect(again.summary()).toEqual({ effects: 1, attempts: 2, duplicates: 0 });
+  async function store(location?: string): Promise<EffectStore> {
+    const s = await openEffectStore(location ?? (await engine.location()));
+    open.push(s);
+    return s;
+  }
+
+  it.skipIf(engine.skip)(
+    'applies a key once however often it is attempted, and counts every attempt',
+    async () => {
+      const s = await store();
+      expect(await s.apply('run-a-1/effect', { n: 1 })).toEqual({ applied: true, delivered: false });
+      expect(await s.apply('run-a-1/effect', { n: 1 })).toEqual({ applied: false, delivered: false });
+      expect(await s.apply('run-a-1/effect', { n: 2 })).toEqual({ applied: false, delivered: false });
+      expect(await s.apply('run-b-1/effect', {})).toEqual({ applied: true, delivered: false });
+      expect(await s.summary()).toEqual({ effects: 2, attempts: 4, duplicates: 0 });
+    },
+  );
+
+  it.skipIf(engine.skip)('remembers a confirmed delivery, once', async () => {
+    const s = await store();
+    await s.apply('k', {});
+    await s.markDelivered('k');
+    await s.markDelivered('k');
+    expect(await s.apply('k', {})).toEqual({ applied: false, delivered: true });
+    await s.markDelivered('never-applied');
+    expect(await s.apply('never-applied', {})).toEqual({ applied: true, delivered: false });
   });
 
-  it('shares one file between two store instances without applying a key twice', () => {
-    const file = join(dir, 'shared.db');
-    const a = store(file);
-    const b = store(file);
-    expect(a.apply('k1', {})).toEqual({ applied: true });
-    expect(b.apply('k1', {})).toEqual({ applied: false });
-    expect(b.apply('k2', {})).toEqual({ applied: true });
-    expect(a.apply('k2', {})).toEqual({ applied: false });
-    expect(a.summary()).toEqual({ effects: 2, attempts: 4, duplicates: 0 });
-    expect(b.summary()).toEqual(a.summary());
+  it.skipIf(engine.skip)('keeps effects across reopening', async () => {
+    const location = await engine.location();
+    const first = await openEffectStore(location);
+    await first.apply('k', {});
+    await first.close();
+    const again = await store(location);
+    expect(await again.apply('k', {})).toEqual({ applied: false, delivered: false });
+    expect(await again.summary()).toEqual({ effects: 1, attempts: 2, duplicates: 0 });
   });
 
-  it('stays exactly-once when two processes race on the same keys', async () => {
-    const file = join(dir, 'race.db');
+  it.skipIf(engine.skip)(
+    'shares one location between two store instances without applying a key twice',
+    async () => {
+      const location = await engine.location();
+      const [a, b] = await Promise.all([store(location), store(location)]);
+      expect((await a.apply('k1', {})).applied).toBe(true);
+      expect((await b.apply('k1', {})).applied).toBe(false);
+      expect((await b.apply('k2', {})).applied).toBe(true);
+      expect((await a.apply('k2', {})).applied).toBe(false);
+      expect(await a.summary()).toEqual({ effects: 2, attempts: 4, duplicates: 0 });
+      expect(await b.summary()).toEqual(await a.summary());
+    },
+  );
+
+  it.skipIf(engine.skip)('stays exactly-once when two processes race on the same keys', async () => {
+    const location = await engine.location();
+    await (await store(location)).summary(); // schema in place before the race
     const child = join(__dirname, 'effect-store-child.ts');
-    const startAt = String(Date.now() + 1500);
-    const run = () => promisify(execFile)(process.execPath, ['--import', 'tsx', child, file, '300', startAt]);
+    const startAt = String(Date.now() + 2500);
+    const run = () =>
+      promisify(execFile)(process.execPath, ['--import', 'tsx', child, location, '300', startAt]);
     const [x, y] = await Promise.all([run(), run()]);
     expect(Number(x.stdout) + Number(y.stdout)).toBe(300);
-    expect(store(file).summary()).toEqual({ effects: 300, attempts: 600, duplicates: 0 });
+    expect(await (await store(location)).summary()).toEqual({ effects: 300, attempts: 600, duplicates: 0 });
   });
 
-  it('reports duplicates honestly when the log shows a key applied twice', () => {
-    const file = join(dir, 'tampered.db');
-    const s = store(file);
-    s.apply('k', {});
-    const raw = new Database(file);
-    raw.prepare("INSERT INTO attempts (key, applied, at) VALUES ('k', 1, 0)").run();
-    raw.close();
-    expect(s.summary()).toEqual({ effects: 1, attempts: 2, duplicates: 1 });
+  it.skipIf(engine.skip)('reports duplicates honestly when the log shows a key applied twice', async () => {
+    const location = await engine.location();
+    const s = await store(location);
+    await s.apply('k', {});
+    await engine.tamper(location, 'k');
+    expect(await s.summary()).toEqual({ effects: 1, attempts: 2, duplicates: 1 });
   });
 });

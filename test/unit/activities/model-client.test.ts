@@ -61,6 +61,30 @@ describe('model client against the simulator', () => {
     expect(samples[0]).not.toHaveProperty('retryAfterMs');
   });
 
+  it('bills the call to its tenant (OpenAI user field) and caps a day-long Retry-After at the maximum pause', async () => {
+    const s = await sim(100_000);
+    const { c, samples } = client(s.url, { maxPauseMs: 5000 });
+    await c.complete({ tenant: 'acme', runId: 'r', step: 0, tokens: 100 });
+    await c.complete({ tenant: 'globex', runId: 'g', step: 0, tokens: 40 });
+    expect(s.state.stats().bill).toEqual({ acme: 100, globex: 40 });
+    s.state.faults.push({ retryAfter: '86400', resetTokens: 'whenever', times: 1 });
+    const err = (await failureOf(
+      c.complete({ tenant: 'acme', runId: 'r', step: 1, tokens: 100 }),
+    )) as ApplicationFailure;
+    expect(err.type).toBe(ModelErrorType.throttled);
+    expect(err.nextRetryDelay).toBe(5000);
+    // The sample keeps the provider's word (parsed strictly); the window caps it when it aggregates.
+    expect(samples.at(-1)).toMatchObject({ throttled: true, retryAfterMs: 86_400_000 });
+    expect(samples.at(-1)).not.toHaveProperty('resetTokensMs');
+    // A spend cap for one tenant fails only that tenant's calls.
+    s.state.spendCapTenants.add('globex');
+    const capped = (await failureOf(
+      c.complete({ tenant: 'globex', runId: 'g', step: 1, tokens: 10 }),
+    )) as ApplicationFailure;
+    expect(capped.type).toBe(ModelErrorType.spendCap);
+    expect((await c.complete({ tenant: 'acme', runId: 'r', step: 2, tokens: 10 })).usedTokens).toBe(10);
+  });
+
   it('accepts a base URL ending in /v1', async () => {
     const s = await sim(1000);
     const { c } = client(`${s.url}/v1/`);
@@ -149,6 +173,7 @@ describe('model client against the simulator', () => {
       limitTokens: 500,
       resetTokensMs: 60_000,
       tokens: 500,
+      retryUntil: expect.any(Number) as number,
     });
   });
 });

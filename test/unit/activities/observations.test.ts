@@ -47,6 +47,8 @@ describe('ObservationWindow', () => {
       limitTokens: 1000,
       resetTokensMs: 57_000,
       tokens: 130,
+      // The 9-s wait ends 9 s after the call that asked for it, not after the drain.
+      retryUntil: 9003,
     });
   });
 

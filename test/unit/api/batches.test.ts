@@ -29,6 +29,19 @@ describe('batches', () => {
     });
   });
 
+  it('reserves each item at least the mean of its agent estimates, whatever the client declares', async () => {
+    const res = await post({
+      agent: 'synthetic',
+      items: [
+        { steps: 10, tokensPerStep: 1000 },
+        { steps: 30, tokensPerStep: 1000 },
+      ],
+      estimatedTokensPerItem: 1,
+    });
+    expect(res.status).toBe(202);
+    expect(h.fleet.batches.get(res.body.batchId)).toMatchObject({ estimatedTokensPerItem: 20_000 });
+  });
+
   it('names each bad item by path and creates nothing', async () => {
     const res = await post({
       agent: 'synthetic',

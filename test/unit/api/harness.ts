@@ -5,7 +5,7 @@ import pino from 'pino';
 import request from 'supertest';
 import type { Express } from 'express';
 import { afterEach, beforeEach } from 'vitest';
-import { openEffectStore } from '../../../src/activities/effect-store';
+import { openSqliteEffectStore } from '../../../src/activities/effect-store';
 import { openStore, type ApiStore } from '../../../src/api/stores/store';
 import { createApp } from '../../../src/api/app';
 import type { TenantSettings } from '../../../src/scheduler/types';
@@ -46,7 +46,7 @@ export const synthetic = (steps = 2) => ({ agent: 'synthetic', input: { steps } 
 export function makeHarness(opts: HarnessOptions = {}): Harness {
   const dir = mkdtempSync(join(tmpdir(), 'fairway-api-'));
   const store = openStore(join(dir, 'nested', 'api.sqlite'));
-  const effects = openEffectStore(join(dir, 'effects.sqlite'));
+  const effects = openSqliteEffectStore(join(dir, 'effects.sqlite'));
   const clock = { now: Date.parse('2025-06-01T12:00:00.000Z') };
   const fleet = new MemoryFleet(() => clock.now, effects);
   const app = createApp({

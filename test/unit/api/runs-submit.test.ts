@@ -38,6 +38,14 @@ describe('POST /v1/runs', () => {
     ]);
   });
 
+  it('never reserves below the agent estimate: a client may raise it, not lower it', async () => {
+    // The agent's estimate is 20 × 1000 tokens; the client claims 1.
+    await post({ agent: 'synthetic', input: { steps: 20, tokensPerStep: 1000 }, estimatedTokens: 1 });
+    await post({ agent: 'audit', input: { targets: ['a', 'b'] }, estimatedTokens: 5000 });
+    expect(h.fleet.submitCalls.map((c) => c[0]?.cost)).toEqual([20_000, 5000]);
+    expect(h.fleet.startRunCalls[0]).toMatchObject({ estimatedTokens: 20_000 });
+  });
+
   it('lists every bad field by path, and changes nothing', async () => {
     const cases: [unknown, string[]][] = [
       [{ agent: 'synthetic', input: {} }, ['input.steps']],

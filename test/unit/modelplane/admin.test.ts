@@ -12,6 +12,9 @@ describe('model-plane simulator: admin', () => {
       tokens: 0,
       earlyRetries: 0,
       quota: { tpm: 250, rpm: 100 },
+      bill: {},
+      headerDialect: 'openai',
+      bystander: null,
     });
     await chat(url, 90);
     await chat(url, 90);
@@ -22,6 +25,9 @@ describe('model-plane simulator: admin', () => {
       tokens: 200,
       earlyRetries: 0,
       quota: { tpm: 250, rpm: 100 },
+      bill: { '': 200 },
+      headerDialect: 'openai',
+      bystander: null,
     });
   });
 

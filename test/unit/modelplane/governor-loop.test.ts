@@ -4,6 +4,7 @@ import type { StormSecond } from '../../../bench/lib/storm-eval';
 import { ObservationWindow } from '../../../src/activities/observations';
 import { SimulatorState } from '../../../src/modelplane/state';
 import { advertisedWaitMs } from '../../../src/modelplane/responses';
+import { parseRateLimitHeaders } from '../../../src/activities/provider/rate-limit-headers';
 import { DEFAULT_GOVERNOR, FleetScheduler, defaultTenantSettings } from '../../../src/scheduler';
 import type { Release } from '../../../src/scheduler';
 
@@ -35,9 +36,16 @@ function storm(o: {
   headers: boolean;
   /** Estimated tokens per unit as a share of what it really spends (1: exact estimates). */
   estimateShare?: number;
+  dialect?: 'openai' | 'anthropic';
 }) {
   let now = T0;
-  const sim = new SimulatorState({ tpm: o.tpm, rpm: 1_000_000, seed: 1, now: () => now });
+  const sim = new SimulatorState({
+    tpm: o.tpm,
+    rpm: 1_000_000,
+    seed: 1,
+    now: () => now,
+    headerDialect: o.dialect ?? 'openai',
+  });
   const core = FleetScheduler.create(
     {
       settings: {
@@ -46,7 +54,7 @@ function storm(o: {
         leaseTtlSeconds: 60,
         globalMaxQueued: 10_000,
       },
-      governor: DEFAULT_GOVERNOR,
+      governor: { ...DEFAULT_GOVERNOR, quotaShare: 0.95 }, // the storm is the account's only user
     },
     now,
   );
@@ -94,10 +102,16 @@ function storm(o: {
       if (r.nextCallAt > now) continue;
       const key = `${r.id}:${o.steps - r.stepsLeft}`;
       sim.retries.arrived(key, now);
-      const d = sim.decide(o.tokensPerStep);
+      const split = { input: 10, output: o.tokensPerStep - 10 };
+      const d = sim.decide(split);
       sec.calls++;
       if (d.kind === 'ok') {
-        window.add({ at: now, throttled: false, tokens: o.tokensPerStep, ...(o.headers ? d.limits : {}) });
+        window.add({
+          at: now,
+          throttled: false,
+          tokens: o.tokensPerStep,
+          ...(o.headers ? parseRateLimitHeaders(new Headers(d.headers), now, split) : {}),
+        });
         sim.retries.served(key);
         sec.tokens += o.tokensPerStep;
         r.used += o.tokensPerStep;
@@ -113,7 +127,7 @@ function storm(o: {
           throttled: true,
           tokens: 0,
           retryAfterMs: wait,
-          ...(o.headers ? d.limits : {}),
+          ...(o.headers ? parseRateLimitHeaders(new Headers(d.headers), now, split) : {}),
         });
         sec.throttled++;
         sim.retries.throttled(key, now, wait);
@@ -157,6 +171,14 @@ describe('governor control loop (simulated clock)', () => {
     );
     // Steady state is judged past the initial allowances: nothing served beyond the quota there.
     for (const w of r.verdict.steady) expect(w.utilisation).toBeLessThanOrEqual(1);
+  });
+
+  it("absorbs the same storm when the provider speaks Anthropic's header dialect", () => {
+    const r = storm({ ...workload, headers: true, dialect: 'anthropic' });
+    for (const c of r.verdict.checks) expect(c.pass, `${c.name}: ${c.detail}`).toBe(true);
+    expect(r.early).toBe(0);
+    expect(r.minTpmInCut).toBeLessThanOrEqual(36_000 * 0.95 + 1);
+    expect(r.status.governor.providerTokensPerMinute).toBe(120_000);
   });
 
   it('without rate-limit headers, throttles alone still bring admissions down to the quota', () => {

@@ -88,18 +88,24 @@ describe('the door', () => {
     expect(s.status(T0).counters.expired).toBe(1);
   });
 
-  it('a retry that arrives before the scheduler expired the old lease ends that lease first', () => {
+  it('a retry that arrives before the scheduler expired the old lease ends that lease first, and its late calls are still charged', () => {
     const s = makeFleet({ tenants: { a: {} } });
     const [u] = units('a', 1);
+    const id = u!.runId;
     s.submit([u!], T0);
     s.admit(T0);
-    s.renew([{ runId: u!.runId, attempt: 0, usedTokens: 40 }], T0);
+    s.charge([{ tenant: 'a', runId: id, attempt: 0, tokens: 40 }], T0);
+    s.renew([{ runId: id, attempt: 0, usedTokens: 40, perCall: true }], T0);
+    expect(s.tenantStatus('a', T0)?.ledger).toMatchObject({ reserved: 60, spent: 40 });
     expect(s.submit([{ ...u!, attempt: 1 }], T0)[0]).toMatchObject({ accepted: true, duplicate: false });
     expect(s.status(T0)).toMatchObject({ inFlight: 0, queued: { total: 1 } });
     expect(s.tenantStatus('a', T0)?.ledger).toMatchObject({ reserved: 0, spent: 40 });
-    s.release([{ runId: u!.runId, attempt: 0, usedTokens: 100, outcome: 'completed' }], T0);
-    expect(s.tenantStatus('a', T0)?.ledger.spent).toBe(40);
-    expect(s.admit(T0)[0]).toMatchObject({ runId: u!.runId, attempt: 1 });
+    // The old attempt's step was still running (a local activity waiting out a Retry-After): the
+    // provider billed its call after the lease ended, and the ledger books it all the same.
+    s.charge([{ tenant: 'a', runId: id, attempt: 0, tokens: 60 }], T0);
+    s.release([{ runId: id, attempt: 0, usedTokens: 100, outcome: 'completed', perCall: true }], T0);
+    expect(s.tenantStatus('a', T0)?.ledger).toMatchObject({ reserved: 0, spent: 100 });
+    expect(s.admit(T0)[0]).toMatchObject({ runId: id, attempt: 1 });
   });
 
   it('sanitises odd input instead of throwing', () => {

@@ -1,0 +1,126 @@
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort } from '../../src/cluster/child';
+import type { Child } from '../../src/cluster/child';
+import { startFairwayCluster } from '../../src/cluster/fairway-cluster';
+import type { FairwayCluster } from '../../src/cluster/fairway-cluster';
+import { ensureServerTools } from '../../src/cluster/server-tools';
+import { loadConfig } from '../../src/config';
+import type { SinkSummary } from '../../src/effectsink/sink';
+import type { DrillStack, Reply } from './drill-stack';
+
+const ADMIN = 'drill-admin';
+
+export interface ClusterDrillStack extends DrillStack {
+  cluster: FairwayCluster;
+  /** The two worker processes now running (index 0 and 1). */
+  workers: Child[];
+  /** SIGKILL (or SIGTERM with `graceful`) worker `i` and start a replacement; returns ms to ready. */
+  replaceWorker(
+    i: number,
+    buildId: string,
+    opts?: { graceful?: boolean },
+  ): Promise<{ ms: number; exit: number | string }>;
+  sink(): Promise<SinkSummary>;
+}
+
+/**
+ * The drills' stack on `npm run cluster`'s shape: PostgreSQL, four Temporal service processes, the
+ * simulator, the effect sink, two workers and two APIs. `call` alternates between the two APIs, so
+ * both take submissions throughout.
+ */
+export async function startClusterDrillStack(opts: {
+  concurrency: number;
+  env?: Record<string, string>;
+  log?: (m: string) => void;
+}): Promise<ClusterDrillStack> {
+  const log = opts.log ?? (() => {});
+  ensureServerTools(log);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'fairway-cluster-drill-'));
+  chmodSync(dir, 0o755); // PostgreSQL runs as the postgres user when run as root
+  const env: Record<string, string> = {
+    FLEET_CONCURRENCY: String(opts.concurrency),
+    DEFAULT_TENANT_MAX_IN_FLIGHT: String(opts.concurrency),
+    TENANT_RATE_PER_SECOND: '100000',
+    MAILBOX_FLUSH_MS: '50',
+    SHUTDOWN_GRACE_SECONDS: '60',
+    MODEL_TPM: '1000000000',
+    MODEL_RPM: '100000000',
+    LOG_LEVEL: 'info',
+    ...opts.env,
+  };
+  const config = loadConfig({ ...env, PORT: '0', DATA_DIR: dir, ADMIN_TOKEN: ADMIN });
+  const cluster = await startFairwayCluster({
+    config,
+    dir,
+    adminToken: ADMIN,
+    apiPorts: [await freePort(), await freePort()],
+    uiBinary: undefined,
+    baseEnv: { ...process.env, ...env },
+    log,
+  });
+  const workers = [...cluster.workers];
+  let turn = 0;
+  const call: DrillStack['call'] = async (method, route, o = {}) => {
+    const base = cluster.apiUrls[turn++ % cluster.apiUrls.length]!;
+    try {
+      const res = await fetch(`${base}${route}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${o.token ?? ADMIN}`,
+          ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}),
+        signal: AbortSignal.timeout(o.timeoutMs ?? 10_000),
+      });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers } as Reply;
+    } catch (err) {
+      return { status: 0, body: { error: String(err) }, headers: new Headers() };
+    }
+  };
+  const stop = async () => {
+    await cluster.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return {
+    dir,
+    temporalAddress: cluster.temporal.address,
+    cluster,
+    workers,
+    call,
+    async status() {
+      const r = await call('GET', '/v1/admin/scheduler', { timeoutMs: 3000 });
+      return r.status === 200 ? r.body : null;
+    },
+    async tenant(name, settings = {}) {
+      const r = await call('PUT', `/v1/admin/tenants/${name}`, { body: settings });
+      if (r.status !== 201) throw new Error(`tenant ${name}: ${r.status} ${JSON.stringify(r.body)}`);
+      return r.body.apiKey as string;
+    },
+    get worker() {
+      return undefined;
+    },
+    async startWorker() {
+      throw new Error('the cluster drill replaces workers with replaceWorker()');
+    },
+    async replaceWorker(i, buildId, { graceful = false } = {}) {
+      const old = workers[i]!;
+      const exit = graceful ? await old.stop({ timeoutMs: 120_000 }) : await old.kill();
+      const at = Date.now();
+      workers[i] = await cluster.spawn('worker', `worker-${i + 1}-${buildId}`, { BUILD_ID: buildId });
+      log(`worker ${i + 1} replaced by ${buildId} (pid ${workers[i]!.pid}; old exited ${exit})`);
+      return { ms: Date.now() - at, exit };
+    },
+    async restartTemporal() {
+      const t0 = Date.now();
+      await cluster.temporal.restartService('history');
+      return Date.now() - t0;
+    },
+    async sink() {
+      return (await (await fetch(`${cluster.sinkUrl}/summary`)).json()) as SinkSummary;
+    },
+    stop,
+  };
+}

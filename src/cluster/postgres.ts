@@ -1,0 +1,156 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chownSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { Client as PgClient } from 'pg';
+import { freePort, spawnChild } from './child';
+import type { Child } from './child';
+
+/** Where Debian puts PostgreSQL's server programs (`initdb`, `postgres`), newest version first. */
+export function findPostgresBin(): string | undefined {
+  const onPath = spawnSync('sh', ['-c', 'command -v initdb'], { encoding: 'utf8' }).stdout.trim();
+  if (onPath) return path.dirname(onPath);
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root)) return undefined;
+  const versions = readdirSync(root)
+    .filter((v) => existsSync(path.join(root, v, 'bin', 'initdb')))
+    .sort((a, b) => Number(b) - Number(a));
+  return versions[0] ? path.join(root, versions[0], 'bin') : undefined;
+}
+
+export interface Postgres {
+  host: string;
+  port: number;
+  user: string;
+  password: string;
+  /** True when this start ran initdb (a new, empty cluster). */
+  fresh: boolean;
+  /** A `postgres://` URL for `database`. */
+  url(database: string): string;
+  /** Creates `database` unless it exists. */
+  ensureDatabase(database: string): Promise<void>;
+  /** Fast shutdown (SIGINT): open transactions are rolled back, the data is kept. */
+  stop(): Promise<void>;
+  /** SIGKILL, then start again on the same port and directory (crash recovery). */
+  restart(opts?: { kill?: boolean }): Promise<void>;
+  child(): Child;
+}
+
+export interface PostgresOptions {
+  /** The data directory (created with initdb when empty). */
+  dir: string;
+  host?: string;
+  /** undefined: a free port. */
+  port?: number;
+  /** Log file for the server's output. */
+  logFile: string;
+  user?: string;
+  log?: (m: string) => void;
+}
+
+/**
+ * PostgreSQL refuses to run as root. As root, the server programs run as the `postgres` user that
+ * Debian's package creates (through `setpriv`, which execs, so the pid is the server's own).
+ */
+function asServerUser(
+  bin: string,
+  args: string[],
+): { command: string; args: string[]; uid?: number; gid?: number } {
+  if (process.getuid?.() !== 0) return { command: bin, args };
+  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+  const uid = id('-u');
+  const gid = id('-g');
+  return {
+    command: 'setpriv',
+    args: [`--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--', bin, ...args],
+    uid,
+    gid,
+  };
+}
+
+/**
+ * Starts a private PostgreSQL server (Debian's packages, no service manager): `initdb` into `dir` on
+ * first use, trust authentication, listening on loopback only, no Unix socket. Stopped with `stop()`.
+ */
+export async function startPostgres(opts: PostgresOptions): Promise<Postgres> {
+  const bin = findPostgresBin();
+  if (!bin)
+    throw new Error(
+      'PostgreSQL is not installed (no initdb on PATH or under /usr/lib/postgresql). On Debian: apt-get install postgresql',
+    );
+  const host = opts.host ?? '127.0.0.1';
+  const user = opts.user ?? 'temporal';
+  const password = 'temporal';
+  const log = opts.log ?? (() => {});
+  mkdirSync(opts.dir, { recursive: true });
+  const fresh = !existsSync(path.join(opts.dir, 'PG_VERSION'));
+  if (fresh) {
+    const init = asServerUser(path.join(bin, 'initdb'), [
+      '-D',
+      opts.dir,
+      '-U',
+      user,
+      '--auth=trust',
+      '--encoding=UTF8',
+      '--no-locale',
+      '--no-instructions',
+    ]);
+    if (init.uid !== undefined) chownSync(opts.dir, init.uid, init.gid!);
+    log(`initdb ${opts.dir}`);
+    const r = spawnSync(init.command, init.args, { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`initdb failed: ${r.stderr || r.stdout}`);
+  }
+  const port = opts.port ?? (await freePort(host));
+  const launch = async () => {
+    const run = asServerUser(path.join(bin, 'postgres'), [
+      '-D',
+      opts.dir,
+      '-p',
+      String(port),
+      '-c',
+      `listen_addresses=${host}`,
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'max_connections=400',
+      '-c',
+      'shared_buffers=128MB',
+    ]);
+    return spawnChild({
+      name: 'postgres',
+      command: run.command,
+      args: run.args,
+      logFile: opts.logFile,
+      readyText: 'database system is ready to accept connections',
+      readyTimeoutMs: 120_000,
+    });
+  };
+  let child = await launch();
+  const url = (database: string) => `postgres://${user}:${password}@${host}:${port}/${database}`;
+  return {
+    host,
+    port,
+    user,
+    password,
+    fresh,
+    url,
+    async ensureDatabase(database) {
+      const c = new PgClient({ connectionString: url('postgres') });
+      await c.connect();
+      try {
+        const r = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+        if (r.rowCount === 0) await c.query(`CREATE DATABASE "${database.replace(/"/g, '""')}"`);
+      } finally {
+        await c.end();
+      }
+    },
+    async stop() {
+      await child.stop({ signal: 'SIGINT', timeoutMs: 60_000 });
+    },
+    async restart({ kill = true } = {}) {
+      if (kill) await child.kill();
+      else await child.stop({ signal: 'SIGINT', timeoutMs: 60_000 });
+      child = await launch();
+    },
+    child: () => child,
+  };
+}

@@ -1,0 +1,152 @@
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+
+/** What the sink saw, counted by the sink itself (the sender's own claims are not consulted). */
+export interface SinkSummary {
+  /** Every delivery received. */
+  deliveries: number;
+  /** Distinct idempotency keys among them. */
+  distinctKeys: number;
+  /** Keys delivered more than once (a broken key scheme or an unshared store shows up here). */
+  duplicatedKeys: number;
+  /** Up to 20 of those keys, for a first look. */
+  duplicatedSample: string[];
+}
+
+/** Counts deliveries per key; optionally appends each to a JSON-lines file and reloads it on start. */
+export class DeliveryLedger {
+  private readonly counts = new Map<string, number>();
+  private deliveries = 0;
+  private duplicated = new Set<string>();
+
+  constructor(private readonly file?: string) {
+    if (file && existsSync(file)) {
+      for (const line of readFileSync(file, 'utf8').split('\n')) {
+        if (!line) continue;
+        try {
+          this.count((JSON.parse(line) as { key: string }).key);
+        } catch {
+          /* a torn last line after a crash */
+        }
+      }
+    }
+    if (file) mkdirSync(path.dirname(file), { recursive: true });
+  }
+
+  private count(key: string): void {
+    this.deliveries++;
+    const n = (this.counts.get(key) ?? 0) + 1;
+    this.counts.set(key, n);
+    if (n > 1) this.duplicated.add(key);
+  }
+
+  record(key: string, from: string): void {
+    if (this.file) appendFileSync(this.file, `${JSON.stringify({ key, from, at: Date.now() })}\n`);
+    this.count(key);
+  }
+
+  timesDelivered(key: string): number {
+    return this.counts.get(key) ?? 0;
+  }
+
+  summary(): SinkSummary {
+    return {
+      deliveries: this.deliveries,
+      distinctKeys: this.counts.size,
+      duplicatedKeys: this.duplicated.size,
+      duplicatedSample: [...this.duplicated].slice(0, 20),
+    };
+  }
+}
+
+const MAX_BODY = 16 * 1024;
+const KEY = /^[\x21-\x7e]{1,512}$/;
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+async function readBody(req: IncomingMessage): Promise<string | undefined> {
+  let size = 0;
+  const chunks: Buffer[] = [];
+  for await (const c of req as AsyncIterable<Buffer>) {
+    size += c.length;
+    if (size > MAX_BODY) return undefined;
+    chunks.push(c);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export interface RunningSink {
+  url: string;
+  ledger: DeliveryLedger;
+  close(): Promise<void>;
+}
+
+/**
+ * The effect sink: an HTTP service standing in for the outside world an effect reaches.
+ * `POST /deliveries` with `{"key": "<idempotency key>"}` records one delivery (always, however
+ * often the key came before: counting repeats is the point); `GET /summary` answers what it saw.
+ */
+export async function startEffectSink(opts: {
+  port: number;
+  host: string;
+  file?: string;
+}): Promise<RunningSink> {
+  const ledger = new DeliveryLedger(opts.file);
+  const server = createServer((req, res) => {
+    void (async () => {
+      const url = new URL(req.url ?? '/', 'http://sink');
+      if (req.method === 'GET' && url.pathname === '/summary') return send(res, 200, ledger.summary());
+      if (req.method === 'GET' && url.pathname === '/healthz') return send(res, 200, { ok: true });
+      if (req.method === 'POST' && url.pathname === '/deliveries') {
+        const text = await readBody(req);
+        if (text === undefined)
+          return send(res, 413, { error: { code: 'too_large', message: 'body over 16 KiB' } });
+        let key: unknown;
+        try {
+          key = (JSON.parse(text) as { key?: unknown }).key;
+        } catch {
+          return send(res, 400, { error: { code: 'invalid_json', message: 'body is not JSON' } });
+        }
+        if (typeof key !== 'string' || !KEY.test(key))
+          return send(res, 400, {
+            error: { code: 'invalid_key', message: 'key must be 1–512 printable ASCII characters' },
+          });
+        ledger.record(key, req.socket.remoteAddress ?? '');
+        return send(res, 200, { key, times: ledger.timesDelivered(key) });
+      }
+      return send(res, 404, { error: { code: 'not_found', message: `${req.method} ${url.pathname}` } });
+    })().catch(() => send(res, 400, { error: { code: 'bad_request', message: 'unreadable request' } }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ port: opts.port, host: opts.host }, resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = opts.host === '0.0.0.0' ? '127.0.0.1' : opts.host;
+  return {
+    url: `http://${host}:${port}`,
+    ledger,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** The sender's side: delivers one effect; throws on anything but 200 (the activity retries). */
+export async function deliverEffect(sinkUrl: string, key: string, signal?: AbortSignal): Promise<void> {
+  const res = await fetch(`${sinkUrl}/deliveries`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ key }),
+    signal: signal ?? AbortSignal.timeout(10_000),
+  });
+  if (res.status !== 200) throw new Error(`effect sink answered ${res.status}`);
+}

@@ -1,0 +1,20 @@
+import path from 'node:path';
+import pino from 'pino';
+import { loadConfig } from '../config';
+import { startEffectSink } from '../effectsink/sink';
+import { closeOnSignal, failStart } from './shutdown';
+
+/** Starts the effect sink alone: it counts where effects land (deliveries per idempotency key). */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const log = pino({ level: config.logLevel });
+  const sink = await startEffectSink({
+    port: config.sinkPort,
+    host: config.host,
+    file: path.resolve(config.dataDir, 'effect-sink.jsonl'),
+  });
+  log.info({ url: sink.url }, 'effect sink started');
+  closeOnSignal(sink.close, { info: (m) => log.info(m), error: (m) => log.error(m) });
+}
+
+main().catch(failStart);

@@ -1,0 +1,52 @@
+import { Pool } from 'pg';
+
+/** True when `location` names a PostgreSQL database rather than a file. */
+export const isPostgresUrl = (location: string): boolean => /^postgres(ql)?:\/\//.test(location);
+
+/** A connection pool that does not crash the process when an idle connection dies (e.g. a server restart). */
+export function openPool(url: string, max = 10): Pool {
+  const pool = new Pool({ connectionString: url, max, connectionTimeoutMillis: 10_000 });
+  pool.on('error', () => {
+    /* an idle client lost its connection; the next query takes a new one */
+  });
+  return pool;
+}
+
+/** One schema step; applied once per database, in order, under `name`. */
+export interface Migration {
+  version: number;
+  sql: string;
+}
+
+/**
+ * Brings `name`'s tables to the newest migration. Several processes may start at once: an advisory
+ * lock serialises them, and each step runs in its own transaction with its version row.
+ */
+export async function migrate(pool: Pool, name: string, migrations: Migration[]): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`fairway-migrate:${name}`]);
+    await client.query(
+      'CREATE TABLE IF NOT EXISTS fairway_migrations (name TEXT NOT NULL, version INTEGER NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now(), PRIMARY KEY (name, version))',
+    );
+    const done = new Set(
+      (
+        await client.query<{ version: number }>('SELECT version FROM fairway_migrations WHERE name = $1', [
+          name,
+        ])
+      ).rows.map((r) => r.version),
+    );
+    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (done.has(m.version)) continue;
+      await client.query(m.sql);
+      await client.query('INSERT INTO fairway_migrations (name, version) VALUES ($1, $2)', [name, m.version]);
+    }
+    await client.query('COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}

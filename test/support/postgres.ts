@@ -1,0 +1,38 @@
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { findPostgresBin, startPostgres } from '../../src/cluster/postgres';
+import type { Postgres } from '../../src/cluster/postgres';
+
+/** Why PostgreSQL store tests are skipped on this machine, or undefined when they run. */
+export const postgresMissing: string | undefined = findPostgresBin()
+  ? undefined
+  : 'PostgreSQL store tests skipped: initdb not found (on Debian: apt-get install postgresql).';
+
+export interface TestPostgres {
+  pg: Postgres;
+  /** A new empty database's URL (each test gets its own). */
+  freshDatabase(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+let counter = 0;
+
+/** A private PostgreSQL server in a temp directory on a free loopback port (initdb + postgres). */
+export async function startTestPostgres(): Promise<TestPostgres> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'fairway-pg-'));
+  chmodSync(dir, 0o755); // the server runs as the postgres user when the tests run as root
+  const pg = await startPostgres({ dir: path.join(dir, 'data'), logFile: path.join(dir, 'postgres.log') });
+  return {
+    pg,
+    async freshDatabase() {
+      const name = `t_${process.pid}_${++counter}`;
+      await pg.ensureDatabase(name);
+      return pg.url(name);
+    },
+    async stop() {
+      await pg.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
