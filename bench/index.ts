@@ -5,6 +5,7 @@ import { runSim } from './sim';
 import { runStormBench } from './storm';
 import { runStormColdBench } from './storm-cold';
 import { runThroughput } from './throughput';
+import { runThroughputVsDirect } from './throughput-vs-direct';
 
 /** `npm run bench -- <scenario> [--flag value …]`. */
 const scenarios: Record<string, (argv: string[]) => Promise<void>> = {
@@ -15,7 +16,10 @@ const scenarios: Record<string, (argv: string[]) => Promise<void>> = {
     argv.includes('--cold') ? runStormColdBench(argv.filter((a) => a !== '--cold')) : runStormBench(argv),
   'storm-cold': runStormColdBench,
   bystander: runBystanderBench,
-  throughput: runThroughput,
+  // Direct start beside the scheduler path on one dev server; `--cluster` is the batch measure on the cluster.
+  throughput: (argv) => (argv.includes('--cluster') ? runThroughput(argv) : runThroughputVsDirect(argv)),
+  // The older scheduler-only measure: batches through the API, admissions per second end to end.
+  'throughput-batches': runThroughput,
 };
 
 async function main(): Promise<void> {

@@ -1,5 +1,3 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { DEFAULT_GOVERNOR, FleetScheduler, defaultTenantSettings } from '../src/scheduler';
 import type { Admission, Release, UnitSubmission } from '../src/scheduler';
@@ -9,6 +7,7 @@ import type { SimResult } from './lib/sim-report';
 import { parseSimOptions } from './lib/sim-options';
 import type { SimOptions } from './lib/sim-options';
 import { LANE_NAMES, makeTenants, makeUnits } from './lib/sim-workload';
+import { writeResult } from './lib/results';
 import { measureSteadyState } from './lib/steady-state';
 import { percentile } from './lib/stats';
 
@@ -251,9 +250,8 @@ export async function runSim(argv: string[]): Promise<void> {
   const o = parseSimOptions(argv);
   const result = simulate(o);
   printSimReport(result);
-  mkdirSync(dirname(o.out), { recursive: true });
-  writeFileSync(o.out, JSON.stringify(result, null, 2) + '\n');
-  console.log(`\nwrote ${o.out}`);
+  const { out, ...parameters } = o;
+  console.log(`\nwrote ${writeResult('sim', result, { parameters, file: out })}`);
   await Promise.resolve();
 }
 

@@ -109,7 +109,7 @@ export async function runThroughput(argv: string[]): Promise<void> {
     console.log(
       `throughput${cluster ? ' (cluster)' : ''}: ${total} units in ${seconds.toFixed(1)} s = ${(total / seconds).toFixed(1)} admissions/s (concurrency ${f.concurrency})`,
     );
-    console.log(`wrote ${writeResult(cluster ? 'throughput-cluster' : 'throughput', result)}`);
+    console.log(`wrote ${writeResult(cluster ? 'throughput-cluster' : 'throughput-batches', result)}`);
   } finally {
     await s.stop();
   }

@@ -1,4 +1,4 @@
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
@@ -7,7 +7,11 @@ import type { Config } from '../../src/config';
 import { startDevServer } from '../../src/infra/dev-server';
 import { startStack } from '../../src/stack';
 import type { Stack } from '../../src/stack';
+import type { WorkflowSource } from '../../src/fleet/worker';
 import type { SchedulerInput } from '../../src/workflows/scheduler';
+import { recordParameters } from './results';
+
+export { writeResult } from './results';
 
 export const BENCH_ADMIN = 'bench-admin-token-0123456789abcdef';
 
@@ -26,7 +30,7 @@ export interface BenchStack extends Stack {
 /** A whole stack on its own embedded dev server (temp SQLite), for benchmarks and drills. */
 export async function startBenchStack(
   env: Record<string, string> = {},
-  opts: { scheduler?: Partial<SchedulerInput> } = {},
+  opts: { scheduler?: Partial<SchedulerInput>; workflows?: WorkflowSource } = {},
 ): Promise<BenchStack> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'fairway-bench-'));
   const dev = await startDevServer({
@@ -49,7 +53,11 @@ export async function startBenchStack(
   const stack = await startStack(
     config,
     { temporal: false, sim: true, worker: true, api: true },
-    { log: pino({ level: 'warn' }), ...(opts.scheduler ? { scheduler: opts.scheduler } : {}) },
+    {
+      log: pino({ level: 'warn' }),
+      ...(opts.scheduler ? { scheduler: opts.scheduler } : {}),
+      ...(opts.workflows ? { workflows: opts.workflows } : {}),
+    },
   );
   const call: BenchStack['call'] = async (method, route, body, token = BENCH_ADMIN) => {
     const res = await fetch(`${stack.apiUrl}${route}`, {
@@ -87,14 +95,6 @@ export function flags<T extends Record<string, number>>(argv: string[], defaults
     const a = argv[i]!;
     if (a.startsWith('--') && argv[i + 1] !== undefined) out[a.slice(2)] = Number(argv[++i]);
   }
+  recordParameters(out); // the result file carries them
   return out as T;
-}
-
-/** Writes a result file under bench/results/ and returns its path. */
-export function writeResult(name: string, data: unknown): string {
-  const dir = path.join(__dirname, '..', 'results');
-  mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, `${name}.json`);
-  writeFileSync(file, JSON.stringify(data, null, 2));
-  return file;
 }

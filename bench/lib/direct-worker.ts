@@ -1,0 +1,88 @@
+import type { Client } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import { createActivities } from '../../src/activities';
+import { effectStoreLocation, openEffectStore } from '../../src/activities/open-effect-store';
+import { SchedulerMailbox } from '../../src/activities/mailbox';
+import { createModelClient } from '../../src/activities/model-client';
+import type { Config } from '../../src/config';
+import type { Charge, Release, Renewal } from '../../src/scheduler/types';
+
+/** The direct path's task queue: its runs never meet the scheduler. */
+export const DIRECT_TASK_QUEUE = 'bench-direct';
+
+/**
+ * A mailbox that tells no scheduler anything: on the direct path a run's release, renewals and
+ * cancellation have nobody to go to. Everything else about the activities is the production code.
+ */
+class NoSchedulerMailbox extends SchedulerMailbox {
+  override release(_r: Release): Promise<void> {
+    return Promise.resolve();
+  }
+  override cancel(_runId: string): Promise<void> {
+    return Promise.resolve();
+  }
+  override renew(_r: Renewal): void {}
+  override charge(_c: Charge): void {}
+  override flush(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/**
+ * A second worker, on its own task queue, with the same workflow code, the same activities (built by
+ * the activity factory with the real model client and effect store) and the same tuning as the fleet
+ * worker; only the mailbox is a no-op. Runs started here and admitted at start measure what the
+ * server does with no scheduler in the path.
+ */
+export async function startDirectWorker(opts: {
+  config: Config;
+  address: string;
+  client: Client;
+  modelBaseUrl: string;
+  workflowBundle: WorkflowBundleWithSourceMap;
+  log: Logger;
+}): Promise<{ close(): Promise<void> }> {
+  const connection = await NativeConnection.connect({ address: opts.address });
+  const mailbox = new NoSchedulerMailbox(opts.client, 'no-scheduler', 3_600_000, () => null, opts.log);
+  const effects = await openEffectStore(effectStoreLocation(opts.config));
+  const worker = await Worker.create({
+    connection,
+    namespace: opts.config.temporal.namespace,
+    taskQueue: DIRECT_TASK_QUEUE,
+    workflowBundle: opts.workflowBundle,
+    activities: createActivities({
+      client: opts.client,
+      startRun: () => Promise.reject(new Error('the direct path starts no runs from activities')),
+      schedulerId: 'no-scheduler',
+      mailbox,
+      model: createModelClient({
+        baseUrl: opts.modelBaseUrl,
+        apiKey: opts.config.model.apiKey,
+        model: opts.config.model.name,
+        maxPauseMs: opts.config.model.maxPauseMs,
+        onObservation: () => {},
+      }),
+      effects,
+      effectSinkUrl: opts.config.effectSinkUrl,
+      log: opts.log,
+    }),
+    identity: `fairway-bench-direct/${process.pid}`,
+    // The fleet worker's tuning (src/fleet/worker.ts), so the two paths differ only in the scheduler.
+    maxConcurrentActivityTaskExecutions: 400,
+    maxConcurrentLocalActivityExecutions: 400,
+    maxConcurrentWorkflowTaskExecutions: 100,
+    maxCachedWorkflows: 2000,
+  });
+  const done = worker.run();
+  return {
+    async close() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await done;
+      await mailbox.close();
+      await effects.close();
+      await connection.close();
+    },
+  };
+}

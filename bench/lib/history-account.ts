@@ -1,0 +1,73 @@
+import type { Client } from '@temporalio/client';
+import { mapLimit } from '../../src/util/map-limit';
+
+type HistoryEvent = Record<string, unknown> & {
+  eventTime?: { seconds?: unknown; nanos?: number | null } | null;
+};
+
+/** An event's type, from its attributes' field name (`workflowTaskCompleted`…); signals and updates carry their name. */
+export function eventName(e: HistoryEvent): string {
+  const key = Object.keys(e).find((k) => k.endsWith('EventAttributes') && e[k] != null);
+  const base = key ? key.slice(0, -'EventAttributes'.length) : 'unknown';
+  const attrs = key ? (e[key] as Record<string, any>) : {};
+  if (base === 'workflowExecutionSignaled') return `${base}(${attrs.signalName})`;
+  if (base === 'workflowExecutionUpdateAccepted')
+    return `${base}(${attrs.acceptedRequest?.input?.name ?? '?'})`;
+  if (base === 'markerRecorded') return `${base}(${attrs.markerName})`;
+  return base;
+}
+
+export const eventMs = (e: HistoryEvent): number =>
+  Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
+
+/** Event counts by type, and the time the run received its admission (its `admit` signal). */
+export interface RunHistory {
+  counts: Record<string, number>;
+  admittedAtMs: number | undefined;
+}
+
+export async function runHistory(client: Client, workflowId: string): Promise<RunHistory> {
+  const h = await client.workflow.getHandle(workflowId).fetchHistory();
+  const counts: Record<string, number> = {};
+  let admittedAtMs: number | undefined;
+  for (const e of (h.events ?? []) as HistoryEvent[]) {
+    const name = eventName(e);
+    counts[name] = (counts[name] ?? 0) + 1;
+    if (name === 'workflowExecutionSignaled(admit)' && admittedAtMs === undefined) admittedAtMs = eventMs(e);
+  }
+  return { counts, admittedAtMs };
+}
+
+/** Mean count per run of each event type over the histories. */
+export function perRun(histories: Record<string, number>[], runs = histories.length): Record<string, number> {
+  const total: Record<string, number> = {};
+  for (const c of histories) for (const [k, v] of Object.entries(c)) total[k] = (total[k] ?? 0) + v;
+  return Object.fromEntries(Object.entries(total).map(([k, v]) => [k, v / Math.max(1, runs)]));
+}
+
+/**
+ * Every execution of one workflow id (the scheduler continues-as-new) with its events by type; a
+ * snapshot before and one after a phase give the phase's events.
+ */
+export async function chainEvents(client: Client, workflowId: string): Promise<Record<string, number>> {
+  const runIds: string[] = [];
+  for await (const w of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runIds.push(w.runId);
+  const per = await mapLimit(runIds, 4, async (runId) => {
+    const h = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+    const counts: Record<string, number> = {};
+    for (const e of (h.events ?? []) as HistoryEvent[])
+      counts[eventName(e)] = (counts[eventName(e)] ?? 0) + 1;
+    return counts;
+  });
+  return perRun(per, 1);
+}
+
+/** after − before, per type (types that did not change are left out). */
+export function diffCounts(
+  after: Record<string, number>,
+  before: Record<string, number>,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(after)) if (v - (before[k] ?? 0) !== 0) out[k] = v - (before[k] ?? 0);
+  return out;
+}

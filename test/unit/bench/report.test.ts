@@ -1,0 +1,52 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { BEGIN, END, renderTable, spliceTable } from '../../../bench/lib/report';
+import { README, generateReadme, readResults } from '../../../bench/lib/report-files';
+import { commandLine } from '../../../bench/lib/results';
+import type { BenchResult } from '../../../bench/lib/results';
+
+const fixture = JSON.parse(
+  readFileSync(path.join(__dirname, '..', '..', 'fixtures', 'bench', 'throughput.json'), 'utf8'),
+) as BenchResult;
+
+describe('bench:report', () => {
+  it('renders a result file into its row: headline figures, the command, when and on which commit', () => {
+    const table = renderTable([fixture]);
+    const row = table.split('\n').find((l) => l.startsWith('| Throughput vs. direct start'));
+    expect(row).toBe(
+      '| Throughput vs. direct start | `npm run bench -- throughput --runs 100 --warmup 20 --sample 50` | ' +
+        '100 runs per path, concurrency 50: direct start **23.2 runs/s**, scheduler path **12.8 runs/s**, ratio **0.55**; ' +
+        'submit→admit p50/p99 1,378/2,189 ms (direct 123/423 ms); history events per run 13.0 direct vs 13.8 + 1.6 in the scheduler; ' +
+        'workflow tasks per run 1.0 vs 1.3 + 0.2 in the scheduler | ' +
+        '2026-11-30 13:31 UTC, `a1e600e73c` (dirty); 2 cores, 23.5 GiB, load 19.1→16.3; Temporal CLI 1.9.1 (Server 1.32.0, UI 2.54.1) |',
+    );
+    // A scenario without a committed result says so rather than showing an old figure.
+    expect(table).toContain(
+      '| Quota storm | `npm run bench -- storm` | not measured with provenance yet | — |',
+    );
+  });
+
+  it('is deterministic: the same files in any order give the same table', () => {
+    const other = { ...fixture, scenario: 'zz-extra', command: 'npm run bench -- zz-extra' };
+    expect(renderTable([other, fixture])).toBe(renderTable([fixture, other]));
+    expect(renderTable([fixture])).toBe(renderTable([structuredClone(fixture)]));
+  });
+
+  it('replaces only what lies between the markers, and refuses a README without them', () => {
+    const readme = `# T\n\nbefore\n\n${BEGIN}\n\nold | table\n\n${END}\n\nafter\n`;
+    expect(spliceTable(readme, 'NEW')).toBe(`# T\n\nbefore\n\n${BEGIN}\n\nNEW\n\n${END}\n\nafter\n`);
+    expect(() => spliceTable('# no markers\n', 'NEW')).toThrow(/markers/);
+  });
+
+  it('records the command as a person reruns it', () => {
+    const argv = ['node', '/repo/bench/index.ts', 'throughput', '--runs', '5'];
+    expect(commandLine(argv, 'bench')).toBe('npm run bench -- throughput --runs 5');
+    expect(commandLine(['node', '/repo/bench/index.ts'], 'bench:report')).toBe('npm run bench:report');
+  });
+
+  it("the README's figures are exactly what the generator makes of the committed bench/results/ (no hand edits)", async () => {
+    const readme = readFileSync(README, 'utf8');
+    expect(readme).toBe(await generateReadme(readme, readResults()));
+  });
+});
