@@ -19,7 +19,6 @@ import type { FleetActivities } from './types';
 
 export interface ActivityDeps {
   client: Client;
-  /** Starts a run's workflow, idempotent on its run id (the fleet hands it in). */
   /** Starts a run's workflow (idempotent); `finished`: it ran before and is closed. */
   startRun: (spec: RunSpec) => Promise<'started' | 'finished'>;
   /** Usage of runs finished in each tenant's period (visibility), for a recovering scheduler. */
