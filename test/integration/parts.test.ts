@@ -6,7 +6,7 @@ import { freePort, groupAlive, killPart, startPart, stopPart } from '../support/
 import type { Part } from '../support/parts';
 import { waitFor } from '../support/stack';
 
-const ADMIN = 'admin-parts-test';
+const ADMIN = 'admin-parts-test-0123456789abcdef-0123';
 type PartName = 'temporal' | 'sim' | 'worker' | 'api';
 
 /** The other three parts in random order, Temporal anywhere but first (so something must wait for it). */

@@ -128,8 +128,6 @@ export class EventDispatcher {
   private async startOne(event: EventRecord, run: EventRunRecord): Promise<Outcome> {
     const { fleet, store, log } = this.deps;
     try {
-      // Already started (by a process that died before writing it down): never offer it twice.
-      if (await fleet.getRun(run.runId)) return { kind: 'started' };
       const tenant = store.tenants.get(event.tenant);
       if (!tenant) {
         return {
@@ -141,6 +139,18 @@ export class EventDispatcher {
           },
         };
       }
+      // The run's workflow first, then the scheduler (as for every run): an admission always finds its
+      // run. Starting is idempotent on the run id, so a process that died after starting it is harmless.
+      const started = await fleet.startRun({
+        runId: run.runId,
+        tenant: event.tenant,
+        agent: run.agent,
+        priority: run.priority,
+        input: run.input,
+        estimatedTokens: run.estimatedTokens,
+        createdAt: new Date(event.receivedAt).toISOString(),
+      });
+      if (started === 'finished') return { kind: 'started' }; // it ran before: never twice
       const unit = {
         runId: run.runId,
         tenant: event.tenant,
@@ -153,6 +163,7 @@ export class EventDispatcher {
         result = firstResult(await fleet.submit([unit]), run.runId);
       }
       if (!result.accepted) {
+        await fleet.discardRun(run.runId); // a refused run leaves nothing behind; it is offered again later
         return {
           kind: 'refused',
           refusal: {
@@ -162,15 +173,6 @@ export class EventDispatcher {
           },
         };
       }
-      await fleet.startRun({
-        runId: run.runId,
-        tenant: event.tenant,
-        agent: run.agent,
-        priority: run.priority,
-        input: run.input,
-        estimatedTokens: run.estimatedTokens,
-        createdAt: new Date(event.receivedAt).toISOString(),
-      });
       return { kind: 'started' };
     } catch (err) {
       return { kind: 'error', message: err instanceof Error ? err.message : String(err) };
