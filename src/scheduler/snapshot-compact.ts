@@ -146,7 +146,7 @@ export function encodeV2(s: SchedulerSnapshotV1): SchedulerSnapshotV2 {
   });
   const enc = new Encoders();
   const leases = s.leases
-    .map(([runId, ord, lane, attempt, seq, admittedAt, expiresAt, reserved, used]) => {
+    .map(([runId, ord, lane, attempt, seq, admittedAt, expiresAt, reserved, used, charged, perCall]) => {
       const i = index.get(ord);
       // A lease of a tenant the snapshot lacks is dropped on restore anyway.
       if (i === undefined) return null;
@@ -161,6 +161,10 @@ export function encodeV2(s: SchedulerSnapshotV1): SchedulerSnapshotV2 {
         rel(expiresAt),
         reserved,
         used,
+        // Charged call by call (absent from older snapshots: 0 and 0). Without them a restored lease
+        // would free its whole reservation at release although its calls already consumed part of it.
+        charged ?? 0,
+        perCall ?? 0,
       ]
         .map((x) => (typeof x === 'string' ? x : n36(x)))
         .join(' ');
@@ -210,7 +214,8 @@ export function decodeV2(s: SchedulerSnapshotV2): SchedulerSnapshotV1 {
   });
   const dec = new Decoders();
   const leases = (s.leases === '' ? [] : s.leases.split(';')).map((packed): LeaseTuple => {
-    const [i, lane, code, attempt, seq, admittedAt, expiresAt, reserved, used] = packed.split(' ');
+    const [i, lane, code, attempt, seq, admittedAt, expiresAt, reserved, used, charged, perCall] =
+      packed.split(' ');
     const tenant = tenants[from36(i)];
     return [
       tenant ? dec.of(tenant.id).decode(code ?? '') : '',
@@ -222,6 +227,8 @@ export function decodeV2(s: SchedulerSnapshotV2): SchedulerSnapshotV1 {
       abs(from36(expiresAt)),
       from36(reserved),
       from36(used),
+      charged === undefined ? 0 : from36(charged),
+      perCall === '1' ? 1 : 0,
     ];
   });
   const rings = s.log.rings.map(([ref, packed]): [string, EntryTuple[]] => {

@@ -107,7 +107,8 @@ export interface SchedulerSnapshotV2 extends SnapshotFleet {
   t0: number;
   tenants: TenantTuple[];
   /**
-   * Leases joined by ";", each "tenant-index lane code attempt seq admittedAt expiresAt reserved used"
+   * Leases joined by ";", each "tenant-index lane code attempt seq admittedAt expiresAt reserved used
+   * charged perCall"
    * (tenant-index into `tenants`, numbers in base 36, times relative to t0).
    */
   leases: string;

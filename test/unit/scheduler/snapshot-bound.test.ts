@@ -92,6 +92,16 @@ function worstCase() {
     inFlight.map((a) => ({ runId: a.runId, attempt: a.attempt, usedTokens: MAX_TOKENS - a.seq })),
     t + 777,
   );
+  // ... and charged call by call up to that usage (the lease keeps `charged` and `perCall`).
+  s.charge(
+    inFlight.map((a) => ({
+      tenant: a.tenant,
+      runId: a.runId,
+      attempt: a.attempt,
+      tokens: MAX_TOKENS - a.seq,
+    })),
+    t + 777,
+  );
   // c. The fleet's queue at its cap with fresh units, then d. the retries' headroom on top.
   t += 999;
   submitAll(fresh(MAX_GLOBAL_QUEUED));
