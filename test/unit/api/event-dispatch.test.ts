@@ -81,7 +81,12 @@ describe('event dispatch: retries with backoff, never before Retry-After, gives 
       attempts: MAX_DISPATCH_ATTEMPTS,
       runs: [{ status: 'refused' }],
     });
-    expect(h.fleet.startRunCalls).toHaveLength(1); // only the plain run
+    // Each attempt starts the run's workflow before offering it, and a refusal discards it again:
+    // nothing of the event's run is left behind.
+    const eventRun = h.fleet.startRunCalls.filter((c) => c.runId === 'run-acme-e1');
+    expect(eventRun).toHaveLength(MAX_DISPATCH_ATTEMPTS);
+    expect(h.fleet.discarded.filter((id) => id === 'run-acme-e1')).toHaveLength(MAX_DISPATCH_ATTEMPTS);
+    expect(h.fleet.records.has('run-acme-e1')).toBe(false);
     const view = await request(h.app).get('/v1/events/e1').set(bearer(key)).expect(200);
     expect(view.body.outcome).toBe('refused');
   });
