@@ -1,10 +1,12 @@
 import { flags, startBenchStack, writeResult } from './lib/bench-stack';
 import { percentile } from './lib/stats';
 import type { BenchStack } from './lib/bench-stack';
+import { runHops } from './lib/run-hops';
+import type { RunHops } from './lib/run-hops';
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function firstCallLag(s: BenchStack, token: string, priority: string): Promise<number> {
+async function firstCallLag(s: BenchStack, token: string, priority: string): Promise<RunHops> {
   const submittedAt = Date.now();
   const r = await s.call(
     'POST',
@@ -13,17 +15,25 @@ async function firstCallLag(s: BenchStack, token: string, priority: string): Pro
     token,
   );
   if (r.status !== 202) throw new Error(`submit ${priority}: ${r.status} ${JSON.stringify(r.body)}`);
+  const acceptedAt = Date.now();
   const runId = r.body.runId as string;
   for (let i = 0; i < 6000; i++) {
     const at = s.sim!.state.firstCalls.get(runId);
     if (at !== undefined) {
       // Let it finish before the next one, so each submission meets the same backlog.
+      let admittedAt = NaN;
       for (let j = 0; j < 600; j++) {
         const v = await s.call('GET', `/v1/runs/${runId}`, undefined, token);
+        if (typeof v.body?.admittedAt === 'string') admittedAt = Date.parse(v.body.admittedAt as string);
         if (v.body?.status === 'completed') break;
         await pause(100);
       }
-      return at - submittedAt;
+      return runHops(s.client, runId, {
+        submitted: submittedAt,
+        accepted: acceptedAt,
+        admitted: admittedAt,
+        firstCall: at,
+      });
     }
     await pause(20);
   }
@@ -72,16 +82,35 @@ export async function runPriorityBench(argv: string[]): Promise<void> {
     }
     const settledMs = Date.now() - t0;
     const queued = (await s.call('GET', '/v1/admin/scheduler')).body.queued.total as number;
-    const lanes: Record<string, number[]> = { interactive: [], standard: [] };
+    const hops: Record<string, RunHops[]> = { interactive: [], standard: [] };
     for (let i = 0; i < f.samples; i++) {
-      lanes.interactive!.push(await firstCallLag(s, users, 'interactive'));
-      lanes.standard!.push(await firstCallLag(s, users, 'standard'));
+      hops.interactive!.push(await firstCallLag(s, users, 'interactive'));
+      hops.standard!.push(await firstCallLag(s, users, 'standard'));
     }
+    const lanes = Object.fromEntries(
+      Object.entries(hops).map(([lane, hs]) => [lane, hs.map((h) => h.firstCall)]),
+    );
     const summary = Object.fromEntries(
-      Object.entries(lanes).map(([lane, xs]) => [
-        lane,
-        { n: xs.length, p50Ms: percentile(xs, 50), p99Ms: percentile(xs, 99), maxMs: Math.max(...xs) },
-      ]),
+      Object.entries(hops).map(([lane, hs]) => {
+        const xs = hs.map((h) => h.firstCall);
+        // Per hop: p50/p99 of the time since submission at which the run had reached it.
+        const perHop = Object.fromEntries(
+          (Object.keys(hs[0]!) as (keyof RunHops)[]).map((k) => {
+            const ys = hs.map((h) => h[k]).filter((y) => Number.isFinite(y));
+            return [k, { p50Ms: percentile(ys, 50), p99Ms: percentile(ys, 99) }];
+          }),
+        );
+        return [
+          lane,
+          {
+            n: xs.length,
+            p50Ms: percentile(xs, 50),
+            p99Ms: percentile(xs, 99),
+            maxMs: Math.max(...xs),
+            perHop,
+          },
+        ];
+      }),
     );
     const result = {
       ...f,
@@ -90,6 +119,7 @@ export async function runPriorityBench(argv: string[]): Promise<void> {
       settledMs,
       lanes: summary,
       samples: lanes,
+      hops,
     };
     console.log(JSON.stringify(result, null, 2));
     console.log(`written to ${writeResult('priority', result)}`);
