@@ -2,7 +2,7 @@ import type {
   LedgerEntry,
   Priority,
   SchedulerStatus,
-  Refusal,
+  BatchVerdict,
   SubmitResult,
   TenantSettings,
   TenantStatus,
@@ -109,7 +109,7 @@ export interface FleetPort {
    * Creates the batch's runs (durably, in the background) after checking the whole batch fits the
    * tenant's queue and budget; a refusal changes nothing.
    */
-  createBatch(spec: BatchSpec): Promise<{ accepted: true } | ({ accepted: false } & Refusal)>;
+  createBatch(spec: BatchSpec): Promise<BatchVerdict>;
   getBatch(batchId: string): Promise<BatchView | null>;
   /** Re-drives the failed items; returns how many. */
   resumeBatch(batchId: string): Promise<number>;

@@ -9,6 +9,7 @@ import type { Config } from '../config';
 import type { batchWorkflow } from '../workflows/batch';
 import { cancelRunSignal, decisionSignal, runSpecQuery, runViewQuery } from '../workflows/run-messages';
 import {
+  batchCheckQuery,
   drainUpdate,
   explainQuery,
   ledgerQuery,
@@ -92,26 +93,13 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
     },
 
     async createBatch(spec) {
-      const t = await fleet.tenantStatus(spec.tenant);
-      const queued = t ? Object.values(t.queuedByPriority).reduce((a, b) => a + b, 0) : 0;
-      if (t && queued + spec.items.length > t.settings.maxQueued) {
-        const room = Math.max(0, t.settings.maxQueued - queued);
-        return {
-          accepted: false,
-          code: 'queue_full',
-          message: `The batch has ${spec.items.length} items but the tenant's queue has room for ${room}.`,
-          retryAfterSeconds: 30,
-        };
-      }
-      const cost = spec.items.length * spec.estimatedTokensPerItem;
-      if (t?.ledger.remaining !== null && t?.ledger.remaining !== undefined && t.ledger.remaining < cost) {
-        return {
-          accepted: false,
-          code: 'budget_exhausted',
-          message: `The batch needs ${cost} tokens; ${t.ledger.remaining} remain in this period.`,
-          retryAfterSeconds: 3600,
-        };
-      }
+      // The door decides (the core's checkBatch, all or nothing); the adapter only carries its answer.
+      const refusal = await scheduler().query(batchCheckQuery, {
+        tenant: spec.tenant,
+        items: spec.items.length,
+        costPerItem: spec.estimatedTokensPerItem,
+      });
+      if (refusal) return { accepted: false, ...refusal };
       await client.workflow.start<typeof batchWorkflow>('batchWorkflow', {
         workflowId: spec.batchId,
         taskQueue,

@@ -44,9 +44,14 @@ export interface Refusal {
   retryAfterSeconds: number;
 }
 
+/** A refused answer, wherever an answer is accepted or not (a unit, a batch). */
+export type Refused = { accepted: false } & Refusal;
+
 export type SubmitResult =
-  | { runId: string; accepted: true; duplicate: boolean; held: boolean }
-  | ({ runId: string; accepted: false } & Refusal);
+  { runId: string; accepted: true; duplicate: boolean; held: boolean } | ({ runId: string } & Refused);
+
+/** The door's answer for a whole batch (admitted whole or not at all). */
+export type BatchVerdict = { accepted: true } | Refused;
 
 export interface Admission {
   runId: string;
@@ -238,12 +243,7 @@ export interface SchedulerStatus {
     /** Running runs the scheduler took back under a lease after it lost them (recovery). */
     adopted: number;
   };
-  config: {
-    concurrency: number;
-    floors: { standard: number; batch: number };
-    leaseTtlSeconds: number;
-    globalMaxQueued: number;
-  };
+  config: FleetSettings;
   governor: GovernorStatus;
   history: { length: number; continuedAsNew: number };
 }

@@ -15,6 +15,7 @@ import { DEFAULT_GOVERNOR, FleetScheduler } from '../scheduler';
 import type { AnySchedulerSnapshot } from '../scheduler';
 import type { Admission, FleetSettings, GovernorParams, SchedulerStatus } from '../scheduler/types';
 import {
+  batchCheckQuery,
   drainSignal,
   drainUpdate,
   explainQuery,
@@ -155,6 +156,9 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
   setHandler(knowsQuery, (runIds) => (Array.isArray(runIds) ? runIds.map((id) => core.isKnown(id)) : []));
   setHandler(explainQuery, (runIds) => runIds.map((id) => core.explain(id, Date.now())));
   setHandler(tenantQuery, (tenant) => core.tenantStatus(tenant, Date.now()) ?? null);
+  setHandler(batchCheckQuery, (q) =>
+    core.checkBatch(String(q?.tenant), Number(q?.items), Number(q?.costPerItem), Date.now()),
+  );
   setHandler(ledgerQuery, (tenant, limit) => core.ledgerEntries(tenant, limit));
 
   const track = (p: Promise<void>): void => {

@@ -15,7 +15,7 @@ import type { SchedulerInit, SettingsPatch } from '../../../src/scheduler';
 import type {
   Admission,
   ModelObservation,
-  Refusal,
+  BatchVerdict,
   ReleaseOutcome,
   SchedulerStatus,
   SubmitResult,
@@ -223,23 +223,23 @@ export class MemoryFleet implements FleetPort {
   }
 
   /**
-   * All or nothing: the whole batch is offered to a copy of the core first, and the first refusal (the
-   * core's code, message and Retry-After) refuses the batch. Then, as the batch workflow does, the runs
-   * start and their units go to the scheduler.
+   * All or nothing, decided by the core's batch check (as the scheduler workflow's `batchCheck`
+   * query); then, as the batch workflow does, the runs start and their units go to the scheduler.
    */
-  async createBatch(spec: BatchSpec): Promise<{ accepted: true } | ({ accepted: false } & Refusal)> {
+  async createBatch(spec: BatchSpec): Promise<BatchVerdict> {
     const units = spec.items.map((_, i) => ({
       runId: `${spec.batchId}-${i}`,
       tenant: spec.tenant,
       priority: spec.priority,
       cost: spec.estimatedTokensPerItem,
     }));
-    const trial = FleetScheduler.restore(this.core.snapshot()).submit(units, this.now());
-    const refused = trial.find((r) => !r.accepted);
-    if (refused && !refused.accepted) {
-      const { code, message, retryAfterSeconds } = refused;
-      return { accepted: false, code, message, retryAfterSeconds };
-    }
+    const refusal = this.core.checkBatch(
+      spec.tenant,
+      spec.items.length,
+      spec.estimatedTokensPerItem,
+      this.now(),
+    );
+    if (refusal) return { accepted: false, ...refusal };
     this.batches.set(spec.batchId, spec);
     for (const [i, input] of spec.items.entries()) {
       const { tenant, agent, priority, batchId, createdAt } = spec;
