@@ -9,6 +9,7 @@ import type {
   WaitingOn,
 } from '../scheduler/types';
 import type { SettingsPatch } from '../scheduler/fleet-settings';
+import type { OfferOptions, OfferOutcome, StartOutcome } from './offer-runs';
 
 /**
  * What the HTTP layer needs from the fleet. Production implements it on Temporal
@@ -94,9 +95,14 @@ export interface FleetPort {
    * Starts the run's workflow, before it is submitted (so an admission always finds it); idempotent
    * on runId. `finished`: a run with this id ran before and is closed (it is never run twice).
    */
-  startRun(spec: RunSpec): Promise<'started' | 'finished'>;
+  startRun(spec: RunSpec, opts?: { redrive?: boolean }): Promise<StartOutcome>;
   /** Removes a started run whose submission was refused (it never held a slot). */
   discardRun(runId: string): Promise<void>;
+  /**
+   * Start, submit, discard if refused: the one way a run is offered (`offerRuns` in
+   * `contract/offer-runs.ts` over the three calls above). One outcome per spec, in order.
+   */
+  offerRuns(specs: RunSpec[], opts?: OfferOptions): Promise<OfferOutcome[]>;
   /** The run as its owner sees it, or null when there is no such run. */
   getRun(runId: string): Promise<RunView | null>;
   listRuns(query: RunListQuery): Promise<{ items: RunListItem[]; nextCursor: string | null }>;

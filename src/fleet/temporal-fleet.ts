@@ -24,6 +24,7 @@ import { PRIORITY_KEY } from './priority-keys';
 import { withRetry } from './with-retry';
 import { mapLimit } from '../util/map-limit';
 import { discardRunWorkflow, startRunWorkflow } from './start-run';
+import { offerRuns } from '../contract/offer-runs';
 import { SubmitCoalescer } from './submit-coalescer';
 import { countBatch, failedRunIds, listRuns, viewFromDescription } from './visibility';
 
@@ -56,8 +57,9 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
 
   const fleet: FleetPort = {
     submit: (units) => coalescer.submit(units),
-    startRun: (spec) => startRunWorkflow(client, taskQueue, spec, config.runs),
+    startRun: (spec, opts) => startRunWorkflow(client, taskQueue, spec, config.runs, opts),
     discardRun: (runId) => discardRunWorkflow(client, config.temporal.namespace, runId),
+    offerRuns: (specs, opts) => offerRuns(fleet, specs, opts),
 
     async getRun(runId) {
       const handle = client.workflow.getHandle(runId);
@@ -133,22 +135,9 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
       const specs = await mapLimit(ids, 16, (id) => client.workflow.getHandle(id).query(runSpecQuery));
       // New executions first, then the scheduler: every notice goes to the workflow id's newest
       // execution, which then exists, so the failed one is never signalled. `redrive` makes the core
-      // forget that the run had finished.
-      const started = await mapLimit(specs, 16, (s) =>
-        startRunWorkflow(client, taskQueue, s, config.runs, { redrive: true }),
-      );
-      const live = specs.filter((_, i) => started[i] === 'started');
-      const results = await fleet.submit(
-        live.map((s) => ({
-          runId: s.runId,
-          tenant: s.tenant,
-          priority: s.priority,
-          cost: s.estimatedTokens,
-          redrive: true,
-        })),
-      );
-      // A refused one stays started and offers itself again after its start delay.
-      return results.filter((r) => r.accepted).length;
+      // forget that the run had finished. A refused one stays started and offers itself again later.
+      const outcomes = await fleet.offerRuns(specs, { redrive: true, onRefused: 'keep' });
+      return outcomes.filter((o) => o.state === 'accepted').length;
     },
 
     upsertTenant: (tenant, settings) =>

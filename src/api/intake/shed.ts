@@ -1,4 +1,4 @@
-import type { Refusal, SubmitResult } from '../../scheduler/types';
+import type { Refusal } from '../../scheduler/types';
 import type { Response } from 'express';
 import type { ApiContext } from '../context';
 import { principalOf } from '../middleware/auth';
@@ -61,10 +61,4 @@ export async function withTenantSync<R extends { accepted: boolean } & Partial<R
   if (first.accepted || first.code !== 'unknown_tenant') return first;
   await resyncTenant(ctx.fleet, tenant, ctx.log);
   return call();
-}
-
-export function firstResult(results: SubmitResult[], runId: string): SubmitResult {
-  const result = results.find((r) => r.runId === runId) ?? results[0];
-  if (!result) throw new Error(`fleet.submit returned no result for ${runId}`);
-  return result;
 }
