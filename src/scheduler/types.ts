@@ -35,7 +35,8 @@ export interface UnitSubmission {
   redrive?: boolean;
 }
 
-export type ShedCode = 'queue_full' | 'budget_exhausted' | 'draining' | 'unknown_tenant';
+/** `invalid_unit`: a unit not in the API's forms (the submit update refuses it alone, not its neighbours). */
+export type ShedCode = 'queue_full' | 'budget_exhausted' | 'draining' | 'unknown_tenant' | 'invalid_unit';
 
 /** Why the door refused work, in the one shape every layer passes on (429/503 + Retry-After at the API). */
 export interface Refusal {

@@ -36,6 +36,7 @@ import { applyReport, summaryLine } from './scheduler-support';
 import {
   validateDrain,
   validateSettingsPatch,
+  submitEach,
   validateSubmissions,
   validateUpsertTenants,
 } from './scheduler-validators';
@@ -90,7 +91,8 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
   };
 
   // Handlers first, before any await, so no buffered message is dropped.
-  setHandler(submitUpdate, (units) => touched(core.submit(units, Date.now())), {
+  // Malformed units are refused one by one (their neighbours in the message are not affected).
+  setHandler(submitUpdate, (units) => touched(submitEach(units, (good) => core.submit(good, Date.now()))), {
     validator: validateSubmissions,
   });
   setHandler(topUpUpdate, (req) => touched(core.topUp(req.runId, req.attempt, req.tokens, Date.now())), {

@@ -8,7 +8,14 @@ import { resyncTenant } from '../tenant-sync';
 
 /** A scheduler refusal as the client sees it: 429 queue_full / budget_exhausted or 503 draining, with Retry-After. */
 export function shedError(ctx: ApiContext, refusal: Refusal): ApiError {
-  const code = refusal.code === 'unknown_tenant' ? 'unavailable' : refusal.code;
+  // unknown_tenant: the scheduler lost the tenant for a moment; invalid_unit: the API built a unit
+  // the scheduler does not take (a defect of ours, not the client's).
+  const code =
+    refusal.code === 'unknown_tenant'
+      ? 'unavailable'
+      : refusal.code === 'invalid_unit'
+        ? 'internal'
+        : refusal.code;
   ctx.metrics.sheds.inc({ reason: refusal.code });
   const message =
     refusal.code === 'unknown_tenant'
