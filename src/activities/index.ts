@@ -4,7 +4,8 @@ import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Logger } from 'pino';
 import { estimateTokens } from '../agents/catalog';
-import type { RunSpec } from '../contract/fleet-port';
+import { offerRuns } from '../contract/offer-runs';
+import type { RunOfferPorts } from '../contract/offer-runs';
 import { mapLimit } from '../util/map-limit';
 import { admitSignal, leaseRevokedSignal } from '../workflows/run-messages';
 import { submitUpdate, topUpUpdate } from '../workflows/scheduler-messages';
@@ -20,7 +21,9 @@ import type { FleetActivities } from './types';
 export interface ActivityDeps {
   client: Client;
   /** Starts a run's workflow (idempotent); `finished`: it ran before and is closed. */
-  startRun: (spec: RunSpec) => Promise<'started' | 'finished'>;
+  startRun: RunOfferPorts['startRun'];
+  /** Removes a started run that holds no slot. */
+  discardRun: RunOfferPorts['discardRun'];
   /** Usage of runs finished in each tenant's period (visibility), for a recovering scheduler. */
   recoverUsage: (
     windows: { tenant: string; periodStart: number }[],
@@ -174,21 +177,18 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
         batchId: chunk.batchId,
         createdAt: chunk.createdAt,
       }));
-      // Runs first, then the scheduler: an admission always finds its run. A run that already finished
-      // (a retried chunk) is not offered again.
-      const started = await mapLimit(specs, 32, deps.startRun);
-      const live = specs.filter((_, i) => started[i] === 'started');
-      const liveIndexes = chunk.indexes.filter((_, i) => started[i] === 'started');
-      const units = live.map((s) => ({
-        runId: s.runId,
-        tenant: s.tenant,
-        priority: s.priority,
-        cost: s.estimatedTokens,
-      }));
-      const results =
-        units.length > 0 ? await scheduler().executeUpdate(submitUpdate, { args: [units] }) : [];
-      const refused = results.flatMap((r, i) =>
-        r.accepted ? [] : [{ index: liveIndexes[i]!, retryAfterSeconds: r.retryAfterSeconds }],
+      // The one offer sequence (runs first, then the scheduler; a run that already finished, from a
+      // retried chunk, is not offered again). A refused item stays started: the batch offers it again.
+      const ports: RunOfferPorts = {
+        startRun: deps.startRun,
+        discardRun: deps.discardRun,
+        submit: (units) => scheduler().executeUpdate(submitUpdate, { args: [units] }),
+      };
+      const outcomes = await offerRuns(ports, specs, { onRefused: 'keep', concurrency: 32 });
+      const refused = outcomes.flatMap((o, i) =>
+        o.state === 'refused'
+          ? [{ index: chunk.indexes[i]!, retryAfterSeconds: o.refusal.retryAfterSeconds }]
+          : [],
       );
       return { started: specs.length, refused };
     },

@@ -2,13 +2,14 @@ import type {
   LedgerEntry,
   Priority,
   SchedulerStatus,
-  Refusal,
+  BatchVerdict,
   SubmitResult,
   TenantSettings,
   TenantStatus,
   WaitingOn,
 } from '../scheduler/types';
 import type { SettingsPatch } from '../scheduler/fleet-settings';
+import type { OfferOptions, OfferOutcome, StartOutcome } from './offer-runs';
 
 /**
  * What the HTTP layer needs from the fleet. Production implements it on Temporal
@@ -94,9 +95,14 @@ export interface FleetPort {
    * Starts the run's workflow, before it is submitted (so an admission always finds it); idempotent
    * on runId. `finished`: a run with this id ran before and is closed (it is never run twice).
    */
-  startRun(spec: RunSpec): Promise<'started' | 'finished'>;
+  startRun(spec: RunSpec, opts?: { redrive?: boolean }): Promise<StartOutcome>;
   /** Removes a started run whose submission was refused (it never held a slot). */
   discardRun(runId: string): Promise<void>;
+  /**
+   * Start, submit, discard if refused: the one way a run is offered (`offerRuns` in
+   * `contract/offer-runs.ts` over the three calls above). One outcome per spec, in order.
+   */
+  offerRuns(specs: RunSpec[], opts?: OfferOptions): Promise<OfferOutcome[]>;
   /** The run as its owner sees it, or null when there is no such run. */
   getRun(runId: string): Promise<RunView | null>;
   listRuns(query: RunListQuery): Promise<{ items: RunListItem[]; nextCursor: string | null }>;
@@ -109,7 +115,7 @@ export interface FleetPort {
    * Creates the batch's runs (durably, in the background) after checking the whole batch fits the
    * tenant's queue and budget; a refusal changes nothing.
    */
-  createBatch(spec: BatchSpec): Promise<{ accepted: true } | ({ accepted: false } & Refusal)>;
+  createBatch(spec: BatchSpec): Promise<BatchVerdict>;
   getBatch(batchId: string): Promise<BatchView | null>;
   /** Re-drives the failed items; returns how many. */
   resumeBatch(batchId: string): Promise<number>;

@@ -35,7 +35,8 @@ export interface UnitSubmission {
   redrive?: boolean;
 }
 
-export type ShedCode = 'queue_full' | 'budget_exhausted' | 'draining' | 'unknown_tenant';
+/** `invalid_unit`: a unit not in the API's forms (the submit update refuses it alone, not its neighbours). */
+export type ShedCode = 'queue_full' | 'budget_exhausted' | 'draining' | 'unknown_tenant' | 'invalid_unit';
 
 /** Why the door refused work, in the one shape every layer passes on (429/503 + Retry-After at the API). */
 export interface Refusal {
@@ -44,9 +45,14 @@ export interface Refusal {
   retryAfterSeconds: number;
 }
 
+/** A refused answer, wherever an answer is accepted or not (a unit, a batch). */
+export type Refused = { accepted: false } & Refusal;
+
 export type SubmitResult =
-  | { runId: string; accepted: true; duplicate: boolean; held: boolean }
-  | ({ runId: string; accepted: false } & Refusal);
+  { runId: string; accepted: true; duplicate: boolean; held: boolean } | ({ runId: string } & Refused);
+
+/** The door's answer for a whole batch (admitted whole or not at all). */
+export type BatchVerdict = { accepted: true } | Refused;
 
 export interface Admission {
   runId: string;
@@ -243,15 +249,8 @@ export interface SchedulerStatus {
     /** Running runs the scheduler took back under a lease after it lost them (recovery). */
     adopted: number;
   };
-  config: {
-    concurrency: number;
-    floors: { standard: number; batch: number };
-    leaseTtlSeconds: number;
-    globalMaxQueued: number;
-    /** The interactive reserve as set (0 when none), and the slots it keeps free at the cap in force. */
-    interactiveReserve: number;
-    reservedSlots: number;
-  };
+  /** The fleet settings in force, and the slots the interactive reserve keeps free at the cap in force. */
+  config: FleetSettings & { reservedSlots: number };
   governor: GovernorStatus;
   history: { length: number; continuedAsNew: number };
 }

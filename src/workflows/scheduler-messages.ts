@@ -4,6 +4,7 @@ import type {
   Charge,
   LedgerEntry,
   ModelObservation,
+  Refusal,
   Release,
   Renewal,
   SchedulerStatus,
@@ -67,4 +68,9 @@ export const statusQuery = defineQuery<SchedulerStatus>('status');
 export const knowsQuery = defineQuery<boolean[], [string[]]>('knows');
 export const explainQuery = defineQuery<(WaitingOn | null)[], [string[]]>('explain');
 export const tenantQuery = defineQuery<TenantStatus | null, [string]>('tenant');
+/** Whether a batch fits the door now, all or nothing: null, or its refusal (`FleetScheduler.checkBatch`). */
+export const batchCheckQuery = defineQuery<
+  Refusal | null,
+  [{ tenant: string; items: number; costPerItem: number }]
+>('batchCheck');
 export const ledgerQuery = defineQuery<LedgerEntry[], [string, number]>('ledger');

@@ -15,6 +15,7 @@ import { DEFAULT_GOVERNOR, DEFAULT_INTERACTIVE_RESERVE, FleetScheduler } from '.
 import type { AnySchedulerSnapshot } from '../scheduler';
 import type { Admission, FleetSettings, GovernorParams, SchedulerStatus } from '../scheduler/types';
 import {
+  batchCheckQuery,
   drainSignal,
   drainUpdate,
   explainQuery,
@@ -35,6 +36,7 @@ import { applyReport, summaryLine } from './scheduler-support';
 import {
   validateDrain,
   validateSettingsPatch,
+  submitEach,
   validateSubmissions,
   validateUpsertTenants,
 } from './scheduler-validators';
@@ -94,7 +96,8 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
   };
 
   // Handlers first, before any await, so no buffered message is dropped.
-  setHandler(submitUpdate, (units) => touched(core.submit(units, Date.now())), {
+  // Malformed units are refused one by one (their neighbours in the message are not affected).
+  setHandler(submitUpdate, (units) => touched(submitEach(units, (good) => core.submit(good, Date.now()))), {
     validator: validateSubmissions,
   });
   setHandler(topUpUpdate, (req) => touched(core.topUp(req.runId, req.attempt, req.tokens, Date.now())), {
@@ -160,6 +163,9 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
   setHandler(knowsQuery, (runIds) => (Array.isArray(runIds) ? runIds.map((id) => core.isKnown(id)) : []));
   setHandler(explainQuery, (runIds) => runIds.map((id) => core.explain(id, Date.now())));
   setHandler(tenantQuery, (tenant) => core.tenantStatus(tenant, Date.now()) ?? null);
+  setHandler(batchCheckQuery, (q) =>
+    core.checkBatch(String(q?.tenant), Number(q?.items), Number(q?.costPerItem), Date.now()),
+  );
   setHandler(ledgerQuery, (tenant, limit) => core.ledgerEntries(tenant, limit));
 
   const track = (p: Promise<void>): void => {
