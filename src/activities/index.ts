@@ -172,6 +172,7 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
         // Never below the agent's own estimate for this item (the batch's figure is a mean).
         estimatedTokens: Math.max(chunk.estimatedTokensPerItem, itemEstimate(chunk.agent, chunk.items[i])),
         batchId: chunk.batchId,
+        ...(chunk.onBudgetExhausted ? { onBudgetExhausted: chunk.onBudgetExhausted } : {}),
         createdAt: chunk.createdAt,
       }));
       // Runs first, then the scheduler: an admission always finds its run. A run that already finished
