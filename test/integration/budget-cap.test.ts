@@ -1,4 +1,9 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { workflowsPath } from '../../src/fleet/worker';
 import { startRunWorkflow } from '../../src/fleet/start-run';
 import type { BudgetExhaustedMode } from '../../src/contract/fleet-port';
 import { submitUpdate } from '../../src/workflows/scheduler-messages';
@@ -55,7 +60,9 @@ describe('per-step reservation: runs that under-declare cannot spend past the bu
   const final = (key: string, id: string) =>
     waitFor(
       () => view(key, id),
-      (v) => FINAL.includes(v.body?.status),
+      // A failed run's error comes from its own query; the Temporal-only fallback (used while a query
+      // is refused, e.g. a busy workflow's query buffer) knows the status alone: ask again then.
+      (v) => FINAL.includes(v.body?.status) && (v.body.status !== 'failed' || v.body.error !== null),
       180_000,
       300,
     ).then((r) => r.body);
@@ -92,6 +99,33 @@ describe('per-step reservation: runs that under-declare cannot spend past the bu
     expect(me.ledger.reserved).toBe(0);
     // Every billed token belongs to some run's usage: nothing was spent that no run knows of.
     expect(runs.reduce((a, r) => a + r.usage.tokens, 0)).toBe(billed);
+
+    // The new path's histories (top-ups granted and refused) replay against today's code; with
+    // FAIRWAY_RECORD_FIXTURES=1 one of each is kept as a replay fixture.
+    const picks = [runs.find((r) => r.status === 'completed'), runs.find((r) => r.status === 'failed')];
+    const histories = await Promise.all(
+      picks.flatMap((r) =>
+        r
+          ? [
+              s.client.workflow
+                .getHandle(r.runId)
+                .fetchHistory()
+                .then((history) => ({ r, history })),
+            ]
+          : [],
+      ),
+    );
+    const replays = Worker.runReplayHistories(
+      { workflowsPath },
+      histories.map(({ r, history }) => ({ workflowId: r.runId, history })),
+    );
+    for await (const replay of replays) expect(replay.error).toBeUndefined();
+    if (process.env.FAIRWAY_RECORD_FIXTURES === '1')
+      for (const { r, history } of histories)
+        writeFileSync(
+          path.join(__dirname, '..', 'fixtures', 'histories', `run-topup-${r.status}.pb`),
+          temporal.api.history.v1.History.encode(history).finish(),
+        );
   });
 
   it('park: runs the budget cannot cover wait (waitingOn budget) and finish when the budget is raised', async () => {
