@@ -90,18 +90,26 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
         ...(req.cost !== undefined ? { cost: req.cost } : {}),
       };
       mailbox.renew({ ...who, usedTokens: req.usedSoFar });
-      const tenant = req.tenant ?? (await tenantOf(req.runId));
-      if (tenant === undefined)
-        deps.log.warn({ runId: req.runId }, 'run without a tenant: its call goes unbilled');
-      const { usedTokens } = await model.complete({
-        tenant,
-        runId: req.runId,
-        step: req.step,
-        tokens: req.tokens,
-        signal: ctx.cancellationSignal,
-      });
-      // Every call the provider billed is charged, retried or parallel, whether or not the lease still holds.
-      if (tenant !== undefined) mailbox.charge({ ...lease, tenant, tokens: usedTokens });
+      // A retried regular step whose earlier attempt was billed (its heartbeat says so: a worker died
+      // after the call) does not call again: the call was made, charged and reserved once.
+      const billed = (ctx.info.heartbeatDetails as { billedTokens?: unknown } | undefined)?.billedTokens;
+      let usedTokens: number;
+      if (!ctx.info.isLocal && typeof billed === 'number' && billed >= 0) usedTokens = billed;
+      else {
+        const tenant = req.tenant ?? (await tenantOf(req.runId));
+        if (tenant === undefined)
+          deps.log.warn({ runId: req.runId }, 'run without a tenant: its call goes unbilled');
+        ({ usedTokens } = await model.complete({
+          tenant,
+          runId: req.runId,
+          step: req.step,
+          tokens: req.tokens,
+          signal: ctx.cancellationSignal,
+        }));
+        // Every call the provider billed is charged, retried or parallel, whether or not the lease still holds.
+        if (tenant !== undefined) mailbox.charge({ ...lease, tenant, tokens: usedTokens });
+        if (!ctx.info.isLocal) ctx.heartbeat({ billedTokens: usedTokens });
+      }
       mailbox.renew({ ...who, usedTokens: req.usedSoFar + usedTokens });
       // Hold the step to its minimum length, heartbeating and renewing the lease meanwhile.
       const every = Math.max(200, Math.min(req.leaseTtlMs / 3, 10_000));
@@ -111,7 +119,7 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
         left = req.minMs - (Date.now() - started)
       ) {
         await ctx.sleep(Math.min(left, every));
-        if (!ctx.info.isLocal) ctx.heartbeat();
+        if (!ctx.info.isLocal) ctx.heartbeat({ billedTokens: usedTokens });
         mailbox.renew({ ...who, usedTokens: req.usedSoFar + usedTokens });
       }
       if (req.fail) {
@@ -175,6 +183,7 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
         // Never below the agent's own estimate for this item (the batch's figure is a mean).
         estimatedTokens: Math.max(chunk.estimatedTokensPerItem, itemEstimate(chunk.agent, chunk.items[i])),
         batchId: chunk.batchId,
+        ...(chunk.onBudgetExhausted ? { onBudgetExhausted: chunk.onBudgetExhausted } : {}),
         createdAt: chunk.createdAt,
       }));
       // The one offer sequence (runs first, then the scheduler; a run that already finished, from a

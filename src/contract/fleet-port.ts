@@ -18,6 +18,8 @@ import type { OfferOptions, OfferOutcome, StartOutcome } from './offer-runs';
  */
 export type RunStatus = 'queued' | 'running' | 'awaiting_approval' | 'completed' | 'failed' | 'cancelled';
 
+export type BudgetExhaustedMode = 'fail' | 'park';
+
 export interface RunSpec {
   runId: string;
   tenant: string;
@@ -26,6 +28,12 @@ export interface RunSpec {
   input: unknown;
   estimatedTokens: number;
   batchId?: string;
+  /**
+   * What the run does when a step needs more tokens than its tenant's budget has left: `fail` with
+   * `budget_exhausted` (the default), or `park` queued (`waitingOn: budget`) until the period rolls or
+   * the budget is raised. The tenant's `onBudgetExhausted` when the run was accepted.
+   */
+  onBudgetExhausted?: BudgetExhaustedMode;
   /** ISO timestamp of acceptance at the door. */
   createdAt: string;
 }
@@ -72,6 +80,8 @@ export interface BatchSpec {
   priority: Priority;
   items: unknown[];
   estimatedTokensPerItem: number;
+  /** The tenant's setting when the batch was accepted; each run carries it (see {@link RunSpec}). */
+  onBudgetExhausted?: BudgetExhaustedMode;
   createdAt: string;
 }
 

@@ -17,6 +17,12 @@ export interface TenantSettings {
   maxInFlight: number;
   /** Token budget per period; tokens null means unlimited. */
   budget: { tokens: number | null; period: BudgetPeriod };
+  /**
+   * What a run does when a step needs more than the budget has left: `fail` (budget_exhausted, the
+   * default) or `park` until the period rolls or the budget is raised. Read by the API when it accepts
+   * a run (the run carries it); the core ignores it.
+   */
+  onBudgetExhausted?: 'fail' | 'park';
 }
 
 /** One unit offered to the scheduler. The payload stays in the run workflow; this is all the core keeps. */

@@ -184,6 +184,7 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
           seq: a.seq,
           admittedAt: a.admittedAt,
           leaseExpiresAt: a.leaseExpiresAt,
+          reserved: a.reserved,
         },
       }));
       track(

@@ -150,6 +150,7 @@ export class EventDispatcher {
             priority: run.priority,
             input: run.input,
             estimatedTokens: run.estimatedTokens,
+            onBudgetExhausted: tenant.settings.onBudgetExhausted ?? 'fail',
             createdAt: new Date(event.receivedAt).toISOString(),
           },
         ],

@@ -81,6 +81,7 @@ export async function submitRun(
     priority: request.priority,
     input,
     estimatedTokens,
+    onBudgetExhausted: tenant.settings.onBudgetExhausted ?? 'fail',
     createdAt: new Date(receivedAt).toISOString(),
   };
   try {

@@ -41,6 +41,8 @@ export const TenantPutSchema = z.strictObject({
   maxQueued: z.int().min(1).max(TENANT_MAXIMA.maxQueued).optional(),
   maxInFlight: z.int().min(1).max(TENANT_MAXIMA.maxInFlight).optional(),
   budget: BudgetSchema.optional(),
+  /** `fail` (default): a run whose next step the budget cannot cover fails with budget_exhausted; `park`: it waits. */
+  onBudgetExhausted: z.enum(['fail', 'park']).optional(),
 });
 export type TenantPut = z.output<typeof TenantPutSchema>;
 

@@ -10,6 +10,7 @@ export const TenantSettingsSchema = z.object({
   maxQueued: z.int(),
   maxInFlight: z.int(),
   budget: BudgetSchema,
+  onBudgetExhausted: z.enum(['fail', 'park']).optional(),
 });
 
 export const TenantResponse = z.object({

@@ -21,6 +21,7 @@ function mergeSettings(
     maxQueued: put.maxQueued ?? current.maxQueued,
     maxInFlight: put.maxInFlight ?? current.maxInFlight,
     budget: put.budget ?? current.budget,
+    onBudgetExhausted: put.onBudgetExhausted ?? current.onBudgetExhausted ?? 'fail',
   };
 }
 

@@ -108,7 +108,13 @@ describe('GET /v1/tenants/me', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       tenant: 'acme',
-      settings: { weight: 1, maxQueued: 100, maxInFlight: 10, budget: { tokens: 10_000, period: 'day' } },
+      settings: {
+        weight: 1,
+        maxQueued: 100,
+        maxInFlight: 10,
+        budget: { tokens: 10_000, period: 'day' },
+        onBudgetExhausted: 'fail',
+      },
       queued: { total: 1, byPriority: { interactive: 1, standard: 0, batch: 0 } },
       inFlight: 1,
       ledger: {
