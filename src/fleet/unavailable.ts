@@ -1,5 +1,6 @@
 import { ServiceError } from '@temporalio/client';
 import { ApiError } from '../contract/errors';
+import { isPgUnavailable } from '../util/pg';
 import type { FleetPort } from '../contract/fleet-port';
 
 const TRANSIENT = [4 /* DEADLINE_EXCEEDED */, 8 /* RESOURCE_EXHAUSTED */, 14 /* UNAVAILABLE */];
@@ -21,6 +22,14 @@ export function withUnavailableAs503(fleet: FleetPort): FleetPort {
       try {
         return await fn(...args);
       } catch (err) {
+        if (isPgUnavailable(err))
+          // the shared effect store (DATABASE_URL) is down or restarting
+          throw new ApiError(
+            'unavailable',
+            'The database is unreachable right now; try again shortly.',
+            undefined,
+            5,
+          );
         if (isTransient(err))
           throw new ApiError(
             'unavailable',

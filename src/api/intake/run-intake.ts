@@ -45,7 +45,7 @@ export async function submitRun(
   const receivedAt = ctx.now(); // createdAt is when the door took the request, before the scheduler saw it
   if (key !== undefined) {
     const bodyHash = canonicalHash({ agent: agent.name, input, priority: request.priority, estimatedTokens });
-    const claim = ctx.store.idempotency.claim({
+    const claim = await ctx.store.idempotency.claim({
       tenant: tenant.tenant,
       key,
       bodyHash,
@@ -90,7 +90,7 @@ export async function submitRun(
     const started = await ctx.fleet.startRun(spec);
     if (started === 'finished') {
       // This id ran before (an idempotency key reused after its record was pruned): never run twice.
-      if (key !== undefined) ctx.store.idempotency.complete(tenant.tenant, key);
+      if (key !== undefined) await ctx.store.idempotency.complete(tenant.tenant, key);
       return replay(ctx, runId);
     }
     const unit = { runId, tenant: tenant.tenant, priority: request.priority, cost: estimatedTokens };
@@ -106,10 +106,10 @@ export async function submitRun(
       throw shedError(ctx, result);
     }
   } catch (err) {
-    if (key !== undefined) ctx.store.idempotency.release(tenant.tenant, key);
+    if (key !== undefined) await ctx.store.idempotency.release(tenant.tenant, key).catch(() => undefined);
     throw err;
   }
-  if (key !== undefined) ctx.store.idempotency.complete(tenant.tenant, key);
+  if (key !== undefined) await ctx.store.idempotency.complete(tenant.tenant, key);
   ctx.metrics.submissions.inc({ priority: request.priority });
   return { status: 202, runId, body: { runId, status: 'queued', links: { self: runLink(runId) } } };
 }
