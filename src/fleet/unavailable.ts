@@ -1,4 +1,4 @@
-import { ServiceError } from '@temporalio/client';
+import { ServiceError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { ApiError } from '../contract/errors';
 import { isPgUnavailable } from '../util/pg';
 import type { FleetPort } from '../contract/fleet-port';
@@ -6,6 +6,9 @@ import type { FleetPort } from '../contract/fleet-port';
 const TRANSIENT = [4 /* DEADLINE_EXCEEDED */, 8 /* RESOURCE_EXHAUSTED */, 14 /* UNAVAILABLE */];
 
 function isTransient(err: unknown): boolean {
+  // An update RPC that timed out (e.g. while the cluster's history service or database recovers): the
+  // caller cannot tell whether it landed, and every scheduler message is idempotent, so retrying is right.
+  if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
   if (!(err instanceof ServiceError)) return err instanceof Error && err.name === 'TransportError';
   const code = (err.cause as { code?: number } | undefined)?.code;
   return code !== undefined && TRANSIENT.includes(code);
