@@ -10,6 +10,12 @@ export function openPool(url: string, max = 10): Pool {
   pool.on('error', () => {
     /* an idle client lost its connection; the next query takes a new one */
   });
+  // A client checked out of the pool (a transaction between two statements) has no pool listener:
+  // when the server goes away, its 'error' event would be unhandled and end the process. The same
+  // error reaches whoever uses the client, as a rejected query, and the pool drops the dead client.
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
   return pool;
 }
 

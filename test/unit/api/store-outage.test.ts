@@ -12,6 +12,7 @@ import { postgresMissing, startTestPostgres } from '../../support/postgres';
 import type { TestPostgres } from '../../support/postgres';
 import { ADMIN, bearer, synthetic } from './harness';
 import { MemoryFleet } from './memory-fleet';
+import { isPgUnavailable, openPool } from '../../../src/util/pg';
 
 if (postgresMissing) console.warn(postgresMissing);
 
@@ -93,4 +94,23 @@ describe.skipIf(postgresMissing)('API store outage (PostgreSQL restarted under t
     },
     300_000,
   );
+
+  it('survives the server dying under a client checked out of the pool (a transaction between statements)', async () => {
+    const pool = openPool(await server.freshDatabase(), 2);
+    try {
+      const client = await pool.connect();
+      await client.query('BEGIN');
+      await server.pg.child().kill();
+      // The query fails once the connection has ended, the moment the client also emits 'error'
+      // (no listener of the test's own: unhandled, that event would end the process).
+      const err: unknown = await client.query('SELECT 1').catch((e: unknown) => e);
+      expect(isPgUnavailable(err)).toBe(true);
+      client.release(true);
+      await server.pg.restart({ kill: false });
+      const r = await pool.query<{ one: number }>('SELECT 1 AS one');
+      expect(r.rows).toEqual([{ one: 1 }]);
+    } finally {
+      await pool.end();
+    }
+  }, 120_000);
 });
