@@ -13,6 +13,7 @@ export function schedulerInput(config: Config, extra: Partial<SchedulerInput> = 
       floors: f.floors,
       leaseTtlSeconds: f.leaseTtlSeconds,
       globalMaxQueued: f.globalMaxQueued,
+      interactiveReserve: f.interactiveReserve,
     },
     governor: {
       ...config.governor,

@@ -181,6 +181,11 @@ export interface FleetSettings {
   floors: { standard: number; batch: number };
   leaseTtlSeconds: number;
   globalMaxQueued: number;
+  /**
+   * Share of the slots in force (rounded up, never all) that standard and batch work may not take,
+   * so an interactive run is admitted at once. Absent in schedulers begun before it existed (none).
+   */
+  interactiveReserve?: number;
 }
 
 export interface GovernorStatus {
@@ -243,6 +248,9 @@ export interface SchedulerStatus {
     floors: { standard: number; batch: number };
     leaseTtlSeconds: number;
     globalMaxQueued: number;
+    /** The interactive reserve as set (0 when none), and the slots it keeps free at the cap in force. */
+    interactiveReserve: number;
+    reservedSlots: number;
   };
   governor: GovernorStatus;
   history: { length: number; continuedAsNew: number };

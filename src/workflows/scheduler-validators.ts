@@ -84,7 +84,7 @@ export function validateSettingsPatch(patch: SettingsPatch): void {
   if (!isObject(patch)) refuse('patchSettings expects an object', patch);
   const p = patch as Record<string, unknown>;
   for (const key of Object.keys(p)) {
-    if (!['concurrency', 'floors', 'leaseTtlSeconds', 'globalMaxQueued'].includes(key))
+    if (!['concurrency', 'floors', 'leaseTtlSeconds', 'globalMaxQueued', 'interactiveReserve'].includes(key))
       refuse('unknown setting', key);
   }
   for (const key of ['concurrency', 'leaseTtlSeconds', 'globalMaxQueued'] as const) {
@@ -92,6 +92,8 @@ export function validateSettingsPatch(patch: SettingsPatch): void {
   }
   if (p.leaseTtlSeconds !== undefined && (p.leaseTtlSeconds as number) < 1)
     refuse('leaseTtlSeconds must be ≥ 1', p.leaseTtlSeconds);
+  if (p.interactiveReserve !== undefined && !isNumberIn(p.interactiveReserve, 0, 1))
+    refuse('interactiveReserve must be in [0, 1]', p.interactiveReserve);
   if (p.floors !== undefined) {
     if (!isObject(p.floors)) refuse('floors must be an object', p.floors);
     const f = p.floors as Record<string, unknown>;

@@ -11,7 +11,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { FleetActivities } from '../activities/types';
-import { DEFAULT_GOVERNOR, FleetScheduler } from '../scheduler';
+import { DEFAULT_GOVERNOR, DEFAULT_INTERACTIVE_RESERVE, FleetScheduler } from '../scheduler';
 import type { AnySchedulerSnapshot } from '../scheduler';
 import type { Admission, FleetSettings, GovernorParams, SchedulerStatus } from '../scheduler/types';
 import {
@@ -76,6 +76,11 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
         Date.now(),
       );
   const continuedAsNew = input.continuedAsNew ?? 0;
+  // A chain begun before the interactive reserve existed takes the default from its next run on: a
+  // new run records the marker, a replay of an older one finds none and decides as it did.
+  const chainSettings = input.snapshot?.settings ?? input.settings;
+  if (chainSettings.interactiveReserve === undefined && patched('interactive-reserve-v1'))
+    core.patchSettings({ interactiveReserve: DEFAULT_INTERACTIVE_RESERVE });
   let dirty = true;
   let pending = 0;
 

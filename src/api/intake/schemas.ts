@@ -92,10 +92,15 @@ export const SchedulerPatchSchema = z
       )
       .optional(),
     leaseTtlSeconds: z.int().min(5).max(86_400).optional(),
+    interactiveReserve: z.number().min(0).max(0.5).optional(),
   })
   .refine(
-    (p) => p.concurrency !== undefined || p.floors !== undefined || p.leaseTtlSeconds !== undefined,
-    'Give at least one of concurrency, floors, leaseTtlSeconds.',
+    (p) =>
+      p.concurrency !== undefined ||
+      p.floors !== undefined ||
+      p.leaseTtlSeconds !== undefined ||
+      p.interactiveReserve !== undefined,
+    'Give at least one of concurrency, floors, leaseTtlSeconds, interactiveReserve.',
   );
 
 export const DrainRequestSchema = z.strictObject({ intake: z.enum(['refuse', 'hold']).default('refuse') });

@@ -79,6 +79,12 @@ export const SchedulerStatusResponse = z.object({
     floors: z.object({ standard: z.number(), batch: z.number() }),
     leaseTtlSeconds: z.int(),
     globalMaxQueued: z.int(),
+    interactiveReserve: z.number().meta({
+      description: 'Share of the slots in force kept free for interactive work (rounded up, never all).',
+    }),
+    reservedSlots: z
+      .int()
+      .meta({ description: 'Slots the interactive reserve keeps free at the cap in force.' }),
   }),
   governor: z.object({
     concurrencyLimit: z.number(),
