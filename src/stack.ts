@@ -6,7 +6,7 @@ import { NativeConnection } from '@temporalio/worker';
 import pino from 'pino';
 import type { Logger } from 'pino';
 import { effectStoreLocation, openEffectStore } from './activities/open-effect-store';
-import { openStore } from './api/stores/store';
+import { apiStoreLocation, openStore } from './api/stores/store';
 import { createApps } from './api/app';
 import { EventDispatcher } from './api/intake/event-dispatch';
 import { listenWithLimits } from './api/server';
@@ -171,15 +171,15 @@ export async function startStack(
     const adminToken =
       config.adminToken ?? (parts.api ? `fw_admin_${randomBytes(24).toString('base64url')}` : undefined);
     if (parts.api && adminToken) {
-      const db = openStore(path.resolve(config.dataDir, 'fairway.db'));
-      closers.push(async () => db.close());
+      const db = await openStore(apiStoreLocation(config));
+      closers.push(() => db.close());
       const effects = await openEffectStore(effectStoreLocation(config));
       closers.push(() => effects.close());
       const fleet = withUnavailableAs503(createTemporalFleet(client, config, effects));
       // The scheduler's tenant table follows the API's (e.g. after the scheduler chain was reset). In the
       // background: with no worker up yet the scheduler cannot answer, and the API serves meanwhile
       // (a submission of a tenant the scheduler lacks re-sends it anyway).
-      if (db.listTenants().length > 0) {
+      if ((await db.listTenants()).length > 0) {
         void waitFor(
           'the scheduler to take the stored tenants',
           () => syncTenantsToFleet(db, fleet, log),

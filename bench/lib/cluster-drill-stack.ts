@@ -10,7 +10,7 @@ import { loadConfig } from '../../src/config';
 import type { SinkSummary } from '../../src/effectsink/sink';
 import type { DrillStack, Reply } from './drill-stack';
 
-const ADMIN = 'drill-admin';
+const ADMIN = 'drill-admin-token-cluster-0123456789abcdef';
 
 export interface ClusterDrillStack extends DrillStack {
   cluster: FairwayCluster;

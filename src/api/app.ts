@@ -27,7 +27,7 @@ import { EventDispatcher } from './intake/event-dispatch';
 
 export interface ApiDeps {
   fleet: FleetPort;
-  /** Tenants and idempotency keys (`openStore(file)`). */
+  /** Tenants, idempotency keys and events (`openStore(location)`). */
   db: ApiStore;
   adminToken: string;
   tenantDefaults: TenantDefaults;
@@ -81,7 +81,7 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
   app.use(opsRouter(ctx));
   const consoleSampler = new ConsoleSampler({
     fleet: ctx.fleet,
-    tenants: () => ctx.store.listTenants().map((t) => t.tenant),
+    tenants: async () => (await ctx.store.listTenants()).map((t) => t.tenant),
     sheds: async () =>
       Object.fromEntries(
         (await ctx.metrics.sheds.get()).values.map((v) => [String(v.labels.reason), v.value]),

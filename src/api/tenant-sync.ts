@@ -8,7 +8,7 @@ import type { FleetPort } from '../contract/fleet-port';
  * workflow was reset). Idempotent; returns how many tenants were sent.
  */
 export async function syncTenantsToFleet(store: ApiStore, fleet: FleetPort, log?: Logger): Promise<number> {
-  const tenants = store.listTenants();
+  const tenants = await store.listTenants();
   for (const record of tenants) await resyncTenant(fleet, record);
   log?.info({ tenants: tenants.length }, 'tenants synced to the scheduler');
   return tenants.length;

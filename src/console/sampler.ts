@@ -61,7 +61,7 @@ export interface ConsoleState {
 export interface SamplerOptions {
   fleet: FleetPort;
   /** Tenant names to read (the API's tenant store). */
-  tenants: () => string[];
+  tenants: () => string[] | Promise<string[]>;
   /** Door sheds by reason, cumulative (the API's counter). */
   sheds: () => Promise<Partial<Record<string, number>>>;
   log: Logger;
@@ -172,7 +172,14 @@ export class ConsoleSampler {
       return;
     }
     if (this.stopped) return; // the stack is closing: its store may be gone
-    const names = this.o.tenants();
+    let names: string[];
+    try {
+      names = await this.o.tenants();
+    } catch (err) {
+      this.error = err instanceof Error ? err.message : String(err);
+      this.o.log.warn({ err }, 'console: tenant list unavailable');
+      return;
+    }
     // A tenant whose read fails this time keeps its last known status (the table must not flicker);
     // its token delta for this interval is then 0 and is caught up at the next good read.
     const previous = new Map(this.tenantStatuses.map((t) => [t.tenant, t]));

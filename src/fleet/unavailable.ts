@@ -1,10 +1,14 @@
-import { ServiceError } from '@temporalio/client';
+import { ServiceError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { ApiError } from '../contract/errors';
+import { isPgUnavailable } from '../util/pg';
 import type { FleetPort } from '../contract/fleet-port';
 
 const TRANSIENT = [4 /* DEADLINE_EXCEEDED */, 8 /* RESOURCE_EXHAUSTED */, 14 /* UNAVAILABLE */];
 
 function isTransient(err: unknown): boolean {
+  // An update RPC that timed out (e.g. while the cluster's history service or database recovers): the
+  // caller cannot tell whether it landed, and every scheduler message is idempotent, so retrying is right.
+  if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
   if (!(err instanceof ServiceError)) return err instanceof Error && err.name === 'TransportError';
   const code = (err.cause as { code?: number } | undefined)?.code;
   return code !== undefined && TRANSIENT.includes(code);
@@ -21,6 +25,14 @@ export function withUnavailableAs503(fleet: FleetPort): FleetPort {
       try {
         return await fn(...args);
       } catch (err) {
+        if (isPgUnavailable(err))
+          // the shared effect store (DATABASE_URL) is down or restarting
+          throw new ApiError(
+            'unavailable',
+            'The database is unreachable right now; try again shortly.',
+            undefined,
+            5,
+          );
         if (isTransient(err))
           throw new ApiError(
             'unavailable',

@@ -73,7 +73,7 @@ export class EventDispatcher {
 
   /** One pass over the due events; returns when each was tried. */
   async dispatchDue(limit = 50): Promise<void> {
-    for (const { tenant, eventId } of this.deps.store.events.due(this.deps.now(), limit)) {
+    for (const { tenant, eventId } of await this.deps.store.events.due(this.deps.now(), limit)) {
       if (this.stopped) return;
       await this.dispatch(tenant, eventId, false);
     }
@@ -82,8 +82,8 @@ export class EventDispatcher {
   /** Tries the event's unstarted runs once, if this process can claim it; returns whether it did. */
   async dispatch(tenant: string, eventId: string, force: boolean): Promise<boolean> {
     const { store, now } = this.deps;
-    if (!store.events.claim(tenant, eventId, now(), this.claimMs, force)) return false;
-    const event = store.events.get(tenant, eventId);
+    if (!(await store.events.claim(tenant, eventId, now(), this.claimMs, force))) return false;
+    const event = await store.events.get(tenant, eventId);
     if (!event) return false;
     let maxRetryAfter = 0;
     let open = 0;
@@ -92,13 +92,13 @@ export class EventDispatcher {
       if (run.status !== 'pending' && run.status !== 'refused') continue;
       const outcome = await this.startOne(event, run);
       if (outcome.kind === 'started') {
-        store.events.updateRun(tenant, eventId, run.trigger, 'started', null, now());
+        await store.events.updateRun(tenant, eventId, run.trigger, 'started', null, now());
         continue;
       }
       open += 1;
       if (outcome.kind === 'refused') {
         maxRetryAfter = Math.max(maxRetryAfter, outcome.refusal.retryAfterSeconds);
-        store.events.updateRun(tenant, eventId, run.trigger, 'refused', outcome.refusal, now());
+        await store.events.updateRun(tenant, eventId, run.trigger, 'refused', outcome.refusal, now());
       } else {
         errored += 1;
         this.deps.log.warn(
@@ -111,9 +111,9 @@ export class EventDispatcher {
     // Refusals give up after MAX_DISPATCH_ATTEMPTS (the event stays refused, replayable); an unreachable
     // fleet never makes an answered event give up: at least once means until it starts.
     if (open === 0 || (errored === 0 && attempts >= MAX_DISPATCH_ATTEMPTS)) {
-      store.events.finish(tenant, eventId, 'settled', attempts, now());
+      await store.events.finish(tenant, eventId, 'settled', attempts, now());
     } else {
-      store.events.finish(
+      await store.events.finish(
         tenant,
         eventId,
         'pending',
@@ -127,7 +127,7 @@ export class EventDispatcher {
   private async startOne(event: EventRecord, run: EventRunRecord): Promise<Outcome> {
     const { fleet, store, log } = this.deps;
     try {
-      const tenant = store.tenants.get(event.tenant);
+      const tenant = await store.tenants.get(event.tenant);
       if (!tenant) {
         return {
           kind: 'refused',

@@ -3,7 +3,7 @@ import { ApiError } from '../../contract/errors';
 import { renderInput, triggerMatches, type EventEnvelope } from '../../events/triggers';
 import type { ApiContext } from '../context';
 import { canonicalHash } from '../crypto/canonical-json';
-import type { EventRecord, NewEventRun } from '../stores/event-store';
+import type { EventRecord, NewEventRun, TriggerEntry } from '../stores/event-store';
 import type { EventOutcome } from './event-schemas';
 import { sha256Hex } from '../crypto/keys';
 import { runLink } from './run-intake';
@@ -18,13 +18,13 @@ export function eventRunId(tenant: string, eventId: string, trigger: string): st
 
 /** The runs the tenant's triggers make of `event`, skipping triggers in `except` (already applied). */
 export function runsForEvent(
-  ctx: ApiContext,
+  triggers: readonly TriggerEntry[],
   tenant: string,
   event: EventEnvelope,
   except: ReadonlySet<string> = new Set(),
 ): NewEventRun[] {
   const runs: NewEventRun[] = [];
-  for (const { name, spec } of ctx.store.events.listTriggers(tenant)) {
+  for (const { name, spec } of triggers) {
     if (except.has(name) || !triggerMatches(spec, event)) continue;
     const agent = getAgent(spec.agent);
     const rendered = renderInput(spec.input, event);
@@ -111,17 +111,21 @@ export interface EventAnswer {
  * hands it to the dispatcher. The same id again within the retention: 200 with what it started; with
  * another body: 422.
  */
-export function acceptEvent(ctx: ApiContext, tenant: string, envelope: EventEnvelope): EventAnswer {
+export async function acceptEvent(
+  ctx: ApiContext,
+  tenant: string,
+  envelope: EventEnvelope,
+): Promise<EventAnswer> {
   const bodyHash = canonicalHash({
     type: envelope.type,
     source: envelope.source,
     data: envelope.data ?? null,
   });
-  const known = ctx.store.events.get(tenant, envelope.id);
+  const known = await ctx.store.events.get(tenant, envelope.id);
   if (!known) rateLimit(ctx, tenant);
-  const result = ctx.store.events.record(
+  const result = await ctx.store.events.record(
     { tenant, eventId: envelope.id, bodyHash, envelope, receivedAt: ctx.now() },
-    () => runsForEvent(ctx, tenant, envelope),
+    (triggers) => runsForEvent(triggers, tenant, envelope),
   );
   if (!result.created) {
     if (result.event.bodyHash !== bodyHash) {

@@ -46,7 +46,7 @@ export async function submitRun(
   const receivedAt = ctx.now(); // createdAt is when the door took the request, before the scheduler saw it
   if (key !== undefined) {
     const bodyHash = canonicalHash({ agent: agent.name, input, priority: request.priority, estimatedTokens });
-    const claim = ctx.store.idempotency.claim({
+    const claim = await ctx.store.idempotency.claim({
       tenant: tenant.tenant,
       key,
       bodyHash,
@@ -94,17 +94,17 @@ export async function submitRun(
     });
     if (outcome?.state === 'finished') {
       // This id ran before (an idempotency key reused after its record was pruned): never run twice.
-      if (key !== undefined) ctx.store.idempotency.complete(tenant.tenant, key);
+      if (key !== undefined) await ctx.store.idempotency.complete(tenant.tenant, key);
       return replay(ctx, runId);
     }
     if (outcome?.state !== 'accepted') {
       throw outcome ? shedError(ctx, outcome.refusal) : new Error(`no offer outcome for ${runId}`);
     }
   } catch (err) {
-    if (key !== undefined) ctx.store.idempotency.release(tenant.tenant, key);
+    if (key !== undefined) await ctx.store.idempotency.release(tenant.tenant, key).catch(() => undefined);
     throw err;
   }
-  if (key !== undefined) ctx.store.idempotency.complete(tenant.tenant, key);
+  if (key !== undefined) await ctx.store.idempotency.complete(tenant.tenant, key);
   ctx.metrics.submissions.inc({ priority: request.priority });
   return { status: 202, runId, body: { runId, status: 'queued', links: { self: runLink(runId) } } };
 }

@@ -17,12 +17,16 @@ export function metricsHandler(ctx: ApiContext): RequestHandler {
     const now = ctx.now();
     if (last && now - last.at < METRICS_REFRESH_MS) return Promise.resolve(last.up);
     // Gauges are reset and refilled, and must not interleave.
-    refreshing ??= refreshFleetGauges(
-      ctx.metrics.fleet,
-      ctx.fleet,
-      ctx.store.listTenants().map((t) => t.tenant),
-      ctx.log,
-    )
+    refreshing ??= ctx.store
+      .listTenants()
+      .then((tenants) =>
+        refreshFleetGauges(
+          ctx.metrics.fleet,
+          ctx.fleet,
+          tenants.map((t) => t.tenant),
+          ctx.log,
+        ),
+      )
       .then((up) => {
         last = { at: now, up };
         return up;

@@ -14,7 +14,7 @@ export function authenticate(store: ApiStore, adminToken: string): RequestHandle
   if (adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
     throw new Error(`The admin token must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters.`);
   }
-  return (req, res, next) => {
+  return async (req, res, next) => {
     const match = BEARER.exec(req.get('authorization') ?? '');
     const key = match?.[1];
     if (!key) {
@@ -25,7 +25,7 @@ export function authenticate(store: ApiStore, adminToken: string): RequestHandle
       next();
       return;
     }
-    const record = store.tenants.findByKeyHash(hashApiKey(key));
+    const record = await store.tenants.findByKeyHash(hashApiKey(key));
     if (!record) throw new ApiError('unauthorized', 'This API key is not valid (it may have been rotated).');
     res.locals.principal = { kind: 'tenant', tenant: record.tenant, record } satisfies Principal;
     next();

@@ -29,8 +29,8 @@ function tenantIdParam(raw: string): string {
   return parseOr400(TenantIdSchema, raw, ['tenantId']);
 }
 
-function knownTenant(ctx: ApiContext, raw: string): TenantRecord {
-  const record = ctx.store.tenants.get(tenantIdParam(raw));
+async function knownTenant(ctx: ApiContext, raw: string): Promise<TenantRecord> {
+  const record = await ctx.store.tenants.get(tenantIdParam(raw));
   if (!record) throw ApiError.notFound(`Tenant ${raw}`);
   return record;
 }
@@ -41,47 +41,47 @@ const tenantLink = (tenant: string) => `/v1/admin/tenants/${tenant}`;
 export function adminTenantsRouter(ctx: ApiContext): Router {
   const router = Router();
 
-  router.get('/', (_req, res) => {
-    res.json({ tenants: ctx.store.tenants.list() });
+  router.get('/', async (_req, res) => {
+    res.json({ tenants: await ctx.store.tenants.list() });
   });
 
   router.put('/:tenantId', async (req, res) => {
     const tenant = tenantIdParam(req.params.tenantId);
     const put = parseOr400(TenantPutSchema, req.body ?? {});
-    const existing = ctx.store.tenants.get(tenant);
+    const existing = await ctx.store.tenants.get(tenant);
     const settings = mergeSettings(existing?.settings, put, ctx.tenantDefaults);
     // The scheduler first: if it is unreachable nothing is stored, and on creation no key is lost.
     await ctx.fleet.upsertTenant(tenant, settings);
     const now = ctx.now();
     if (!existing) {
       const apiKey = generateApiKey();
-      if (ctx.store.tenants.create(tenant, settings, hashApiKey(apiKey), now)) {
+      if (await ctx.store.tenants.create(tenant, settings, hashApiKey(apiKey), now)) {
         ctx.log.info({ tenant }, 'tenant created');
         res
           .location(tenantLink(tenant))
           .status(201)
-          .json({ ...ctx.store.tenants.get(tenant), apiKey });
+          .json({ ...(await ctx.store.tenants.get(tenant)), apiKey });
         return;
       }
     }
-    ctx.store.tenants.update(tenant, settings, now);
-    res.json(ctx.store.tenants.get(tenant));
+    await ctx.store.tenants.update(tenant, settings, now);
+    res.json(await ctx.store.tenants.get(tenant));
   });
 
-  router.get('/:tenantId', (req, res) => {
-    res.json(knownTenant(ctx, req.params.tenantId));
+  router.get('/:tenantId', async (req, res) => {
+    res.json(await knownTenant(ctx, req.params.tenantId));
   });
 
-  router.post('/:tenantId/keys', (req, res) => {
-    const { tenant } = knownTenant(ctx, req.params.tenantId);
+  router.post('/:tenantId/keys', async (req, res) => {
+    const { tenant } = await knownTenant(ctx, req.params.tenantId);
     const apiKey = generateApiKey();
-    ctx.store.tenants.setKeyHash(tenant, hashApiKey(apiKey), ctx.now());
+    await ctx.store.tenants.setKeyHash(tenant, hashApiKey(apiKey), ctx.now());
     ctx.log.info({ tenant }, 'tenant key rotated');
     res.status(201).json({ tenant, apiKey });
   });
 
   router.get('/:tenantId/ledger', async (req, res) => {
-    const { tenant } = knownTenant(ctx, req.params.tenantId);
+    const { tenant } = await knownTenant(ctx, req.params.tenantId);
     const { limit } = parseOr400(LedgerQuerySchema, req.query);
     res.json({ tenant, entries: await ctx.fleet.ledgerEntries(tenant, limit) });
   });

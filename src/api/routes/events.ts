@@ -34,14 +34,16 @@ function parseJson(raw: Buffer): unknown {
 }
 
 /** The signed-webhook path: tenant from `?tenant=`, secret by (tenant, the event's source), HMAC over t.rawBody. */
-function verifiedTenant(ctx: ApiContext, req: Request, raw: Buffer, body: unknown): string {
+async function verifiedTenant(ctx: ApiContext, req: Request, raw: Buffer, body: unknown): Promise<string> {
   const tenant = typeof req.query.tenant === 'string' ? req.query.tenant : req.get('fairway-tenant');
   const source =
     typeof body === 'object' && body !== null ? (body as { source?: unknown }).source : undefined;
   if (!tenant || typeof source !== 'string') {
     throw unauthorized('a signed delivery names its tenant in ?tenant= and its source in the body');
   }
-  const secret = ctx.store.tenants.get(tenant) ? ctx.store.events.secretFor(tenant, source) : undefined;
+  const secret = (await ctx.store.tenants.get(tenant))
+    ? await ctx.store.events.secretFor(tenant, source)
+    : undefined;
   // Unknown tenant or source: the same answer as a wrong signature, so neither can be probed.
   const verdict = verifySignature(
     req.get(SIGNATURE_HEADER),
@@ -78,12 +80,16 @@ export function eventIngressRouter(ctx: ApiContext, adminToken: string): Router 
     let tenant: string;
     let body: unknown;
     if (req.get('authorization') !== undefined) {
-      await new Promise<void>((resolve) => bearer(req, res, () => resolve()));
+      // The bearer check is async (the key is looked up in the store): its rejection must reach us.
+      await new Promise<void>((resolve, reject) => {
+        const done = (err?: unknown) => (err ? reject(err as Error) : resolve());
+        Promise.resolve(bearer(req, res, done) as unknown).catch(done);
+      });
       tenant = tenantOf(res, 'send events').tenant;
       body = parseJson(raw);
     } else if (req.get(SIGNATURE_HEADER) !== undefined) {
       body = parseJson(raw);
-      tenant = verifiedTenant(ctx, req, raw, body);
+      tenant = await verifiedTenant(ctx, req, raw, body);
     } else {
       throw new ApiError(
         'unauthorized',
@@ -92,7 +98,7 @@ export function eventIngressRouter(ctx: ApiContext, adminToken: string): Router 
     }
     const parsed = parseOr400(CloudEventSchema, body);
     const envelope: EventEnvelope = { ...parsed, data: parsed.data ?? null };
-    const { status, event } = acceptEvent(ctx, tenant, envelope);
+    const { status, event } = await acceptEvent(ctx, tenant, envelope);
     answer(res, status, event);
   });
   return router;
@@ -102,40 +108,41 @@ export function eventIngressRouter(ctx: ApiContext, adminToken: string): Router 
 export function eventsRouter(ctx: ApiContext): Router {
   const router = Router();
 
-  const owned = (res: Response, eventId: string): EventRecord => {
+  const owned = async (res: Response, eventId: string): Promise<EventRecord> => {
     const tenant = tenantOf(res, 'read events').tenant;
     const event = EventIdSchema.safeParse(eventId).success
-      ? ctx.store.events.get(tenant, eventId)
+      ? await ctx.store.events.get(tenant, eventId)
       : undefined;
     if (!event) throw ApiError.notFound(`Event ${eventId}`);
     return event;
   };
 
-  router.get('/', (req, res) => {
+  router.get('/', async (req, res) => {
     const tenant = tenantOf(res, 'read events').tenant;
     const query = parseOr400(EventListQuerySchema, req.query);
-    const events = ctx.store.events.list(tenant, ctx.now() + 1, query.limit);
+    const events = await ctx.store.events.list(tenant, ctx.now() + 1, query.limit);
     const items = events.map(eventView).filter((e) => !query.outcome || e.outcome === query.outcome);
     res.json({ items });
   });
 
-  router.get('/:eventId', (req, res) => {
-    answer(res, 200, owned(res, req.params.eventId));
+  router.get('/:eventId', async (req, res) => {
+    answer(res, 200, await owned(res, req.params.eventId));
   });
 
-  router.post('/:eventId/replay', (req, res) => {
-    const event = owned(res, req.params.eventId);
+  router.post('/:eventId/replay', async (req, res) => {
+    const event = await owned(res, req.params.eventId);
     const applied = new Set(event.runs.map((r) => r.trigger));
-    const added = runsForEvent(ctx, event.tenant, event.envelope, applied);
+    const triggers = await ctx.store.events.listTriggers(event.tenant);
+    const added = runsForEvent(triggers, event.tenant, event.envelope, applied);
     const toRetry = event.runs.some((r) => r.status === 'refused' || r.status === 'pending');
     if (added.length === 0 && !toRetry) {
       // Nothing was refused and no new trigger matches: a replay never starts a run twice.
       res.status(200).json({ ...eventView(event), replayed: false });
       return;
     }
-    ctx.store.events.reopen(event.tenant, event.eventId, added, ctx.now());
+    await ctx.store.events.reopen(event.tenant, event.eventId, added, ctx.now());
     ctx.events.kick(event.tenant, event.eventId);
-    const reopened = ctx.store.events.get(event.tenant, event.eventId) ?? event;
+    const reopened = (await ctx.store.events.get(event.tenant, event.eventId)) ?? event;
     res.status(202).json({ ...eventView(reopened), replayed: true, outcome: outcomeOf(reopened) });
   });
 

@@ -25,7 +25,7 @@ export function triggersRouter(ctx: ApiContext): Router {
     return raw;
   };
 
-  router.put('/:name', (req, res) => {
+  router.put('/:name', async (req, res) => {
     const tenant = tenantOf(res, 'manage triggers').tenant;
     const name = parseOr400(TriggerNameSchema, req.params.name);
     const body = parseOr400(TriggerPutSchema, req.body ?? {});
@@ -43,30 +43,31 @@ export function triggersRouter(ctx: ApiContext): Router {
       ...(body.estimatedTokens !== undefined ? { estimatedTokens: body.estimatedTokens } : {}),
     };
     const now = ctx.now();
-    const created = ctx.store.events.putTrigger(tenant, name, spec, now);
+    const created = await ctx.store.events.putTrigger(tenant, name, spec, now);
     res
       .location(triggerLink(name))
       .status(created ? 201 : 200)
       .json(view(name, spec, now));
   });
 
-  router.get('/', (_req, res) => {
+  router.get('/', async (_req, res) => {
     const tenant = tenantOf(res, 'read triggers').tenant;
-    res.json({ items: ctx.store.events.listTriggers(tenant).map((t) => view(t.name, t.spec, t.updatedAt)) });
+    const triggers = await ctx.store.events.listTriggers(tenant);
+    res.json({ items: triggers.map((t) => view(t.name, t.spec, t.updatedAt)) });
   });
 
-  router.get('/:name', (req, res) => {
+  router.get('/:name', async (req, res) => {
     const tenant = tenantOf(res, 'read triggers').tenant;
     const name = nameOf(req.params.name);
-    const found = ctx.store.events.getTrigger(tenant, name);
+    const found = await ctx.store.events.getTrigger(tenant, name);
     if (!found) throw ApiError.notFound(`Trigger ${name}`);
     res.json(view(name, found.spec, found.updatedAt));
   });
 
-  router.delete('/:name', (req, res) => {
+  router.delete('/:name', async (req, res) => {
     const tenant = tenantOf(res, 'manage triggers').tenant;
     const name = nameOf(req.params.name);
-    if (!ctx.store.events.deleteTrigger(tenant, name)) throw ApiError.notFound(`Trigger ${name}`);
+    if (!(await ctx.store.events.deleteTrigger(tenant, name))) throw ApiError.notFound(`Trigger ${name}`);
     res.status(204).end();
   });
 

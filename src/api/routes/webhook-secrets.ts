@@ -13,27 +13,28 @@ import { tenantOf } from '../middleware/auth';
 export function webhookSecretsRouter(ctx: ApiContext): Router {
   const router = Router();
 
-  router.post('/', (req, res) => {
+  router.post('/', async (req, res) => {
     const tenant = tenantOf(res, 'manage webhook secrets').tenant;
     const { source } = parseOr400(WebhookSecretPostSchema, req.body ?? {});
     const secret = `whsec_${randomBytes(32).toString('base64url')}`;
-    const rotated = ctx.store.events.secretFor(tenant, source) !== undefined;
-    ctx.store.events.putSecret(tenant, source, secret, ctx.now());
+    const rotated = (await ctx.store.events.secretFor(tenant, source)) !== undefined;
+    await ctx.store.events.putSecret(tenant, source, secret, ctx.now());
     res.status(rotated ? 200 : 201).json({ source, secret, rotated });
   });
 
-  router.get('/', (_req, res) => {
+  router.get('/', async (_req, res) => {
     const tenant = tenantOf(res, 'read webhook secrets').tenant;
-    const items = ctx.store.events
-      .listSecrets(tenant)
-      .map((s) => ({ source: s.source, createdAt: new Date(s.createdAt).toISOString() }));
+    const items = (await ctx.store.events.listSecrets(tenant)).map((s) => ({
+      source: s.source,
+      createdAt: new Date(s.createdAt).toISOString(),
+    }));
     res.json({ items });
   });
 
-  router.delete('/', (req, res) => {
+  router.delete('/', async (req, res) => {
     const tenant = tenantOf(res, 'manage webhook secrets').tenant;
     const source = typeof req.query.source === 'string' ? req.query.source : '';
-    if (!ctx.store.events.deleteSecret(tenant, source))
+    if (!(await ctx.store.events.deleteSecret(tenant, source)))
       throw ApiError.notFound(`Webhook secret for ${source}`);
     res.status(204).end();
   });

@@ -15,13 +15,13 @@ export interface IdempotencyRecord {
   createdAt: number;
 }
 
-interface Row {
+export interface IdempotencyRow {
   tenant: string;
   key: string;
   body_hash: string;
   run_id: string;
   state: 'pending' | 'done';
-  created_at: number;
+  created_at: number | string;
 }
 
 export const IDEMPOTENCY_DDL = `
@@ -36,13 +36,13 @@ export const IDEMPOTENCY_DDL = `
   );
   CREATE INDEX IF NOT EXISTS idempotency_keys_created ON idempotency_keys (created_at);`;
 
-const toRecord = (r: Row): IdempotencyRecord => ({
+export const toIdempotencyRecord = (r: IdempotencyRow): IdempotencyRecord => ({
   tenant: r.tenant,
   key: r.key,
   bodyHash: r.body_hash,
   runId: r.run_id,
   state: r.state,
-  createdAt: r.created_at,
+  createdAt: Number(r.created_at),
 });
 
 /**
@@ -52,17 +52,66 @@ const toRecord = (r: Row): IdempotencyRecord => ({
 export type ClaimResult = { claimed: true; runId: string } | { claimed: false; existing: IdempotencyRecord };
 
 /**
+ * What a claim does with the row already under (tenant, key), if any (both engines decide alike):
+ * refuse with the live record, or write a pending claim under the returned run id.
+ */
+export function decideClaim(
+  row: IdempotencyRecord | undefined,
+  rec: Omit<IdempotencyRecord, 'state'>,
+): ClaimResult {
+  const live =
+    row &&
+    row.createdAt >= rec.createdAt - IDEMPOTENCY_RETENTION_MS &&
+    (row.state === 'done' || row.createdAt >= rec.createdAt - PENDING_CLAIM_TTL_MS);
+  if (live) return { claimed: false, existing: row };
+  // Past its retention a key is new again: a new run id, never the old run's (Temporal would refuse
+  // the start as a duplicate). A stale pending claim with the same body keeps its id.
+  const takeover =
+    row &&
+    row.state === 'pending' &&
+    row.bodyHash === rec.bodyHash &&
+    row.createdAt >= rec.createdAt - IDEMPOTENCY_RETENTION_MS;
+  return { claimed: true, runId: takeover ? row.runId : rec.runId };
+}
+
+/**
  * (tenant, key) → the run a request created. A request first claims its key (pending), then completes
  * the claim once the run is accepted, or releases it when refused, so a refused request leaves no row.
  */
-export class IdempotencyStore {
+export interface IdempotencyStore {
+  find(tenant: string, key: string): Promise<IdempotencyRecord | undefined>;
+  /** Claims (tenant, key) for a request, or returns the live record that already holds it. */
+  claim(rec: Omit<IdempotencyRecord, 'state'>): Promise<ClaimResult>;
+  complete(tenant: string, key: string): Promise<void>;
+  /** Deletes a pending claim (a done record is never released). */
+  release(tenant: string, key: string): Promise<void>;
+  /** Deletes records older than the retention; returns how many. */
+  prune(now: number): Promise<number>;
+  count(): Promise<number>;
+}
+
+/** Prunes at most once a minute, from the claim path. */
+export class LazyPrune {
+  private lastPruneAt = 0;
+  constructor(private readonly prune: (now: number) => unknown) {}
+  maybe(now: number): void {
+    if (now - this.lastPruneAt < PRUNE_EVERY_MS) return;
+    this.lastPruneAt = now;
+    void Promise.resolve(this.prune(now)).catch(() => undefined);
+  }
+}
+
+/** The idempotency store in SQLite. */
+export class SqliteIdempotencyStore implements IdempotencyStore {
   private readonly stmts;
   private readonly claimTx: (rec: Omit<IdempotencyRecord, 'state'>) => ClaimResult;
-  private lastPruneAt = 0;
+  private readonly pruner = new LazyPrune((now) => this.pruneNow(now));
 
   constructor(db: Database.Database) {
     this.stmts = {
-      get: db.prepare<[string, string], Row>('SELECT * FROM idempotency_keys WHERE tenant = ? AND key = ?'),
+      get: db.prepare<[string, string], IdempotencyRow>(
+        'SELECT * FROM idempotency_keys WHERE tenant = ? AND key = ?',
+      ),
       upsert: db.prepare(
         `INSERT OR REPLACE INTO idempotency_keys (tenant, key, body_hash, run_id, state, created_at)
          VALUES (@tenant, @key, @bodyHash, @runId, 'pending', @createdAt)`,
@@ -76,56 +125,41 @@ export class IdempotencyStore {
     };
     const tx = db.transaction((rec: Omit<IdempotencyRecord, 'state'>): ClaimResult => {
       const row = this.stmts.get.get(rec.tenant, rec.key);
-      const live =
-        row &&
-        row.created_at >= rec.createdAt - IDEMPOTENCY_RETENTION_MS &&
-        (row.state === 'done' || row.created_at >= rec.createdAt - PENDING_CLAIM_TTL_MS);
-      if (live) return { claimed: false, existing: toRecord(row) };
-      // Past its retention a key is new again: a new run id, never the old run's (Temporal would refuse
-      // the start as a duplicate). A stale pending claim with the same body keeps its id.
-      const takeover =
-        row &&
-        row.state === 'pending' &&
-        row.body_hash === rec.bodyHash &&
-        row.created_at >= rec.createdAt - IDEMPOTENCY_RETENTION_MS;
-      const runId = takeover ? row.run_id : rec.runId;
-      this.stmts.upsert.run({ ...rec, runId });
-      return { claimed: true, runId };
+      const decision = decideClaim(row && toIdempotencyRecord(row), rec);
+      if (decision.claimed) this.stmts.upsert.run({ ...rec, runId: decision.runId });
+      return decision;
     });
     // IMMEDIATE: two API processes sharing the file cannot both claim the same key.
     this.claimTx = (rec) => tx.immediate(rec);
   }
 
-  find(tenant: string, key: string): IdempotencyRecord | undefined {
+  async find(tenant: string, key: string): Promise<IdempotencyRecord | undefined> {
     const row = this.stmts.get.get(tenant, key);
-    return row && toRecord(row);
+    return row && toIdempotencyRecord(row);
   }
 
-  /** Claims (tenant, key) for a request, or returns the live record that already holds it. */
-  claim(rec: Omit<IdempotencyRecord, 'state'>): ClaimResult {
-    this.pruneLazily(rec.createdAt);
+  async claim(rec: Omit<IdempotencyRecord, 'state'>): Promise<ClaimResult> {
+    this.pruner.maybe(rec.createdAt);
     return this.claimTx(rec);
   }
 
-  complete(tenant: string, key: string): void {
+  async complete(tenant: string, key: string): Promise<void> {
     this.stmts.complete.run(tenant, key);
   }
 
-  release(tenant: string, key: string): void {
+  async release(tenant: string, key: string): Promise<void> {
     this.stmts.release.run(tenant, key);
   }
 
-  /** Deletes records older than the retention; returns how many. */
-  prune(now: number): number {
-    this.lastPruneAt = now;
-    return this.stmts.prune.run(now - IDEMPOTENCY_RETENTION_MS).changes;
+  async prune(now: number): Promise<number> {
+    return this.pruneNow(now);
   }
 
-  count(): number {
+  async count(): Promise<number> {
     return this.stmts.count.get()?.n ?? 0;
   }
 
-  private pruneLazily(now: number): void {
-    if (now - this.lastPruneAt >= PRUNE_EVERY_MS) this.prune(now);
+  private pruneNow(now: number): number {
+    return this.stmts.prune.run(now - IDEMPOTENCY_RETENTION_MS).changes;
   }
 }

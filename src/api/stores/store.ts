@@ -1,25 +1,34 @@
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { EVENTS_DDL, EventStore } from './event-store';
-import { IDEMPOTENCY_DDL, IdempotencyStore } from './idempotency';
-import { TENANTS_DDL, TenantStore, migrateTenants, type TenantRecord } from './tenants';
+import { isPostgresUrl } from '../../util/pg';
+import { EVENTS_DDL } from './event-store';
+import type { EventStore } from './event-store';
+import { SqliteEventStore } from './event-store-sqlite';
+import { IDEMPOTENCY_DDL, SqliteIdempotencyStore } from './idempotency';
+import type { IdempotencyStore } from './idempotency';
+import { openPgApiStore } from './pg/api-store-pg';
+import { migrateTenants, SqliteTenantStore, TENANTS_DDL } from './tenants';
+import type { TenantRecord, TenantStore } from './tenants';
 
-/** The API's own state: tenants (settings and key hashes) and idempotency keys, in one SQLite file. */
+/**
+ * The API's own state: tenants (settings and key hashes), idempotency keys, events. One interface,
+ * two engines: a SQLite file (one host, the embedded default) or PostgreSQL (shared by every host).
+ */
 export interface ApiStore {
   readonly tenants: TenantStore;
   readonly idempotency: IdempotencyStore;
   /** Events, their runs, triggers and webhook secrets. */
   readonly events: EventStore;
   /** Every tenant with its settings, e.g. to re-sync them to the scheduler at startup. */
-  listTenants(): TenantRecord[];
-  close(): void;
+  listTenants(): Promise<TenantRecord[]>;
+  close(): Promise<void>;
 }
 
 const SCHEMA_VERSION = 3;
 
-/** Opens (creating file and directory if needed) the API store at `filePath`; `:memory:` works too. */
-export function openStore(filePath: string): ApiStore {
+/** Opens (creating file and directory if needed) the SQLite API store at `filePath`; `:memory:` works too. */
+export function openSqliteStore(filePath: string): ApiStore {
   if (filePath !== ':memory:') mkdirSync(dirname(filePath), { recursive: true });
   const db = new Database(filePath);
   db.pragma('journal_mode = WAL');
@@ -32,13 +41,24 @@ export function openStore(filePath: string): ApiStore {
     );
     migrateTenants(db);
   }
-  const tenants = new TenantStore(db);
-  const idempotency = new IdempotencyStore(db);
+  const tenants = new SqliteTenantStore(db);
   return {
     tenants,
-    idempotency,
-    events: new EventStore(db),
+    idempotency: new SqliteIdempotencyStore(db),
+    events: new SqliteEventStore(db),
     listTenants: () => tenants.list(),
-    close: () => db.close(),
+    close: async () => {
+      db.close();
+    },
   };
+}
+
+/** Opens the API store at `location`: a `postgres://` URL, or a SQLite file path. */
+export function openStore(location: string): Promise<ApiStore> {
+  return isPostgresUrl(location) ? openPgApiStore(location) : Promise.resolve(openSqliteStore(location));
+}
+
+/** Where the API store lives for a config: `DATABASE_URL` when set, else `DATA_DIR/fairway.db`. */
+export function apiStoreLocation(config: { databaseUrl: string | undefined; dataDir: string }): string {
+  return config.databaseUrl ?? resolve(config.dataDir, 'fairway.db');
 }

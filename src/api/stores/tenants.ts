@@ -8,16 +8,30 @@ export interface TenantRecord {
   updatedAt: string;
 }
 
-interface TenantRow {
+/** A row as either engine returns it (PostgreSQL's BIGINT arrives as a string). */
+export interface TenantRow {
   id: string;
   weight: number;
   max_queued: number;
   max_in_flight: number;
-  budget_tokens: number | null;
+  budget_tokens: number | string | null;
   budget_period: BudgetPeriod;
   on_budget_exhausted: 'fail' | 'park';
-  created_at: number;
-  updated_at: number;
+  created_at: number | string;
+  updated_at: number | string;
+}
+
+/** The tenant store both engines implement (`openStore` picks one). */
+export interface TenantStore {
+  get(tenant: string): Promise<TenantRecord | undefined>;
+  findByKeyHash(keyHash: string): Promise<TenantRecord | undefined>;
+  list(): Promise<TenantRecord[]>;
+  /** Inserts a new tenant; false when the id is taken (nothing changes then). */
+  create(tenant: string, settings: TenantSettings, keyHash: string, now: number): Promise<boolean>;
+  /** Replaces a tenant's settings; false when there is no such tenant. */
+  update(tenant: string, settings: TenantSettings, now: number): Promise<boolean>;
+  /** Replaces the key hash, so the previous key stops working at once; false when there is no such tenant. */
+  setKeyHash(tenant: string, keyHash: string, now: number): Promise<boolean>;
 }
 
 export const TENANTS_DDL = `
@@ -41,25 +55,28 @@ export function migrateTenants(db: Database.Database): void {
     db.exec(`ALTER TABLE tenants ADD COLUMN on_budget_exhausted TEXT NOT NULL DEFAULT 'fail'`);
 }
 
-const COLUMNS =
+export const TENANT_COLUMNS =
   'id, weight, max_queued, max_in_flight, budget_tokens, budget_period, on_budget_exhausted, created_at, updated_at';
 
-function toRecord(row: TenantRow): TenantRecord {
+export function toTenantRecord(row: TenantRow): TenantRecord {
   return {
     tenant: row.id,
     settings: {
-      weight: row.weight,
-      maxQueued: row.max_queued,
-      maxInFlight: row.max_in_flight,
-      budget: { tokens: row.budget_tokens, period: row.budget_period },
+      weight: Number(row.weight),
+      maxQueued: Number(row.max_queued),
+      maxInFlight: Number(row.max_in_flight),
+      budget: {
+        tokens: row.budget_tokens === null ? null : Number(row.budget_tokens),
+        period: row.budget_period,
+      },
       onBudgetExhausted: row.on_budget_exhausted === 'park' ? 'park' : 'fail',
     },
-    createdAt: new Date(row.created_at).toISOString(),
-    updatedAt: new Date(row.updated_at).toISOString(),
+    createdAt: new Date(Number(row.created_at)).toISOString(),
+    updatedAt: new Date(Number(row.updated_at)).toISOString(),
   };
 }
 
-function settingsParams(s: TenantSettings) {
+export function settingsParams(s: TenantSettings) {
   return {
     weight: s.weight,
     max_queued: s.maxQueued,
@@ -70,15 +87,15 @@ function settingsParams(s: TenantSettings) {
   };
 }
 
-/** Tenants and the sha256 of their API key. Keys themselves are never stored. */
-export class TenantStore {
+/** Tenants and the sha256 of their API key, in SQLite. Keys themselves are never stored. */
+export class SqliteTenantStore implements TenantStore {
   private readonly stmts;
 
   constructor(db: Database.Database) {
     this.stmts = {
-      get: db.prepare<[string], TenantRow>(`SELECT ${COLUMNS} FROM tenants WHERE id = ?`),
-      byKey: db.prepare<[string], TenantRow>(`SELECT ${COLUMNS} FROM tenants WHERE key_hash = ?`),
-      list: db.prepare<[], TenantRow>(`SELECT ${COLUMNS} FROM tenants ORDER BY id`),
+      get: db.prepare<[string], TenantRow>(`SELECT ${TENANT_COLUMNS} FROM tenants WHERE id = ?`),
+      byKey: db.prepare<[string], TenantRow>(`SELECT ${TENANT_COLUMNS} FROM tenants WHERE key_hash = ?`),
+      list: db.prepare<[], TenantRow>(`SELECT ${TENANT_COLUMNS} FROM tenants ORDER BY id`),
       insert: db.prepare(
         `INSERT INTO tenants (id, weight, max_queued, max_in_flight, budget_tokens, budget_period, on_budget_exhausted, key_hash, created_at, updated_at)
          VALUES (@id, @weight, @max_queued, @max_in_flight, @budget_tokens, @budget_period, @on_budget_exhausted, @key_hash, @now, @now)
@@ -93,33 +110,30 @@ export class TenantStore {
     };
   }
 
-  get(tenant: string): TenantRecord | undefined {
+  async get(tenant: string): Promise<TenantRecord | undefined> {
     const row = this.stmts.get.get(tenant);
-    return row && toRecord(row);
+    return row && toTenantRecord(row);
   }
 
-  findByKeyHash(keyHash: string): TenantRecord | undefined {
+  async findByKeyHash(keyHash: string): Promise<TenantRecord | undefined> {
     const row = this.stmts.byKey.get(keyHash);
-    return row && toRecord(row);
+    return row && toTenantRecord(row);
   }
 
-  list(): TenantRecord[] {
-    return this.stmts.list.all().map(toRecord);
+  async list(): Promise<TenantRecord[]> {
+    return this.stmts.list.all().map(toTenantRecord);
   }
 
-  /** Inserts a new tenant; false when the id is taken (nothing changes then). */
-  create(tenant: string, settings: TenantSettings, keyHash: string, now: number): boolean {
+  async create(tenant: string, settings: TenantSettings, keyHash: string, now: number): Promise<boolean> {
     const params = { id: tenant, ...settingsParams(settings), key_hash: keyHash, now };
     return this.stmts.insert.run(params).changes === 1;
   }
 
-  /** Replaces a tenant's settings; false when there is no such tenant. */
-  update(tenant: string, settings: TenantSettings, now: number): boolean {
+  async update(tenant: string, settings: TenantSettings, now: number): Promise<boolean> {
     return this.stmts.update.run({ id: tenant, ...settingsParams(settings), now }).changes === 1;
   }
 
-  /** Replaces the key hash, so the previous key stops working at once; false when there is no such tenant. */
-  setKeyHash(tenant: string, keyHash: string, now: number): boolean {
+  async setKeyHash(tenant: string, keyHash: string, now: number): Promise<boolean> {
     return this.stmts.setKey.run({ id: tenant, key_hash: keyHash, now }).changes === 1;
   }
 }

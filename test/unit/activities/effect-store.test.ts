@@ -8,31 +8,18 @@ import { Client as PgClient } from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EffectStore } from '../../../src/activities/effect-store';
 import { openEffectStore } from '../../../src/activities/open-effect-store';
-import { postgresMissing, startTestPostgres } from '../../support/postgres';
-import type { TestPostgres } from '../../support/postgres';
+import { postgresEngine, sqliteEngine } from '../../support/store-engines';
+import type { StoreEngine } from '../../support/store-engines';
 
 /** The same tests against both implementations: a SQLite file and a PostgreSQL database. */
-interface Engine {
-  name: string;
-  skip: string | undefined;
-  setup(): Promise<void>;
-  teardown(): Promise<void>;
-  /** A new, empty store location (a file path or a database URL). */
-  location(): Promise<string>;
+interface Engine extends StoreEngine {
   /** Inserts a raw "applied" attempt row behind the store's back. */
   tamper(location: string, key: string): Promise<void>;
 }
 
 let dir: string;
-let n = 0;
 const sqlite: Engine = {
-  name: 'SQLite',
-  skip: undefined,
-  async setup() {},
-  async teardown() {},
-  async location() {
-    return join(dir, `nested-${++n}`, 'effects.db');
-  },
+  ...sqliteEngine('effects.db', () => dir),
   async tamper(file, key) {
     const raw = new Database(file);
     raw.prepare('INSERT INTO attempts (key, applied, at) VALUES (?, 1, 0)').run(key);
@@ -40,17 +27,8 @@ const sqlite: Engine = {
   },
 };
 
-let server: TestPostgres | undefined;
 const postgres: Engine = {
-  name: 'PostgreSQL',
-  skip: postgresMissing,
-  async setup() {
-    server = await startTestPostgres();
-  },
-  async teardown() {
-    await server?.stop();
-  },
-  location: () => server!.freshDatabase(),
+  ...postgresEngine(),
   async tamper(url, key) {
     const c = new PgClient({ connectionString: url });
     await c.connect();
@@ -58,8 +36,6 @@ const postgres: Engine = {
     await c.end();
   },
 };
-
-if (postgresMissing) console.warn(postgresMissing);
 
 describe.each([sqlite, postgres])('effect store ($name)', (engine) => {
   const open: EffectStore[] = [];

@@ -29,7 +29,7 @@ describe('authentication and authorisation', () => {
       expect(res.body.error.code).toBe('forbidden');
     }
     expect(h.fleet.status().intake).toBe('open');
-    expect(h.store.tenants.get('other')).toBeUndefined();
+    expect(await h.store.tenants.get('other')).toBeUndefined();
   });
 
   it('forbids the admin token from acting as a tenant, saying why', async () => {

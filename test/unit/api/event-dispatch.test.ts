@@ -37,7 +37,7 @@ describe('event dispatch: retries with backoff, never before Retry-After, gives 
       now: () => h.clock.now,
     });
     // recorded through the store directly, so that only this dispatcher acts on it
-    h.store.events.record(
+    await h.store.events.record(
       {
         tenant: 'acme',
         eventId: 'e1',
@@ -58,7 +58,7 @@ describe('event dispatch: retries with backoff, never before Retry-After, gives 
       ],
     );
     await d.dispatchDue();
-    let ev = h.store.events.get('acme', 'e1')!;
+    let ev = (await h.store.events.get('acme', 'e1'))!;
     expect(ev).toMatchObject({
       state: 'pending',
       attempts: 1,
@@ -75,7 +75,7 @@ describe('event dispatch: retries with backoff, never before Retry-After, gives 
       h.clock.now += 10 * 60_000;
       await d.dispatchDue();
     }
-    ev = h.store.events.get('acme', 'e1')!;
+    ev = (await h.store.events.get('acme', 'e1'))!;
     expect(ev).toMatchObject({
       state: 'settled',
       attempts: MAX_DISPATCH_ATTEMPTS,

@@ -18,9 +18,9 @@ const event = (id: string, data: Record<string, unknown> = { severity: 'high', s
   data,
 });
 
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
-  expect(check()).toBe(true);
+async function until(check: () => boolean | Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 200 && !(await check()); i++) await new Promise((r) => setTimeout(r, 5));
+  expect(await check()).toBe(true);
 }
 
 describe('events: POST /v1/events, triggers, webhook secrets', () => {
@@ -91,7 +91,7 @@ describe('events: POST /v1/events, triggers, webhook secrets', () => {
       .set('Fairway-Signature', signPayload(secret, raw, now))
       .send(raw)
       .expect(202);
-    expect(h.store.events.list('acme', Date.now() * 2, 10).map((e) => e.eventId)).toEqual(['evt-2']);
+    expect((await h.store.events.list('acme', Date.now() * 2, 10)).map((e) => e.eventId)).toEqual(['evt-2']);
   });
 
   it('a tenant key works too; the same id with another body is 422; bad envelopes are 400', async () => {
@@ -150,7 +150,7 @@ describe('events: POST /v1/events, triggers, webhook secrets', () => {
       .send({ agent: 'synthetic', input: { steps: 1 } })
       .expect(202);
     await request(h.app).post('/v1/events').set(bearer(key)).send(event('evt-6')).expect(202);
-    await until(() => h.store.events.get('acme', 'evt-6')?.runs[0]?.status === 'refused');
+    await until(async () => (await h.store.events.get('acme', 'evt-6'))?.runs[0]?.status === 'refused');
     const seen = await request(h.app).get('/v1/events/evt-6').set(bearer(key)).expect(200);
     expect(seen.body.outcome).toBe('retrying');
     expect(seen.body.runs[0].refusal).toMatchObject({ code: 'queue_full' });
@@ -161,7 +161,7 @@ describe('events: POST /v1/events, triggers, webhook secrets', () => {
     expect(listed.body.items.map((e: { eventId: string }) => e.eventId)).toEqual(['evt-6']);
     await request(h.app).put('/v1/admin/tenants/acme').set(h.admin()).send({ maxQueued: 10 }).expect(200);
     await request(h.app).post('/v1/events/evt-6/replay').set(bearer(key)).expect(202);
-    await until(() => h.store.events.get('acme', 'evt-6')?.runs[0]?.status === 'started');
+    await until(async () => (await h.store.events.get('acme', 'evt-6'))?.runs[0]?.status === 'started');
     const after = await request(h.app).get('/v1/events/evt-6').set(bearer(key)).expect(200);
     expect(after.body.outcome).toBe('started');
   });

@@ -8,7 +8,7 @@ import { openApiDocument } from '../../../src/api/openapi/document';
 import { METRICS_REFRESH_MS } from '../../../src/api/metrics/metrics-handler';
 import { DEFAULT_HTTP_LIMITS, listenWithLimits } from '../../../src/api/server';
 import { connect, type AddressInfo } from 'node:net';
-import { openStore } from '../../../src/api/stores/store';
+import { openSqliteStore } from '../../../src/api/stores/store';
 import { IDEMPOTENCY_RETENTION_MS } from '../../../src/api/stores/idempotency';
 import fc from 'fast-check';
 import { mkdtempSync } from 'node:fs';
@@ -116,7 +116,7 @@ describe('issue 11: the front door', () => {
         expect(res.body.error.code).toBe('unsupported_media_type');
       }
       expect(h.fleet.status().intake).toBe('open');
-      expect(h.store.tenants.get('newco')).toBeUndefined();
+      expect(await h.store.tenants.get('newco')).toBeUndefined();
       const form = await request(h.app)
         .post('/v1/runs')
         .set(bearer(key))
@@ -437,7 +437,7 @@ describe('issue 11: the front door', () => {
       const admin = await request(h.app).get('/metrics').set(h.admin());
       expect(admin.status).toBe(200);
       expect(admin.text).toContain('fairway_fleet_up 1');
-      const store = openStore(':memory:');
+      const store = openSqliteStore(':memory:');
       try {
         const { metrics } = createApps({
           fleet: memoryFleet(),
@@ -451,7 +451,7 @@ describe('issue 11: the front door', () => {
         expect(open.text).toContain('fairway_fleet_up');
         expect((await request(metrics).get('/v1/runs')).status).toBe(404);
       } finally {
-        store.close();
+        await store.close();
       }
     });
 
@@ -540,7 +540,7 @@ describe('issue 11: the front door', () => {
     });
 
     it('createApp refuses a short admin token', () => {
-      const store = openStore(':memory:');
+      const store = openSqliteStore(':memory:');
       expect(() =>
         createApp({
           fleet: memoryFleet(),
@@ -550,7 +550,7 @@ describe('issue 11: the front door', () => {
           log: pino({ level: 'silent' }),
         }),
       ).toThrow(/at least 32/);
-      store.close();
+      void store.close();
     });
   });
 });

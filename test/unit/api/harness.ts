@@ -6,7 +6,7 @@ import request from 'supertest';
 import type { Express } from 'express';
 import { afterEach, beforeEach } from 'vitest';
 import { openSqliteEffectStore } from '../../../src/activities/effect-store';
-import { openStore, type ApiStore } from '../../../src/api/stores/store';
+import { openSqliteStore, type ApiStore } from '../../../src/api/stores/store';
 import { createApp } from '../../../src/api/app';
 import type { TenantSettings } from '../../../src/scheduler/types';
 import { MemoryFleet } from './memory-fleet';
@@ -45,7 +45,7 @@ export const synthetic = (steps = 2) => ({ agent: 'synthetic', input: { steps } 
 /** The API on a fleet built on the real scheduler core (in memory, no Temporal), with its own stores. */
 export function makeHarness(opts: HarnessOptions = {}): Harness {
   const dir = mkdtempSync(join(tmpdir(), 'fairway-api-'));
-  const store = openStore(join(dir, 'nested', 'api.sqlite'));
+  const store = openSqliteStore(join(dir, 'nested', 'api.sqlite'));
   const effects = openSqliteEffectStore(join(dir, 'effects.sqlite'));
   const clock = { now: Date.parse('2025-06-01T12:00:00.000Z') };
   const fleet = new MemoryFleet(() => clock.now, effects);
@@ -78,7 +78,7 @@ export function makeHarness(opts: HarnessOptions = {}): Harness {
         .set(headers)
         .send(body as object),
     async close() {
-      store.close();
+      await store.close();
       await effects.close();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -77,6 +77,6 @@ describe('idempotency', () => {
     expect((await post({ ...synthetic(4), idempotencyKey: 'k' })).status).toBe(422);
     h.clock.now += 2 * 3600_000;
     expect((await post({ ...synthetic(4), idempotencyKey: 'k' })).status).toBe(202);
-    expect(h.store.idempotency.count()).toBe(1);
+    expect(await h.store.idempotency.count()).toBe(1);
   });
 });

@@ -71,7 +71,7 @@ describe('POST /v1/runs', () => {
     }
     expect(h.fleet.submitCalls).toHaveLength(0);
     expect(h.fleet.startRunCalls).toHaveLength(0);
-    expect(h.store.idempotency.count()).toBe(0);
+    expect(await h.store.idempotency.count()).toBe(0);
   });
 
   it('answers malformed JSON, a missing body and an oversized body without a 5xx', async () => {
@@ -120,7 +120,7 @@ describe('POST /v1/runs', () => {
     expect(draining.body.error.code).toBe('draining');
     // Until the in-flight run's lease could run out: one lease TTL from its admission.
     expect(draining.headers['retry-after']).toBe(String(h.fleet.status().config.leaseTtlSeconds));
-    expect(h.store.idempotency.count()).toBe(0);
+    expect(await h.store.idempotency.count()).toBe(0);
     // Runs start before they are submitted; each refused one is discarded, so only the first remains.
     expect(h.fleet.startRunCalls).toHaveLength(4);
     expect(h.fleet.discarded).toHaveLength(3);

@@ -59,7 +59,7 @@ describe('admin tenants', () => {
     expect(list.status).toBe(200);
     expect(list.body.tenants).toHaveLength(1);
     expect(JSON.stringify(list.body)).not.toMatch(/apiKey|key_hash|fw_/);
-    expect(h.store.listTenants().map((t) => t.tenant)).toEqual(['acme']);
+    expect((await h.store.listTenants()).map((t) => t.tenant)).toEqual(['acme']);
   });
 
   it('rotates a key: the old one stops working, the new one works', async () => {
@@ -92,7 +92,7 @@ describe('admin tenants', () => {
     const paths = (bad.body.error.details as { path: string }[]).map((d) => d.path).sort();
     expect(paths).toEqual(['budget.period', 'budget.tokens', 'colour', 'maxQueued', 'weight']);
     expect(h.fleet.upsertCalls).toHaveLength(0);
-    expect(h.store.listTenants()).toHaveLength(0);
+    expect(await h.store.listTenants()).toHaveLength(0);
   });
 
   it('stores nothing when the scheduler cannot be told (no key is lost)', async () => {
@@ -101,7 +101,7 @@ describe('admin tenants', () => {
     expect(res.status).toBe(500);
     expect(res.body.error).toEqual({ code: 'internal', message: expect.any(String) });
     expect(res.body.error.message).not.toMatch(/unreachable/);
-    expect(h.store.listTenants()).toHaveLength(0);
+    expect(await h.store.listTenants()).toHaveLength(0);
   });
 
   it('reads one tenant and its ledger', async () => {

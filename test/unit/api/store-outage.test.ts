@@ -1,0 +1,116 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openSqliteEffectStore } from '../../../src/activities/effect-store';
+import { createApp } from '../../../src/api/app';
+import { openStore, type ApiStore } from '../../../src/api/stores/store';
+import { DB_UNAVAILABLE_RETRY_SECONDS } from '../../../src/api/stores/pg/api-store-pg';
+import { postgresMissing, startTestPostgres } from '../../support/postgres';
+import type { TestPostgres } from '../../support/postgres';
+import { ADMIN, bearer, synthetic } from './harness';
+import { MemoryFleet } from './memory-fleet';
+import { isPgUnavailable, openPool } from '../../../src/util/pg';
+
+if (postgresMissing) console.warn(postgresMissing);
+
+/**
+ * The API on its PostgreSQL store while the database goes away and comes back: every request that
+ * needs the store answers 503 with Retry-After (never 500), and the same process serves again after.
+ */
+describe.skipIf(postgresMissing)('API store outage (PostgreSQL restarted under the API)', () => {
+  let server: TestPostgres;
+  let store: ApiStore;
+  let dir: string;
+  let app: ReturnType<typeof createApp>;
+  let key: string;
+
+  beforeAll(async () => {
+    server = await startTestPostgres();
+    store = await openStore(await server.freshDatabase());
+    dir = mkdtempSync(join(tmpdir(), 'fairway-outage-'));
+    const fleet = new MemoryFleet(Date.now, openSqliteEffectStore(join(dir, 'effects.sqlite')));
+    app = createApp({
+      fleet,
+      db: store,
+      adminToken: ADMIN,
+      tenantDefaults: { maxQueued: 100, maxInFlight: 10, ratePerSecond: 1000 },
+      log: pino({ level: 'silent' }),
+    });
+    const created = await request(app).put('/v1/admin/tenants/acme').set(bearer(ADMIN)).send({});
+    expect(created.status).toBe(201);
+    key = (created.body as { apiKey: string }).apiKey;
+  }, 180_000);
+
+  afterAll(async () => {
+    await store?.close();
+    await server?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }, 120_000);
+
+  /** Every kind of request that touches the store, each answering `status`. */
+  async function probe(): Promise<number[]> {
+    const answers = await Promise.all([
+      request(app).get('/v1/runs').set(bearer(key)), // authentication reads the tenant by key hash
+      request(app)
+        .post('/v1/runs')
+        .set(bearer(key))
+        .send({ ...synthetic(1), idempotencyKey: `k-${Math.random()}` }),
+      request(app).get('/v1/admin/tenants').set(bearer(ADMIN)),
+      request(app).get('/v1/triggers').set(bearer(key)),
+    ]);
+    for (const res of answers) {
+      if (res.status === 503) {
+        expect(res.headers['retry-after']).toBe(String(DB_UNAVAILABLE_RETRY_SECONDS));
+        expect(res.body).toMatchObject({ error: { code: 'unavailable' } });
+      }
+    }
+    return answers.map((r) => r.status);
+  }
+
+  /** Probes until every answer is `want` (the pool may need a few tries to drop dead connections). */
+  async function untilAll(want: (s: number) => boolean): Promise<number[]> {
+    let last: number[] = [];
+    for (let i = 0; i < 120; i++) {
+      last = await probe();
+      expect(last.every((s) => s === 503 || s < 500)).toBe(true); // never a 500, whatever the moment
+      if (last.every(want)) return last;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    return last;
+  }
+
+  it.each(['stopped (fast shutdown)', 'SIGKILLed (crash)'] as const)(
+    'answers 503 with Retry-After while PostgreSQL is %s, and serves again once it is back',
+    async (how) => {
+      expect(await untilAll((s) => s < 300)).toEqual([200, 202, 200, 200]);
+      if (how === 'stopped (fast shutdown)') await server.pg.stop();
+      else await server.pg.child().kill();
+      expect(await untilAll((s) => s === 503)).toEqual([503, 503, 503, 503]);
+      await server.pg.restart({ kill: false });
+      expect(await untilAll((s) => s < 300)).toEqual([200, 202, 200, 200]);
+    },
+    300_000,
+  );
+
+  it('survives the server dying under a client checked out of the pool (a transaction between statements)', async () => {
+    const pool = openPool(await server.freshDatabase(), 2);
+    try {
+      const client = await pool.connect();
+      await client.query('BEGIN');
+      await server.pg.child().kill();
+      // The query fails once the connection has ended, the moment the client also emits 'error'
+      // (no listener of the test's own: unhandled, that event would end the process).
+      const err: unknown = await client.query('SELECT 1').catch((e: unknown) => e);
+      expect(isPgUnavailable(err)).toBe(true);
+      client.release(true);
+      await server.pg.restart({ kill: false });
+      const r = await pool.query<{ one: number }>('SELECT 1 AS one');
+      expect(r.rows).toEqual([{ one: 1 }]);
+    } finally {
+      await pool.end();
+    }
+  }, 120_000);
+});
