@@ -4,6 +4,8 @@ import { FALLBACK_FLEET_SETTINGS } from './scheduler/fleet-settings';
 import { MAX_CONCURRENCY, MAX_GLOBAL_QUEUED } from './scheduler/limits';
 import { defaultTenantSettings } from './scheduler/tenants';
 import type { FleetSettings, GovernorParams } from './scheduler/types';
+import { TOOL_NAMES } from './tools/registry';
+import type { ToolName } from './tools/registry';
 
 const FLEET = FALLBACK_FLEET_SETTINGS;
 const TENANT = defaultTenantSettings();
@@ -109,6 +111,19 @@ const EnvSchema = z.object({
   GOVERNOR_INCREASE_QUOTA_SHARE: share(G.increaseQuotaShare),
   GOVERNOR_INCREASE_CONCURRENCY: z.coerce.number().nonnegative().default(G.increaseConcurrency),
   GOVERNOR_LOW_WATER: share(G.remainingLowWater),
+  TOOL_LOOKUP_CREDENTIAL: optionalString,
+  TOOL_PAGER_CREDENTIAL: optionalString,
+  TOOL_SCANNER_CREDENTIAL: optionalString,
+  WORKER_TOOLS: z
+    .string()
+    .default(TOOL_NAMES.join(','))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((t) => t.trim())
+        .filter((t) => t !== ''),
+    )
+    .pipe(z.array(z.enum(TOOL_NAMES))),
   BUILD_ID: z.string().default('fairway-dev'),
   SHUTDOWN_GRACE_SECONDS: int(120),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
@@ -165,6 +180,12 @@ export interface Config {
   runs: { reofferFirstSeconds: number; reofferMaxSeconds: number };
   /** How often the API and worker check that the scheduler workflow runs (and start it when not). */
   watchdogSeconds: number;
+  /**
+   * Per-tool identities: each tool's credential (TOOL_<NAME>_CREDENTIAL), read only by a worker that
+   * serves the tool and by the effect sink that authenticates it; `serve`: the tools this process's
+   * worker serves (WORKER_TOOLS, comma-separated; empty: none).
+   */
+  tools: { credentials: Partial<Record<ToolName, string>>; serve: ToolName[] };
   buildId: string;
   shutdownGraceSeconds: number;
   logLevel: Env['LOG_LEVEL'];
@@ -248,6 +269,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       reofferMaxSeconds: Math.max(e.RUN_REOFFER_FIRST_SECONDS, e.RUN_REOFFER_MAX_SECONDS),
     },
     watchdogSeconds: e.SCHEDULER_WATCHDOG_SECONDS,
+    tools: {
+      credentials: Object.fromEntries(
+        (
+          [
+            ['lookup', e.TOOL_LOOKUP_CREDENTIAL],
+            ['pager', e.TOOL_PAGER_CREDENTIAL],
+            ['scanner', e.TOOL_SCANNER_CREDENTIAL],
+          ] as const
+        ).filter(([, c]) => c !== undefined),
+      ),
+      serve: [...new Set(e.WORKER_TOOLS)],
+    },
     buildId: e.BUILD_ID,
     shutdownGraceSeconds: e.SHUTDOWN_GRACE_SECONDS,
     logLevel: e.LOG_LEVEL,

@@ -1,3 +1,4 @@
+import type { ToolCallView } from '../tools/registry';
 import type {
   LedgerEntry,
   Priority,
@@ -44,6 +45,8 @@ export interface RunView {
   result: unknown;
   error: { code: string; message: string } | null;
   batchId: string | null;
+  /** The run's tool calls (refused ones included), with the identity each acted as. */
+  toolCalls: ToolCallView[];
 }
 
 export interface RunListItem {

@@ -67,6 +67,8 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
         .catch((err: unknown) =>
           notFound(err) ? null : orNull(handle.describe()).then((d) => (d ? viewFromDescription(d) : null)),
         );
+      // Runs begun before tool calls were recorded answer without the list.
+      if (view) view.toolCalls ??= [];
       if (view?.status === 'queued') {
         const [why] = await scheduler().query(explainQuery, [runId]);
         view.waitingOn = why ?? null;

@@ -93,5 +93,6 @@ export function viewFromDescription(d: WorkflowExecutionDescription): RunView {
     result: null,
     error: null,
     batchId: (decode(sa, 'BatchId') as string | undefined) ?? null,
+    toolCalls: [],
   };
 }

@@ -1,6 +1,7 @@
 import { upsertSearchAttributes } from '@temporalio/workflow';
 import type { RunSpec, RunStatus, RunView } from '../contract/fleet-port';
 import { RunStatusKey } from '../contract/search-attributes';
+import type { ToolCallView } from '../tools/registry';
 import type { AdmitNotice } from './run-messages';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -22,6 +23,8 @@ export class RunState {
   finishedAt: number | null = null;
   result: unknown = null;
   error: { code: string; message: string } | null = null;
+  /** Every tool call, refused ones included: the tool, the identity it acted as, the outcome. */
+  toolCalls: ToolCallView[] = [];
 
   constructor(
     readonly spec: RunSpec,
@@ -80,6 +83,7 @@ export class RunState {
       result: this.result,
       error: this.error,
       batchId: s.batchId ?? null,
+      toolCalls: this.toolCalls,
     };
   }
 }

@@ -24,6 +24,7 @@ import {
   runViewQuery,
 } from './run-messages';
 import { RunState } from './run-state';
+import { callTool } from './tools';
 
 /** How a queued run checks on the scheduler (from config; runs started before it existed take the defaults). */
 export interface RunOptions {
@@ -190,6 +191,7 @@ export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<
   };
 
   let stepNo = 0;
+  let toolNo = 0;
   const ctx: AgentContext = {
     step: async (tokens, opts) => {
       if (state.cancelRequested) throw new RunCancelled();
@@ -220,6 +222,20 @@ export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<
     // One keyed write: a local activity (one marker event); the store applies each key once however often it runs.
     effect: async (name) =>
       (await local.applyEffect({ key: `${spec.runId}:${name}`, runId: spec.runId })).applied,
+    tool: async (name, args, key) => {
+      if (state.cancelRequested) throw new RunCancelled();
+      const n = ++toolNo;
+      return callTool(
+        {
+          agent: spec.agent,
+          runId: spec.runId,
+          tool: name,
+          key: `${spec.runId}:${key ?? `${name}-${n}`}`,
+          args,
+        },
+        (entry) => state.toolCalls.push(entry),
+      );
+    },
     gate: async () => {
       // A human may take hours: do not hold a fleet slot meanwhile. The release is the gate's own
       // outcome (v3), not a completion: the run is not finished.
