@@ -5,6 +5,8 @@ import { MAX_CONCURRENCY, MAX_GLOBAL_QUEUED } from './scheduler/limits';
 import { defaultTenantSettings } from './scheduler/tenants';
 import type { FleetSettings, GovernorParams } from './scheduler/types';
 import { TOOL_NAMES } from './tools/registry';
+import { gatePolicies } from './agents/gates';
+import type { GatePolicy } from './agents/gates';
 import type { ToolName } from './tools/registry';
 
 const FLEET = FALLBACK_FLEET_SETTINGS;
@@ -101,6 +103,15 @@ const EnvSchema = z.object({
   MAILBOX_FLUSH_MS: int(100),
   RUN_REOFFER_FIRST_SECONDS: z.coerce.number().int().min(1).default(300),
   RUN_REOFFER_MAX_SECONDS: z.coerce.number().int().min(1).default(1800),
+  GATE_TIMEOUT_SECONDS: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(30 * 24 * 3600)
+      .optional(),
+  ),
   SCHEDULER_WATCHDOG_SECONDS: z.coerce.number().int().min(1).default(5),
   GOVERNOR_INITIAL_TPM: int(G.initialTokensPerMinute),
   GOVERNOR_MIN_TPM: int(G.minTokensPerMinute),
@@ -177,7 +188,12 @@ export interface Config {
    * (and re-offers itself when not); while still not admitted it checks again, backing off ×2 up to
    * `reofferMaxSeconds`.
    */
-  runs: { reofferFirstSeconds: number; reofferMaxSeconds: number };
+  runs: {
+    reofferFirstSeconds: number;
+    reofferMaxSeconds: number;
+    /** Each gated agent's gate (src/agents/gates.ts), the timeouts overridden by GATE_TIMEOUT_SECONDS when set. */
+    gates: Record<string, GatePolicy>;
+  };
   /** How often the API and worker check that the scheduler workflow runs (and start it when not). */
   watchdogSeconds: number;
   /**
@@ -267,6 +283,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     runs: {
       reofferFirstSeconds: e.RUN_REOFFER_FIRST_SECONDS,
       reofferMaxSeconds: Math.max(e.RUN_REOFFER_FIRST_SECONDS, e.RUN_REOFFER_MAX_SECONDS),
+      gates: gatePolicies(e.GATE_TIMEOUT_SECONDS),
     },
     watchdogSeconds: e.SCHEDULER_WATCHDOG_SECONDS,
     tools: {

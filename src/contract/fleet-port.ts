@@ -47,6 +47,8 @@ export interface RunView {
   batchId: string | null;
   /** The run's tool calls (refused ones included), with the identity each acted as. */
   toolCalls: ToolCallView[];
+  /** Present when the run's human gate timed out: the outcome its agent declared for that. */
+  gate?: { timedOut: true; outcome: 'reject' | 'escalate' };
 }
 
 export interface RunListItem {

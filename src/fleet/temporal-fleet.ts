@@ -128,7 +128,7 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
       const d = await orNull(client.workflow.getHandle(batchId).describe());
       if (!d || d.type !== 'batchWorkflow') return null;
       const total = Number(d.memo?.total ?? 0);
-      const c = await countBatch(client, batchId);
+      const c = await countBatch(client, batchId, total);
       const running = c.running + c.awaiting_approval;
       const view: BatchView = {
         batchId,

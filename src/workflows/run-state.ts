@@ -17,6 +17,8 @@ export class RunState {
   revokedEarly = -1;
   cancelRequested = false;
   decision: { decision: 'approve' | 'reject'; note?: string } | null = null;
+  /** Set when the gate timed out: the declared outcome it took. */
+  gateTimedOut: 'reject' | 'escalate' | null = null;
   /** Tokens used over the whole run, and in the current attempt (what the next release settles). */
   usage = 0;
   attemptUsage = 0;
@@ -84,6 +86,7 @@ export class RunState {
       error: this.error,
       batchId: s.batchId ?? null,
       toolCalls: this.toolCalls,
+      ...(this.gateTimedOut ? { gate: { timedOut: true, outcome: this.gateTimedOut } } : {}),
     };
   }
 }

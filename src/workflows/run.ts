@@ -12,6 +12,7 @@ import {
 import type { FleetActivities } from '../activities/types';
 import type { RunSpec, RunView } from '../contract/fleet-port';
 import type { ReleaseOutcome } from '../scheduler/types';
+import type { GatePolicy } from '../agents/gates';
 import { runAgent } from './agents';
 import type { AgentContext } from './agents';
 import {
@@ -32,6 +33,8 @@ export interface RunOptions {
   reofferFirstSeconds: number;
   /** Backoff cap between checks while still not admitted. */
   reofferMaxSeconds: number;
+  /** Each gated agent's gate timeout and its outcome (runs started before gates had timeouts wait forever). */
+  gates?: Record<string, GatePolicy>;
 }
 const DEFAULT_RUN_OPTIONS: RunOptions = { reofferFirstSeconds: 300, reofferMaxSeconds: 1800 };
 /** Never re-offer sooner than this, whatever a refusal's Retry-After says (0 would spin). */
@@ -241,7 +244,19 @@ export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<
       // outcome (v3), not a completion: the run is not finished.
       await release(v3 ? 'gated' : 'completed');
       state.transition('awaiting_approval', Date.now());
-      await condition(() => state.decision !== null || state.cancelRequested);
+      const decided = () => state.decision !== null || state.cancelRequested;
+      const policy = opts.gates?.[spec.agent];
+      // From gate-timeout-v1 a gate waits at most its agent's timeout, then takes the declared outcome.
+      if (policy && patched('gate-timeout-v1')) {
+        if (!(await condition(decided, policy.timeoutSeconds * 1000))) {
+          const reject = policy.onTimeout === 'reject';
+          state.decision = {
+            decision: reject ? 'reject' : 'approve',
+            note: `gate timed out: ${policy.onTimeout}`,
+          };
+          state.gateTimedOut = policy.onTimeout;
+        }
+      } else await condition(decided);
       if (!state.decision) throw new RunCancelled();
       await queueAgain();
       return state.decision;

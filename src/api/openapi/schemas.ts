@@ -47,6 +47,7 @@ export const RunViewResponse = z.object({
       reason: z.string().optional(),
     }),
   ),
+  gate: z.object({ timedOut: z.literal(true), outcome: z.enum(['reject', 'escalate']) }).optional(),
 }) satisfies z.ZodType<RunView>;
 
 export const RunAccepted = z.object({ runId: z.string(), status: RunStatusSchema, links });
