@@ -146,8 +146,17 @@ describe('per-tool identities (real dev server)', () => {
       ids.add(wf.workflowId);
     expect(ids.size).toBeGreaterThanOrEqual(runIds.length + 1);
     // Payload bytes decoded as text: the JSON inside is then searchable (and base64 is searched too).
+    // (A Buffer reaches the replacer already as { type: 'Buffer', data: [...] }, through its toJSON.)
+    const bytes = (x: unknown): Uint8Array | undefined => {
+      if (x instanceof Uint8Array) return x;
+      const b = x as { type?: unknown; data?: unknown } | null;
+      return b?.type === 'Buffer' && Array.isArray(b.data) ? Uint8Array.from(b.data as number[]) : undefined;
+    };
     const text = (v: unknown) =>
-      JSON.stringify(v, (_k, x: unknown) => (x instanceof Uint8Array ? Buffer.from(x).toString('utf8') : x));
+      JSON.stringify(v, (_k, x: unknown) => {
+        const b = bytes(x);
+        return b ? Buffer.from(b).toString('utf8') : x;
+      });
     const secrets = Object.values(CRED).flatMap((c) => [c, Buffer.from(c).toString('base64')]);
     let scanned = 0;
     let sawIdentity = false;
