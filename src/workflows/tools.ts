@@ -21,6 +21,8 @@ export async function callTool(
   const acts = proxyActivities<ToolActivities>({
     taskQueue: toolTaskQueue(workflowInfo().taskQueue, tool),
     startToCloseTimeout: '1 minute',
+    // No worker serving the tool (or a sink refusing it) fails the call after this, not never.
+    scheduleToCloseTimeout: '10 minutes',
     retry: { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: ['ToolNotDeclared'] },
   });
   try {

@@ -145,18 +145,22 @@ describe('per-tool identities (real dev server)', () => {
     for await (const wf of s.client.workflow.list({ query: `TaskQueue = '${s.config.temporal.taskQueue}'` }))
       ids.add(wf.workflowId);
     expect(ids.size).toBeGreaterThanOrEqual(runIds.length + 1);
-    // Payload bytes decoded as text: the JSON inside is then searchable (and base64 is searched too).
-    // (A Buffer reaches the replacer already as { type: 'Buffer', data: [...] }, through its toJSON.)
-    const bytes = (x: unknown): Uint8Array | undefined => {
-      if (x instanceof Uint8Array) return x;
-      const b = x as { type?: unknown; data?: unknown } | null;
-      return b?.type === 'Buffer' && Array.isArray(b.data) ? Uint8Array.from(b.data as number[]) : undefined;
+    // Every string and every byte field (payloads, decoded as UTF-8) of the history, walked by hand:
+    // JSON.stringify would meet protobuf messages' toJSON, which renders bytes as base64.
+    const text = (v: unknown): string => {
+      const out: string[] = [];
+      const seen = new Set<unknown>();
+      const walk = (x: unknown): void => {
+        if (typeof x === 'string') out.push(x);
+        else if (x instanceof Uint8Array) out.push(Buffer.from(x).toString('utf8'));
+        else if (x && typeof x === 'object' && !seen.has(x)) {
+          seen.add(x);
+          for (const value of Object.values(x)) walk(value);
+        }
+      };
+      walk(v);
+      return out.join('\n');
     };
-    const text = (v: unknown) =>
-      JSON.stringify(v, (_k, x: unknown) => {
-        const b = bytes(x);
-        return b ? Buffer.from(b).toString('utf8') : x;
-      });
     const secrets = Object.values(CRED).flatMap((c) => [c, Buffer.from(c).toString('base64')]);
     let scanned = 0;
     let sawIdentity = false;
