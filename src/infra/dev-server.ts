@@ -4,6 +4,17 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { FAIRWAY_SEARCH_ATTRIBUTES } from '../contract/search-attributes';
 import { resolveTemporalCli } from './temporal-cli';
 
+/**
+ * Server settings Fairway needs on every Temporal it starts (the same values are in
+ * deploy/dynamicconfig/development-sql.yaml for compose and `npm run cluster`).
+ * `history.MaxBufferedQueryCount` defaults to 1: a second query that meets the scheduler while a
+ * workflow task is in flight is refused ("consistent query buffer is full"). The scheduler is busy
+ * by design and is read by the API, the console, the watchdog and operators' CLIs at once.
+ */
+export const FAIRWAY_DYNAMIC_CONFIG: Readonly<Record<string, unknown>> = {
+  'history.MaxBufferedQueryCount': 32,
+};
+
 export interface DevServerOptions {
   cliPath: string | undefined;
   /** undefined: a free port. */
@@ -32,7 +43,8 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   const cli = resolveTemporalCli(opts.cliPath, opts.log);
   if (cli.kind === 'sdk-download') opts.log?.(`${cli.reason} Trying the SDK's download instead.`);
   if (opts.dbFile) mkdirSync(path.dirname(opts.dbFile), { recursive: true });
-  const extraArgs = Object.entries(opts.dynamicConfig ?? {}).flatMap(([k, v]) => [
+  const dynamicConfig = { ...FAIRWAY_DYNAMIC_CONFIG, ...opts.dynamicConfig };
+  const extraArgs = Object.entries(dynamicConfig).flatMap(([k, v]) => [
     '--dynamic-config-value',
     `${k}=${JSON.stringify(v)}`,
   ]);

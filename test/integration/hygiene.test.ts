@@ -82,4 +82,27 @@ describe('scheduler message hygiene', () => {
     const failedTasks = (history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes);
     expect(failedTasks).toEqual([]);
   });
+
+  it('answers a crowd of operator queries while it is busy admitting (no "query buffer is full")', async () => {
+    const address = s.config.temporal.address!;
+    const id = s.config.schedulerWorkflowId;
+    const key = await s.tenant(`crowd-${s.id}`);
+    // Keep the scheduler's workflow tasks coming while twelve CLIs query it at once, twice over.
+    const burst = Promise.all(
+      Array.from({ length: 40 }, () =>
+        s.call('POST', '/v1/runs', {
+          token: key,
+          body: { agent: 'synthetic', input: { steps: 1, tokensPerStep: 10 } },
+        }),
+      ),
+    );
+    for (let round = 0; round < 2; round++) {
+      const answers = await Promise.allSettled(Array.from({ length: 12 }, () => cliStatus(address, id)));
+      const refused = answers
+        .filter((a) => a.status === 'rejected')
+        .map((a) => String((a as PromiseRejectedResult).reason));
+      expect(refused).toEqual([]);
+    }
+    expect((await burst).map((r) => r.status)).toEqual(Array(40).fill(202));
+  });
 });
