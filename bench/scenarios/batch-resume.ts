@@ -5,7 +5,7 @@ export interface BatchResumeStack {
   call(
     method: string,
     route: string,
-    opts?: { body?: unknown; token?: string },
+    opts?: { body?: unknown; token?: string; timeoutMs?: number },
   ): Promise<{ status: number; body: any }>;
   tenant(name: string, settings?: Record<string, unknown>): Promise<string>;
   client: Client;
@@ -107,7 +107,8 @@ export async function runBatchResume(
   if (firstPass.completed !== opts.items - failing)
     failures.push(`first pass completed ${firstPass.completed}, expected ${opts.items - failing}`);
 
-  const resumed = await s.call('POST', `/v1/batches/${batchId}/resume`, { token: owner });
+  // A resume lists the batch's executions and restarts each failed item: slow on a loaded machine.
+  const resumed = await s.call('POST', `/v1/batches/${batchId}/resume`, { token: owner, timeoutMs: 300_000 });
   if (resumed.status !== 202) failures.push(`resume answered ${resumed.status}`);
   const resumedCount = (resumed.body?.resumed as number) ?? 0;
   // The re-driven items fail again (failAtStep is part of their input): the batch ends where it was.
