@@ -5,6 +5,10 @@ import { DEFAULT_INTERACTIVE_RESERVE } from './scheduler/reserve';
 import { MAX_CONCURRENCY, MAX_GLOBAL_QUEUED } from './scheduler/limits';
 import { defaultTenantSettings } from './scheduler/tenants';
 import type { FleetSettings, GovernorParams } from './scheduler/types';
+import { TOOL_NAMES } from './tools/registry';
+import { gatePolicies } from './agents/gates';
+import type { GatePolicy } from './agents/gates';
+import type { ToolName } from './tools/registry';
 
 const FLEET = FALLBACK_FLEET_SETTINGS;
 const TENANT = defaultTenantSettings();
@@ -101,6 +105,15 @@ const EnvSchema = z.object({
   MAILBOX_FLUSH_MS: int(100),
   RUN_REOFFER_FIRST_SECONDS: z.coerce.number().int().min(1).default(300),
   RUN_REOFFER_MAX_SECONDS: z.coerce.number().int().min(1).default(1800),
+  GATE_TIMEOUT_SECONDS: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(30 * 24 * 3600)
+      .optional(),
+  ),
   SCHEDULER_WATCHDOG_SECONDS: z.coerce.number().int().min(1).default(5),
   GOVERNOR_INITIAL_TPM: int(G.initialTokensPerMinute),
   GOVERNOR_MIN_TPM: int(G.minTokensPerMinute),
@@ -111,6 +124,19 @@ const EnvSchema = z.object({
   GOVERNOR_INCREASE_QUOTA_SHARE: share(G.increaseQuotaShare),
   GOVERNOR_INCREASE_CONCURRENCY: z.coerce.number().nonnegative().default(G.increaseConcurrency),
   GOVERNOR_LOW_WATER: share(G.remainingLowWater),
+  TOOL_LOOKUP_CREDENTIAL: optionalString,
+  TOOL_PAGER_CREDENTIAL: optionalString,
+  TOOL_SCANNER_CREDENTIAL: optionalString,
+  WORKER_TOOLS: z
+    .string()
+    .default(TOOL_NAMES.join(','))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((t) => t.trim())
+        .filter((t) => t !== ''),
+    )
+    .pipe(z.array(z.enum(TOOL_NAMES))),
   BUILD_ID: z.string().default('fairway-dev'),
   SHUTDOWN_GRACE_SECONDS: int(120),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
@@ -164,9 +190,20 @@ export interface Config {
    * (and re-offers itself when not); while still not admitted it checks again, backing off ×2 up to
    * `reofferMaxSeconds`.
    */
-  runs: { reofferFirstSeconds: number; reofferMaxSeconds: number };
+  runs: {
+    reofferFirstSeconds: number;
+    reofferMaxSeconds: number;
+    /** Each gated agent's gate (src/agents/gates.ts), the timeouts overridden by GATE_TIMEOUT_SECONDS when set. */
+    gates: Record<string, GatePolicy>;
+  };
   /** How often the API and worker check that the scheduler workflow runs (and start it when not). */
   watchdogSeconds: number;
+  /**
+   * Per-tool identities: each tool's credential (TOOL_<NAME>_CREDENTIAL), read only by a worker that
+   * serves the tool and by the effect sink that authenticates it; `serve`: the tools this process's
+   * worker serves (WORKER_TOOLS, comma-separated; empty: none).
+   */
+  tools: { credentials: Partial<Record<ToolName, string>>; serve: ToolName[] };
   buildId: string;
   shutdownGraceSeconds: number;
   logLevel: Env['LOG_LEVEL'];
@@ -249,8 +286,21 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     runs: {
       reofferFirstSeconds: e.RUN_REOFFER_FIRST_SECONDS,
       reofferMaxSeconds: Math.max(e.RUN_REOFFER_FIRST_SECONDS, e.RUN_REOFFER_MAX_SECONDS),
+      gates: gatePolicies(e.GATE_TIMEOUT_SECONDS),
     },
     watchdogSeconds: e.SCHEDULER_WATCHDOG_SECONDS,
+    tools: {
+      credentials: Object.fromEntries(
+        (
+          [
+            ['lookup', e.TOOL_LOOKUP_CREDENTIAL],
+            ['pager', e.TOOL_PAGER_CREDENTIAL],
+            ['scanner', e.TOOL_SCANNER_CREDENTIAL],
+          ] as const
+        ).filter(([, c]) => c !== undefined),
+      ),
+      serve: [...new Set(e.WORKER_TOOLS)],
+    },
     buildId: e.BUILD_ID,
     shutdownGraceSeconds: e.SHUTDOWN_GRACE_SECONDS,
     logLevel: e.LOG_LEVEL,

@@ -19,6 +19,8 @@ import type { SchedulerInput } from './workflows/scheduler';
 import { createTemporalFleet } from './fleet/temporal-fleet';
 import { withUnavailableAs503 } from './fleet/unavailable';
 import { startFleetWorker } from './fleet/worker';
+import { startToolWorker } from './tools/worker';
+import type { ToolWorker } from './tools/worker';
 import type { FleetWorker, WorkflowSource } from './fleet/worker';
 import { startDevServer } from './infra/dev-server';
 import { installRuntime } from './infra/runtime';
@@ -45,6 +47,8 @@ export interface Stack {
   client: Client;
   sim: RunningSimulator | undefined;
   worker: FleetWorker | undefined;
+  /** The worker serving this process's tools (WORKER_TOOLS), with their credentials only. */
+  tools: ToolWorker | undefined;
   log: Logger;
   close(): Promise<void>;
 }
@@ -133,6 +137,7 @@ export async function startStack(
     }
 
     let worker: FleetWorker | undefined;
+    let tools: ToolWorker | undefined;
     if (parts.worker) {
       if (config.model.baseUrl) {
         const modelUrl = config.model.baseUrl;
@@ -156,6 +161,8 @@ export async function startStack(
         ...(opts.workflows ? { workflows: opts.workflows } : {}),
       });
       closers.push(() => worker!.close());
+      tools = await startToolWorker({ config, connection: nativeConnection, log });
+      closers.push(() => tools!.close());
       // The worker keeps the scheduler alive too, so a fleet without an API process still recovers.
       const watchdog = startSchedulerWatchdog({
         client,
@@ -246,6 +253,7 @@ export async function startStack(
       client,
       sim,
       worker,
+      tools,
       log,
       close,
     };

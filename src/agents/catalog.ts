@@ -20,6 +20,8 @@ export const SyntheticInputSchema = z.strictObject({
   stepMs: z.int().min(0).max(600_000).default(0),
   effect: z.boolean().default(false),
   failAtStep: z.int().min(1).optional(),
+  /** Tools to call once each, in order, after the steps (one not declared is refused and fails the run). */
+  tools: z.array(z.string().min(1).max(64)).max(10).optional(),
 });
 export type SyntheticInput = z.output<typeof SyntheticInputSchema>;
 
@@ -38,7 +40,8 @@ const synthetic: AgentDefinition<typeof SyntheticInputSchema> = {
   name: 'synthetic',
   description:
     'Load and acceptance agent: `steps` model calls of `tokensPerStep` tokens, each lasting at least `stepMs`; ' +
-    'optionally one idempotent effect; `failAtStep` fails that step for good.',
+    'optionally one idempotent effect; `failAtStep` fails that step for good; `tools` calls those tools ' +
+    '(it declares only `lookup`: any other is refused).',
   input: SyntheticInputSchema,
   humanGate: false,
   estimate: (input) => input.steps * input.tokensPerStep,
@@ -47,7 +50,8 @@ const synthetic: AgentDefinition<typeof SyntheticInputSchema> = {
 const triage: AgentDefinition<typeof TriageInputSchema> = {
   name: 'triage',
   description:
-    'Incident triage: reads the incident, proposes an action, and waits for a human to approve it.',
+    'Incident triage: reads the incident (`lookup` tool), proposes an action, waits for a human to approve ' +
+    'it, then pages (`pager` tool).',
   input: TriageInputSchema,
   humanGate: true,
   estimate: () => 1500,
@@ -55,7 +59,7 @@ const triage: AgentDefinition<typeof TriageInputSchema> = {
 
 const audit: AgentDefinition<typeof AuditInputSchema> = {
   name: 'audit',
-  description: 'Fan-out audit: checks every target and reports the findings together.',
+  description: 'Fan-out audit: checks every target (`scanner` tool) and reports the findings together.',
   input: AuditInputSchema,
   humanGate: false,
   estimate: (input) => 500 * input.targets.length,

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { Config } from '../config';
 import { freePort } from './child';
@@ -85,6 +86,8 @@ export async function startFairwayCluster(opts: FairwayClusterOptions): Promise<
       DATABASE_URL: databaseUrl,
       DATA_DIR: path.join(opts.dir, 'fairway'),
       ADMIN_TOKEN: opts.adminToken,
+      // Each tool's identity, shared by the workers that serve it and the sink that checks it.
+      ...toolCredentials(opts.baseEnv ?? process.env),
     };
     const spawn = async (role: FairwayRole, name: string, extraEnv: Record<string, string> = {}) => {
       const child = await spawnFairway({ role, name, env: { ...env, ...extraEnv }, logDir });
@@ -123,4 +126,12 @@ export async function startFairwayCluster(opts: FairwayClusterOptions): Promise<
     await stop();
     throw err;
   }
+}
+
+/** The tool credentials of the environment, each made up (randomly, once per cluster) when unset. */
+function toolCredentials(env: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of ['TOOL_LOOKUP_CREDENTIAL', 'TOOL_PAGER_CREDENTIAL', 'TOOL_SCANNER_CREDENTIAL'])
+    out[name] = env[name] || randomBytes(24).toString('base64url');
+  return out;
 }

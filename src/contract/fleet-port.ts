@@ -1,3 +1,4 @@
+import type { ToolCallView } from '../tools/registry';
 import type {
   LedgerEntry,
   Priority,
@@ -53,6 +54,10 @@ export interface RunView {
   result: unknown;
   error: { code: string; message: string } | null;
   batchId: string | null;
+  /** The run's tool calls (refused ones included), with the identity each acted as. */
+  toolCalls: ToolCallView[];
+  /** Present when the run's human gate timed out: the outcome its agent declared for that. */
+  gate?: { timedOut: true; outcome: 'reject' | 'escalate' };
 }
 
 export interface RunListItem {

@@ -1,3 +1,4 @@
+import { timingSafeEqual } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -21,6 +22,7 @@ export class DeliveryLedger {
   private readonly counts = new Map<string, number>();
   private deliveries = 0;
   private duplicated = new Set<string>();
+  private readonly lastFrom = new Map<string, string>();
 
   constructor(private readonly file?: string) {
     if (file && existsSync(file)) {
@@ -46,6 +48,12 @@ export class DeliveryLedger {
   record(key: string, from: string): void {
     if (this.file) appendFileSync(this.file, `${JSON.stringify({ key, from, at: Date.now() })}\n`);
     this.count(key);
+    this.lastFrom.set(key, from);
+  }
+
+  /** Who delivered `key` last (`tool:<name>` for a tool identity), if it was delivered since the start. */
+  deliveredBy(key: string): string | undefined {
+    return this.lastFrom.get(key);
   }
 
   timesDelivered(key: string): number {
@@ -96,7 +104,13 @@ export async function startEffectSink(opts: {
   port: number;
   host: string;
   file?: string;
+  /**
+   * The tool identities the sink knows (tool name → credential). A delivery that names a tool
+   * (`fairway-tool`) must present that tool's own credential (`authorization: Bearer`), else 401/403.
+   */
+  tools?: Record<string, string>;
 }): Promise<RunningSink> {
+  const tools = opts.tools ?? {};
   const ledger = new DeliveryLedger(opts.file);
   const server = createServer((req, res) => {
     void (async () => {
@@ -117,7 +131,9 @@ export async function startEffectSink(opts: {
           return send(res, 400, {
             error: { code: 'invalid_key', message: 'key must be 1–512 printable ASCII characters' },
           });
-        ledger.record(key, req.socket.remoteAddress ?? '');
+        const who = identify(req, tools);
+        if (!who.ok) return send(res, who.status, { error: { code: who.code, message: who.message } });
+        ledger.record(key, who.tool ? `tool:${who.tool}` : (req.socket.remoteAddress ?? ''));
         return send(res, 200, { key, times: ledger.timesDelivered(key) });
       }
       return send(res, 404, { error: { code: 'not_found', message: `${req.method} ${url.pathname}` } });
@@ -140,11 +156,59 @@ export async function startEffectSink(opts: {
   };
 }
 
-/** The sender's side: delivers one effect; throws on anything but 200 (the activity retries). */
-export async function deliverEffect(sinkUrl: string, key: string, signal?: AbortSignal): Promise<void> {
+type Identified =
+  { ok: true; tool: string | undefined } | { ok: false; status: 401 | 403; code: string; message: string };
+
+const sameSecret = (a: string, b: string): boolean => {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+};
+
+/**
+ * Who acts: no `fairway-tool` header is a plain run effect; a named tool must present its own credential.
+ * A credential of another known tool is 403 (one tool acting with another's identity), anything else 401.
+ */
+function identify(req: IncomingMessage, tools: Record<string, string>): Identified {
+  const tool = req.headers['fairway-tool'];
+  if (tool === undefined) return { ok: true, tool: undefined };
+  const name = Array.isArray(tool) ? '' : tool;
+  const auth = req.headers.authorization ?? '';
+  const presented = auth.startsWith('Bearer ') ? auth.slice(7) : '';
+  const own = Object.hasOwn(tools, name) ? tools[name] : undefined;
+  if (own !== undefined && presented && sameSecret(presented, own)) return { ok: true, tool: name };
+  const other = Object.entries(tools).find(([t, c]) => t !== name && presented && sameSecret(presented, c));
+  if (other)
+    return {
+      ok: false,
+      status: 403,
+      code: 'identity_mismatch',
+      message: `the credential presented is not tool "${name}"'s`,
+    };
+  return {
+    ok: false,
+    status: 401,
+    code: 'unauthenticated',
+    message: own === undefined ? `unknown tool identity "${name}"` : `bad credential for tool "${name}"`,
+  };
+}
+
+/**
+ * The sender's side: delivers one effect; throws on anything but 200 (the activity retries). `as`: the
+ * tool identity the effect is delivered under.
+ */
+export async function deliverEffect(
+  sinkUrl: string,
+  key: string,
+  signal?: AbortSignal,
+  as?: { tool: string; credential: string },
+): Promise<void> {
   const res = await fetch(`${sinkUrl}/deliveries`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: {
+      'content-type': 'application/json',
+      ...(as ? { 'fairway-tool': as.tool, authorization: `Bearer ${as.credential}` } : {}),
+    },
     body: JSON.stringify({ key }),
     signal: signal ?? AbortSignal.timeout(10_000),
   });

@@ -12,6 +12,8 @@ async function main(): Promise<void> {
     port: config.sinkPort,
     host: config.host,
     file: path.resolve(config.dataDir, 'effect-sink.jsonl'),
+    // The identities it authenticates: a tool's effect must come with that tool's own credential.
+    tools: config.tools.credentials,
   });
   log.info({ url: sink.url }, 'effect sink started');
   closeOnSignal(sink.close, { info: (m) => log.info(m), error: (m) => log.error(m) });

@@ -70,6 +70,8 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
         .catch((err: unknown) =>
           notFound(err) ? null : orNull(handle.describe()).then((d) => (d ? viewFromDescription(d) : null)),
         );
+      // Runs begun before tool calls were recorded answer without the list.
+      if (view) view.toolCalls ??= [];
       if (view?.status === 'queued') {
         const [why] = await scheduler().query(explainQuery, [runId]);
         view.waitingOn = why ?? null;
@@ -116,7 +118,7 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
       const d = await orNull(client.workflow.getHandle(batchId).describe());
       if (!d || d.type !== 'batchWorkflow') return null;
       const total = Number(d.memo?.total ?? 0);
-      const c = await countBatch(client, batchId);
+      const c = await countBatch(client, batchId, total);
       const running = c.running + c.awaiting_approval;
       const view: BatchView = {
         batchId,

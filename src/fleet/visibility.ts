@@ -4,6 +4,7 @@ import type { temporal } from '@temporalio/proto';
 import type { RunListItem, RunListQuery, RunStatus, RunView } from '../contract/fleet-port';
 import type { Priority } from '../scheduler/types';
 import { quoteVisibilityString } from '../contract/visibility-quote';
+import { RunStatusKey } from '../contract/search-attributes';
 
 type Payloads = Record<string, temporal.api.common.v1.IPayload> | null | undefined;
 const decode = (fields: Payloads, key: string): unknown => {
@@ -47,31 +48,64 @@ export async function listRuns(
   return { items, nextCursor: token && token.length > 0 ? Buffer.from(token).toString('base64url') : null };
 }
 
-/** Counts a batch's runs by status from visibility. */
-export async function countBatch(client: Client, batchId: string): Promise<Record<RunStatus, number>> {
-  const statuses: RunStatus[] = [
-    'queued',
-    'running',
-    'awaiting_approval',
-    'completed',
-    'failed',
-    'cancelled',
-  ];
+const RUN_STATUSES: RunStatus[] = [
+  'queued',
+  'running',
+  'awaiting_approval',
+  'completed',
+  'failed',
+  'cancelled',
+];
+
+/**
+ * Counts a batch's runs by status from visibility. Each item counts once, by its newest execution: a
+ * resumed item's failed execution stays listed beside the new one, so when the executions outnumber the
+ * items (the batch was resumed) the counts come from the newest execution of each run instead.
+ */
+export async function countBatch(
+  client: Client,
+  batchId: string,
+  total: number,
+): Promise<Record<RunStatus, number>> {
   const counts = await Promise.all(
-    statuses.map((s) => client.workflow.count(`BatchId = ${quote(batchId)} AND RunStatus = '${s}'`)),
+    RUN_STATUSES.map((s) => client.workflow.count(`BatchId = ${quote(batchId)} AND RunStatus = '${s}'`)),
   );
-  return Object.fromEntries(statuses.map((s, i) => [s, counts[i]?.count ?? 0])) as Record<RunStatus, number>;
+  const quick = Object.fromEntries(RUN_STATUSES.map((s, i) => [s, counts[i]?.count ?? 0])) as Record<
+    RunStatus,
+    number
+  >;
+  if (Object.values(quick).reduce((a, b) => a + b, 0) <= total) return quick;
+  const exact = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
+  for (const status of (await newestExecutions(client, batchId)).values()) exact[status]++;
+  return exact;
 }
 
-/** Ids of a batch's failed runs (for re-driving them). */
+/** Each of a batch's runs (workflow id) with the status of its newest execution. */
+async function newestExecutions(client: Client, batchId: string): Promise<Map<string, RunStatus>> {
+  const newest = new Map<string, { at: number; status: RunStatus }>();
+  for await (const wf of client.workflow.list({ query: `BatchId = ${quote(batchId)}` })) {
+    const at = wf.startTime.getTime();
+    const status = (wf.typedSearchAttributes.get(RunStatusKey) ?? 'queued') as RunStatus;
+    const seen = newest.get(wf.workflowId);
+    if (!seen || at >= seen.at) newest.set(wf.workflowId, { at, status });
+  }
+  return new Map([...newest].map(([id, v]) => [id, v.status]));
+}
+
+/**
+ * Ids of a batch's failed runs (for re-driving them): those whose newest execution failed, so a run
+ * already resumed (running again, or completed) is never re-driven twice.
+ */
 export async function failedRunIds(client: Client, batchId: string): Promise<string[]> {
-  const ids: string[] = [];
+  const failed = new Set<string>();
   for await (const wf of client.workflow.list({
     query: `BatchId = ${quote(batchId)} AND RunStatus = 'failed'`,
   })) {
-    ids.push(wf.workflowId);
+    failed.add(wf.workflowId);
   }
-  return ids;
+  if (failed.size === 0) return [];
+  const newest = await newestExecutions(client, batchId);
+  return [...failed].filter((id) => newest.get(id) === 'failed');
 }
 
 /** A run's view from its description alone (search attributes and memo), before any worker ran it. */
@@ -93,5 +127,6 @@ export function viewFromDescription(d: WorkflowExecutionDescription): RunView {
     result: null,
     error: null,
     batchId: (decode(sa, 'BatchId') as string | undefined) ?? null,
+    toolCalls: [],
   };
 }

@@ -1,3 +1,5 @@
+import { patched } from '@temporalio/workflow';
+
 /**
  * What each built-in agent does, as deterministic workflow code. Inputs were validated at the door
  * (src/agents/catalog.ts); here they are only read.
@@ -9,7 +11,15 @@ export interface AgentContext {
   effect(name: string): Promise<boolean>;
   /** A human gate: the run gives its slot back while it waits. */
   gate(): Promise<{ decision: 'approve' | 'reject'; note?: string }>;
+  /**
+   * Calls a tool through its own identity (src/workflows/tools.ts); a tool the agent did not declare is
+   * refused, recorded in the run's view, and fails the run. `key`: the call's idempotency key name.
+   */
+  tool(name: string, args: Record<string, unknown>, key?: string): Promise<Record<string, unknown>>;
 }
+
+/** Agents use tools from this version on; runs begun before it replay without them. */
+const TOOLS_PATCH = 'agent-tools-v1';
 
 type Json = Record<string, unknown>;
 const num = (v: unknown, d: number): number => (typeof v === 'number' && Number.isFinite(v) ? v : d);
@@ -24,27 +34,57 @@ async function synthetic(input: Json, ctx: AgentContext): Promise<unknown> {
     tokens += await ctx.step(tokensPerStep, { minMs: stepMs, fail: failAtStep === i });
   }
   const effectApplied = input.effect === true ? await ctx.effect('effect') : null;
-  return { steps, tokens, effectApplied };
+  // Each named tool is called once, in order (an undeclared one is refused: the acceptance test of that).
+  const tools = Array.isArray(input.tools) ? input.tools.map(String) : [];
+  const toolResults: Record<string, unknown>[] = [];
+  for (const name of tools) toolResults.push(await ctx.tool(name, { incident: `synthetic-${name}` }));
+  return tools.length > 0
+    ? { steps, tokens, effectApplied, tools: toolResults }
+    : { steps, tokens, effectApplied };
 }
 
 async function triage(input: Json, ctx: AgentContext): Promise<unknown> {
+  const tools = patched(TOOLS_PATCH);
+  // Reads the incident through the lookup tool, then acts, once approved, through the pager tool.
+  const record = tools ? (await ctx.tool('lookup', { incident: input.incident })).record : undefined;
   let tokens = await ctx.step(1000);
   const verdict = await ctx.gate();
   if (verdict.decision === 'reject')
-    return { incident: input.incident, resolution: 'rejected', note: verdict.note, tokens };
+    return {
+      incident: input.incident,
+      resolution: 'rejected',
+      note: verdict.note,
+      tokens,
+      ...(tools ? { record } : {}),
+    };
   tokens += await ctx.step(500);
-  await ctx.effect('remediation');
-  return { incident: input.incident, resolution: 'remediated', note: verdict.note, tokens };
+  if (tools) await ctx.tool('pager', { incident: input.incident, record }, 'remediation');
+  else await ctx.effect('remediation');
+  return {
+    incident: input.incident,
+    resolution: 'remediated',
+    note: verdict.note,
+    tokens,
+    ...(tools ? { record } : {}),
+  };
 }
 
 async function audit(input: Json, ctx: AgentContext): Promise<unknown> {
   const targets = Array.isArray(input.targets) ? input.targets.map(String) : [];
-  const findings: { target: string; tokens: number }[] = [];
-  // Fan out a few at a time inside the run's one slot.
+  const tools = patched(TOOLS_PATCH);
+  const findings: { target: string; tokens: number; finding?: unknown }[] = [];
+  // Fan out a few at a time inside the run's one slot; each item scans its target through the scanner tool.
   for (let i = 0; i < targets.length; i += 4) {
     const chunk = targets.slice(i, i + 4);
-    const used = await Promise.all(chunk.map(() => ctx.step(500)));
-    chunk.forEach((target, j) => findings.push({ target, tokens: used[j] ?? 0 }));
+    const done = await Promise.all(
+      chunk.map(async (target, j) => {
+        const tokens = await ctx.step(500);
+        if (!tools) return { target, tokens };
+        const scan = await ctx.tool('scanner', { target }, `scan-${i + j}`);
+        return { target, tokens, finding: scan.finding };
+      }),
+    );
+    findings.push(...done);
   }
   return { findings };
 }

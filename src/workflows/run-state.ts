@@ -1,6 +1,7 @@
 import { upsertSearchAttributes } from '@temporalio/workflow';
 import type { RunSpec, RunStatus, RunView } from '../contract/fleet-port';
 import { RunStatusKey } from '../contract/search-attributes';
+import type { ToolCallView } from '../tools/registry';
 import type { AdmitNotice } from './run-messages';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -16,6 +17,8 @@ export class RunState {
   revokedEarly = -1;
   cancelRequested = false;
   decision: { decision: 'approve' | 'reject'; note?: string } | null = null;
+  /** Set when the gate timed out: the declared outcome it took. */
+  gateTimedOut: 'reject' | 'escalate' | null = null;
   /** Tokens used over the whole run, and in the current attempt (what the next release settles). */
   usage = 0;
   attemptUsage = 0;
@@ -30,6 +33,8 @@ export class RunState {
   finishedAt: number | null = null;
   result: unknown = null;
   error: { code: string; message: string } | null = null;
+  /** Every tool call, refused ones included: the tool, the identity it acted as, the outcome. */
+  toolCalls: ToolCallView[] = [];
 
   constructor(
     readonly spec: RunSpec,
@@ -96,6 +101,8 @@ export class RunState {
       result: this.result,
       error: this.error,
       batchId: s.batchId ?? null,
+      toolCalls: this.toolCalls,
+      ...(this.gateTimedOut ? { gate: { timedOut: true, outcome: this.gateTimedOut } } : {}),
     };
   }
 }

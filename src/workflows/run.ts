@@ -13,6 +13,7 @@ import type { FleetActivities } from '../activities/types';
 import type { RunSpec, RunView } from '../contract/fleet-port';
 import { stepWorstCase } from '../contract/model-call';
 import type { ReleaseOutcome } from '../scheduler/types';
+import type { GatePolicy } from '../agents/gates';
 import { runAgent } from './agents';
 import type { AgentContext } from './agents';
 import {
@@ -25,6 +26,7 @@ import {
   runViewQuery,
 } from './run-messages';
 import { RunState } from './run-state';
+import { callTool } from './tools';
 
 /** How a queued run checks on the scheduler (from config; runs started before it existed take the defaults). */
 export interface RunOptions {
@@ -32,6 +34,8 @@ export interface RunOptions {
   reofferFirstSeconds: number;
   /** Backoff cap between checks while still not admitted. */
   reofferMaxSeconds: number;
+  /** Each gated agent's gate timeout and its outcome (runs started before gates had timeouts wait forever). */
+  gates?: Record<string, GatePolicy>;
 }
 const DEFAULT_RUN_OPTIONS: RunOptions = { reofferFirstSeconds: 300, reofferMaxSeconds: 1800 };
 /** Never re-offer sooner than this, whatever a refusal's Retry-After says (0 would spin). */
@@ -238,6 +242,7 @@ export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<
   };
 
   let stepNo = 0;
+  let toolNo = 0;
   const ctx: AgentContext = {
     step: async (tokens, opts) => {
       if (state.cancelRequested) throw new RunCancelled();
@@ -279,12 +284,38 @@ export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<
     // One keyed write: a local activity (one marker event); the store applies each key once however often it runs.
     effect: async (name) =>
       (await local.applyEffect({ key: `${spec.runId}:${name}`, runId: spec.runId })).applied,
+    tool: async (name, args, key) => {
+      if (state.cancelRequested) throw new RunCancelled();
+      const n = ++toolNo;
+      return callTool(
+        {
+          agent: spec.agent,
+          runId: spec.runId,
+          tool: name,
+          key: `${spec.runId}:${key ?? `${name}-${n}`}`,
+          args,
+        },
+        (entry) => state.toolCalls.push(entry),
+      );
+    },
     gate: async () => {
       // A human may take hours: do not hold a fleet slot meanwhile. The release is the gate's own
       // outcome (v3), not a completion: the run is not finished.
       await release(v3 ? 'gated' : 'completed');
       state.transition('awaiting_approval', Date.now());
-      await condition(() => state.decision !== null || state.cancelRequested);
+      const decided = () => state.decision !== null || state.cancelRequested;
+      const policy = opts.gates?.[spec.agent];
+      // From gate-timeout-v1 a gate waits at most its agent's timeout, then takes the declared outcome.
+      if (policy && patched('gate-timeout-v1')) {
+        if (!(await condition(decided, policy.timeoutSeconds * 1000))) {
+          const reject = policy.onTimeout === 'reject';
+          state.decision = {
+            decision: reject ? 'reject' : 'approve',
+            note: `gate timed out: ${policy.onTimeout}`,
+          };
+          state.gateTimedOut = policy.onTimeout;
+        }
+      } else await condition(decided);
       if (!state.decision) throw new RunCancelled();
       await queueAgain();
       return state.decision;

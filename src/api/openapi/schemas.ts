@@ -38,6 +38,16 @@ export const RunViewResponse = z.object({
   result: z.unknown(),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   batchId: z.string().nullable(),
+  toolCalls: z.array(
+    z.object({
+      tool: z.string(),
+      identity: z.string().nullable().meta({ description: 'tool:<name>#<key id>; never the credential' }),
+      outcome: z.enum(['ok', 'refused', 'failed']),
+      at: z.string(),
+      reason: z.string().optional(),
+    }),
+  ),
+  gate: z.object({ timedOut: z.literal(true), outcome: z.enum(['reject', 'escalate']) }).optional(),
 }) satisfies z.ZodType<RunView>;
 
 export const RunAccepted = z.object({ runId: z.string(), status: RunStatusSchema, links });

@@ -43,6 +43,7 @@ const someRun = (runId: string): RunView => ({
   waitingOn: null,
   result: null,
   error: null,
+  toolCalls: [],
   batchId: null,
 });
 

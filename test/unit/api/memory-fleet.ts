@@ -367,6 +367,7 @@ function queuedView(spec: RunSpec): RunView {
     waitingOn: null,
     result: null,
     error: null,
+    toolCalls: [],
     batchId: spec.batchId ?? null,
   };
 }

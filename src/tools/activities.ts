@@ -1,0 +1,76 @@
+import { createHash } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/common';
+import type { EffectStore } from '../activities/effect-store';
+import { deliverEffect } from '../effectsink/sink';
+import { mayCall } from './registry';
+import type { ToolActivities, ToolName, ToolRequest, ToolResponse } from './registry';
+
+/** A credential's public key id: which key acted (for rotation and audit), not the key. */
+export function keyId(credential: string): string {
+  return createHash('sha256').update(credential).digest('hex').slice(0, 12);
+}
+
+/** The identity a tool acts as, as run views and the sink's ledger show it. */
+export function identityOf(tool: ToolName, credential: string): string {
+  return `tool:${tool}#${keyId(credential)}`;
+}
+
+export interface ToolDeps {
+  /** Only the credentials of the tools this worker serves. */
+  credentials: Partial<Record<ToolName, string>>;
+  effects: EffectStore;
+  /** Where the pager's effect lands; undefined: the effect store's row is the effect. */
+  effectSinkUrl: string | undefined;
+}
+
+const str = (v: unknown, max = 2000): string => (typeof v === 'string' ? v.slice(0, max) : '');
+
+/** A stable, fake-but-deterministic figure for a read (the tools stand in for real systems). */
+function digest(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 8);
+}
+
+type Impl = (req: ToolRequest, credential: string) => Promise<Record<string, unknown>>;
+
+const IMPLS: Record<ToolName, (deps: ToolDeps) => Impl> = {
+  lookup: () => async (req) => ({
+    incident: str(req.args.incident),
+    record: `INC-${digest(str(req.args.incident))}`,
+  }),
+  scanner: () => async (req) => {
+    const target = str(req.args.target, 500);
+    return { target, finding: parseInt(digest(target), 16) % 7 === 0 ? 'issue' : 'clean' };
+  },
+  pager: (deps) => async (req, credential) => {
+    const { applied, delivered } = await deps.effects.apply(req.key, { runId: req.runId, tool: 'pager' });
+    if (deps.effectSinkUrl && !delivered) {
+      await deliverEffect(deps.effectSinkUrl, req.key, undefined, { tool: 'pager', credential });
+      await deps.effects.markDelivered(req.key);
+    }
+    return { paged: true, applied };
+  },
+};
+
+/**
+ * The activities of a worker serving `tools`, and nothing else: a tool whose credential this worker
+ * does not hold is not registered, so its task queue is never polled from here.
+ */
+export function createToolActivities(tools: readonly ToolName[], deps: ToolDeps): Partial<ToolActivities> {
+  const acts: Partial<ToolActivities> = {};
+  for (const tool of tools) {
+    const credential = deps.credentials[tool];
+    if (!credential) throw new Error(`no credential for tool "${tool}"`);
+    const impl = IMPLS[tool](deps);
+    acts[tool] = async (req: ToolRequest): Promise<ToolResponse> => {
+      // The workflow checked the declaration; the tool checks it again (a workflow is not trusted with it).
+      if (req.tool !== tool || !mayCall(req.agent, tool))
+        throw ApplicationFailure.create({
+          type: 'ToolNotDeclared',
+          message: `agent "${req.agent}" did not declare tool "${tool}"`,
+          nonRetryable: true,
+        });
+      return { identity: identityOf(tool, credential), data: await impl(req, credential) };
+    };
+  }
+  return acts;
+}

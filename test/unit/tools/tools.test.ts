@@ -1,0 +1,91 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openSqliteEffectStore } from '../../../src/activities/effect-store';
+import { AGENT_NAMES } from '../../../src/agents/catalog';
+import { loadConfig } from '../../../src/config';
+import { createToolActivities, identityOf } from '../../../src/tools/activities';
+import { AGENT_TOOLS, mayCall, toolTaskQueue } from '../../../src/tools/registry';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+const store = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fairway-tools-'));
+  dirs.push(dir);
+  return openSqliteEffectStore(join(dir, 'effects.db'));
+};
+
+describe('tool registry', () => {
+  it('declares tools for every built-in agent, and nothing for an inherited name', () => {
+    expect(Object.keys(AGENT_TOOLS).sort()).toEqual([...AGENT_NAMES].sort());
+    expect(mayCall('triage', 'pager')).toBe(true);
+    expect(mayCall('synthetic', 'pager')).toBe(false);
+    expect(mayCall('constructor', 'lookup')).toBe(false);
+    expect(toolTaskQueue('fairway', 'pager')).toBe('fairway.tool.pager');
+  });
+
+  it('reads each credential and the served tools from config', () => {
+    const c = loadConfig({ TOOL_PAGER_CREDENTIAL: 'p-secret', WORKER_TOOLS: 'pager, scanner' });
+    expect(c.tools.credentials).toEqual({ pager: 'p-secret' });
+    expect(c.tools.serve).toEqual(['pager', 'scanner']);
+    expect(loadConfig({ WORKER_TOOLS: '' }).tools.serve).toEqual([]);
+    expect(() => loadConfig({ WORKER_TOOLS: 'pager,shell' })).toThrow(/WORKER_TOOLS/);
+  });
+});
+
+describe('tool activities', () => {
+  it('registers only the tools asked for, and answers with an identity that is not the credential', async () => {
+    const effects = store();
+    const acts = createToolActivities(['pager'], {
+      credentials: { pager: 'pager-secret-xyz' },
+      effects,
+      effectSinkUrl: undefined,
+    });
+    expect(Object.keys(acts)).toEqual(['pager']);
+    const r = await acts.pager!({
+      tool: 'pager',
+      agent: 'triage',
+      runId: 'r1',
+      key: 'r1:remediation',
+      args: {},
+    });
+    expect(r.identity).toBe(identityOf('pager', 'pager-secret-xyz'));
+    expect(JSON.stringify(r)).not.toContain('pager-secret-xyz');
+    expect(r.data).toEqual({ paged: true, applied: true });
+    // The same key again is not a second page.
+    const again = await acts.pager!({
+      tool: 'pager',
+      agent: 'triage',
+      runId: 'r1',
+      key: 'r1:remediation',
+      args: {},
+    });
+    expect(again.data).toEqual({ paged: true, applied: false });
+    await effects.close();
+  });
+
+  it('refuses an agent that did not declare the tool, non-retryably', async () => {
+    const effects = store();
+    const acts = createToolActivities(['pager'], {
+      credentials: { pager: 's' },
+      effects,
+      effectSinkUrl: undefined,
+    });
+    await expect(
+      acts.pager!({ tool: 'pager', agent: 'synthetic', runId: 'r1', key: 'k', args: {} }),
+    ).rejects.toMatchObject({ type: 'ToolNotDeclared', nonRetryable: true });
+    expect((await effects.summary()).effects).toBe(0);
+    await effects.close();
+  });
+
+  it('will not serve a tool without its credential', () => {
+    const effects = store();
+    expect(() =>
+      createToolActivities(['lookup'], { credentials: {}, effects, effectSinkUrl: undefined }),
+    ).toThrow(/no credential/);
+    void effects.close();
+  });
+});
