@@ -24,6 +24,7 @@ import { eventIngressRouter, eventsRouter } from './routes/events';
 import { triggersRouter } from './routes/triggers';
 import { webhookSecretsRouter } from './routes/webhook-secrets';
 import { EventDispatcher } from './intake/event-dispatch';
+import { FleetSnapshots } from './fleet-snapshot';
 
 export interface ApiDeps {
   fleet: FleetPort;
@@ -70,6 +71,12 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
     events: deps.events ?? new EventDispatcher({ fleet: deps.fleet, store: deps.db, log: deps.log, now }),
     requestLimiter: new TokenBuckets(requestRate, 2 * requestRate, now),
     cursors: new CursorSigner(deps.adminToken),
+    snapshots: new FleetSnapshots({
+      fleet: deps.fleet,
+      tenants: () => deps.db.listTenants().map((t) => t.tenant),
+      log: deps.log,
+      now,
+    }),
   };
 
   const app = express();
@@ -82,6 +89,7 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
   const consoleSampler = new ConsoleSampler({
     fleet: ctx.fleet,
     tenants: () => ctx.store.listTenants().map((t) => t.tenant),
+    snapshots: ctx.snapshots,
     sheds: async () =>
       Object.fromEntries(
         (await ctx.metrics.sheds.get()).values.map((v) => [String(v.labels.reason), v.value]),

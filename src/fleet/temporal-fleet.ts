@@ -17,6 +17,7 @@ import {
   statusQuery,
   submitUpdate,
   tenantQuery,
+  tenantsQuery,
   upsertTenantsUpdate,
 } from '../workflows/scheduler-messages';
 import { PRIORITY_KEY } from './priority-keys';
@@ -24,6 +25,7 @@ import { withRetry } from './with-retry';
 import { mapLimit } from '../util/map-limit';
 import { discardRunWorkflow, startRunWorkflow } from './start-run';
 import { SubmitCoalescer } from './submit-coalescer';
+import { readTenantStatuses } from './tenant-statuses';
 import { countBatch, failedRunIds, listRuns, viewFromDescription } from './visibility';
 
 const notFound = (err: unknown) => err instanceof WorkflowNotFoundError;
@@ -168,6 +170,12 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
         withRetry(() => scheduler().executeUpdate(upsertTenantsUpdate, { args: [[{ tenant, settings }]] })),
       ),
     tenantStatus: (tenant) => scheduler().query(tenantQuery, tenant),
+    tenantStatuses: (tenants) =>
+      readTenantStatuses(
+        tenants,
+        (names) => scheduler().query(tenantsQuery, names),
+        (name) => scheduler().query(tenantQuery, name),
+      ),
     ledgerEntries: (tenant, limit) => scheduler().query(ledgerQuery, tenant, limit),
 
     schedulerStatus: () => scheduler().query(statusQuery),

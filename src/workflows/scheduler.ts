@@ -28,6 +28,7 @@ import {
   statusQuery,
   submitUpdate,
   tenantQuery,
+  tenantsQuery,
   topUpUpdate,
   upsertTenantsUpdate,
 } from './scheduler-messages';
@@ -155,6 +156,9 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
   setHandler(knowsQuery, (runIds) => (Array.isArray(runIds) ? runIds.map((id) => core.isKnown(id)) : []));
   setHandler(explainQuery, (runIds) => runIds.map((id) => core.explain(id, Date.now())));
   setHandler(tenantQuery, (tenant) => core.tenantStatus(tenant, Date.now()) ?? null);
+  setHandler(tenantsQuery, (tenants) =>
+    Array.isArray(tenants) ? tenants.map((t) => core.tenantStatus(t, Date.now()) ?? null) : [],
+  );
   setHandler(ledgerQuery, (tenant, limit) => core.ledgerEntries(tenant, limit));
 
   const track = (p: Promise<void>): void => {

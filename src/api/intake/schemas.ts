@@ -90,12 +90,14 @@ export const SchedulerPatchSchema = z
         (f) => f.standard !== undefined || f.batch !== undefined,
         'Give floors.standard, floors.batch or both.',
       )
+      .meta({ minProperties: 1 })
       .optional(),
     leaseTtlSeconds: z.int().min(5).max(86_400).optional(),
   })
   .refine(
     (p) => p.concurrency !== undefined || p.floors !== undefined || p.leaseTtlSeconds !== undefined,
     'Give at least one of concurrency, floors, leaseTtlSeconds.',
-  );
+  )
+  .meta({ minProperties: 1 });
 
 export const DrainRequestSchema = z.strictObject({ intake: z.enum(['refuse', 'hold']).default('refuse') });
