@@ -25,6 +25,7 @@ import { triggersRouter } from './routes/triggers';
 import { webhookSecretsRouter } from './routes/webhook-secrets';
 import { EventDispatcher } from './intake/event-dispatch';
 import { FleetSnapshots } from './fleet-snapshot';
+import { rateLimitRequest } from './intake/shed';
 
 export interface ApiDeps {
   fleet: FleetPort;
@@ -114,6 +115,12 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
   v1.use('/runs', runsRouter(ctx));
   v1.use('/batches', batchesRouter(ctx));
   v1.use('/tenants', tenantMeRouter(ctx));
+  // Event reads and replays, triggers and webhook secrets: one request each against the tenant's limit.
+  const limited: express.RequestHandler = (_req, res, next) => {
+    rateLimitRequest(ctx, res);
+    next();
+  };
+  v1.use(['/events', '/triggers', '/webhook-secrets'], limited);
   v1.use('/events', eventsRouter(ctx));
   v1.use('/triggers', triggersRouter(ctx));
   v1.use('/webhook-secrets', webhookSecretsRouter(ctx));

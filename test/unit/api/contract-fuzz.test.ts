@@ -4,7 +4,7 @@ import request from 'supertest';
 import { TriggerPutSchema } from '../../../src/api/intake/event-schemas';
 import { openApiDocument } from '../../../src/api/openapi/document';
 import { listenWithLimits } from '../../../src/api/server';
-import { bearer, useHarness } from './harness';
+import { bearer, makeHarness, useHarness } from './harness';
 
 /** What `npm run fuzz` (schemathesis) found against the served document, each pinned by a test. */
 
@@ -100,4 +100,20 @@ describe('contract findings of the fuzzer', () => {
       await new Promise((r) => server.close(r));
     }
   }, 30_000);
+
+  it('limits event reads, triggers and webhook secrets like every other tenant request', async () => {
+    const h2 = makeHarness({ ratePerSecond: 2 });
+    try {
+      const key = await h2.tenant('acme');
+      for (const path of ['/v1/events', '/v1/triggers', '/v1/webhook-secrets', '/v1/events'])
+        expect((await request(h2.app).get(path).set(bearer(key))).status, path).toBe(200);
+      for (const path of ['/v1/events', '/v1/triggers/x', '/v1/webhook-secrets']) {
+        const res = await request(h2.app).get(path).set(bearer(key));
+        expect(res.status, path).toBe(429);
+        expect(res.headers['retry-after']).toBeDefined();
+      }
+    } finally {
+      await h2.close();
+    }
+  });
 });
