@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestStack, type TestStack } from '../support/stack';
+import { startTestStack, waitFor, type TestStack } from '../support/stack';
 
 /** Metrics and the console read the real scheduler through one shared snapshot (status + `tenants` query). */
 describe('the shared fleet snapshot on real Temporal', () => {
@@ -12,7 +12,13 @@ describe('the shared fleet snapshot on real Temporal', () => {
   afterAll(() => s?.close());
 
   it('serves every tenant in the metrics and the console from the tenants query', async () => {
-    const metrics = await s.call<string>('GET', '/metrics');
+    // The snapshot may be up to 5 s old (the sampler's read at start, before the tenants existed).
+    const metrics = await waitFor(
+      () => s.call<string>('GET', '/metrics'),
+      (r) => r.status === 200 && r.body.includes('tenant="snap-b"'),
+      30_000,
+      500,
+    );
     expect(metrics.status).toBe(200);
     expect(metrics.body).toMatch(/^fairway_fleet_up 1$/m);
     for (const t of ['snap-a', 'snap-b'])

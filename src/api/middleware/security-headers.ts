@@ -23,6 +23,15 @@ export const securityHeaders: RequestHandler = (req, res, next) => {
 const REFUSED = new Set(['TRACE', 'TRACK', 'CONNECT']);
 
 export const refuseMethods: RequestHandler = (req, res, next) => {
+  if (req.method === 'OPTIONS') {
+    // Answered here for the whole path: the framework's own answer lists only the first router's methods.
+    const route = matchRoute(req.path);
+    if (route) {
+      res.setHeader('Allow', route.methods.join(', '));
+      res.status(204).end();
+      return;
+    }
+  }
   if (REFUSED.has(req.method)) {
     res.setHeader('Allow', (matchRoute(req.path)?.methods ?? []).join(', '));
     next(new ApiError('method_not_allowed', `${req.method} is not allowed on this API.`));

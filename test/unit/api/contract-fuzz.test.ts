@@ -29,6 +29,23 @@ describe('contract findings of the fuzzer', () => {
     expect(nowhere.headers.allow).toBe('');
   });
 
+  it('answers a method a known path does not serve with 405 and Allow, and OPTIONS with every method', async () => {
+    const del = await request(h.app)
+      .delete('/v1/tenants/me')
+      .set(bearer(h.keys.acme ?? ''));
+    expect(del.status).toBe(405);
+    expect(del.body.error.code).toBe('method_not_allowed');
+    expect(del.headers.allow).toBe('GET, HEAD');
+    const unknown = await request(h.app)
+      .delete('/v1/nothing-here')
+      .set(bearer(h.keys.acme ?? ''));
+    expect(unknown.status).toBe(404);
+    // The ingress router serves POST /v1/events and another GET: OPTIONS names both.
+    const options = await request(h.app).options('/v1/events');
+    expect(options.status).toBe(204);
+    expect(options.headers.allow?.split(', ').sort()).toEqual(['GET', 'HEAD', 'POST']);
+  });
+
   it('says in the document that a scheduler patch and its floors need at least one field', async () => {
     const patch = doc().components.schemas.SchedulerPatch;
     expect(patch?.minProperties).toBe(1);
