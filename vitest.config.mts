@@ -1,7 +1,10 @@
 import { defineConfig } from 'vitest/config';
+import { LongFirstSequencer } from './test/support/long-first-sequencer.mjs';
 
 export default defineConfig({
   test: {
+    // Known long integration files start first, so they do not run alone at the end.
+    sequence: { sequencer: LongFirstSequencer },
     projects: [
       {
         test: {

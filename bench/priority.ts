@@ -1,10 +1,13 @@
 import { flags, startBenchStack, writeResult } from './lib/bench-stack';
 import { percentile } from './lib/stats';
+import { DEFAULT_INTERACTIVE_RESERVE } from '../src/scheduler';
 import type { BenchStack } from './lib/bench-stack';
+import { runHops } from './lib/run-hops';
+import type { RunHops } from './lib/run-hops';
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function firstCallLag(s: BenchStack, token: string, priority: string): Promise<number> {
+async function firstCallLag(s: BenchStack, token: string, priority: string): Promise<RunHops> {
   const submittedAt = Date.now();
   const r = await s.call(
     'POST',
@@ -13,30 +16,79 @@ async function firstCallLag(s: BenchStack, token: string, priority: string): Pro
     token,
   );
   if (r.status !== 202) throw new Error(`submit ${priority}: ${r.status} ${JSON.stringify(r.body)}`);
+  const acceptedAt = Date.now();
   const runId = r.body.runId as string;
   for (let i = 0; i < 6000; i++) {
     const at = s.sim!.state.firstCalls.get(runId);
     if (at !== undefined) {
       // Let it finish before the next one, so each submission meets the same backlog.
+      let admittedAt = NaN;
       for (let j = 0; j < 600; j++) {
         const v = await s.call('GET', `/v1/runs/${runId}`, undefined, token);
+        if (typeof v.body?.admittedAt === 'string') admittedAt = Date.parse(v.body.admittedAt as string);
         if (v.body?.status === 'completed') break;
         await pause(100);
       }
-      return at - submittedAt;
+      return runHops(s.client, runId, {
+        submitted: submittedAt,
+        accepted: acceptedAt,
+        admitted: admittedAt,
+        firstCall: at,
+      });
     }
     await pause(20);
   }
   throw new Error(`${runId} made no model call in 120 s`);
 }
 
+/** Samples per lane, one submission at a time, and their per-hop figures. */
+async function measure(s: BenchStack, token: string, samples: number) {
+  const hops: Record<string, RunHops[]> = { interactive: [], standard: [] };
+  for (let i = 0; i < samples; i++) {
+    hops.interactive!.push(await firstCallLag(s, token, 'interactive'));
+    hops.standard!.push(await firstCallLag(s, token, 'standard'));
+  }
+  const lanes = Object.fromEntries(
+    Object.entries(hops).map(([lane, hs]) => {
+      const xs = hs.map((h) => h.firstCall);
+      // Per hop: p50/p99 of the time after submission at which the runs had reached it.
+      const perHop = Object.fromEntries(
+        (Object.keys(hs[0]!) as (keyof RunHops)[]).map((k) => {
+          const ys = hs.map((h) => h[k]).filter((y) => Number.isFinite(y));
+          return [k, { p50Ms: percentile(ys, 50), p99Ms: percentile(ys, 99) }];
+        }),
+      );
+      return [
+        lane,
+        {
+          n: xs.length,
+          p50Ms: percentile(xs, 50),
+          p99Ms: percentile(xs, 99),
+          maxMs: Math.max(...xs),
+          perHop,
+        },
+      ];
+    }),
+  );
+  return { lanes, hops };
+}
+
 /**
- * `npm run bench -- priority [--backlog 5000 --concurrency 10 --samples 10]`: with a batch backlog
- * queued behind a saturated fleet, the time from submission to the first model call reaching the
- * simulator, per lane (interactive and standard submitted one at a time; batch from the backlog).
+ * `npm run bench -- priority [--backlog 5000 --concurrency 10 --samples 10 --reserve 0.05 --compare 1]`:
+ * with a batch backlog queued behind a saturated fleet, the time from submission to the first model
+ * call reaching the simulator, per lane (interactive and standard submitted one at a time), with each
+ * hop on the way (`RunHops`). `--compare 1` measures the same backlog with no interactive reserve
+ * first, then with `--reserve`; `lanes` holds the last phase.
  */
 export async function runPriorityBench(argv: string[]): Promise<void> {
-  const f = flags(argv, { backlog: 5000, concurrency: 10, samples: 10, stepMs: 1500 });
+  const f = flags(argv, {
+    backlog: 5000,
+    concurrency: 10,
+    samples: 10,
+    stepMs: 1500,
+    reserve: DEFAULT_INTERACTIVE_RESERVE,
+    compare: 1,
+  });
   const s = await startBenchStack({
     FLEET_CONCURRENCY: String(f.concurrency),
     MODEL_TPM: '1000000000',
@@ -72,24 +124,32 @@ export async function runPriorityBench(argv: string[]): Promise<void> {
     }
     const settledMs = Date.now() - t0;
     const queued = (await s.call('GET', '/v1/admin/scheduler')).body.queued.total as number;
-    const lanes: Record<string, number[]> = { interactive: [], standard: [] };
-    for (let i = 0; i < f.samples; i++) {
-      lanes.interactive!.push(await firstCallLag(s, users, 'interactive'));
-      lanes.standard!.push(await firstCallLag(s, users, 'standard'));
+    // The same backlog measured without the interactive reserve first (the lever off), then with the
+    // configured one (what the fleet runs with), so both meet the same machine load.
+    const phases: Record<string, unknown> = {};
+    let summary: Record<string, unknown> = {};
+    for (const reserve of f.compare ? [0, f.reserve] : [f.reserve]) {
+      const p = await s.call('PATCH', '/v1/admin/scheduler', { interactiveReserve: reserve });
+      if (p.status !== 200) throw new Error(`patch: ${p.status} ${JSON.stringify(p.body)}`);
+      // Let batch settle into the slots the setting leaves it (a step ends within stepMs).
+      await pause(2 * f.stepMs);
+      const st = (await s.call('GET', '/v1/admin/scheduler')).body;
+      const phase = await measure(s, users, f.samples);
+      phases[`interactiveReserve ${reserve}`] = {
+        reservedSlots: st.config.reservedSlots as number,
+        inFlightAtStart: st.inFlight as number,
+        queuedAtStart: st.queued.total as number,
+        ...phase,
+      };
+      summary = phase.lanes;
     }
-    const summary = Object.fromEntries(
-      Object.entries(lanes).map(([lane, xs]) => [
-        lane,
-        { n: xs.length, p50Ms: percentile(xs, 50), p99Ms: percentile(xs, 99), maxMs: Math.max(...xs) },
-      ]),
-    );
     const result = {
       ...f,
       queuedAtMeasurement: queued,
       createdMs,
       settledMs,
       lanes: summary,
-      samples: lanes,
+      phases,
     };
     console.log(JSON.stringify(result, null, 2));
     console.log(`written to ${writeResult('priority', result)}`);

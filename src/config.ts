@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_GOVERNOR } from './scheduler/defaults';
 import { FALLBACK_FLEET_SETTINGS } from './scheduler/fleet-settings';
+import { DEFAULT_INTERACTIVE_RESERVE } from './scheduler/reserve';
 import { MAX_CONCURRENCY, MAX_GLOBAL_QUEUED } from './scheduler/limits';
 import { defaultTenantSettings } from './scheduler/tenants';
 import type { FleetSettings, GovernorParams } from './scheduler/types';
@@ -87,6 +88,7 @@ const EnvSchema = z.object({
   FLEET_CONCURRENCY: z.coerce.number().int().min(1).max(MAX_CONCURRENCY).default(FLEET.concurrency),
   FLOOR_STANDARD: z.coerce.number().min(0).max(0.5).default(FLEET.floors.standard),
   FLOOR_BATCH: z.coerce.number().min(0).max(0.5).default(FLEET.floors.batch),
+  FLEET_INTERACTIVE_RESERVE: z.coerce.number().min(0).max(0.5).default(DEFAULT_INTERACTIVE_RESERVE),
   LEASE_TTL_SECONDS: int(FLEET.leaseTtlSeconds),
   GLOBAL_MAX_QUEUED: z.coerce.number().int().min(0).max(MAX_GLOBAL_QUEUED).default(FLEET.globalMaxQueued),
   DEFAULT_TENANT_MAX_QUEUED: int(TENANT.maxQueued),
@@ -219,6 +221,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       floors: { standard: e.FLOOR_STANDARD, batch: e.FLOOR_BATCH },
       leaseTtlSeconds: e.LEASE_TTL_SECONDS,
       globalMaxQueued: e.GLOBAL_MAX_QUEUED,
+      interactiveReserve: e.FLEET_INTERACTIVE_RESERVE,
     },
     tenantDefaults: {
       maxQueued: e.DEFAULT_TENANT_MAX_QUEUED,

@@ -4,7 +4,8 @@ import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Logger } from 'pino';
 import { estimateTokens } from '../agents/catalog';
-import type { RunSpec } from '../contract/fleet-port';
+import { offerRuns } from '../contract/offer-runs';
+import type { RunOfferPorts } from '../contract/offer-runs';
 import { mapLimit } from '../util/map-limit';
 import { admitSignal, leaseRevokedSignal } from '../workflows/run-messages';
 import { submitUpdate, topUpUpdate } from '../workflows/scheduler-messages';
@@ -20,7 +21,9 @@ import type { FleetActivities } from './types';
 export interface ActivityDeps {
   client: Client;
   /** Starts a run's workflow (idempotent); `finished`: it ran before and is closed. */
-  startRun: (spec: RunSpec) => Promise<'started' | 'finished'>;
+  startRun: RunOfferPorts['startRun'];
+  /** Removes a started run that holds no slot. */
+  discardRun: RunOfferPorts['discardRun'];
   /** Usage of runs finished in each tenant's period (visibility), for a recovering scheduler. */
   recoverUsage: (
     windows: { tenant: string; periodStart: number }[],
@@ -87,18 +90,26 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
         ...(req.cost !== undefined ? { cost: req.cost } : {}),
       };
       mailbox.renew({ ...who, usedTokens: req.usedSoFar });
-      const tenant = req.tenant ?? (await tenantOf(req.runId));
-      if (tenant === undefined)
-        deps.log.warn({ runId: req.runId }, 'run without a tenant: its call goes unbilled');
-      const { usedTokens } = await model.complete({
-        tenant,
-        runId: req.runId,
-        step: req.step,
-        tokens: req.tokens,
-        signal: ctx.cancellationSignal,
-      });
-      // Every call the provider billed is charged, retried or parallel, whether or not the lease still holds.
-      if (tenant !== undefined) mailbox.charge({ ...lease, tenant, tokens: usedTokens });
+      // A retried regular step whose earlier attempt was billed (its heartbeat says so: a worker died
+      // after the call) does not call again: the call was made, charged and reserved once.
+      const billed = (ctx.info.heartbeatDetails as { billedTokens?: unknown } | undefined)?.billedTokens;
+      let usedTokens: number;
+      if (!ctx.info.isLocal && typeof billed === 'number' && billed >= 0) usedTokens = billed;
+      else {
+        const tenant = req.tenant ?? (await tenantOf(req.runId));
+        if (tenant === undefined)
+          deps.log.warn({ runId: req.runId }, 'run without a tenant: its call goes unbilled');
+        ({ usedTokens } = await model.complete({
+          tenant,
+          runId: req.runId,
+          step: req.step,
+          tokens: req.tokens,
+          signal: ctx.cancellationSignal,
+        }));
+        // Every call the provider billed is charged, retried or parallel, whether or not the lease still holds.
+        if (tenant !== undefined) mailbox.charge({ ...lease, tenant, tokens: usedTokens });
+        if (!ctx.info.isLocal) ctx.heartbeat({ billedTokens: usedTokens });
+      }
       mailbox.renew({ ...who, usedTokens: req.usedSoFar + usedTokens });
       // Hold the step to its minimum length, heartbeating and renewing the lease meanwhile.
       const every = Math.max(200, Math.min(req.leaseTtlMs / 3, 10_000));
@@ -108,7 +119,7 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
         left = req.minMs - (Date.now() - started)
       ) {
         await ctx.sleep(Math.min(left, every));
-        if (!ctx.info.isLocal) ctx.heartbeat();
+        if (!ctx.info.isLocal) ctx.heartbeat({ billedTokens: usedTokens });
         mailbox.renew({ ...who, usedTokens: req.usedSoFar + usedTokens });
       }
       if (req.fail) {
@@ -172,23 +183,21 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
         // Never below the agent's own estimate for this item (the batch's figure is a mean).
         estimatedTokens: Math.max(chunk.estimatedTokensPerItem, itemEstimate(chunk.agent, chunk.items[i])),
         batchId: chunk.batchId,
+        ...(chunk.onBudgetExhausted ? { onBudgetExhausted: chunk.onBudgetExhausted } : {}),
         createdAt: chunk.createdAt,
       }));
-      // Runs first, then the scheduler: an admission always finds its run. A run that already finished
-      // (a retried chunk) is not offered again.
-      const started = await mapLimit(specs, 32, deps.startRun);
-      const live = specs.filter((_, i) => started[i] === 'started');
-      const liveIndexes = chunk.indexes.filter((_, i) => started[i] === 'started');
-      const units = live.map((s) => ({
-        runId: s.runId,
-        tenant: s.tenant,
-        priority: s.priority,
-        cost: s.estimatedTokens,
-      }));
-      const results =
-        units.length > 0 ? await scheduler().executeUpdate(submitUpdate, { args: [units] }) : [];
-      const refused = results.flatMap((r, i) =>
-        r.accepted ? [] : [{ index: liveIndexes[i]!, retryAfterSeconds: r.retryAfterSeconds }],
+      // The one offer sequence (runs first, then the scheduler; a run that already finished, from a
+      // retried chunk, is not offered again). A refused item stays started: the batch offers it again.
+      const ports: RunOfferPorts = {
+        startRun: deps.startRun,
+        discardRun: deps.discardRun,
+        submit: (units) => scheduler().executeUpdate(submitUpdate, { args: [units] }),
+      };
+      const outcomes = await offerRuns(ports, specs, { onRefused: 'keep', concurrency: 32 });
+      const refused = outcomes.flatMap((o, i) =>
+        o.state === 'refused'
+          ? [{ index: chunk.indexes[i]!, retryAfterSeconds: o.refusal.retryAfterSeconds }]
+          : [],
       );
       return { started: specs.length, refused };
     },

@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { parseRateLimitHeaders } from './provider/rate-limit-headers';
 import type { ParsedRateLimit } from './provider/rate-limit-headers';
 import { CALL_KEY_HEADER, TENANT_HEADER } from './provider/call-key';
-import { estimateTextTokens } from './provider/tokens';
+import { estimateTextTokens, stepMaxTokens, stepPrompt } from '../contract/model-call';
 import type { ModelCallSample } from './observations';
 
 /** `ApplicationFailure` types the model client throws; retry policies and the API map on them. */
@@ -68,9 +68,10 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
 
   return {
     async complete({ tenant, runId, step, tokens, signal }) {
-      const prompt = `Run ${runId}, step ${step}: continue.`;
-      // The prompt is part of the step's tokens, so the call costs what the step was estimated at.
-      const maxTokens = Math.max(1, tokens - estimateTextTokens(prompt));
+      const prompt = stepPrompt(runId, step);
+      // The prompt is part of the step's tokens, so the call costs what the step was estimated at
+      // (at most `stepWorstCase`, which the run reserved before it called).
+      const maxTokens = stepMaxTokens(tokens, estimateTextTokens(prompt));
       const body = JSON.stringify({
         model: opts.model,
         messages: [{ role: 'user', content: prompt }],

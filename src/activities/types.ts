@@ -1,3 +1,4 @@
+import type { BudgetExhaustedMode } from '../contract/fleet-port';
 import type { AdmitNotice } from '../workflows/run-messages';
 import type { RecoveredUsage } from '../workflows/scheduler-messages';
 import type { Priority, Release, SubmitResult, TopUpResult } from '../scheduler/types';
@@ -41,6 +42,7 @@ export interface BatchChunk {
   /** Each item's index in the whole batch (its run id is `<batchId>-<index>`). */
   indexes: number[];
   estimatedTokensPerItem: number;
+  onBudgetExhausted?: BudgetExhaustedMode;
   createdAt: string;
 }
 

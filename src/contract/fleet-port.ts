@@ -2,13 +2,14 @@ import type {
   LedgerEntry,
   Priority,
   SchedulerStatus,
-  Refusal,
+  BatchVerdict,
   SubmitResult,
   TenantSettings,
   TenantStatus,
   WaitingOn,
 } from '../scheduler/types';
 import type { SettingsPatch } from '../scheduler/fleet-settings';
+import type { OfferOptions, OfferOutcome, StartOutcome } from './offer-runs';
 
 /**
  * What the HTTP layer needs from the fleet. Production implements it on Temporal
@@ -16,6 +17,8 @@ import type { SettingsPatch } from '../scheduler/fleet-settings';
  * core in memory with the Temporal side simulated.
  */
 export type RunStatus = 'queued' | 'running' | 'awaiting_approval' | 'completed' | 'failed' | 'cancelled';
+
+export type BudgetExhaustedMode = 'fail' | 'park';
 
 export interface RunSpec {
   runId: string;
@@ -25,6 +28,12 @@ export interface RunSpec {
   input: unknown;
   estimatedTokens: number;
   batchId?: string;
+  /**
+   * What the run does when a step needs more tokens than its tenant's budget has left: `fail` with
+   * `budget_exhausted` (the default), or `park` queued (`waitingOn: budget`) until the period rolls or
+   * the budget is raised. The tenant's `onBudgetExhausted` when the run was accepted.
+   */
+  onBudgetExhausted?: BudgetExhaustedMode;
   /** ISO timestamp of acceptance at the door. */
   createdAt: string;
 }
@@ -71,6 +80,8 @@ export interface BatchSpec {
   priority: Priority;
   items: unknown[];
   estimatedTokensPerItem: number;
+  /** The tenant's setting when the batch was accepted; each run carries it (see {@link RunSpec}). */
+  onBudgetExhausted?: BudgetExhaustedMode;
   createdAt: string;
 }
 
@@ -94,9 +105,14 @@ export interface FleetPort {
    * Starts the run's workflow, before it is submitted (so an admission always finds it); idempotent
    * on runId. `finished`: a run with this id ran before and is closed (it is never run twice).
    */
-  startRun(spec: RunSpec): Promise<'started' | 'finished'>;
+  startRun(spec: RunSpec, opts?: { redrive?: boolean }): Promise<StartOutcome>;
   /** Removes a started run whose submission was refused (it never held a slot). */
   discardRun(runId: string): Promise<void>;
+  /**
+   * Start, submit, discard if refused: the one way a run is offered (`offerRuns` in
+   * `contract/offer-runs.ts` over the three calls above). One outcome per spec, in order.
+   */
+  offerRuns(specs: RunSpec[], opts?: OfferOptions): Promise<OfferOutcome[]>;
   /** The run as its owner sees it, or null when there is no such run. */
   getRun(runId: string): Promise<RunView | null>;
   listRuns(query: RunListQuery): Promise<{ items: RunListItem[]; nextCursor: string | null }>;
@@ -109,7 +125,7 @@ export interface FleetPort {
    * Creates the batch's runs (durably, in the background) after checking the whole batch fits the
    * tenant's queue and budget; a refusal changes nothing.
    */
-  createBatch(spec: BatchSpec): Promise<{ accepted: true } | ({ accepted: false } & Refusal)>;
+  createBatch(spec: BatchSpec): Promise<BatchVerdict>;
   getBatch(batchId: string): Promise<BatchView | null>;
   /** Re-drives the failed items; returns how many. */
   resumeBatch(batchId: string): Promise<number>;

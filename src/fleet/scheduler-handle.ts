@@ -8,12 +8,7 @@ import type { schedulerWorkflow, SchedulerInput } from '../workflows/scheduler';
 export function schedulerInput(config: Config, extra: Partial<SchedulerInput> = {}): SchedulerInput {
   const f = config.fleet;
   return {
-    settings: {
-      concurrency: f.concurrency,
-      floors: f.floors,
-      leaseTtlSeconds: f.leaseTtlSeconds,
-      globalMaxQueued: f.globalMaxQueued,
-    },
+    settings: { ...f, floors: { ...f.floors } },
     governor: {
       ...config.governor,
       maxConcurrency: Math.max(config.governor.maxConcurrency, f.concurrency),

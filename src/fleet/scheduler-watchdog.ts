@@ -27,6 +27,14 @@ async function nudgeQueuedRuns(client: Client, config: Config, log: Logger): Pro
   log.warn({ runs: ids.length }, 'queued runs told to re-offer themselves to the new scheduler chain');
 }
 
+/**
+ * After a recovery, the floor is taken again at these multiples of the lease TTL (at least 10 s):
+ * runs that were in flight when the chain was lost had part of their usage in the lost ledger, and
+ * visibility shows that usage only once they have closed. A single floor taken at once missed it
+ * (issue 9: a tenant's `spent` 100 tokens below its runs' usage after terminate + reset).
+ */
+export const RECOVERY_FOLLOW_UPS = [1, 2, 4, 8, 16] as const;
+
 export interface Watchdog {
   /** One check now (tests); resolves when done. */
   check(): Promise<void>;
@@ -58,6 +66,8 @@ export function startSchedulerWatchdog(opts: {
   onNewChain?: () => Promise<unknown>;
   /** Tell queued runs to check on the new chain now rather than at their next backoff (one process does). */
   nudgeQueuedRuns?: boolean;
+  /** The clock (tests). */
+  now?: () => number;
 }): Watchdog {
   const { client, config, log } = opts;
   const handle = () => client.workflow.getHandle(config.schedulerWorkflowId);
@@ -67,12 +77,26 @@ export function startSchedulerWatchdog(opts: {
   let runId: string | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
+  /** When the floor is to be taken again (ms since epoch, ascending). */
+  let followUps: number[] = [];
+  const now = opts.now ?? Date.now;
 
   const recover = async (why: string) => {
     log.warn({ scheduler: config.schedulerWorkflowId, why }, 'scheduler chain recovering');
     await opts.onNewChain?.();
     await handle().signal(recoverSignal);
+    const step = Math.max(10, config.fleet.leaseTtlSeconds) * 1000;
+    const at = now();
+    followUps = RECOVERY_FOLLOW_UPS.map((k) => at + k * step);
     if (opts.nudgeQueuedRuns) await nudgeQueuedRuns(client, config, log);
+  };
+
+  /** Takes the floor again when a follow-up is due (the recover signal is idempotent: a floor). */
+  const followUp = async () => {
+    if (followUps.length === 0 || now() < followUps[0]!) return;
+    followUps = followUps.filter((t) => t > now());
+    log.info({ left: followUps.length }, 'scheduler recovery: taking the usage floor again');
+    await handle().signal(recoverSignal);
   };
 
   const once = async (): Promise<void> => {
@@ -91,7 +115,7 @@ export function startSchedulerWatchdog(opts: {
       return;
     }
     // Same run as last time: nothing can have been reset or replaced.
-    if (d?.runId === runId) return;
+    if (d?.runId === runId) return followUp();
     // A new run (continue-as-new, a reset, or a chain another process started): one query, only now.
     const first = d?.raw.workflowExecutionInfo?.firstRunId ?? undefined;
     const p = progress((await handle().query(statusQuery)).counters);

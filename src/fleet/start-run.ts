@@ -6,8 +6,7 @@ import type { RunOptions, runWorkflow } from '../workflows/run';
 import { BatchIdKey, PriorityKey, RunStatusKey, TenantIdKey } from '../contract/search-attributes';
 import { PRIORITY_KEY } from './priority-keys';
 
-/** `started`: the run's workflow runs (new or existing); `finished`: it ran before and is closed. */
-export type StartOutcome = 'started' | 'finished';
+import type { StartOutcome } from '../contract/offer-runs';
 
 /**
  * Starts a run's workflow with its business key as workflow id, so a repeated start is idempotent:

@@ -9,6 +9,7 @@ import type { Config } from '../config';
 import type { batchWorkflow } from '../workflows/batch';
 import { cancelRunSignal, decisionSignal, runSpecQuery, runViewQuery } from '../workflows/run-messages';
 import {
+  batchCheckQuery,
   drainUpdate,
   explainQuery,
   ledgerQuery,
@@ -24,6 +25,7 @@ import { PRIORITY_KEY } from './priority-keys';
 import { withRetry } from './with-retry';
 import { mapLimit } from '../util/map-limit';
 import { discardRunWorkflow, startRunWorkflow } from './start-run';
+import { offerRuns } from '../contract/offer-runs';
 import { SubmitCoalescer } from './submit-coalescer';
 import { readTenantStatuses } from './tenant-statuses';
 import { countBatch, failedRunIds, listRuns, viewFromDescription } from './visibility';
@@ -59,8 +61,9 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
 
   const fleet: FleetPort = {
     submit: (units) => coalescer.submit(units),
-    startRun: (spec) => startRunWorkflow(client, taskQueue, spec, config.runs),
+    startRun: (spec, opts) => startRunWorkflow(client, taskQueue, spec, config.runs, opts),
     discardRun: (runId) => discardRunWorkflow(client, config.temporal.namespace, runId),
+    offerRuns: (specs, opts) => offerRuns(fleet, specs, opts),
 
     async getRun(runId) {
       const handle = client.workflow.getHandle(runId);
@@ -100,26 +103,13 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
     },
 
     async createBatch(spec) {
-      const t = await fleet.tenantStatus(spec.tenant);
-      const queued = t ? Object.values(t.queuedByPriority).reduce((a, b) => a + b, 0) : 0;
-      if (t && queued + spec.items.length > t.settings.maxQueued) {
-        const room = Math.max(0, t.settings.maxQueued - queued);
-        return {
-          accepted: false,
-          code: 'queue_full',
-          message: `The batch has ${spec.items.length} items but the tenant's queue has room for ${room}.`,
-          retryAfterSeconds: 30,
-        };
-      }
-      const cost = spec.items.length * spec.estimatedTokensPerItem;
-      if (t?.ledger.remaining !== null && t?.ledger.remaining !== undefined && t.ledger.remaining < cost) {
-        return {
-          accepted: false,
-          code: 'budget_exhausted',
-          message: `The batch needs ${cost} tokens; ${t.ledger.remaining} remain in this period.`,
-          retryAfterSeconds: 3600,
-        };
-      }
+      // The door decides (the core's checkBatch, all or nothing); the adapter only carries its answer.
+      const refusal = await scheduler().query(batchCheckQuery, {
+        tenant: spec.tenant,
+        items: spec.items.length,
+        costPerItem: spec.estimatedTokensPerItem,
+      });
+      if (refusal) return { accepted: false, ...refusal };
       await client.workflow.start<typeof batchWorkflow>('batchWorkflow', {
         workflowId: spec.batchId,
         taskQueue,
@@ -153,22 +143,9 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
       const specs = await mapLimit(ids, 16, (id) => client.workflow.getHandle(id).query(runSpecQuery));
       // New executions first, then the scheduler: every notice goes to the workflow id's newest
       // execution, which then exists, so the failed one is never signalled. `redrive` makes the core
-      // forget that the run had finished.
-      const started = await mapLimit(specs, 16, (s) =>
-        startRunWorkflow(client, taskQueue, s, config.runs, { redrive: true }),
-      );
-      const live = specs.filter((_, i) => started[i] === 'started');
-      const results = await fleet.submit(
-        live.map((s) => ({
-          runId: s.runId,
-          tenant: s.tenant,
-          priority: s.priority,
-          cost: s.estimatedTokens,
-          redrive: true,
-        })),
-      );
-      // A refused one stays started and offers itself again after its start delay.
-      return results.filter((r) => r.accepted).length;
+      // forget that the run had finished. A refused one stays started and offers itself again later.
+      const outcomes = await fleet.offerRuns(specs, { redrive: true, onRefused: 'keep' });
+      return outcomes.filter((o) => o.state === 'accepted').length;
     },
 
     upsertTenant: (tenant, settings) =>

@@ -10,7 +10,7 @@ import { createModelClient } from '../activities/model-client';
 import { ObservationWindow } from '../activities/observations';
 import type { Config } from '../config';
 import { recoverUsage } from './recover-usage';
-import { startRunWorkflow } from './start-run';
+import { discardRunWorkflow, startRunWorkflow } from './start-run';
 
 export interface FleetWorker {
   worker: Worker;
@@ -59,7 +59,8 @@ export async function startFleetWorker(opts: {
     ...(opts.workflows ?? { workflowsPath }),
     activities: createActivities({
       client,
-      startRun: (spec) => startRunWorkflow(client, taskQueue, spec, config.runs),
+      startRun: (spec, o) => startRunWorkflow(client, taskQueue, spec, config.runs, o),
+      discardRun: (runId) => discardRunWorkflow(client, config.temporal.namespace, runId),
       recoverUsage: (windows) => recoverUsage(client, taskQueue, windows),
       schedulerId: config.schedulerWorkflowId,
       mailbox,

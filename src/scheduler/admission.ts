@@ -1,11 +1,12 @@
 import type { CoreState } from './core';
 import { refreshTenant, wakeBudgetParked } from './eligibility';
 import { canTake, concurrencyCap, inFlightTokenCap, isPaused, refill, take } from './governor';
-import { admissibleLanes, chargeCredits, chooseLane } from './lanes';
+import { admissibleLanes, chargeCredits } from './lanes';
 import { reserve } from './ledger';
 import { toAdmission } from './leases';
 import type { Flow, Lease, QueuedUnit } from './queue-state';
 import { recordEvents } from './rate';
+import { pickLane } from './reserve';
 import { touchLedger } from './tenants';
 import { PRIORITIES } from './types';
 import type { Admission } from './types';
@@ -27,9 +28,12 @@ export function overInFlightTokens(s: CoreState, inFlight: number, cost: number)
   return s.leases.size > 0 && inFlight + cost > inFlightTokenCap(s.governor, s.settings.leaseTtlSeconds);
 }
 
-/** The unit that would be admitted next if capacity allowed, ignoring the bucket (pure). */
+/**
+ * The unit admitted next when the bucket allows, or null when none may take a slot now (the fleet is
+ * full, or only the interactive reserve is free and no interactive unit waits) (pure).
+ */
 export function nextCandidate(s: CoreState): { flow: Flow; unit: QueuedUnit } | null {
-  const lane = chooseLane(s, admissibleLanes(s));
+  const lane = pickLane(s, admissibleLanes(s), fleetCap(s));
   if (lane === null) return null;
   const flow = s.lanes[lane].top() as Flow;
   return { flow, unit: flow.units[flow.head] as QueuedUnit };
@@ -39,7 +43,8 @@ export function nextCandidate(s: CoreState): { flow: Flow; unit: QueuedUnit } | 
  * Admits as many units as the limits allow at `now`, in decision order. Each
  * decision is O(log T): pick the lane (floors), pop the lane's top flow, re-key it.
  * When the chosen unit does not fit the token bucket the round stops rather than
- * skipping to a cheaper unit, which would starve large units.
+ * skipping to a cheaper unit, which would starve large units. Lower lanes stop short of
+ * the interactive reserve (`reserve.ts`).
  */
 export function admit(s: CoreState, now: number, max: number): Admission[] {
   const out: Admission[] = [];
@@ -52,7 +57,8 @@ export function admit(s: CoreState, now: number, max: number): Admission[] {
   let inFlight = inFlightTokens(s);
   while (out.length < max && s.leases.size < cap) {
     const avail = admissibleLanes(s);
-    const lane = chooseLane(s, avail);
+    // The last slots are the interactive lane's: a lower lane's pick (even one owed its floor) waits.
+    const lane = pickLane(s, avail, cap);
     if (lane === null) break;
     const q = s.lanes[lane];
     const f = q.top() as Flow;

@@ -1,7 +1,7 @@
 import type { CoreState } from './core';
 import { refreshTenant } from './eligibility';
 import { pushUnit } from './fair-queue';
-import { remaining } from './ledger';
+import { remaining, remainingAt } from './ledger';
 import { expireLease, tokenCount } from './lease-lifecycle';
 import type { Lane, QueuedUnit, TenantState } from './queue-state';
 import {
@@ -14,7 +14,7 @@ import {
 import { withRetryHeadroom } from './limits';
 import { touchLedger } from './tenants';
 import { PRIORITIES } from './types';
-import type { Refusal, ShedCode, SubmitResult, UnitSubmission } from './types';
+import type { Refusal, Refused, ShedCode, SubmitResult, UnitSubmission } from './types';
 
 /** Per-call memo: the k-th unit shed for the same reason waits for k more admissions, not 1. */
 class DoorCall {
@@ -73,10 +73,7 @@ function submitOne(s: CoreState, u: UnitSubmission, now: number, call: DoorCall)
   if (u.redrive === true && attempt === 0) s.ended.forget(runId);
   else if (s.ended.isPast(runId, attempt)) return { runId, accepted: true, duplicate: true, held: false };
   const t = s.tenants.get(u.tenant);
-  if (!t) {
-    const why = `Tenant ${u.tenant} does not exist.`;
-    return refuse(runId, 'unknown_tenant', why, UNKNOWN_TENANT_RETRY_SECONDS);
-  }
+  if (!t) return { runId, accepted: false, ...unknownTenant(u.tenant) };
   t.seenAt = Math.max(t.seenAt, now);
   const queued = s.queued.get(runId);
   if (queued) {
@@ -101,7 +98,7 @@ function submitOne(s: CoreState, u: UnitSubmission, now: number, call: DoorCall)
   return { runId, accepted: true, duplicate: false, held: s.draining };
 }
 
-type Shed = { accepted: false } & Refusal;
+type Shed = Refused;
 
 /** A retry may use the headroom above the queue caps, and no more. */
 function retryCheck(s: CoreState, t: TenantState, now: number, call: DoorCall): Shed | null {
@@ -119,7 +116,20 @@ function retryCheck(s: CoreState, t: TenantState, now: number, call: DoorCall): 
   return null;
 }
 
-function doorCheck(s: CoreState, t: TenantState, cost: number, now: number, call: DoorCall): Shed | null {
+/**
+ * Whether `n` new units of `cost` each fit the door now (n = 1 for a submission, the item count for a
+ * batch, which is admitted whole or not at all). The k-th refusal of a call waits k admissions more.
+ */
+function doorCheck(
+  s: CoreState,
+  t: TenantState,
+  cost: number,
+  now: number,
+  call: DoorCall,
+  n = 1,
+  readOnly = false,
+): Shed | null {
+  const what = n === 1 ? 'this unit' : `these ${n} units`;
   if (s.draining && s.intake === 'refuse') {
     return shed(
       'draining',
@@ -127,36 +137,70 @@ function doorCheck(s: CoreState, t: TenantState, cost: number, now: number, call
       call.drainingRetryAfter(),
     );
   }
-  if (t.queued >= t.settings.maxQueued) {
+  if (t.queued + n > t.settings.maxQueued) {
     const k = call.shedOf(t);
     const rate = tenantAdmissionRate(s, t, now, () => call.backloggedWeight());
-    const wait = secondsToDrain(t.queued - t.settings.maxQueued + k, rate);
+    const wait = secondsToDrain(t.queued + n - t.settings.maxQueued + k - 1, rate);
+    const room = Math.max(0, t.settings.maxQueued - t.queued);
     return shed(
       'queue_full',
-      `Tenant ${t.id} has ${t.queued} units queued, its limit is ${t.settings.maxQueued}.`,
+      n === 1
+        ? `Tenant ${t.id} has ${t.queued} units queued, its limit is ${t.settings.maxQueued}.`
+        : `Tenant ${t.id}'s queue has room for ${room} units (${t.queued} queued, limit ${t.settings.maxQueued}); ${n} asked.`,
       wait,
     );
   }
-  if (s.queued.size >= s.settings.globalMaxQueued) {
+  if (s.queued.size + n > s.settings.globalMaxQueued) {
     const k = ++call.globalShed;
-    const wait = secondsToDrain(s.queued.size - s.settings.globalMaxQueued + k, fleetAdmissionRate(s, now));
-    return shed('queue_full', `The fleet's queue is full (${s.queued.size} units).`, wait);
+    const wait = secondsToDrain(
+      s.queued.size + n - s.settings.globalMaxQueued + k - 1,
+      fleetAdmissionRate(s, now),
+    );
+    return shed('queue_full', `The fleet's queue is full for ${what} (${s.queued.size} units queued).`, wait);
   }
-  if (touchLedger(s, t, now)) refreshTenant(s, t);
-  const left = remaining(t.ledger);
-  if (left < t.queuedCost + cost) {
-    const msg = `Tenant ${t.id}'s token budget cannot cover this unit: ${Math.max(0, left)} tokens left, ${t.queuedCost} already queued, ${cost} asked.`;
+  // A read-only check (a query) sees a due rollover without making it.
+  if (!readOnly && touchLedger(s, t, now)) refreshTenant(s, t);
+  const left = readOnly ? remainingAt(t.ledger, now) : remaining(t.ledger);
+  if (left < t.queuedCost + cost * n) {
+    const msg = `Tenant ${t.id}'s token budget cannot cover ${what}: ${Math.max(0, left)} tokens left, ${t.queuedCost} already queued, ${cost * n} asked.`;
     return shed('budget_exhausted', msg, budgetRetryAfter(t.ledger, now));
   }
   return null;
 }
 
-function shed(code: ShedCode, message: string, retryAfterSeconds: number): Shed {
-  return { accepted: false, code, message, retryAfterSeconds };
+/**
+ * The door for a whole batch of `items` units of `costPerItem` tokens each: null when all of them
+ * would be queued now, else the one refusal for the batch (its code, message and Retry-After are the
+ * door's). Changes nothing (safe in a query). Each item is still offered through `submit` and may be refused there
+ * (the check reserves no room): a batch accepted here waits for room, it is never dropped.
+ */
+export function checkBatch(
+  s: CoreState,
+  tenant: string,
+  items: number,
+  costPerItem: number,
+  now: number,
+): Refusal | null {
+  const t = s.tenants.get(tenant);
+  if (!t) return unknownTenant(tenant);
+  const n = Math.max(0, Math.floor(Number.isFinite(items) ? items : 0));
+  if (n === 0) return null;
+  const shed = doorCheck(s, t, Math.max(1, tokenCount(costPerItem)), now, new DoorCall(s, now), n, true);
+  if (!shed) return null;
+  const { code, message, retryAfterSeconds } = shed;
+  return { code, message, retryAfterSeconds };
 }
 
-function refuse(runId: string, code: ShedCode, message: string, retryAfterSeconds: number): SubmitResult {
-  return { runId, ...shed(code, message, retryAfterSeconds) };
+function unknownTenant(tenant: string): Refusal {
+  return {
+    code: 'unknown_tenant',
+    message: `Tenant ${tenant} does not exist.`,
+    retryAfterSeconds: UNKNOWN_TENANT_RETRY_SECONDS,
+  };
+}
+
+function shed(code: ShedCode, message: string, retryAfterSeconds: number): Shed {
+  return { accepted: false, code, message, retryAfterSeconds };
 }
 
 function laneOf(p: UnitSubmission['priority']): Lane {

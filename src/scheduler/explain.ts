@@ -4,6 +4,7 @@ import { liveUnits } from './fair-queue';
 import { bucketReadyAt, concurrencyCap, isPaused } from './governor';
 import { admissibleLanes, floorOf } from './lanes';
 import { remainingAt } from './ledger';
+import { laneMayTake, reservedSlots } from './reserve';
 import type { Flow, QueuedUnit } from './queue-state';
 import { PRIORITIES } from './types';
 import type { WaitingOn } from './types';
@@ -80,6 +81,13 @@ export function explain(s: CoreState, runId: string, now: number): WaitingOn | n
     return w(
       'governor',
       `The token governor's allowance of ${Math.round(g.tokensPerMinute)} tokens per minute is used up until ${at}.`,
+    );
+  }
+  const cap = fleetCap(s);
+  if (s.leases.size < cap && !laneMayTake(s, u.lane, cap)) {
+    return w(
+      'priority',
+      `${reservedSlots(s, cap)} of ${cap} slots are kept free for interactive work and ${s.leases.size} are busy; the ${lane} lane takes the next slot that frees below them.`,
     );
   }
   const avail = admissibleLanes(s);

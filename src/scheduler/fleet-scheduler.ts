@@ -1,7 +1,7 @@
 import { admit } from './admission';
 import { newCoreState } from './core';
 import type { CoreState } from './core';
-import { submit } from './door';
+import { checkBatch, submit } from './door';
 import { refreshTenant } from './eligibility';
 import { explain } from './explain';
 import { FALLBACK_FLEET_SETTINGS, sanitizeFleet } from './fleet-settings';
@@ -21,6 +21,7 @@ import type {
   GovernorParams,
   LedgerEntry,
   ModelObservation,
+  Refusal,
   Release,
   Renewal,
   SchedulerStatus,
@@ -104,6 +105,14 @@ export class FleetScheduler {
   /** Door checks and queueing; one result per unit, in order. */
   submit(units: UnitSubmission[], now: number): SubmitResult[] {
     return submit(this.s, units, now);
+  }
+
+  /**
+   * Whether a batch of `items` units of `costPerItem` tokens fits the door now, all or nothing: null,
+   * or the batch's one refusal. Read-only (safe in a query); it reserves nothing.
+   */
+  checkBatch(tenant: string, items: number, costPerItem: number, now: number): Refusal | null {
+    return checkBatch(this.s, tenant, items, costPerItem, now);
   }
 
   /** Admits as many units as the limits allow at `now` (at most `max`), in decision order. */

@@ -7,6 +7,7 @@ export interface SettingsPatch {
   floors?: { standard?: number; batch?: number };
   leaseTtlSeconds?: number;
   globalMaxQueued?: number;
+  interactiveReserve?: number;
 }
 
 const count = (x: number | undefined, def: number) =>
@@ -23,10 +24,15 @@ export const FALLBACK_FLEET_SETTINGS: FleetSettings = {
 };
 
 /**
- * Applies a patch to fleet settings, clamping values instead of throwing (floors to [0, 1], TTL ≥ 1 s,
- * concurrency and globalMaxQueued to the maxima the snapshot's bound is sized for).
+ * Applies a patch to fleet settings, clamping values instead of throwing (floors and the interactive
+ * reserve to [0, 1], TTL ≥ 1 s, concurrency and globalMaxQueued to the maxima the snapshot's bound is
+ * sized for). An interactive reserve neither had nor given stays absent (older chains replay unchanged).
  */
 export function sanitizeFleet(s: FleetSettings, p: SettingsPatch = {}): FleetSettings {
+  const reserve =
+    p.interactiveReserve !== undefined || s.interactiveReserve !== undefined
+      ? { interactiveReserve: fraction(p.interactiveReserve, s.interactiveReserve ?? 0) }
+      : {};
   return {
     concurrency: Math.min(MAX_CONCURRENCY, count(p.concurrency, s.concurrency)),
     floors: {
@@ -35,5 +41,6 @@ export function sanitizeFleet(s: FleetSettings, p: SettingsPatch = {}): FleetSet
     },
     leaseTtlSeconds: Math.max(1, count(p.leaseTtlSeconds, s.leaseTtlSeconds)),
     globalMaxQueued: Math.min(MAX_GLOBAL_QUEUED, count(p.globalMaxQueued, s.globalMaxQueued)),
+    ...reserve,
   };
 }

@@ -1,6 +1,8 @@
 import type { CoreState } from './core';
 import { governorStatus } from './governor';
+import { fleetCap } from './admission';
 import { ledgerView } from './ledger';
+import { reservedSlots } from './reserve';
 import type { SchedulerStatus, TenantStatus } from './types';
 
 /** The operator's view of the fleet, minus Temporal history (pure). */
@@ -18,7 +20,14 @@ export function fleetStatus(s: CoreState, now: number): Omit<SchedulerStatus, 'h
       byTenant,
     },
     counters: { ...s.counters, admittedByPriority: { ...s.counters.admittedByPriority } },
-    config: { concurrency, floors: { ...floors }, leaseTtlSeconds, globalMaxQueued },
+    config: {
+      concurrency,
+      floors: { ...floors },
+      leaseTtlSeconds,
+      globalMaxQueued,
+      interactiveReserve: s.settings.interactiveReserve ?? 0,
+      reservedSlots: reservedSlots(s, fleetCap(s)),
+    },
     governor: governorStatus(s.governor, now),
   };
 }

@@ -17,6 +17,12 @@ export interface TenantSettings {
   maxInFlight: number;
   /** Token budget per period; tokens null means unlimited. */
   budget: { tokens: number | null; period: BudgetPeriod };
+  /**
+   * What a run does when a step needs more than the budget has left: `fail` (budget_exhausted, the
+   * default) or `park` until the period rolls or the budget is raised. Read by the API when it accepts
+   * a run (the run carries it); the core ignores it.
+   */
+  onBudgetExhausted?: 'fail' | 'park';
 }
 
 /** One unit offered to the scheduler. The payload stays in the run workflow; this is all the core keeps. */
@@ -35,7 +41,8 @@ export interface UnitSubmission {
   redrive?: boolean;
 }
 
-export type ShedCode = 'queue_full' | 'budget_exhausted' | 'draining' | 'unknown_tenant';
+/** `invalid_unit`: a unit not in the API's forms (the submit update refuses it alone, not its neighbours). */
+export type ShedCode = 'queue_full' | 'budget_exhausted' | 'draining' | 'unknown_tenant' | 'invalid_unit';
 
 /** Why the door refused work, in the one shape every layer passes on (429/503 + Retry-After at the API). */
 export interface Refusal {
@@ -44,9 +51,14 @@ export interface Refusal {
   retryAfterSeconds: number;
 }
 
+/** A refused answer, wherever an answer is accepted or not (a unit, a batch). */
+export type Refused = { accepted: false } & Refusal;
+
 export type SubmitResult =
-  | { runId: string; accepted: true; duplicate: boolean; held: boolean }
-  | ({ runId: string; accepted: false } & Refusal);
+  { runId: string; accepted: true; duplicate: boolean; held: boolean } | ({ runId: string } & Refused);
+
+/** The door's answer for a whole batch (admitted whole or not at all). */
+export type BatchVerdict = { accepted: true } | Refused;
 
 export interface Admission {
   runId: string;
@@ -181,6 +193,11 @@ export interface FleetSettings {
   floors: { standard: number; batch: number };
   leaseTtlSeconds: number;
   globalMaxQueued: number;
+  /**
+   * Share of the slots in force (rounded up, never all) that standard and batch work may not take,
+   * so an interactive run is admitted at once. Absent in schedulers begun before it existed (none).
+   */
+  interactiveReserve?: number;
 }
 
 export interface GovernorStatus {
@@ -238,12 +255,8 @@ export interface SchedulerStatus {
     /** Running runs the scheduler took back under a lease after it lost them (recovery). */
     adopted: number;
   };
-  config: {
-    concurrency: number;
-    floors: { standard: number; batch: number };
-    leaseTtlSeconds: number;
-    globalMaxQueued: number;
-  };
+  /** The fleet settings in force, and the slots the interactive reserve keeps free at the cap in force. */
+  config: FleetSettings & { reservedSlots: number };
   governor: GovernorStatus;
   history: { length: number; continuedAsNew: number };
 }

@@ -28,6 +28,7 @@ export async function batchWorkflow(spec: BatchSpec): Promise<{ batchId: string;
         items: indexes.map((i) => spec.items[i]),
         indexes,
         estimatedTokensPerItem: spec.estimatedTokensPerItem,
+        ...(spec.onBudgetExhausted ? { onBudgetExhausted: spec.onBudgetExhausted } : {}),
         createdAt: spec.createdAt,
       });
       indexes = refused.map((r) => r.index);

@@ -7,6 +7,8 @@ export interface AdmitNotice {
   seq: number;
   admittedAt: number;
   leaseExpiresAt: number;
+  /** Tokens reserved in the ledger for this attempt (absent from older schedulers). */
+  reserved?: number;
 }
 
 export const admitSignal = defineSignal<[AdmitNotice]>('admit');

@@ -19,6 +19,14 @@ export class RunState {
   /** Tokens used over the whole run, and in the current attempt (what the next release settles). */
   usage = 0;
   attemptUsage = 0;
+  /**
+   * Per-step reservation: what the current attempt's lease holds in the ledger (the admission's
+   * `reserved`, raised by top-ups), what this run last offered as its cost (the reservation when an
+   * older scheduler's notice does not say), and the worst cases of its steps under way.
+   */
+  reserved = 0;
+  offeredCost: number;
+  stepsWorst = 0;
   finishedAt: number | null = null;
   result: unknown = null;
   error: { code: string; message: string } | null = null;
@@ -26,7 +34,14 @@ export class RunState {
   constructor(
     readonly spec: RunSpec,
     private readonly v3 = false,
-  ) {}
+  ) {
+    this.offeredCost = Math.max(1, spec.estimatedTokens);
+  }
+
+  /** Tokens the current attempt's reservation still covers beyond what it used and what its steps may use. */
+  get uncovered(): number {
+    return this.attemptUsage + this.stepsWorst - this.reserved;
+  }
 
   admit(notice: AdmitNotice): void {
     if (notice.attempt !== this.attempt || this.admission) return; // duplicate or stale notice
@@ -35,6 +50,7 @@ export class RunState {
     this.firstAdmission ??= notice;
     this.revoked = this.v3 && notice.attempt <= this.revokedEarly;
     this.attemptUsage = 0;
+    this.reserved = notice.reserved ?? this.offeredCost;
   }
 
   revoke(attempt: number): void {

@@ -11,6 +11,7 @@ import {
 } from '@temporalio/workflow';
 import type { FleetActivities } from '../activities/types';
 import type { RunSpec, RunView } from '../contract/fleet-port';
+import { stepWorstCase } from '../contract/model-call';
 import type { ReleaseOutcome } from '../scheduler/types';
 import { runAgent } from './agents';
 import type { AgentContext } from './agents';
@@ -90,6 +91,9 @@ export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<
   const opts = { ...DEFAULT_RUN_OPTIONS, ...options };
   // v3: re-offers while waiting, revoke-before-admit, the gate's own outcome, a floor on retries.
   const v3 = patched('run-lifecycle-v3');
+  // Per-step reservation: before each step whose worst case its reservation does not cover, the run
+  // asks the scheduler for a top-up; refused, it parks or fails with budget_exhausted (tenant setting).
+  const perStep = patched('per-step-reservation');
   const state = new RunState(spec, v3);
   setHandler(admitSignal, (n) => state.admit(n));
   setHandler(leaseRevokedSignal, (r) => state.revoke(r.attempt));
@@ -160,10 +164,11 @@ export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<
     }
     state.transition('running', Date.now());
   };
-  const queueAgain = async (): Promise<void> => {
+  const queueAgain = async (atLeast = 1): Promise<void> => {
     state.requeue();
     state.transition('queued', Date.now());
-    const cost = Math.max(1, spec.estimatedTokens - state.usage);
+    const cost = Math.max(atLeast, spec.estimatedTokens - state.usage, 1);
+    state.offeredCost = cost;
     for (;;) {
       const r = await local.resubmit({
         runId: spec.runId,
@@ -189,18 +194,70 @@ export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<
     state.admission = null;
   };
 
+  /**
+   * Makes the current attempt's reservation cover `worst` more tokens (v per-step-reservation): asks
+   * for a top-up when it does not; on refusal the run queues again (its lease is gone) or, the budget
+   * being spent, parks or fails per its tenant's setting. Counts `worst` as under way when it returns.
+   */
+  const cover = async (worst: number): Promise<void> => {
+    for (;;) {
+      if (state.cancelRequested) throw new RunCancelled();
+      if (state.revoked) await queueAgain(worst + state.stepsWorst);
+      const need = state.uncovered + worst;
+      if (need <= 0) break;
+      const attempt = state.attempt;
+      const r = await checks.requestTopUp({ runId: spec.runId, attempt, tokens: need });
+      if (state.attempt !== attempt) continue; // revoked and queued again meanwhile: ask anew
+      if (r.granted) {
+        state.reserved += need;
+        break;
+      }
+      if (r.code === 'no_lease') {
+        // The scheduler holds no lease for this attempt (it expired; its revoke may be on its way).
+        state.revoked = true;
+        continue;
+      }
+      const why =
+        `Tenant ${spec.tenant}'s token budget cannot cover the run's next step: ` +
+        `${need} tokens asked, ${r.remaining} left`;
+      if ((spec.onBudgetExhausted ?? 'fail') === 'fail')
+        throw ApplicationFailure.create({ type: 'BudgetExhausted', message: `${why}.`, nonRetryable: true });
+      // Park: give the slot back and queue again for what the step needs; the scheduler admits the run
+      // when the budget covers it (the period rolled or the budget was raised): `waitingOn: budget`.
+      await release('gated');
+      await queueAgain(worst + state.stepsWorst);
+    }
+    state.stepsWorst += worst;
+  };
+  // Steps of one run reserve one after another, so parallel steps do not ask twice for the same tokens.
+  let reserving: Promise<void> = Promise.resolve();
+  const reserveFor = (worst: number): Promise<void> => {
+    const p = reserving.then(() => cover(worst));
+    reserving = p.catch(() => undefined);
+    return p;
+  };
+
   let stepNo = 0;
   const ctx: AgentContext = {
     step: async (tokens, opts) => {
       if (state.cancelRequested) throw new RunCancelled();
-      if (state.revoked) await queueAgain();
+      let worst = 0;
+      let step: number;
+      if (perStep) {
+        step = ++stepNo;
+        worst = stepWorstCase(spec.runId, step, tokens);
+        await reserveFor(worst);
+      } else {
+        if (state.revoked) await queueAgain();
+        step = ++stepNo;
+      }
       const a = state.admission;
       try {
-        const step = (opts?.minMs ?? 0) <= SHORT_STEP_MS ? shortStep.modelStep : remote.modelStep;
-        const r = await step({
+        const call = (opts?.minMs ?? 0) <= SHORT_STEP_MS ? shortStep.modelStep : remote.modelStep;
+        const r = await call({
           runId: spec.runId,
           attempt: state.attempt,
-          step: ++stepNo,
+          step,
           tokens,
           minMs: opts?.minMs ?? 0,
           usedSoFar: state.attemptUsage,
@@ -215,6 +272,8 @@ export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<
       } catch (err) {
         state.used(failureOf(err).usedTokens);
         throw err;
+      } finally {
+        state.stepsWorst -= worst;
       }
     },
     // One keyed write: a local activity (one marker event); the store applies each key once however often it runs.

@@ -4,6 +4,7 @@ import type {
   Charge,
   LedgerEntry,
   ModelObservation,
+  Refusal,
   Release,
   Renewal,
   SchedulerStatus,
@@ -69,4 +70,9 @@ export const explainQuery = defineQuery<(WaitingOn | null)[], [string[]]>('expla
 export const tenantQuery = defineQuery<TenantStatus | null, [string]>('tenant');
 /** Many tenants in one query (the API's metrics and console read them all each refresh); read-only. */
 export const tenantsQuery = defineQuery<(TenantStatus | null)[], [string[]]>('tenants');
+/** Whether a batch fits the door now, all or nothing: null, or its refusal (`FleetScheduler.checkBatch`). */
+export const batchCheckQuery = defineQuery<
+  Refusal | null,
+  [{ tenant: string; items: number; costPerItem: number }]
+>('batchCheck');
 export const ledgerQuery = defineQuery<LedgerEntry[], [string, number]>('ledger');

@@ -7,7 +7,7 @@ import {
   isApiRunId,
 } from '../scheduler/limits';
 import { PRIORITIES } from '../scheduler/types';
-import type { BudgetPeriod, TenantSettings, UnitSubmission } from '../scheduler/types';
+import type { BudgetPeriod, SubmitResult, TenantSettings, UnitSubmission } from '../scheduler/types';
 import type { SettingsPatch } from './scheduler-messages';
 
 /*
@@ -35,24 +35,54 @@ function refuse(what: string, x: unknown): never {
   throw new TypeError(`${what}: ${show(x)}`);
 }
 
+/** The message: an array of at most MAX_UNITS_PER_SUBMIT. Each unit is checked on its own (`isWellFormedUnit`). */
 export function validateSubmissions(units: UnitSubmission[]): void {
   if (!Array.isArray(units)) refuse('submit expects an array of units', units);
   if (units.length > MAX_UNITS_PER_SUBMIT)
     refuse(`submit takes at most ${MAX_UNITS_PER_SUBMIT} units`, units.length);
-  for (const u of units as unknown[]) {
-    if (
-      !isObject(u) ||
-      typeof u.runId !== 'string' ||
-      typeof u.tenant !== 'string' ||
-      !TENANT_ID_PATTERN.test(u.tenant) ||
-      !isApiRunId(u.runId, u.tenant) ||
-      !PRIORITIES.includes(u.priority as never) ||
-      !isNumberIn(u.cost, 0, MAX_TOKENS) ||
-      (u.attempt !== undefined && !(isCount(u.attempt) && u.attempt <= MAX_ATTEMPT))
-    ) {
-      refuse('malformed unit', u);
-    }
-  }
+}
+
+/** One unit in the API's id forms (of its own tenant) with sane numbers. */
+export function isWellFormedUnit(u: unknown): u is UnitSubmission {
+  return (
+    isObject(u) &&
+    typeof u.runId === 'string' &&
+    typeof u.tenant === 'string' &&
+    TENANT_ID_PATTERN.test(u.tenant) &&
+    isApiRunId(u.runId, u.tenant) &&
+    PRIORITIES.includes(u.priority as never) &&
+    isNumberIn(u.cost, 0, MAX_TOKENS) &&
+    (u.attempt === undefined || (isCount(u.attempt) && u.attempt <= MAX_ATTEMPT)) &&
+    (u.redrive === undefined || typeof u.redrive === 'boolean')
+  );
+}
+
+/** A malformed unit never becomes valid: its sender should not come back soon. */
+const INVALID_UNIT_RETRY_SECONDS = 3600;
+
+/**
+ * Submits the well-formed units to the core and refuses each malformed one by itself
+ * (`invalid_unit`), so one bad unit does not fail the others coalesced into the same message.
+ * One result per unit, in order.
+ */
+export function submitEach(
+  units: readonly unknown[],
+  submit: (good: UnitSubmission[]) => SubmitResult[],
+): SubmitResult[] {
+  const good = units.filter(isWellFormedUnit);
+  const results = good.length > 0 ? submit(good) : [];
+  let next = 0;
+  return units.map((u): SubmitResult => {
+    if (isWellFormedUnit(u)) return results[next++]!;
+    const runId = isObject(u) && typeof u.runId === 'string' ? u.runId.slice(0, 200) : '';
+    return {
+      runId,
+      accepted: false,
+      code: 'invalid_unit',
+      message: `Malformed unit (not in the API's forms): ${show(u)}`,
+      retryAfterSeconds: INVALID_UNIT_RETRY_SECONDS,
+    };
+  });
 }
 
 function validateTenantSettings(s: unknown): asserts s is TenantSettings {
@@ -84,7 +114,7 @@ export function validateSettingsPatch(patch: SettingsPatch): void {
   if (!isObject(patch)) refuse('patchSettings expects an object', patch);
   const p = patch as Record<string, unknown>;
   for (const key of Object.keys(p)) {
-    if (!['concurrency', 'floors', 'leaseTtlSeconds', 'globalMaxQueued'].includes(key))
+    if (!['concurrency', 'floors', 'leaseTtlSeconds', 'globalMaxQueued', 'interactiveReserve'].includes(key))
       refuse('unknown setting', key);
   }
   for (const key of ['concurrency', 'leaseTtlSeconds', 'globalMaxQueued'] as const) {
@@ -92,6 +122,8 @@ export function validateSettingsPatch(patch: SettingsPatch): void {
   }
   if (p.leaseTtlSeconds !== undefined && (p.leaseTtlSeconds as number) < 1)
     refuse('leaseTtlSeconds must be ≥ 1', p.leaseTtlSeconds);
+  if (p.interactiveReserve !== undefined && !isNumberIn(p.interactiveReserve, 0, 1))
+    refuse('interactiveReserve must be in [0, 1]', p.interactiveReserve);
   if (p.floors !== undefined) {
     if (!isObject(p.floors)) refuse('floors must be an object', p.floors);
     const f = p.floors as Record<string, unknown>;

@@ -11,10 +11,11 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { FleetActivities } from '../activities/types';
-import { DEFAULT_GOVERNOR, FleetScheduler } from '../scheduler';
+import { DEFAULT_GOVERNOR, DEFAULT_INTERACTIVE_RESERVE, FleetScheduler } from '../scheduler';
 import type { AnySchedulerSnapshot } from '../scheduler';
 import type { Admission, FleetSettings, GovernorParams, SchedulerStatus } from '../scheduler/types';
 import {
+  batchCheckQuery,
   drainSignal,
   drainUpdate,
   explainQuery,
@@ -36,6 +37,7 @@ import { applyReport, summaryLine } from './scheduler-support';
 import {
   validateDrain,
   validateSettingsPatch,
+  submitEach,
   validateSubmissions,
   validateUpsertTenants,
 } from './scheduler-validators';
@@ -77,6 +79,11 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
         Date.now(),
       );
   const continuedAsNew = input.continuedAsNew ?? 0;
+  // A chain begun before the interactive reserve existed takes the default from its next run on: a
+  // new run records the marker, a replay of an older one finds none and decides as it did.
+  const chainSettings = input.snapshot?.settings ?? input.settings;
+  if (chainSettings.interactiveReserve === undefined && patched('interactive-reserve-v1'))
+    core.patchSettings({ interactiveReserve: DEFAULT_INTERACTIVE_RESERVE });
   let dirty = true;
   let pending = 0;
 
@@ -90,7 +97,8 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
   };
 
   // Handlers first, before any await, so no buffered message is dropped.
-  setHandler(submitUpdate, (units) => touched(core.submit(units, Date.now())), {
+  // Malformed units are refused one by one (their neighbours in the message are not affected).
+  setHandler(submitUpdate, (units) => touched(submitEach(units, (good) => core.submit(good, Date.now()))), {
     validator: validateSubmissions,
   });
   setHandler(topUpUpdate, (req) => touched(core.topUp(req.runId, req.attempt, req.tokens, Date.now())), {
@@ -159,6 +167,9 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
   setHandler(tenantsQuery, (tenants) =>
     Array.isArray(tenants) ? tenants.map((t) => core.tenantStatus(t, Date.now()) ?? null) : [],
   );
+  setHandler(batchCheckQuery, (q) =>
+    core.checkBatch(String(q?.tenant), Number(q?.items), Number(q?.costPerItem), Date.now()),
+  );
   setHandler(ledgerQuery, (tenant, limit) => core.ledgerEntries(tenant, limit));
 
   const track = (p: Promise<void>): void => {
@@ -177,6 +188,7 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
           seq: a.seq,
           admittedAt: a.admittedAt,
           leaseExpiresAt: a.leaseExpiresAt,
+          reserved: a.reserved,
         },
       }));
       track(

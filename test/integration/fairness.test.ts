@@ -5,10 +5,11 @@ import type { TestStack } from '../support/stack';
 const FAST = { MODEL_TPM: '1000000000', MODEL_RPM: '100000000' };
 /**
  * Issue 3 asks for a 5,000-unit batch backlog; creating 5,000 run workflows costs a 2-core dev server
- * about 100 s, so the suite uses 2,000 (the bound "at most 2 batch admissions" does not depend on
- * the backlog's size). PRIORITY_BACKLOG=5000 runs the full size.
+ * about 100 s, so the suite uses 500: the bound "at most 2 batch admissions" does not depend on the
+ * backlog's size, and 500 outlasts the ~130 admissions the test makes (it checks batch is still
+ * queued at the end). PRIORITY_BACKLOG=5000 runs the full size; `npm run bench -- priority` measures it.
  */
-const BACKLOG = Number(process.env.PRIORITY_BACKLOG ?? 2000);
+const BACKLOG = Number(process.env.PRIORITY_BACKLOG ?? 500);
 
 async function admissionSeqs(s: TestStack, token: string, runIds: string[]): Promise<number[]> {
   const out: number[] = [];
@@ -97,7 +98,8 @@ describe('scheduler policy on a real Temporal server', () => {
     await s.call('POST', '/v1/admin/resume');
     await waitFor(
       () => s!.call('GET', '/v1/admin/scheduler'),
-      (v) => v.body.inFlight === 20,
+      // Every slot but the interactive reserve: batch may not take those.
+      (v) => v.body.inFlight === 20 - v.body.config.reservedSlots,
       20_000,
     );
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { startRunWorkflow } from '../../src/fleet/start-run';
-import type { StartOutcome } from '../../src/fleet/start-run';
+import type { StartOutcome } from '../../src/contract/offer-runs';
 import { startFleetWorker } from '../../src/fleet/worker';
 import { loadConfig } from '../../src/config';
 import type { Config } from '../../src/config';

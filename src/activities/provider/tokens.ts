@@ -1,10 +1,10 @@
+import { estimateTextTokens } from '../../contract/model-call';
+
 /**
- * Token estimation shared by the simulator and the client: the providers' rule
- * of thumb of about four characters per token, rounded up.
+ * Token estimation shared by the simulator and the client: the providers' rule of thumb of about four
+ * characters per token, rounded up (the rule lives in the contract: the run workflow reserves by it).
  */
-export function estimateTextTokens(text: string): number {
-  return Math.ceil(text.length / 4);
-}
+export { estimateTextTokens };
 
 /** A chat message's content: a string, a list of parts (only text parts count), or null. */
 export type MessageContent = string | null | ReadonlyArray<{ type: string; text?: string | undefined }>;

@@ -3,7 +3,6 @@ import type { FleetPort } from '../../contract/fleet-port';
 import type { ApiStore } from '../stores/store';
 import type { EventRecord, EventRunRecord, RunRefusal } from '../stores/event-store';
 import { MAX_DISPATCH_ATTEMPTS, retryDelayMs } from '../../events/retry';
-import { firstResult } from './shed';
 import { resyncTenant } from '../tenant-sync';
 
 export interface EventDispatcherDeps {
@@ -139,37 +138,32 @@ export class EventDispatcher {
           },
         };
       }
-      // The run's workflow first, then the scheduler (as for every run): an admission always finds its
-      // run. Starting is idempotent on the run id, so a process that died after starting it is harmless.
-      const started = await fleet.startRun({
-        runId: run.runId,
-        tenant: event.tenant,
-        agent: run.agent,
-        priority: run.priority,
-        input: run.input,
-        estimatedTokens: run.estimatedTokens,
-        createdAt: new Date(event.receivedAt).toISOString(),
-      });
-      if (started === 'finished') return { kind: 'started' }; // it ran before: never twice
-      const unit = {
-        runId: run.runId,
-        tenant: event.tenant,
-        priority: run.priority,
-        cost: run.estimatedTokens,
-      };
-      let result = firstResult(await fleet.submit([unit]), run.runId);
-      if (!result.accepted && result.code === 'unknown_tenant') {
-        await resyncTenant(fleet, tenant, log);
-        result = firstResult(await fleet.submit([unit]), run.runId);
-      }
-      if (!result.accepted) {
-        await fleet.discardRun(run.runId); // a refused run leaves nothing behind; it is offered again later
+      // Start, then submit, as for every run: an admission always finds its run, and starting is
+      // idempotent on the run id (a process that died after starting it is harmless). A refused run
+      // is discarded (nothing left behind) and offered again later.
+      const [outcome] = await fleet.offerRuns(
+        [
+          {
+            runId: run.runId,
+            tenant: event.tenant,
+            agent: run.agent,
+            priority: run.priority,
+            input: run.input,
+            estimatedTokens: run.estimatedTokens,
+            onBudgetExhausted: tenant.settings.onBudgetExhausted ?? 'fail',
+            createdAt: new Date(event.receivedAt).toISOString(),
+          },
+        ],
+        { resync: () => resyncTenant(fleet, tenant, log) },
+      );
+      if (outcome?.state === 'refused') {
+        const { code, message, retryAfterSeconds } = outcome.refusal;
         return {
           kind: 'refused',
           refusal: {
-            code: result.code,
-            message: result.message || `Refused: ${result.code}.`,
-            retryAfterSeconds: Math.max(1, Math.ceil(result.retryAfterSeconds)),
+            code,
+            message: message || `Refused: ${code}.`,
+            retryAfterSeconds: Math.max(1, Math.ceil(retryAfterSeconds)),
           },
         };
       }

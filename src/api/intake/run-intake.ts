@@ -5,7 +5,8 @@ import type { RunView } from '../../contract/fleet-port';
 import { randomHex } from '../crypto/keys';
 import type { ParsedRun } from './parse-requests';
 import { assertFitsOnePayload } from './payload-limits';
-import { firstResult, rateLimit, shedError, withTenantSync } from './shed';
+import { rateLimit, shedError } from './shed';
+import { resyncTenant } from '../tenant-sync';
 import type { TenantRecord } from '../stores/tenants';
 
 export const runLink = (runId: string) => `/v1/runs/${runId}`;
@@ -80,30 +81,24 @@ export async function submitRun(
     priority: request.priority,
     input,
     estimatedTokens,
+    onBudgetExhausted: tenant.settings.onBudgetExhausted ?? 'fail',
     createdAt: new Date(receivedAt).toISOString(),
   };
   try {
     assertFitsOnePayload(spec, 'The run', 'Send a smaller input.');
     rateLimit(ctx, tenant.tenant);
-    // The run's workflow first, then the scheduler: an admission always finds its run, and a submitter
-    // that dies in between leaves a run that offers itself after its start delay (never a lost slot).
-    const started = await ctx.fleet.startRun(spec);
-    if (started === 'finished') {
+    // Start, then submit (an admission always finds its run; a submitter that dies in between leaves
+    // a run that offers itself later); a refused request leaves no run behind.
+    const [outcome] = await ctx.fleet.offerRuns([spec], {
+      resync: () => resyncTenant(ctx.fleet, tenant, ctx.log),
+    });
+    if (outcome?.state === 'finished') {
       // This id ran before (an idempotency key reused after its record was pruned): never run twice.
       if (key !== undefined) ctx.store.idempotency.complete(tenant.tenant, key);
       return replay(ctx, runId);
     }
-    const unit = { runId, tenant: tenant.tenant, priority: request.priority, cost: estimatedTokens };
-    const result = await withTenantSync(ctx, tenant, async () =>
-      firstResult(await ctx.fleet.submit([unit]), runId),
-    ).catch(async (err: unknown) => {
-      await ctx.fleet.discardRun(runId);
-      throw err;
-    });
-    if (!result.accepted) {
-      // A refused request leaves no run behind.
-      await ctx.fleet.discardRun(runId);
-      throw shedError(ctx, result);
+    if (outcome?.state !== 'accepted') {
+      throw outcome ? shedError(ctx, outcome.refusal) : new Error(`no offer outcome for ${runId}`);
     }
   } catch (err) {
     if (key !== undefined) ctx.store.idempotency.release(tenant.tenant, key);

@@ -41,6 +41,8 @@ export const TenantPutSchema = z.strictObject({
   maxQueued: z.int().min(1).max(TENANT_MAXIMA.maxQueued).optional(),
   maxInFlight: z.int().min(1).max(TENANT_MAXIMA.maxInFlight).optional(),
   budget: BudgetSchema.optional(),
+  /** `fail` (default): a run whose next step the budget cannot cover fails with budget_exhausted; `park`: it waits. */
+  onBudgetExhausted: z.enum(['fail', 'park']).optional(),
 });
 export type TenantPut = z.output<typeof TenantPutSchema>;
 
@@ -93,10 +95,15 @@ export const SchedulerPatchSchema = z
       .meta({ minProperties: 1 })
       .optional(),
     leaseTtlSeconds: z.int().min(5).max(86_400).optional(),
+    interactiveReserve: z.number().min(0).max(0.5).optional(),
   })
   .refine(
-    (p) => p.concurrency !== undefined || p.floors !== undefined || p.leaseTtlSeconds !== undefined,
-    'Give at least one of concurrency, floors, leaseTtlSeconds.',
+    (p) =>
+      p.concurrency !== undefined ||
+      p.floors !== undefined ||
+      p.leaseTtlSeconds !== undefined ||
+      p.interactiveReserve !== undefined,
+    'Give at least one of concurrency, floors, leaseTtlSeconds, interactiveReserve.',
   )
   .meta({ minProperties: 1 });
 

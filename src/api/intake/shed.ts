@@ -1,4 +1,4 @@
-import type { Refusal, SubmitResult } from '../../scheduler/types';
+import type { Refusal } from '../../scheduler/types';
 import type { Response } from 'express';
 import type { ApiContext } from '../context';
 import { principalOf } from '../middleware/auth';
@@ -8,7 +8,14 @@ import { resyncTenant } from '../tenant-sync';
 
 /** A scheduler refusal as the client sees it: 429 queue_full / budget_exhausted or 503 draining, with Retry-After. */
 export function shedError(ctx: ApiContext, refusal: Refusal): ApiError {
-  const code = refusal.code === 'unknown_tenant' ? 'unavailable' : refusal.code;
+  // unknown_tenant: the scheduler lost the tenant for a moment; invalid_unit: the API built a unit
+  // the scheduler does not take (a defect of ours, not the client's).
+  const code =
+    refusal.code === 'unknown_tenant'
+      ? 'unavailable'
+      : refusal.code === 'invalid_unit'
+        ? 'internal'
+        : refusal.code;
   ctx.metrics.sheds.inc({ reason: refusal.code });
   const message =
     refusal.code === 'unknown_tenant'
@@ -61,10 +68,4 @@ export async function withTenantSync<R extends { accepted: boolean } & Partial<R
   if (first.accepted || first.code !== 'unknown_tenant') return first;
   await resyncTenant(ctx.fleet, tenant, ctx.log);
   return call();
-}
-
-export function firstResult(results: SubmitResult[], runId: string): SubmitResult {
-  const result = results.find((r) => r.runId === runId) ?? results[0];
-  if (!result) throw new Error(`fleet.submit returned no result for ${runId}`);
-  return result;
 }

@@ -10,6 +10,7 @@ export const TenantSettingsSchema = z.object({
   maxQueued: z.int(),
   maxInFlight: z.int(),
   budget: BudgetSchema,
+  onBudgetExhausted: z.enum(['fail', 'park']).optional(),
 });
 
 export const TenantResponse = z.object({
@@ -79,6 +80,12 @@ export const SchedulerStatusResponse = z.object({
     floors: z.object({ standard: z.number(), batch: z.number() }),
     leaseTtlSeconds: z.int(),
     globalMaxQueued: z.int(),
+    interactiveReserve: z.number().meta({
+      description: 'Share of the slots in force kept free for interactive work (rounded up, never all).',
+    }),
+    reservedSlots: z
+      .int()
+      .meta({ description: 'Slots the interactive reserve keeps free at the cap in force.' }),
   }),
   governor: z.object({
     concurrencyLimit: z.number(),

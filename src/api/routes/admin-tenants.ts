@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import type { TenantSettings } from '../../scheduler/types';
+import { defaultTenantSettings } from '../../scheduler/tenants';
 import type { TenantDefaults } from '../../config';
 import type { ApiContext } from '../context';
 import { ApiError } from '../../contract/errors';
@@ -13,17 +14,14 @@ function mergeSettings(
   put: TenantPut,
   defaults: TenantDefaults,
 ): TenantSettings {
-  const current = base ?? {
-    weight: 1,
-    maxQueued: defaults.maxQueued,
-    maxInFlight: defaults.maxInFlight,
-    budget: { tokens: null, period: 'none' },
-  };
+  const current =
+    base ?? defaultTenantSettings({ maxQueued: defaults.maxQueued, maxInFlight: defaults.maxInFlight });
   return {
     weight: put.weight ?? current.weight,
     maxQueued: put.maxQueued ?? current.maxQueued,
     maxInFlight: put.maxInFlight ?? current.maxInFlight,
     budget: put.budget ?? current.budget,
+    onBudgetExhausted: put.onBudgetExhausted ?? current.onBudgetExhausted ?? 'fail',
   };
 }
 

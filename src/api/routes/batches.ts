@@ -45,6 +45,7 @@ export function batchesRouter(ctx: ApiContext): Router {
       priority: batch.request.priority,
       items: batch.items,
       estimatedTokensPerItem: batch.estimatedTokensPerItem,
+      onBudgetExhausted: tenant.settings.onBudgetExhausted ?? 'fail',
       createdAt: new Date(ctx.now()).toISOString(),
     };
     assertFitsOnePayload(spec, 'The batch', 'Split the items into several smaller batches.');

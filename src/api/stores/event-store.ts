@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { EventEnvelope, TriggerSpec } from '../../events/triggers';
+import type { Refusal } from '../../scheduler/types';
 
 /**
  * Events, their runs, triggers and webhook secrets, in the API's SQLite file.
@@ -58,11 +59,8 @@ export const EVENTS_DDL = `
 
 export type EventRunStatus = 'pending' | 'started' | 'refused' | 'invalid_input';
 
-export interface RunRefusal {
-  code: string;
-  message: string;
-  retryAfterSeconds: number;
-}
+/** Why an event's run was not started: the scheduler's refusal, or a trigger input that is not valid. */
+export type RunRefusal = Omit<Refusal, 'code'> & { code: Refusal['code'] | 'invalid_input' };
 
 export interface EventRunRecord {
   trigger: string;

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { EVENTS_DDL, EventStore } from './event-store';
 import { IDEMPOTENCY_DDL, IdempotencyStore } from './idempotency';
-import { TENANTS_DDL, TenantStore, type TenantRecord } from './tenants';
+import { TENANTS_DDL, TenantStore, migrateTenants, type TenantRecord } from './tenants';
 
 /** The API's own state: tenants (settings and key hashes) and idempotency keys, in one SQLite file. */
 export interface ApiStore {
@@ -16,7 +16,7 @@ export interface ApiStore {
   close(): void;
 }
 
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 
 /** Opens (creating file and directory if needed) the API store at `filePath`; `:memory:` works too. */
 export function openStore(filePath: string): ApiStore {
@@ -30,6 +30,7 @@ export function openStore(filePath: string): ApiStore {
     db.exec(
       `BEGIN; ${TENANTS_DDL} ${IDEMPOTENCY_DDL} ${EVENTS_DDL} PRAGMA user_version = ${SCHEMA_VERSION}; COMMIT;`,
     );
+    migrateTenants(db);
   }
   const tenants = new TenantStore(db);
   const idempotency = new IdempotencyStore(db);

@@ -15,6 +15,7 @@ interface TenantRow {
   max_in_flight: number;
   budget_tokens: number | null;
   budget_period: BudgetPeriod;
+  on_budget_exhausted: 'fail' | 'park';
   created_at: number;
   updated_at: number;
 }
@@ -27,12 +28,21 @@ export const TENANTS_DDL = `
     max_in_flight INTEGER NOT NULL,
     budget_tokens INTEGER,
     budget_period TEXT NOT NULL,
+    on_budget_exhausted TEXT NOT NULL DEFAULT 'fail',
     key_hash      TEXT NOT NULL UNIQUE,
     created_at    INTEGER NOT NULL,
     updated_at    INTEGER NOT NULL
   );`;
 
-const COLUMNS = 'id, weight, max_queued, max_in_flight, budget_tokens, budget_period, created_at, updated_at';
+/** Schema v3: stores made before it gain the `on_budget_exhausted` column (every tenant `fail`). */
+export function migrateTenants(db: Database.Database): void {
+  const columns = db.prepare<[], { name: string }>('PRAGMA table_info(tenants)').all();
+  if (!columns.some((c) => c.name === 'on_budget_exhausted'))
+    db.exec(`ALTER TABLE tenants ADD COLUMN on_budget_exhausted TEXT NOT NULL DEFAULT 'fail'`);
+}
+
+const COLUMNS =
+  'id, weight, max_queued, max_in_flight, budget_tokens, budget_period, on_budget_exhausted, created_at, updated_at';
 
 function toRecord(row: TenantRow): TenantRecord {
   return {
@@ -42,6 +52,7 @@ function toRecord(row: TenantRow): TenantRecord {
       maxQueued: row.max_queued,
       maxInFlight: row.max_in_flight,
       budget: { tokens: row.budget_tokens, period: row.budget_period },
+      onBudgetExhausted: row.on_budget_exhausted === 'park' ? 'park' : 'fail',
     },
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),
@@ -55,6 +66,7 @@ function settingsParams(s: TenantSettings) {
     max_in_flight: s.maxInFlight,
     budget_tokens: s.budget.tokens,
     budget_period: s.budget.period,
+    on_budget_exhausted: s.onBudgetExhausted ?? 'fail',
   };
 }
 
@@ -68,13 +80,14 @@ export class TenantStore {
       byKey: db.prepare<[string], TenantRow>(`SELECT ${COLUMNS} FROM tenants WHERE key_hash = ?`),
       list: db.prepare<[], TenantRow>(`SELECT ${COLUMNS} FROM tenants ORDER BY id`),
       insert: db.prepare(
-        `INSERT INTO tenants (id, weight, max_queued, max_in_flight, budget_tokens, budget_period, key_hash, created_at, updated_at)
-         VALUES (@id, @weight, @max_queued, @max_in_flight, @budget_tokens, @budget_period, @key_hash, @now, @now)
+        `INSERT INTO tenants (id, weight, max_queued, max_in_flight, budget_tokens, budget_period, on_budget_exhausted, key_hash, created_at, updated_at)
+         VALUES (@id, @weight, @max_queued, @max_in_flight, @budget_tokens, @budget_period, @on_budget_exhausted, @key_hash, @now, @now)
          ON CONFLICT (id) DO NOTHING`,
       ),
       update: db.prepare(
         `UPDATE tenants SET weight = @weight, max_queued = @max_queued, max_in_flight = @max_in_flight,
-           budget_tokens = @budget_tokens, budget_period = @budget_period, updated_at = @now WHERE id = @id`,
+           budget_tokens = @budget_tokens, budget_period = @budget_period,
+           on_budget_exhausted = @on_budget_exhausted, updated_at = @now WHERE id = @id`,
       ),
       setKey: db.prepare(`UPDATE tenants SET key_hash = @key_hash, updated_at = @now WHERE id = @id`),
     };

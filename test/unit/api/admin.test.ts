@@ -46,6 +46,26 @@ describe('operator endpoints', () => {
     expect(h.fleet.status().config.concurrency).toBe(7);
   });
 
+  it('patches the interactive reserve live and refuses one above 0.5', async () => {
+    const ok = await request(h.app)
+      .patch('/v1/admin/scheduler')
+      .set(h.admin())
+      .send({ concurrency: 40, interactiveReserve: 0.1 });
+    expect(ok.status).toBe(200);
+    expect(ok.body.config).toMatchObject({ concurrency: 40, interactiveReserve: 0.1, reservedSlots: 4 });
+    for (const interactiveReserve of [0.6, -0.1, '0.1']) {
+      const res = await request(h.app)
+        .patch('/v1/admin/scheduler')
+        .set(h.admin())
+        .send({ interactiveReserve });
+      expect(res.status, String(interactiveReserve)).toBe(400);
+      expect((res.body.error.details as { path: string }[]).map((d) => d.path)).toEqual([
+        'interactiveReserve',
+      ]);
+    }
+    expect(h.fleet.status().config.interactiveReserve).toBe(0.1);
+  });
+
   it('drains (refuse by default, or hold) and resumes', async () => {
     const key = await h.tenant('acme');
     const drained = await request(h.app).post('/v1/admin/drain').set(h.admin());
@@ -88,7 +108,13 @@ describe('GET /v1/tenants/me', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       tenant: 'acme',
-      settings: { weight: 1, maxQueued: 100, maxInFlight: 10, budget: { tokens: 10_000, period: 'day' } },
+      settings: {
+        weight: 1,
+        maxQueued: 100,
+        maxInFlight: 10,
+        budget: { tokens: 10_000, period: 'day' },
+        onBudgetExhausted: 'fail',
+      },
       queued: { total: 1, byPriority: { interactive: 1, standard: 0, batch: 0 } },
       inFlight: 1,
       ledger: {

@@ -10,12 +10,14 @@ import type {
   RunStatus,
   RunView,
 } from '../../../src/contract/fleet-port';
+import { offerRuns } from '../../../src/contract/offer-runs';
+import type { OfferOptions, OfferOutcome, StartOutcome } from '../../../src/contract/offer-runs';
 import { FleetScheduler } from '../../../src/scheduler';
 import type { SchedulerInit, SettingsPatch } from '../../../src/scheduler';
 import type {
   Admission,
   ModelObservation,
-  Refusal,
+  BatchVerdict,
   ReleaseOutcome,
   SchedulerStatus,
   SubmitResult,
@@ -146,14 +148,20 @@ export class MemoryFleet implements FleetPort {
     return this.core.submit(units, this.now());
   }
 
-  async startRun(spec: RunSpec): Promise<'started' | 'finished'> {
+  async startRun(spec: RunSpec, opts: { redrive?: boolean } = {}): Promise<StartOutcome> {
     this.startRunCalls.push(spec);
     const existing = this.records.get(spec.runId);
-    // The workflow id is taken: the start is a no-op (a closed run is never run twice).
-    if (existing)
-      return ['completed', 'failed', 'cancelled'].includes(existing.view.status) ? 'finished' : 'started';
+    // The workflow id is taken: the start is a no-op (a closed run is never run twice), unless a
+    // failed one is re-driven (a new execution).
+    const redrive = opts.redrive === true && existing?.view.status === 'failed';
+    if (existing && !redrive) return FINISHED.includes(existing.view.status) ? 'finished' : 'started';
     this.records.set(spec.runId, { spec, view: queuedView(spec), attempt: 0 });
     return 'started';
+  }
+
+  /** The real offer sequence (start, submit, discard if refused) over this fleet's simulated calls. */
+  offerRuns(specs: RunSpec[], opts?: OfferOptions): Promise<OfferOutcome[]> {
+    return offerRuns(this, specs, opts);
   }
 
   /** Runs discarded after their submission was refused. */
@@ -223,32 +231,24 @@ export class MemoryFleet implements FleetPort {
   }
 
   /**
-   * All or nothing: the whole batch is offered to a copy of the core first, and the first refusal (the
-   * core's code, message and Retry-After) refuses the batch. Then, as the batch workflow does, the runs
-   * start and their units go to the scheduler.
+   * All or nothing, decided by the core's batch check (as the scheduler workflow's `batchCheck`
+   * query); then, as the batch workflow does, the runs start and their units go to the scheduler.
    */
-  async createBatch(spec: BatchSpec): Promise<{ accepted: true } | ({ accepted: false } & Refusal)> {
-    const units = spec.items.map((_, i) => ({
-      runId: `${spec.batchId}-${i}`,
-      tenant: spec.tenant,
-      priority: spec.priority,
-      cost: spec.estimatedTokensPerItem,
-    }));
-    const trial = FleetScheduler.restore(this.core.snapshot()).submit(units, this.now());
-    const refused = trial.find((r) => !r.accepted);
-    if (refused && !refused.accepted) {
-      const { code, message, retryAfterSeconds } = refused;
-      return { accepted: false, code, message, retryAfterSeconds };
-    }
+  async createBatch(spec: BatchSpec): Promise<BatchVerdict> {
+    const refusal = this.core.checkBatch(
+      spec.tenant,
+      spec.items.length,
+      spec.estimatedTokensPerItem,
+      this.now(),
+    );
+    if (refusal) return { accepted: false, ...refusal };
     this.batches.set(spec.batchId, spec);
-    for (const [i, input] of spec.items.entries()) {
-      const { tenant, agent, priority, batchId, createdAt } = spec;
-      const estimatedTokens = spec.estimatedTokensPerItem;
-      const runId = `${batchId}-${i}`;
-      await this.startRun({ runId, tenant, agent, priority, input, estimatedTokens, batchId, createdAt });
-    }
-    this.messages++;
-    this.core.submit(units, this.now());
+    const { tenant, agent, priority, batchId, createdAt } = spec;
+    const specs = spec.items.map((input, i) => ({
+      runId: `${batchId}-${i}`,
+      ...{ tenant, agent, priority, input, estimatedTokens: spec.estimatedTokensPerItem, batchId, createdAt },
+    }));
+    await this.offerRuns(specs, { onRefused: 'keep' });
     return { accepted: true };
   }
 
@@ -264,20 +264,14 @@ export class MemoryFleet implements FleetPort {
     return { batchId, tenant: spec.tenant, total, queued, running, completed, failed, cancelled };
   }
 
-  /** Offers the failed items to the scheduler again; the accepted ones start afresh (a redrive). */
+  /** Offers the failed items again, as the Temporal fleet does: new executions, then the scheduler. */
   async resumeBatch(batchId: string): Promise<number> {
     const failed = this.batchRuns(batchId).filter((r) => r.view.status === 'failed');
-    const results = await this.submit(
-      failed.map(({ spec }) => ({
-        runId: spec.runId,
-        tenant: spec.tenant,
-        priority: spec.priority,
-        cost: spec.estimatedTokens,
-      })),
+    const outcomes = await this.offerRuns(
+      failed.map((r) => r.spec),
+      { redrive: true, onRefused: 'keep' },
     );
-    const accepted = failed.filter((_, i) => results[i]?.accepted);
-    for (const r of accepted) Object.assign(r, { view: queuedView(r.spec), attempt: 0 });
-    return accepted.length;
+    return outcomes.filter((o) => o.state === 'accepted').length;
   }
 
   async upsertTenant(tenant: string, settings: TenantSettings): Promise<void> {

@@ -13,6 +13,7 @@ const settings = {
   maxQueued: 5,
   maxInFlight: 2,
   budget: { tokens: null, period: 'none' as const },
+  onBudgetExhausted: 'fail' as const,
 };
 
 describe('openStore', () => {
@@ -44,6 +45,32 @@ describe('openStore', () => {
         updatedAt: '1970-01-01T00:00:01.000Z',
       },
     ]);
+  });
+
+  it('migrates a schema-2 store: its tenants gain onBudgetExhausted "fail", and may set "park"', () => {
+    const file = join(dir, 'v2.sqlite');
+    const raw = new Database(file);
+    raw.exec(`CREATE TABLE tenants (id TEXT PRIMARY KEY, weight REAL NOT NULL, max_queued INTEGER NOT NULL,
+      max_in_flight INTEGER NOT NULL, budget_tokens INTEGER, budget_period TEXT NOT NULL,
+      key_hash TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+      INSERT INTO tenants VALUES ('old', 1, 5, 2, 100, 'day', 'h-old', 1000, 1000);
+      PRAGMA user_version = 2;`);
+    raw.close();
+    const migrated = openStore(file);
+    try {
+      expect(migrated.tenants.get('old')?.settings).toEqual({
+        weight: 1,
+        maxQueued: 5,
+        maxInFlight: 2,
+        budget: { tokens: 100, period: 'day' },
+        onBudgetExhausted: 'fail',
+      });
+      const settings2 = { ...settings, onBudgetExhausted: 'park' as const };
+      expect(migrated.tenants.update('old', settings2, 2000)).toBe(true);
+      expect(migrated.tenants.get('old')?.settings.onBudgetExhausted).toBe('park');
+    } finally {
+      migrated.close();
+    }
   });
 
   it('finds tenants by key hash; creation does not overwrite, rotation replaces the hash', () => {

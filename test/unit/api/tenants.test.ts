@@ -13,7 +13,13 @@ describe('admin tenants', () => {
     expect(res.status).toBe(201);
     expect(res.headers.location).toBe('/v1/admin/tenants/acme');
     expect(res.body.apiKey).toMatch(/^fw_[A-Za-z0-9_-]{43}$/);
-    const settings = { weight: 2, maxQueued: 100, maxInFlight: 10, budget: { tokens: null, period: 'none' } };
+    const settings = {
+      weight: 2,
+      maxQueued: 100,
+      maxInFlight: 10,
+      budget: { tokens: null, period: 'none' },
+      onBudgetExhausted: 'fail',
+    };
     expect(res.body).toMatchObject({ tenant: 'acme', settings });
     expect(h.fleet.upsertCalls).toEqual([{ tenant: 'acme', settings }]);
 
@@ -28,7 +34,21 @@ describe('admin tenants', () => {
       maxInFlight: 3,
       budget: { tokens: 5000, period: 'day' },
     });
-    expect(h.fleet.tenantSettings('acme')).toEqual(update.body.settings);
+    // The core keeps what it schedules by (onBudgetExhausted is the runs' to read, not the core's).
+    expect(update.body.settings).toMatchObject(h.fleet.tenantSettings('acme')!);
+
+    const park = await request(h.app)
+      .put('/v1/admin/tenants/acme')
+      .set(h.admin())
+      .send({ onBudgetExhausted: 'park' });
+    expect(park.status).toBe(200);
+    expect(park.body.settings).toEqual({ ...update.body.settings, onBudgetExhausted: 'park' });
+    const bad = await request(h.app)
+      .put('/v1/admin/tenants/acme')
+      .set(h.admin())
+      .send({ onBudgetExhausted: 'wait' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('invalid_request');
   });
 
   it('keeps only a hash of the key, and never lists keys', async () => {

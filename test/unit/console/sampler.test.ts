@@ -22,6 +22,8 @@ function status(
       floors: { standard: 0.1, batch: 0.05 },
       leaseTtlSeconds: 60,
       globalMaxQueued: 100,
+      interactiveReserve: 0.05,
+      reservedSlots: 1,
     },
     governor: {
       concurrencyLimit: 10,

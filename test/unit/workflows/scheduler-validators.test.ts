@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { MAX_UNITS_PER_SUBMIT } from '../../../src/scheduler/limits';
 import {
   validateDrain,
   validateSettingsPatch,
+  isWellFormedUnit,
+  submitEach,
   validateSubmissions,
   validateUpsertTenants,
 } from '../../../src/workflows/scheduler-validators';
@@ -46,24 +49,41 @@ describe('scheduler update validators', () => {
       refused(() => validateSettingsPatch(bad as never));
   });
 
-  it('submit takes only the API id forms of the unit tenant, and sane numbers', () => {
+  it('submit takes an array; each unit must be in the API id forms of its tenant, with sane numbers', () => {
     ok(() => validateSubmissions([unit as never]));
-    ok(() =>
-      validateSubmissions([{ ...unit, runId: `batch-acme-${'c'.repeat(16)}-9999`, attempt: 3 } as never]),
-    );
+    refused(() => validateSubmissions(null as never));
+    refused(() => validateSubmissions({ runId: 'x' } as never));
+    refused(() => validateSubmissions(Array.from({ length: MAX_UNITS_PER_SUBMIT + 1 }, () => unit) as never));
+    expect(isWellFormedUnit(unit)).toBe(true);
+    expect(isWellFormedUnit({ ...unit, runId: `batch-acme-${'c'.repeat(16)}-9999`, attempt: 3 })).toBe(true);
     for (const bad of [
       null,
-      [null],
-      [{ ...unit, runId: 'r1' }],
-      [{ ...unit, runId: `run-other-${'ab'.repeat(10)}` }],
-      [{ ...unit, runId: `batch-acme-${'c'.repeat(16)}-10000` }],
-      [{ ...unit, priority: 'urgent' }],
-      [{ ...unit, cost: NaN }],
-      [{ ...unit, cost: 1e12 }],
-      [{ ...unit, attempt: -1 }],
-      [{ ...unit, attempt: 1e9 }],
+      { ...unit, runId: 'r1' },
+      { ...unit, runId: `run-other-${'ab'.repeat(10)}` },
+      { ...unit, runId: `batch-acme-${'c'.repeat(16)}-10000` },
+      { ...unit, priority: 'urgent' },
+      { ...unit, cost: NaN },
+      { ...unit, cost: 1e12 },
+      { ...unit, attempt: -1 },
+      { ...unit, attempt: 1e9 },
+      { ...unit, redrive: 'yes' },
     ])
-      refused(() => validateSubmissions(bad as never));
+      expect(isWellFormedUnit(bad), JSON.stringify(bad)).toBe(false);
+  });
+
+  it('a malformed unit is refused alone: its neighbours in the same message are submitted', () => {
+    const seen: unknown[][] = [];
+    const good2 = { ...unit, runId: `run-acme-${'cd'.repeat(10)}` };
+    const results = submitEach([unit, { ...unit, runId: 'r1' }, null, good2], (good) => {
+      seen.push(good);
+      return good.map((u) => ({ runId: u.runId, accepted: true, duplicate: false, held: false }));
+    });
+    expect(seen).toEqual([[unit, good2]]);
+    expect(results.map((r) => r.accepted)).toEqual([true, false, false, true]);
+    expect(results[1]).toMatchObject({ runId: 'r1', code: 'invalid_unit' });
+    expect(results[2]).toMatchObject({ runId: '', code: 'invalid_unit' });
+    expect(results[3]?.runId).toBe(good2.runId);
+    expect(submitEach([null], () => expect.fail('nothing well-formed to submit'))).toHaveLength(1);
   });
 
   it('drainNow takes nothing or { intake: refuse | hold }', () => {

@@ -1,0 +1,103 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openSqliteEffectStore } from '../../../src/activities/effect-store';
+import type { EffectStore } from '../../../src/activities/effect-store';
+import type { RunSpec } from '../../../src/contract/fleet-port';
+import { defaultTenantSettings } from '../../../src/scheduler';
+import { MemoryFleet } from './memory-fleet';
+
+const T0 = Date.UTC(2025, 0, 15, 12, 0, 0);
+const spec = (i: number, tenant = 'acme'): RunSpec => ({
+  runId: `run-${tenant}-${String(i).padStart(20, '0')}`,
+  tenant,
+  agent: 'synthetic',
+  priority: 'standard',
+  input: { steps: 1 },
+  estimatedTokens: 100,
+  createdAt: new Date(T0).toISOString(),
+});
+
+/** The one offer sequence (start, submit, discard if refused) on the real core with simulated runs. */
+describe('offerRuns', () => {
+  let dir: string;
+  let effects: EffectStore;
+  let fleet: MemoryFleet;
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'offer-'));
+    effects = openSqliteEffectStore(join(dir, 'effects.sqlite'));
+    fleet = new MemoryFleet(() => T0, effects);
+    await fleet.upsertTenant('acme', defaultTenantSettings({ maxQueued: 2 }));
+  });
+  afterEach(async () => {
+    await effects.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('starts before it submits, and a refused run is discarded: nothing is left behind', async () => {
+    const out = await fleet.offerRuns([spec(1), spec(2), spec(3)]);
+    expect(out.map((o) => o.state)).toEqual(['accepted', 'accepted', 'refused']);
+    expect(out[2]).toMatchObject({ state: 'refused', refusal: { code: 'queue_full' } });
+    expect(fleet.startRunCalls.map((s) => s.runId)).toEqual([spec(1), spec(2), spec(3)].map((s) => s.runId));
+    expect(fleet.submitCalls).toHaveLength(1);
+    expect(fleet.discarded).toEqual([spec(3).runId]);
+    expect(fleet.run(spec(3).runId)).toBeUndefined();
+    expect(fleet.status().queued.total).toBe(2);
+  });
+
+  it('keeps a refused run when told (a batch item offers itself again later)', async () => {
+    const out = await fleet.offerRuns([spec(1), spec(2), spec(3)], { onRefused: 'keep' });
+    expect(out[2]?.state).toBe('refused');
+    expect(fleet.discarded).toEqual([]);
+    expect(fleet.run(spec(3).runId)?.status).toBe('queued');
+  });
+
+  it('never offers a run that already finished', async () => {
+    await fleet.offerRuns([spec(1)]);
+    fleet.tick();
+    fleet.complete(spec(1).runId);
+    const before = fleet.submitCalls.length;
+    const [again] = await fleet.offerRuns([spec(1)]);
+    expect(again).toEqual({ runId: spec(1).runId, state: 'finished' });
+    expect(fleet.submitCalls.length).toBe(before);
+    expect(fleet.status().counters.admitted).toBe(1);
+  });
+
+  it('re-syncs a tenant the scheduler lost, once, then offers again', async () => {
+    fleet.resetScheduler();
+    const synced: string[] = [];
+    const resync = async (tenant: string) => {
+      synced.push(tenant);
+      await fleet.upsertTenant(tenant, defaultTenantSettings());
+    };
+    const out = await fleet.offerRuns([spec(1), spec(2)], { resync });
+    expect(out.map((o) => o.state)).toEqual(['accepted', 'accepted']);
+    expect(synced).toEqual(['acme']);
+    expect(fleet.submitCalls).toHaveLength(2);
+  });
+
+  it('a tenant still unknown after the re-sync is refused and discarded', async () => {
+    const out = await fleet.offerRuns([spec(1, 'ghost')], { resync: async () => {} });
+    expect(out[0]).toMatchObject({ state: 'refused', refusal: { code: 'unknown_tenant' } });
+    expect(fleet.discarded).toEqual([spec(1, 'ghost').runId]);
+  });
+
+  it('when the scheduler cannot be asked, the started runs are discarded and the error passes on', async () => {
+    fleet.submit = () => Promise.reject(new Error('scheduler unreachable'));
+    await expect(fleet.offerRuns([spec(1), spec(2)])).rejects.toThrow('scheduler unreachable');
+    expect(fleet.discarded.sort()).toEqual([spec(1).runId, spec(2).runId].sort());
+    expect(fleet.runCount).toBe(0);
+  });
+
+  it('re-drives a failed run as a new execution the core no longer counts as ended', async () => {
+    await fleet.offerRuns([spec(1)]);
+    fleet.tick();
+    fleet.complete(spec(1).runId, { outcome: 'failed' });
+    const [plain] = await fleet.offerRuns([spec(1)]);
+    expect(plain?.state).toBe('finished');
+    const [redriven] = await fleet.offerRuns([spec(1)], { redrive: true });
+    expect(redriven).toMatchObject({ state: 'accepted', duplicate: false });
+    expect(fleet.run(spec(1).runId)?.status).toBe('queued');
+  });
+});
