@@ -24,6 +24,8 @@ import { eventIngressRouter, eventsRouter } from './routes/events';
 import { triggersRouter } from './routes/triggers';
 import { webhookSecretsRouter } from './routes/webhook-secrets';
 import { EventDispatcher } from './intake/event-dispatch';
+import { FleetSnapshots } from './fleet-snapshot';
+import { rateLimitRequest } from './intake/shed';
 
 export interface ApiDeps {
   fleet: FleetPort;
@@ -70,6 +72,12 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
     events: deps.events ?? new EventDispatcher({ fleet: deps.fleet, store: deps.db, log: deps.log, now }),
     requestLimiter: new TokenBuckets(requestRate, 2 * requestRate, now),
     cursors: new CursorSigner(deps.adminToken),
+    snapshots: new FleetSnapshots({
+      fleet: deps.fleet,
+      tenants: async () => (await deps.db.listTenants()).map((t) => t.tenant),
+      log: deps.log,
+      now,
+    }),
   };
 
   const app = express();
@@ -82,6 +90,7 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
   const consoleSampler = new ConsoleSampler({
     fleet: ctx.fleet,
     tenants: async () => (await ctx.store.listTenants()).map((t) => t.tenant),
+    snapshots: ctx.snapshots,
     sheds: async () =>
       Object.fromEntries(
         (await ctx.metrics.sheds.get()).values.map((v) => [String(v.labels.reason), v.value]),
@@ -106,6 +115,12 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
   v1.use('/runs', runsRouter(ctx));
   v1.use('/batches', batchesRouter(ctx));
   v1.use('/tenants', tenantMeRouter(ctx));
+  // Event reads and replays, triggers and webhook secrets: one request each against the tenant's limit.
+  const limited: express.RequestHandler = (_req, res, next) => {
+    rateLimitRequest(ctx, res);
+    next();
+  };
+  v1.use(['/events', '/triggers', '/webhook-secrets'], limited);
   v1.use('/events', eventsRouter(ctx));
   v1.use('/triggers', triggersRouter(ctx));
   v1.use('/webhook-secrets', webhookSecretsRouter(ctx));

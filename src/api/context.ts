@@ -6,6 +6,7 @@ import type { ApiMetrics } from './metrics/api-metrics';
 import type { TokenBuckets } from './intake/token-buckets';
 import type { EventDispatcher } from './intake/event-dispatch';
 import type { CursorSigner } from './intake/cursor';
+import type { FleetSnapshots } from './fleet-snapshot';
 
 /** What the routers share: built once by createApp. */
 export interface ApiContext {
@@ -22,4 +23,6 @@ export interface ApiContext {
   /** Every other tenant request (reads, cancels, decisions, resumes). */
   requestLimiter: TokenBuckets;
   cursors: CursorSigner;
+  /** The one shared read of the scheduler's status and tenants (metrics and the console). */
+  snapshots: FleetSnapshots;
 }

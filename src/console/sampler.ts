@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import type { FleetPort } from '../contract/fleet-port';
-import { mapLimit } from '../util/map-limit';
-import { withTimeout } from '../util/with-timeout';
+import { FleetSnapshots } from '../api/fleet-snapshot';
 import type { Priority, SchedulerStatus, TenantStatus } from '../scheduler/types';
 import { PRIORITIES } from '../scheduler/types';
 import { Ring } from './ring';
@@ -62,6 +61,8 @@ export interface SamplerOptions {
   fleet: FleetPort;
   /** Tenant names to read (the API's tenant store). */
   tenants: () => string[] | Promise<string[]>;
+  /** The API's shared reader of the scheduler (the metrics use it too); default: one of its own. */
+  snapshots?: FleetSnapshots;
   /** Door sheds by reason, cumulative (the API's counter). */
   sheds: () => Promise<Partial<Record<string, number>>>;
   log: Logger;
@@ -74,9 +75,6 @@ export interface SamplerOptions {
   shareWindowMs?: number;
 }
 
-const READ_TIMEOUT_MS = 3000;
-const TENANT_CONCURRENCY = 8;
-
 interface Cumulative {
   t: number;
   admitted: Record<Priority, number>;
@@ -86,12 +84,13 @@ interface Cumulative {
 }
 
 /**
- * Reads the scheduler (and each tenant) once per interval, whatever the number of viewers, into a
- * ring of the last 15 minutes: a console opened late sees the history, and a hundred open consoles
- * cost the scheduler one status query per interval.
+ * Reads the scheduler (its status and all tenants: two queries) once per interval, whatever the number
+ * of viewers, into a ring of the last 15 minutes: a console opened late sees the history, and a hundred
+ * open consoles cost the scheduler one read per interval, which the metrics endpoint shares.
  */
 export class ConsoleSampler {
-  private readonly o: Required<Omit<SamplerOptions, 'now'>> & { now: () => number };
+  private readonly o: Required<Omit<SamplerOptions, 'now' | 'snapshots'>> & { now: () => number };
+  private readonly snapshots: FleetSnapshots;
   private readonly ring: Ring<Sample>;
   private seq = 0;
   private prev: Cumulative | undefined;
@@ -112,6 +111,14 @@ export class ConsoleSampler {
       ...opts,
     };
     this.ring = new Ring(Math.ceil(this.o.historyMs / this.o.sampleMs) + 1);
+    this.snapshots =
+      opts.snapshots ??
+      new FleetSnapshots({
+        fleet: this.o.fleet,
+        tenants: () => this.o.tenants(),
+        log: this.o.log,
+        now: this.o.now,
+      });
   }
 
   /** Samples every interval until stop(); idempotent. The timer does not keep the process alive. */
@@ -162,33 +169,21 @@ export class ConsoleSampler {
   }
 
   private async read(): Promise<void> {
-    const now = this.o.now();
-    let status: SchedulerStatus;
+    if (this.stopped) return; // the stack is closing: its store may be gone
+    let snapshot;
     try {
-      status = await withTimeout(this.o.fleet.schedulerStatus(), READ_TIMEOUT_MS, 'schedulerStatus');
+      // Always a fresh read at each tick; the metrics reuse it (FleetSnapshots).
+      snapshot = await this.snapshots.read(0);
     } catch (err) {
       this.error = err instanceof Error ? err.message : String(err);
       this.o.log.warn({ err }, 'console: scheduler status unavailable');
       return;
     }
-    if (this.stopped) return; // the stack is closing: its store may be gone
-    let names: string[];
-    try {
-      names = await this.o.tenants();
-    } catch (err) {
-      this.error = err instanceof Error ? err.message : String(err);
-      this.o.log.warn({ err }, 'console: tenant list unavailable');
-      return;
-    }
-    // A tenant whose read fails this time keeps its last known status (the table must not flicker);
+    if (this.stopped) return;
+    const { at: now, status } = snapshot;
+    // When the tenants' read fails, each keeps its last known status (the table must not flicker);
     // its token delta for this interval is then 0 and is caught up at the next good read.
-    const previous = new Map(this.tenantStatuses.map((t) => [t.tenant, t]));
-    const read = await mapLimit(names, TENANT_CONCURRENCY, (name) =>
-      withTimeout(this.o.fleet.tenantStatus(name), READ_TIMEOUT_MS, 'tenantStatus').catch(() => undefined),
-    );
-    const tenants = names
-      .map((name, i) => (read[i] === undefined ? previous.get(name) : read[i]))
-      .filter((t): t is TenantStatus => t !== undefined && t !== null);
+    const tenants = snapshot.tenants ?? this.tenantStatuses;
     let sheds: Partial<Record<string, number>> = {};
     try {
       sheds = await this.o.sheds();

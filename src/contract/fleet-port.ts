@@ -137,6 +137,8 @@ export interface FleetPort {
 
   upsertTenant(tenant: string, settings: TenantSettings): Promise<void>;
   tenantStatus(tenant: string): Promise<TenantStatus | null>;
+  /** Many tenants' status in one read (one scheduler query per TENANTS_PER_QUERY), in the order asked. */
+  tenantStatuses(tenants: string[]): Promise<(TenantStatus | null)[]>;
   ledgerEntries(tenant: string, limit: number): Promise<LedgerEntry[]>;
 
   schedulerStatus(): Promise<SchedulerStatus>;

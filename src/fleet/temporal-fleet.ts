@@ -18,6 +18,7 @@ import {
   statusQuery,
   submitUpdate,
   tenantQuery,
+  tenantsQuery,
   upsertTenantsUpdate,
 } from '../workflows/scheduler-messages';
 import { PRIORITY_KEY } from './priority-keys';
@@ -26,9 +27,12 @@ import { mapLimit } from '../util/map-limit';
 import { discardRunWorkflow, startRunWorkflow } from './start-run';
 import { offerRuns } from '../contract/offer-runs';
 import { SubmitCoalescer } from './submit-coalescer';
+import { readTenantStatuses } from './tenant-statuses';
 import { countBatch, failedRunIds, listRuns, viewFromDescription } from './visibility';
 
 const notFound = (err: unknown) => err instanceof WorkflowNotFoundError;
+/** The longest a run's view query may take before the view comes from its description instead. */
+const RUN_QUERY_MS = 5000;
 /** An update waits for a worker; without one it would wait forever. */
 const SCHEDULER_ANSWER_MS = 30_000;
 const answered = <T>(p: Promise<T>): Promise<T> =>
@@ -65,11 +69,15 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
       const handle = client.workflow.getHandle(runId);
       // A query needs the run's first workflow task done; right after submission on a busy fleet it
       // may not be yet, so fall back to what Temporal knows without a worker (search attributes, memo).
-      const view: RunView | null = await handle
-        .query(runViewQuery)
-        .catch((err: unknown) =>
-          notFound(err) ? null : orNull(handle.describe()).then((d) => (d ? viewFromDescription(d) : null)),
-        );
+      // The query waits for that task with no deadline of its own (the fuzzer saw one hang over 30 s while
+      // a batch's runs filled the task queue): bound it, and answer from the description past the bound.
+      const view: RunView | null = await withTimeout(
+        handle.query(runViewQuery),
+        RUN_QUERY_MS,
+        'runView',
+      ).catch((err: unknown) =>
+        notFound(err) ? null : orNull(handle.describe()).then((d) => (d ? viewFromDescription(d) : null)),
+      );
       // Runs begun before tool calls were recorded answer without the list.
       if (view) view.toolCalls ??= [];
       if (view?.status === 'queued') {
@@ -147,6 +155,12 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
         withRetry(() => scheduler().executeUpdate(upsertTenantsUpdate, { args: [[{ tenant, settings }]] })),
       ),
     tenantStatus: (tenant) => scheduler().query(tenantQuery, tenant),
+    tenantStatuses: (tenants) =>
+      readTenantStatuses(
+        tenants,
+        (names) => scheduler().query(tenantsQuery, names),
+        (name) => scheduler().query(tenantQuery, name),
+      ),
     ledgerEntries: (tenant, limit) => scheduler().query(ledgerQuery, tenant, limit),
 
     schedulerStatus: () => scheduler().query(statusQuery),

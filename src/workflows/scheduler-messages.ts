@@ -68,6 +68,8 @@ export const statusQuery = defineQuery<SchedulerStatus>('status');
 export const knowsQuery = defineQuery<boolean[], [string[]]>('knows');
 export const explainQuery = defineQuery<(WaitingOn | null)[], [string[]]>('explain');
 export const tenantQuery = defineQuery<TenantStatus | null, [string]>('tenant');
+/** Many tenants in one query (the API's metrics and console read them all each refresh); read-only. */
+export const tenantsQuery = defineQuery<(TenantStatus | null)[], [string[]]>('tenants');
 /** Whether a batch fits the door now, all or nothing: null, or its refusal (`FleetScheduler.checkBatch`). */
 export const batchCheckQuery = defineQuery<
   Refusal | null,

@@ -29,6 +29,7 @@ import {
   statusQuery,
   submitUpdate,
   tenantQuery,
+  tenantsQuery,
   topUpUpdate,
   upsertTenantsUpdate,
 } from './scheduler-messages';
@@ -163,6 +164,9 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
   setHandler(knowsQuery, (runIds) => (Array.isArray(runIds) ? runIds.map((id) => core.isKnown(id)) : []));
   setHandler(explainQuery, (runIds) => runIds.map((id) => core.explain(id, Date.now())));
   setHandler(tenantQuery, (tenant) => core.tenantStatus(tenant, Date.now()) ?? null);
+  setHandler(tenantsQuery, (tenants) =>
+    Array.isArray(tenants) ? tenants.map((t) => core.tenantStatus(t, Date.now()) ?? null) : [],
+  );
   setHandler(batchCheckQuery, (q) =>
     core.checkBatch(String(q?.tenant), Number(q?.items), Number(q?.costPerItem), Date.now()),
   );

@@ -17,18 +17,22 @@ export const TriggerNameSchema = z
   .string()
   .regex(/^[A-Za-z0-9._-]{1,64}$/, 'A trigger name is 1–64 characters of A-Z, a-z, 0-9, ".", "_" and "-".');
 
+const DOTTED_PATH = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+){0,15}$/;
 const DottedPathSchema = z
   .string()
-  .regex(
-    /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+){0,15}$/,
-    'A filter key is a dotted path such as "data.service.name".',
-  );
+  .regex(DOTTED_PATH, 'A filter key is a dotted path such as "data.service.name".');
+const MAX_FILTER_ENTRIES = 20;
 
 export const TriggerPutSchema = z.strictObject({
   eventType: z.string().min(1).max(255),
   filter: z
     .record(DottedPathSchema, z.union([z.string(), z.number(), z.boolean(), z.null()]))
-    .refine((f) => Object.keys(f).length <= 20, 'At most 20 filter entries.')
+    .refine(
+      (f) => Object.keys(f).length <= MAX_FILTER_ENTRIES,
+      `At most ${MAX_FILTER_ENTRIES} filter entries.`,
+    )
+    // What the record's key schema and the refinement check, for the OpenAPI document.
+    .meta({ propertyNames: { pattern: DOTTED_PATH.source }, maxProperties: MAX_FILTER_ENTRIES })
     .default({}),
   agent: z.string().min(1).max(64),
   priority: PrioritySchema.default('standard'),

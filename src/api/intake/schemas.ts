@@ -92,6 +92,7 @@ export const SchedulerPatchSchema = z
         (f) => f.standard !== undefined || f.batch !== undefined,
         'Give floors.standard, floors.batch or both.',
       )
+      .meta({ minProperties: 1 })
       .optional(),
     leaseTtlSeconds: z.int().min(5).max(86_400).optional(),
     interactiveReserve: z.number().min(0).max(0.5).optional(),
@@ -103,6 +104,7 @@ export const SchedulerPatchSchema = z
       p.leaseTtlSeconds !== undefined ||
       p.interactiveReserve !== undefined,
     'Give at least one of concurrency, floors, leaseTtlSeconds, interactiveReserve.',
-  );
+  )
+  .meta({ minProperties: 1 });
 
 export const DrainRequestSchema = z.strictObject({ intake: z.enum(['refuse', 'hold']).default('refuse') });

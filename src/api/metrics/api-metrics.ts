@@ -1,7 +1,7 @@
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { RequestHandler } from 'express';
 import { createFleetGauges, type FleetGauges } from './fleet-gauges';
-import { openApiDocument } from '../openapi/document';
+import { matchRoute } from '../openapi/route-match';
 
 /** The API's Prometheus series: counters the routes increment, and gauges read from the fleet at scrape time. */
 export interface ApiMetrics {
@@ -52,21 +52,12 @@ export function createApiMetrics(): ApiMetrics {
   };
 }
 
-/** The route templates of the OpenAPI document as matchers: a label per route, never per URL. */
-function routeMatchers(): { template: string; pattern: RegExp }[] {
-  return Object.keys(openApiDocument().paths ?? {}).map((template) => ({
-    template,
-    pattern: new RegExp(`^${template.replace(/\{[^/]+\}/g, '[^/]+')}/?$`),
-  }));
-}
-
 export function countRequests(metrics: ApiMetrics): RequestHandler {
-  let matchers: ReturnType<typeof routeMatchers> | undefined;
   return (req, res, next) => {
     const path = req.path;
     res.on('finish', () => {
-      matchers ??= routeMatchers();
-      const route = matchers.find((m) => m.pattern.test(path))?.template ?? 'unmatched';
+      // A label per route template, never per URL.
+      const route = matchRoute(path)?.template ?? 'unmatched';
       metrics.httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
     });
     next();

@@ -1,12 +1,6 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { Logger } from 'pino';
 import type { SchedulerStatus, TenantStatus } from '../../scheduler/types';
-import type { FleetPort } from '../../contract/fleet-port';
-import { mapLimit } from '../../util/map-limit';
-import { withTimeout } from '../../util/with-timeout';
-
-const SCRAPE_TIMEOUT_MS = 3000;
-const TENANT_STATUS_CONCURRENCY = 16;
+import type { FleetSnapshot } from '../fleet-snapshot';
 
 export type FleetGauges = ReturnType<typeof createFleetGauges>;
 
@@ -127,25 +121,11 @@ function setTenant(g: FleetGauges, t: TenantStatus): void {
 }
 
 /**
- * Re-reads the fleet into the gauges; false when the scheduler could not be read. Every series is reset
- * first, so a tenant that has gone away leaves no stale numbers.
+ * Sets the gauges from one read of the fleet. Every series is reset first, so a tenant that has gone
+ * away leaves no stale numbers; tenant series are absent when the tenants' read failed.
  */
-export async function refreshFleetGauges(
-  g: FleetGauges,
-  fleet: FleetPort,
-  tenants: string[],
-  log: Logger,
-): Promise<boolean> {
+export function applyFleetSnapshot(g: FleetGauges, snapshot: FleetSnapshot): void {
   for (const metric of Object.values(g)) metric.reset();
-  try {
-    setScheduler(g, await withTimeout(fleet.schedulerStatus(), SCRAPE_TIMEOUT_MS, 'schedulerStatus'));
-  } catch (err) {
-    log.warn({ err }, 'metrics: scheduler status unavailable');
-    return false;
-  }
-  const statuses = await mapLimit(tenants, TENANT_STATUS_CONCURRENCY, (tenant) =>
-    withTimeout(fleet.tenantStatus(tenant), SCRAPE_TIMEOUT_MS, 'tenantStatus').catch(() => undefined),
-  );
-  for (const status of statuses) if (status) setTenant(g, status);
-  return true;
+  setScheduler(g, snapshot.status);
+  for (const status of snapshot.tenants ?? []) setTenant(g, status);
 }

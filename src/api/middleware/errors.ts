@@ -2,6 +2,7 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { ApiError } from '../../contract/errors';
 import type { ErrorCode } from '../../contract/errors';
+import { matchRoute } from '../openapi/route-match';
 
 /** Body-parser errors carry a `type`; map the ones a client causes, never leak the rest. */
 function fromBodyParser(err: unknown): ApiError | undefined {
@@ -45,8 +46,17 @@ export function toApiError(err: unknown): ApiError | undefined {
   return err instanceof ApiError ? err : (fromBodyParser(err) ?? fromFramework(err));
 }
 
-/** Unknown routes: JSON 404, never the framework's HTML page. */
-export const notFoundHandler: RequestHandler = (req, _res, next) => {
+/**
+ * Unknown routes: JSON 404, never the framework's HTML page. A known path asked with a method it does
+ * not serve is 405 with the Allow header (RFC 9110), from the OpenAPI document's methods for the path.
+ */
+export const notFoundHandler: RequestHandler = (req, res, next) => {
+  const route = matchRoute(req.path);
+  if (route && !route.methods.includes(req.method)) {
+    res.setHeader('Allow', route.methods.join(', '));
+    next(new ApiError('method_not_allowed', `${req.method} is not served on ${route.template}.`));
+    return;
+  }
   next(new ApiError('not_found', `No route ${req.method} ${req.path}.`));
 };
 

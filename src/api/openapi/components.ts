@@ -11,7 +11,8 @@ import * as S from '../intake/schemas';
  * `extendZodWithOpenApi` (the catalog, the request schemas) never get `.openapi()`.
  */
 const named = <T extends z.ZodType>(id: string, schema: T, description?: string): T =>
-  schema.meta(description === undefined ? { id } : { id, description });
+  // Keeps what the schema's own meta says (e.g. minProperties, which a refinement cannot tell OpenAPI).
+  schema.meta({ ...schema.meta(), id, ...(description === undefined ? {} : { description }) });
 
 const capitalised = (name: string) => `${name.charAt(0).toUpperCase()}${name.slice(1)}`;
 

@@ -1,6 +1,7 @@
-import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import type { Components } from './components';
+import { commonResponses, json } from './responses';
 import { PrioritySchema } from '../intake/schemas';
 import * as E from '../intake/event-schemas';
 
@@ -40,15 +41,17 @@ const SIGNATURE =
   'refused beyond 300 s either way. Send ?tenant=<id> with it.';
 
 export function registerEventPaths(registry: OpenAPIRegistry, c: Components): void {
-  const json = (schema: z.ZodType, description: string) => ({
-    description,
-    content: { 'application/json': { schema } },
-  });
+  /** Each route also documents what every route may answer (bad query, limits, an unreachable fleet). */
+  const add = (route: RouteConfig): void =>
+    registry.registerPath({
+      ...route,
+      responses: { ...commonResponses(c.Error, route.method, route.path), ...route.responses },
+    });
   const err = (description: string) => json(c.Error, description);
   const eventId = z.object({ eventId: z.string() });
   const name = z.object({ name: E.TriggerNameSchema });
 
-  registry.registerPath({
+  add({
     method: 'post',
     path: '/v1/events',
     summary: 'Send an event (tenant key, or a signed webhook)',
@@ -75,7 +78,7 @@ export function registerEventPaths(registry: OpenAPIRegistry, c: Components): vo
       429: err('rate_limited; see Retry-After.'),
     },
   });
-  registry.registerPath({
+  add({
     method: 'get',
     path: '/v1/events',
     summary: "The tenant's latest events",
@@ -85,14 +88,14 @@ export function registerEventPaths(registry: OpenAPIRegistry, c: Components): vo
       401: err('unauthorized.'),
     },
   });
-  registry.registerPath({
+  add({
     method: 'get',
     path: '/v1/events/{eventId}',
     summary: 'An event, its runs and outcome',
     request: { params: eventId },
     responses: { 200: json(EventView, 'The event.'), 401: err('unauthorized.'), 404: err('not_found.') },
   });
-  registry.registerPath({
+  add({
     method: 'post',
     path: '/v1/events/{eventId}/replay',
     summary: 'Retry refused runs and apply new triggers (never starts a run twice)',
@@ -105,7 +108,7 @@ export function registerEventPaths(registry: OpenAPIRegistry, c: Components): vo
     },
   });
 
-  registry.registerPath({
+  add({
     method: 'put',
     path: '/v1/triggers/{name}',
     summary: 'Create or replace a trigger',
@@ -121,7 +124,7 @@ export function registerEventPaths(registry: OpenAPIRegistry, c: Components): vo
       404: err('unknown_agent.'),
     },
   });
-  registry.registerPath({
+  add({
     method: 'get',
     path: '/v1/triggers',
     summary: "The tenant's triggers",
@@ -130,14 +133,14 @@ export function registerEventPaths(registry: OpenAPIRegistry, c: Components): vo
       401: err('unauthorized.'),
     },
   });
-  registry.registerPath({
+  add({
     method: 'get',
     path: '/v1/triggers/{name}',
     summary: 'A trigger',
     request: { params: name },
     responses: { 200: json(TriggerView, 'The trigger.'), 401: err('unauthorized.'), 404: err('not_found.') },
   });
-  registry.registerPath({
+  add({
     method: 'delete',
     path: '/v1/triggers/{name}',
     summary: 'Delete a trigger',
@@ -146,7 +149,7 @@ export function registerEventPaths(registry: OpenAPIRegistry, c: Components): vo
   });
 
   const SecretCreated = z.object({ source: z.string(), secret: z.string(), rotated: z.boolean() });
-  registry.registerPath({
+  add({
     method: 'post',
     path: '/v1/webhook-secrets',
     summary: 'Create or rotate the webhook secret of a source (shown once)',
@@ -160,7 +163,7 @@ export function registerEventPaths(registry: OpenAPIRegistry, c: Components): vo
       401: err('unauthorized.'),
     },
   });
-  registry.registerPath({
+  add({
     method: 'get',
     path: '/v1/webhook-secrets',
     summary: 'Sources with a webhook secret (never the secrets)',
@@ -172,7 +175,7 @@ export function registerEventPaths(registry: OpenAPIRegistry, c: Components): vo
       401: err('unauthorized.'),
     },
   });
-  registry.registerPath({
+  add({
     method: 'delete',
     path: '/v1/webhook-secrets',
     summary: "Delete a source's webhook secret",

@@ -1,33 +1,15 @@
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import type { Components } from './components';
+import { commonResponses, errorResponses, json, type Responses } from './responses';
 import * as R from './schemas';
 import * as A from './schemas-admin';
 import * as S from '../intake/schemas';
 import { ConsoleQuerySchema, ConsoleStateSchema } from '../../console/schema';
 
-type Responses = RouteConfig['responses'];
-
-const json = (schema: z.ZodType, description: string) => ({
-  description,
-  content: { 'application/json': { schema } },
-});
 const body = (schema: z.ZodType) => ({
   body: { required: true, content: { 'application/json': { schema } } },
 });
-const ERRORS: Record<number, string> = {
-  400: 'invalid_request: details lists each bad field by path.',
-  401: 'unauthorized: missing or unknown key.',
-  403: 'forbidden: this key may not do that.',
-  404: 'not_found (or unknown_agent).',
-  409: 'conflict: the run is not in a state that allows this.',
-  405: 'method_not_allowed: TRACE, TRACK and CONNECT are never served.',
-  413: 'payload_too_large: the body, or the work it asks for as one Temporal payload (1.5 MiB), is too large.',
-  415: 'unsupported_media_type: a body that is not application/json.',
-  422: 'idempotency_conflict: the key was used with another body.',
-  429: 'queue_full, rate_limited or budget_exhausted; see Retry-After.',
-  503: 'draining, unavailable (Temporal or the scheduler unreachable) or not_ready; see Retry-After.',
-};
 
 const runId = z.object({ runId: z.string() });
 const batchId = z.object({ batchId: z.string() });
@@ -35,19 +17,7 @@ const tenantId = z.object({ tenantId: S.TenantIdSchema });
 
 /** Every route of the API, as the OpenAPI document describes it. */
 export function registerPaths(registry: OpenAPIRegistry, c: Components): void {
-  const errors = (...codes: number[]): Responses =>
-    Object.fromEntries(codes.map((code) => [code, json(c.Error, ERRORS[code] ?? 'Error.')]));
-  /** What any route may answer besides its own: malformed paths, auth, limits, an unreachable fleet. */
-  const common = (method: RouteConfig['method'], path: string): Responses => {
-    const codes = [400];
-    if (path.startsWith('/v1/') || path === '/metrics') codes.push(401, 403);
-    if (path.startsWith('/v1/')) codes.push(404, 429, 503);
-    if (method === 'post' || method === 'put' || method === 'patch') codes.push(413, 415);
-    return {
-      ...errors(...codes),
-      431: { description: 'Request headers too large (answered by the HTTP server, no body).' },
-    };
-  };
+  const errors = (...codes: number[]): Responses => errorResponses(c.Error, ...codes);
   const add = (
     method: RouteConfig['method'],
     path: string,
@@ -59,7 +29,7 @@ export function registerPaths(registry: OpenAPIRegistry, c: Components): void {
       path,
       summary,
       ...rest,
-      responses: { ...common(method, path), ...rest.responses },
+      responses: { ...commonResponses(c.Error, method, path), ...rest.responses },
     });
   const open = { security: [] };
 

@@ -51,8 +51,10 @@ describe('authentication and authorisation', () => {
     expect(open.status).toBe(404);
     expect(open.body).toEqual({ error: { code: 'not_found', message: expect.any(String) } });
     const key = await h.tenant('acme');
-    const v1 = await request(h.app).delete('/v1/runs').set(bearer(key));
+    const v1 = await request(h.app).delete('/v1/no-such-route').set(bearer(key));
     expect(v1.status).toBe(404);
     expect(v1.body.error.code).toBe('not_found');
+    // A known path with a method it does not serve: 405 (contract-fuzz.test.ts).
+    expect((await request(h.app).delete('/v1/runs').set(bearer(key))).status).toBe(405);
   });
 });

@@ -286,6 +286,11 @@ export class MemoryFleet implements FleetPort {
     return this.core.tenantStatus(tenant, this.now()) ?? null;
   }
 
+  async tenantStatuses(tenants: string[]) {
+    this.reachable();
+    return tenants.map((t) => this.core.tenantStatus(t, this.now()) ?? null);
+  }
+
   async ledgerEntries(tenant: string, limit: number) {
     return this.core.ledgerEntries(tenant, limit);
   }

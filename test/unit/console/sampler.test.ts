@@ -57,6 +57,7 @@ function harness() {
     tenants: new Map<string, TenantStatus>(),
     sheds: {} as Record<string, number>,
     statusCalls: 0,
+    tenantReads: 0,
   };
   const fleet = {
     schedulerStatus: async () => {
@@ -64,7 +65,10 @@ function harness() {
       await new Promise((r) => setTimeout(r, 5));
       return world.status;
     },
-    tenantStatus: async (id: string) => world.tenants.get(id) ?? null,
+    tenantStatuses: async (ids: string[]) => {
+      world.tenantReads++;
+      return ids.map((id) => world.tenants.get(id) ?? null);
+    },
   } as unknown as FleetPort;
   const sampler = new ConsoleSampler({
     fleet,
@@ -162,20 +166,32 @@ describe('the console sampler', () => {
     expect(sampler.state().samples).toHaveLength(0);
   });
 
+  it('reads the scheduler with two queries per interval, whatever the tenant count', async () => {
+    const { clock, world, sampler } = harness();
+    for (let i = 0; i < 50; i++) world.tenants.set(`t${i}`, tenant(`t${i}`, 1, 0));
+    await sampler.sample();
+    clock.now += 2000;
+    await sampler.sample();
+    expect(world.statusCalls).toBe(2);
+    expect(world.tenantReads).toBe(2);
+    expect(sampler.state().tenants).toHaveLength(50);
+  });
+
   it('keeps a tenant whose read failed, with its last status, and catches its tokens up later', async () => {
     const { clock, world, sampler } = harness();
     world.tenants.set('a', tenant('a', 1, 0));
     await sampler.sample();
-    const fleet = (sampler as unknown as { o: { fleet: { tenantStatus: (id: string) => Promise<unknown> } } })
-      .o.fleet;
-    const real = fleet.tenantStatus;
-    fleet.tenantStatus = () => Promise.reject(new Error('query timed out'));
+    const fleet = (
+      sampler as unknown as { o: { fleet: { tenantStatuses: (ids: string[]) => Promise<unknown> } } }
+    ).o.fleet;
+    const real = fleet.tenantStatuses;
+    fleet.tenantStatuses = () => Promise.reject(new Error('query timed out'));
     clock.now += 2000;
     world.tenants.set('a', tenant('a', 1, 500));
     await sampler.sample();
     expect(sampler.state().tenants.map((t) => t.tenant)).toEqual(['a']);
     expect(sampler.state().tenants[0]!.spent).toBe(0);
-    fleet.tenantStatus = real;
+    fleet.tenantStatuses = real;
     clock.now += 2000;
     await sampler.sample();
     expect(sampler.state().tenants[0]).toMatchObject({ spent: 500, tokensInWindow: 500 });
