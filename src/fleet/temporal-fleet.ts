@@ -26,6 +26,7 @@ import { withRetry } from './with-retry';
 import { mapLimit } from '../util/map-limit';
 import { discardRunWorkflow, startRunWorkflow } from './start-run';
 import { offerRuns } from '../contract/offer-runs';
+import { closedRunView } from './closed-run-view';
 import { SubmitCoalescer } from './submit-coalescer';
 import { readTenantStatuses } from './tenant-statuses';
 import { countBatch, failedRunIds, listRuns, viewFromDescription } from './visibility';
@@ -75,9 +76,13 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
         handle.query(runViewQuery),
         RUN_QUERY_MS,
         'runView',
-      ).catch((err: unknown) =>
-        notFound(err) ? null : orNull(handle.describe()).then((d) => (d ? viewFromDescription(d) : null)),
-      );
+      ).catch(async (err: unknown) => {
+        if (notFound(err)) return null;
+        const d = await orNull(handle.describe());
+        if (!d) return null;
+        // A closed run answers from its close event (its result or failure carries the whole view).
+        return (d.closeTime ? await closedRunView(handle) : null) ?? viewFromDescription(d);
+      });
       // Runs begun before tool calls were recorded answer without the list.
       if (view) view.toolCalls ??= [];
       if (view?.status === 'queued') {

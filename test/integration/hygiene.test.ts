@@ -40,13 +40,22 @@ describe('scheduler message hygiene', () => {
       ['upsertTenants', '[{"tenant": "x", "settings": null}]'],
       ['patchSettings', 'null'],
       ['patchSettings', '{"concurrency": "all"}'],
-      ['submit', '[{"runId": "r1", "tenant": "x", "priority": "standard", "cost": 1}]'],
       ['drainNow', '{"intake": "sometimes"}'],
     ] as const) {
       const r = await update(name, input);
       expect(r.ok, `${name} ${input} was accepted:\n${r.out}`).toBe(false);
       expect(r.out).toMatch(/malformed|expects|must be|unknown/);
     }
+    // A malformed unit is refused alone (its neighbours in the same update are not): the update
+    // completes and answers invalid_unit for that unit; a malformed message is refused whole.
+    const unit = await update(
+      'submit',
+      '[{"runId": "r1", "tenant": "x", "priority": "standard", "cost": 1}]',
+    );
+    expect(unit.ok, unit.out).toBe(true);
+    expect(unit.out).toMatch(/invalid_unit/);
+    const notAList = await update('submit', '{"runId": "r1"}');
+    expect(notAList.ok, notAList.out).toBe(false);
     for (const input of ['"garbage"', 'null', '{"releases": "all", "renewals": [null, 5]}', '[1,2,3]']) {
       await temporalCli(address, [
         'workflow',
