@@ -36,6 +36,14 @@ export const AuditInputSchema = z.strictObject({
 });
 export type AuditInput = z.output<typeof AuditInputSchema>;
 
+/**
+ * The most a synthetic step's prompt can be billed (the longest run id, the largest step number):
+ * a step is billed at least this plus one token, however few `tokensPerStep` it asks for. Counted in
+ * the estimate so the run's reservation covers every step without asking for top-ups
+ * (test/unit/agents/catalog.test.ts checks it against the model call's worst case).
+ */
+export const STEP_PROMPT_ALLOWANCE = 31;
+
 const synthetic: AgentDefinition<typeof SyntheticInputSchema> = {
   name: 'synthetic',
   description:
@@ -44,7 +52,7 @@ const synthetic: AgentDefinition<typeof SyntheticInputSchema> = {
     '(it declares only `lookup`: any other is refused).',
   input: SyntheticInputSchema,
   humanGate: false,
-  estimate: (input) => input.steps * input.tokensPerStep,
+  estimate: (input) => input.steps * Math.max(input.tokensPerStep, STEP_PROMPT_ALLOWANCE),
 };
 
 const triage: AgentDefinition<typeof TriageInputSchema> = {

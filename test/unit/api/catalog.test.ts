@@ -10,7 +10,8 @@ describe('agent catalog', () => {
 
   it('estimates from the parsed input', () => {
     expect(estimateTokens('synthetic', { steps: 3 })).toBe(300);
-    expect(estimateTokens('synthetic', { steps: 3, tokensPerStep: 7 })).toBe(21);
+    // A step is billed its prompt too: tiny steps are estimated at the prompt allowance (31) each.
+    expect(estimateTokens('synthetic', { steps: 3, tokensPerStep: 7 })).toBe(93);
     expect(estimateTokens('triage', { incident: 'x' })).toBe(1500);
     expect(estimateTokens('audit', { targets: ['a', 'b'] })).toBe(1000);
     expect(() => estimateTokens('synthetic', { steps: 1001 })).toThrow();
