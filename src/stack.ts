@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import path from 'node:path';
-import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import pino from 'pino';
 import type { Logger } from 'pino';
@@ -26,6 +26,7 @@ import { startDevServer } from './infra/dev-server';
 import { installRuntime } from './infra/runtime';
 import { httpAnswers, waitFor } from './infra/wait-for';
 import type { DevServer } from './infra/dev-server';
+import { closableRetry } from './fleet/closable-retry';
 import { startSimulator } from './modelplane';
 import type { RunningSimulator } from './modelplane';
 
@@ -109,6 +110,7 @@ export async function startStack(
 
     // Started on its own (TEMPORAL_ADDRESS set), a part waits for Temporal to answer rather than exit.
     const temporalAddress = address;
+    const retry = closableRetry(100);
     const connection = await waitFor(
       `Temporal at ${temporalAddress}`,
       () =>
@@ -117,12 +119,15 @@ export async function startStack(
           connectTimeout: '5s',
           // The SDK backs off a full second on RESOURCE_EXHAUSTED, which is also what a signal meets while
           // the scheduler continues-as-new (BUSY_WORKFLOW, a moment): retry such calls sooner.
-          interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ initialIntervalMs: () => 100 }))],
+          interceptors: [retry.interceptor],
         }),
       log,
       { signal: stopping.signal },
     );
-    closers.push(() => connection.close());
+    closers.push(async () => {
+      await retry.settle(); // a retry still on its timer must not meet a closed channel
+      await connection.close();
+    });
     const client = new Client({ connection, namespace: config.temporal.namespace });
     if (parts.worker || parts.api) {
       await waitFor(
