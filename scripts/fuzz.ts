@@ -94,6 +94,12 @@ async function main(): Promise<number> {
     SIM_PORT: '0',
     ADMIN_TOKEN: adminToken,
     LOG_LEVEL: 'warn',
+    // Generated runs may ask for steps of any legal length; a worker stops only when its in-flight
+    // steps end (interactive steps are local activities, which shutdown waits for). A throwaway stack
+    // caps a run's wall time low (longer ones are refused with 400, as any deployment's cap would), so
+    // it stops in seconds.
+    RUN_MAX_WALL_SECONDS: '10',
+    SHUTDOWN_GRACE_SECONDS: '5',
   });
   const stack = await startStack(config, { temporal: false, sim: true, worker: true, api: true });
   try {
