@@ -11,7 +11,8 @@ import { cancel, charge, expireLeases, release, renew, topUp } from './lease-lif
 import { floorSpent, recoveryWindows } from './recovery';
 import { fromSnapshot, toSnapshot } from './snapshot';
 import type { AnySchedulerSnapshot, SchedulerSnapshot } from './snapshot-format';
-import { fleetStatus, tenantStatus } from './status';
+import { fleetStatus, fleetSummary, tenantStatus } from './status';
+import type { FleetSummary } from './status';
 import { MAX_CORE_TENANTS, TENANT_IDLE_EVICT_MS } from './limits';
 import { applySettings, createTenant, evictIdle, sanitizeSettings, touchLedger } from './tenants';
 import type {
@@ -179,6 +180,11 @@ export class FleetScheduler {
 
   status(now: number): Omit<SchedulerStatus, 'history'> {
     return fleetStatus(this.s, now);
+  }
+
+  /** The head figures of `status`, without walking tenants (the scheduler loop's summary line). */
+  summary(now: number): FleetSummary {
+    return fleetSummary(this.s, now);
   }
 
   nextWakeAt(now: number): number | null {

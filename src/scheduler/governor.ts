@@ -303,11 +303,21 @@ export function concurrencyCap(g: GovernorState): number {
   return Math.floor(g.concurrencyLimit + EPS);
 }
 
-export function governorStatus(g: GovernorState, now: number): GovernorStatus {
-  const status: GovernorStatus = {
+/** What the scheduler's one-line summary shows of the governor (cheap: no dates, no rates). */
+export function governorHead(
+  g: GovernorState,
+  now: number,
+): Pick<GovernorStatus, 'concurrencyLimit' | 'tokensPerMinute' | 'throttledRecently'> {
+  return {
     concurrencyLimit: concurrencyCap(g),
     tokensPerMinute: Math.round(g.tokensPerMinute),
     throttledRecently: g.lastThrottleAt !== null && now - g.lastThrottleAt < THROTTLE_RECENT_MS,
+  };
+}
+
+export function governorStatus(g: GovernorState, now: number): GovernorStatus {
+  const status: GovernorStatus = {
+    ...governorHead(g, now),
     pausedUntil: g.pausedUntil > now ? new Date(g.pausedUntil).toISOString() : null,
     lastThrottleAt: g.lastThrottleAt === null ? null : new Date(g.lastThrottleAt).toISOString(),
     decreases: g.decreases,

@@ -1,15 +1,23 @@
 import type { CoreState } from './core';
-import { governorStatus } from './governor';
+import { governorHead, governorStatus } from './governor';
 import { fleetCap } from './admission';
 import { ledgerView } from './ledger';
 import { reservedSlots } from './reserve';
 import type { SchedulerStatus, TenantStatus } from './types';
 
-/** The operator's view of the fleet, minus Temporal history (pure). */
-export function fleetStatus(s: CoreState, now: number): Omit<SchedulerStatus, 'history'> {
-  const byTenant: Record<string, number> = {};
-  for (const t of s.tenants.values()) if (t.queued > 0) byTenant[t.id] = t.queued;
-  const { concurrency, floors, leaseTtlSeconds, globalMaxQueued } = s.settings;
+/** What the scheduler's one-line summary needs: the fleet's head figures, in O(1). */
+export interface FleetSummary {
+  mode: SchedulerStatus['mode'];
+  intake: SchedulerStatus['intake'];
+  inFlight: number;
+  queued: Pick<SchedulerStatus['queued'], 'total' | 'byPriority'>;
+  counters: Pick<SchedulerStatus['counters'], 'admitted'>;
+  config: Pick<SchedulerStatus['config'], 'concurrency'>;
+  governor: Pick<SchedulerStatus['governor'], 'concurrencyLimit' | 'tokensPerMinute' | 'throttledRecently'>;
+}
+
+/** The head figures (pure, O(1)): the scheduler loop shows them after every pass, with no tenant walk. */
+export function fleetSummary(s: CoreState, now: number): FleetSummary {
   return {
     mode: !s.draining ? 'open' : s.leases.size > 0 ? 'draining' : 'drained',
     intake: s.intake,
@@ -17,8 +25,24 @@ export function fleetStatus(s: CoreState, now: number): Omit<SchedulerStatus, 'h
     queued: {
       total: s.queued.size,
       byPriority: { interactive: s.lanes[0].units, standard: s.lanes[1].units, batch: s.lanes[2].units },
-      byTenant,
     },
+    counters: { admitted: s.counters.admitted },
+    config: { concurrency: s.settings.concurrency },
+    governor: governorHead(s.governor, now),
+  };
+}
+
+/** The operator's view of the fleet, minus Temporal history (pure). */
+export function fleetStatus(s: CoreState, now: number): Omit<SchedulerStatus, 'history'> {
+  const byTenant: Record<string, number> = {};
+  for (const t of s.tenants.values()) if (t.queued > 0) byTenant[t.id] = t.queued;
+  const { concurrency, floors, leaseTtlSeconds, globalMaxQueued } = s.settings;
+  const head = fleetSummary(s, now);
+  return {
+    mode: head.mode,
+    intake: head.intake,
+    inFlight: head.inFlight,
+    queued: { ...head.queued, byTenant },
     counters: { ...s.counters, admittedByPriority: { ...s.counters.admittedByPriority } },
     config: {
       concurrency,

@@ -1,13 +1,7 @@
 import { log } from '@temporalio/workflow';
 import type { FleetScheduler } from '../scheduler';
-import type {
-  Charge,
-  ModelObservation,
-  Release,
-  ReleaseOutcome,
-  Renewal,
-  SchedulerStatus,
-} from '../scheduler/types';
+import type { Charge, ModelObservation, Release, ReleaseOutcome, Renewal } from '../scheduler/types';
+import type { FleetSummary } from '../scheduler/status';
 import type { WorkerReport } from './scheduler-messages';
 
 /** Applies a worker's batched report; returns whether anything may now be admitted. Never throws. */
@@ -99,7 +93,7 @@ export function cleanReport(report: unknown): WorkerReport | null {
 }
 
 /** The one-line summary the Web UI shows as the scheduler's current details. */
-export function summaryLine(s: SchedulerStatus): string {
+export function summaryLine(s: FleetSummary): string {
   const q = s.queued.byPriority;
   return (
     `mode ${s.mode} · intake ${s.intake} · in flight ${s.inFlight}/${Math.min(s.config.concurrency, s.governor.concurrencyLimit)}` +

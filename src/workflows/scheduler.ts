@@ -235,7 +235,7 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
     }
     const admissions = core.admit(now);
     if (admissions.length > 0) dispatch(admissions);
-    const details = summaryLine(status());
+    const details = summaryLine(core.summary(now));
     if (details !== lastDetails) setCurrentDetails((lastDetails = details));
   }
 

@@ -1,25 +1,7 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveTemporalCli } from '../../src/infra/temporal-cli';
-import { cliStatus, temporalCli } from '../support/cli';
+import { cliStatus, temporalCli, temporalCliOutcome } from '../support/cli';
 import { startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
-
-/** Runs the CLI and returns its exit status and output (a refused update exits non-zero). */
-async function cli(address: string, args: string[]): Promise<{ ok: boolean; out: string }> {
-  const c = resolveTemporalCli(process.env.TEMPORAL_CLI_PATH);
-  if (c.kind !== 'path') throw new Error(c.reason);
-  try {
-    const { stdout, stderr } = await promisify(execFile)(c.path, [...args, '--address', address], {
-      encoding: 'utf8',
-    });
-    return { ok: true, out: stdout + stderr };
-  } catch (err) {
-    const e = err as { stdout?: string; stderr?: string };
-    return { ok: false, out: `${e.stdout ?? ''}${e.stderr ?? ''}` };
-  }
-}
 
 describe('scheduler message hygiene', () => {
   let s: TestStack;
@@ -32,7 +14,17 @@ describe('scheduler message hygiene', () => {
     const address = s.config.temporal.address!;
     const id = s.config.schedulerWorkflowId;
     const update = (name: string, input: string) =>
-      cli(address, ['workflow', 'update', 'execute', '--workflow-id', id, '--name', name, '--input', input]);
+      temporalCliOutcome(address, [
+        'workflow',
+        'update',
+        'execute',
+        '--workflow-id',
+        id,
+        '--name',
+        name,
+        '--input',
+        input,
+      ]);
     const before = await cliStatus(address, id);
 
     for (const [name, input] of [

@@ -15,6 +15,19 @@ export async function temporalCli(address: string, args: string[]): Promise<stri
   return stdout;
 }
 
+/** The same, for commands expected to fail: whether it succeeded, and all it printed. */
+export async function temporalCliOutcome(
+  address: string,
+  args: string[],
+): Promise<{ ok: boolean; out: string }> {
+  try {
+    return { ok: true, out: await temporalCli(address, args) };
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string; message?: string };
+    return { ok: false, out: `${e.stdout ?? ''}${e.stderr ?? e.message ?? ''}` };
+  }
+}
+
 /** `temporal workflow query --type status -o json`, parsed. */
 export async function cliStatus(address: string, workflowId: string): Promise<any> {
   const out = await temporalCli(address, [

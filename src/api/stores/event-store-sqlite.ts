@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { TriggerSpec } from '../../events/triggers';
-import { EVENT_RETENTION_MS, runParams, toEvent } from './event-store';
+import { EVENT_RETENTION_MS, runParams, toEvent, toTrigger } from './event-store';
 import type {
   EventRecord,
   EventRow,
@@ -14,12 +14,6 @@ import type {
   TriggerEntry,
 } from './event-store';
 import { LazyPrune } from './idempotency';
-
-const toTrigger = (r: { name: string; spec: string; updated_at: number }): TriggerEntry => ({
-  name: r.name,
-  spec: JSON.parse(r.spec) as TriggerSpec,
-  updatedAt: r.updated_at,
-});
 
 /** The event store in the API's SQLite file. */
 export class SqliteEventStore implements EventStore {
@@ -224,7 +218,9 @@ export class SqliteEventStore implements EventStore {
     name: string,
   ): Promise<{ spec: TriggerSpec; updatedAt: number } | undefined> {
     const row = this.stmts.getTrigger.get(tenant, name);
-    return row && { spec: JSON.parse(row.spec) as TriggerSpec, updatedAt: row.updated_at };
+    if (!row) return undefined;
+    const { spec, updatedAt } = toTrigger({ name, ...row });
+    return { spec, updatedAt };
   }
 
   async putTrigger(tenant: string, name: string, spec: TriggerSpec, now: number): Promise<boolean> {

@@ -125,6 +125,19 @@ export const toRun = (r: RunRow): EventRunRecord => ({
   updatedAt: Number(r.updated_at),
 });
 
+/** A trigger row as either engine returns it (PostgreSQL's BIGINT arrives as a string). */
+export interface TriggerRow {
+  name: string;
+  spec: string;
+  updated_at: number | string;
+}
+
+export const toTrigger = (r: TriggerRow): TriggerEntry => ({
+  name: r.name,
+  spec: JSON.parse(r.spec) as TriggerSpec,
+  updatedAt: Number(r.updated_at),
+});
+
 export function toEvent(row: EventRow, runs: RunRow[]): EventRecord {
   return {
     tenant: row.tenant,

@@ -1,9 +1,8 @@
-import { connect, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { TriggerPutSchema } from '../../../src/api/intake/event-schemas';
 import { openApiDocument } from '../../../src/api/openapi/document';
-import { listenWithLimits } from '../../../src/api/server';
+import { withLimitedServer } from './slow-client';
 import { bearer, makeHarness, useHarness } from './harness';
 
 /** What `npm run fuzz` (schemathesis) found against the served document, each pinned by a test. */
@@ -100,22 +99,14 @@ describe('contract findings of the fuzzer', () => {
 
   it('answers 408 to a body trickled past HTTP_REQUEST_TIMEOUT_MS', async () => {
     const limits = { headersTimeoutMs: 300, requestTimeoutMs: 600, maxConnections: 10 };
-    const server = await listenWithLimits(h.app, 0, '127.0.0.1', limits);
-    const port = (server.address() as AddressInfo).port;
-    try {
-      const slow = connect(port, '127.0.0.1');
-      let answer = '';
-      slow.on('data', (d: Buffer) => (answer += d.toString()));
-      await new Promise((r) => slow.once('connect', r));
-      slow.write(
+    await withLimitedServer(h.app, limits, async ({ client }) => {
+      const slow = await client();
+      slow.socket.write(
         `POST /v1/runs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${h.keys.acme ?? ''}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`,
       );
-      await new Promise((r) => slow.once('close', r));
-      expect(answer).toMatch(/^HTTP\/1\.1 408/);
-    } finally {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-    }
+      await new Promise((r) => slow.socket.once('close', r));
+      expect(slow.answer()).toMatch(/^HTTP\/1\.1 408/);
+    });
   }, 30_000);
 
   it('limits event reads, triggers and webhook secrets like every other tenant request', async () => {

@@ -6,8 +6,9 @@ import { assertFitsOnePayload, MAX_START_ARGUMENT_BYTES } from '../../../src/api
 import { createApp, createApps } from '../../../src/api/app';
 import { openApiDocument } from '../../../src/api/openapi/document';
 import { METRICS_REFRESH_MS } from '../../../src/api/metrics/metrics-handler';
-import { DEFAULT_HTTP_LIMITS, listenWithLimits } from '../../../src/api/server';
-import { connect, type AddressInfo } from 'node:net';
+import { DEFAULT_HTTP_LIMITS } from '../../../src/api/server';
+import { connect } from 'node:net';
+import { withLimitedServer } from './slow-client';
 import { openSqliteStore } from '../../../src/api/stores/store';
 import { IDEMPOTENCY_RETENTION_MS } from '../../../src/api/stores/idempotency';
 import fc from 'fast-check';
@@ -480,24 +481,16 @@ describe('issue 11: the front door', () => {
   describe('row 10: slow clients and connection cap', () => {
     it('closes a connection whose headers never finish, and caps connections', async () => {
       const limits = { headersTimeoutMs: 300, requestTimeoutMs: 600, maxConnections: 1 };
-      const server = await listenWithLimits(h.app, 0, '127.0.0.1', limits);
-      const port = (server.address() as AddressInfo).port;
-      try {
-        const slow = connect(port, '127.0.0.1');
-        let answer = '';
-        slow.on('data', (d: Buffer) => (answer += d.toString()));
-        await new Promise((r) => slow.once('connect', r));
-        slow.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+      await withLimitedServer(h.app, limits, async ({ port, client }) => {
+        const slow = await client();
+        slow.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
         // While it holds the only slot, a second connection is dropped.
         const second = connect(port, '127.0.0.1');
         second.on('error', () => undefined);
         await new Promise((r) => second.once('close', r));
-        await new Promise((r) => slow.once('close', r));
-        expect(answer).toMatch(/^HTTP\/1\.1 408/);
-      } finally {
-        server.closeAllConnections();
-        await new Promise((r) => server.close(r));
-      }
+        await new Promise((r) => slow.socket.once('close', r));
+        expect(slow.answer()).toMatch(/^HTTP\/1\.1 408/);
+      });
     }, 30_000);
 
     it('reads the limits from the environment with the documented defaults', () => {

@@ -6,10 +6,9 @@ import { createModelClient } from '../../../src/activities/model-client';
 import { ObservationWindow } from '../../../src/activities/observations';
 import { startSimulator } from '../../../src/modelplane/server';
 import type { RunningSimulator } from '../../../src/modelplane/server';
-import { DEFAULT_GOVERNOR, FleetScheduler } from '../../../src/scheduler';
 import type { WorkerReport } from '../../../src/workflows/scheduler-messages';
 import { applyReport } from '../../../src/workflows/scheduler-support';
-import { handClock } from './sim-client';
+import { handClock, stormCore } from './sim-client';
 
 /**
  * Both rate-limit header dialects, through the whole path a worker's model calls take to the
@@ -63,18 +62,7 @@ async function chain(dialect: 'openai' | 'anthropic') {
     () => window.drain(clock.now()),
     pino({ level: 'silent' }),
   );
-  const core = FleetScheduler.create(
-    {
-      settings: {
-        concurrency: 50,
-        floors: { standard: 0.1, batch: 0.05 },
-        leaseTtlSeconds: 60,
-        globalMaxQueued: 10_000,
-      },
-      governor: { ...DEFAULT_GOVERNOR, initialTokensPerMinute: 100_000, quotaShare: 0.95 },
-    },
-    clock.now(),
-  );
+  const core = stormCore({ initialTokensPerMinute: 100_000, quotaShare: 0.95 }, clock.now());
   /** Flushes the mailbox and hands its report to the scheduler's handler; the governor's status after it. */
   const report = async () => {
     const before = reports.length;

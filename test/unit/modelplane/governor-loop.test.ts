@@ -5,8 +5,9 @@ import { ObservationWindow } from '../../../src/activities/observations';
 import { SimulatorState } from '../../../src/modelplane/state';
 import { advertisedWaitMs } from '../../../src/modelplane/responses';
 import { parseRateLimitHeaders } from '../../../src/activities/provider/rate-limit-headers';
-import { DEFAULT_GOVERNOR, FleetScheduler, defaultTenantSettings } from '../../../src/scheduler';
+import { defaultTenantSettings } from '../../../src/scheduler';
 import type { Release } from '../../../src/scheduler';
+import { stormCore } from './sim-client';
 
 /**
  * The governor's control loop, closed over the real policy core, the simulator's quota and the
@@ -46,18 +47,7 @@ function storm(o: {
     now: () => now,
     headerDialect: o.dialect ?? 'openai',
   });
-  const core = FleetScheduler.create(
-    {
-      settings: {
-        concurrency: 50,
-        floors: { standard: 0.1, batch: 0.05 },
-        leaseTtlSeconds: 60,
-        globalMaxQueued: 10_000,
-      },
-      governor: { ...DEFAULT_GOVERNOR, quotaShare: 0.95 }, // the storm is the account's only user
-    },
-    now,
-  );
+  const core = stormCore({ quotaShare: 0.95 }, now); // the storm is the account's only user
   core.upsertTenant('t', defaultTenantSettings({ maxQueued: 200, maxInFlight: 50 }), now);
   const window = new ObservationWindow();
   const spends = o.steps * o.tokensPerStep;

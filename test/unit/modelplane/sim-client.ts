@@ -1,4 +1,6 @@
 import { afterEach } from 'vitest';
+import { DEFAULT_GOVERNOR, FleetScheduler } from '../../../src/scheduler';
+import type { GovernorParams } from '../../../src/scheduler';
 import { startSimulator } from '../../../src/modelplane/server';
 import type { RunningSimulator } from '../../../src/modelplane/server';
 
@@ -65,4 +67,20 @@ export function useHandClockSimulator(seed: number) {
     });
     return { url: sim.url, clock };
   };
+}
+
+/** The policy core the storm tests feed: 50 slots, the default floors, the governor with `governor` over its defaults. */
+export function stormCore(governor: Partial<GovernorParams>, now: number): FleetScheduler {
+  return FleetScheduler.create(
+    {
+      settings: {
+        concurrency: 50,
+        floors: { standard: 0.1, batch: 0.05 },
+        leaseTtlSeconds: 60,
+        globalMaxQueued: 10_000,
+      },
+      governor: { ...DEFAULT_GOVERNOR, ...governor },
+    },
+    now,
+  );
 }

@@ -1,7 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
 import type { TriggerSpec } from '../../../events/triggers';
 import { inTransaction } from '../../../util/pg';
-import { EVENT_RETENTION_MS, runParams, toEvent } from '../event-store';
+import { EVENT_RETENTION_MS, runParams, toEvent, toTrigger } from '../event-store';
 import type {
   EventRecord,
   EventRow,
@@ -13,6 +13,7 @@ import type {
   RunRefusal,
   RunRow,
   TriggerEntry,
+  TriggerRow,
 } from '../event-store';
 import { LazyPrune } from '../idempotency';
 
@@ -56,15 +57,11 @@ async function getEvent(q: Queryable, tenant: string, eventId: string): Promise<
 }
 
 async function triggersOf(q: Queryable, tenant: string): Promise<TriggerEntry[]> {
-  const r = await q.query<{ name: string; spec: string; updated_at: string }>(
+  const r = await q.query<TriggerRow>(
     'SELECT name, spec, updated_at FROM triggers WHERE tenant = $1 ORDER BY name',
     [tenant],
   );
-  return r.rows.map((t) => ({
-    name: t.name,
-    spec: JSON.parse(t.spec) as TriggerSpec,
-    updatedAt: Number(t.updated_at),
-  }));
+  return r.rows.map(toTrigger);
 }
 
 /** The event store in PostgreSQL: every API process on every host records and dispatches from it. */
@@ -222,12 +219,14 @@ export class PgEventStore implements EventStore {
     tenant: string,
     name: string,
   ): Promise<{ spec: TriggerSpec; updatedAt: number } | undefined> {
-    const r = await this.pool.query<{ spec: string; updated_at: string }>(
-      'SELECT spec, updated_at FROM triggers WHERE tenant = $1 AND name = $2',
+    const r = await this.pool.query<TriggerRow>(
+      'SELECT name, spec, updated_at FROM triggers WHERE tenant = $1 AND name = $2',
       [tenant, name],
     );
     const row = r.rows[0];
-    return row && { spec: JSON.parse(row.spec) as TriggerSpec, updatedAt: Number(row.updated_at) };
+    if (!row) return undefined;
+    const { spec, updatedAt } = toTrigger(row);
+    return { spec, updatedAt };
   }
 
   async putTrigger(tenant: string, name: string, spec: TriggerSpec, now: number): Promise<boolean> {
