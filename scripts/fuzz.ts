@@ -100,6 +100,7 @@ async function main(): Promise<number> {
     // it stops in seconds.
     RUN_MAX_WALL_SECONDS: '10',
     SHUTDOWN_GRACE_SECONDS: '5',
+    SHUTDOWN_FORCE_SECONDS: '10',
   });
   const stack = await startStack(config, { temporal: false, sim: true, worker: true, api: true });
   try {
@@ -123,11 +124,17 @@ async function main(): Promise<number> {
     console.log(failed === 0 ? '\nfuzz: both passes clean' : `\nfuzz: ${failed} pass(es) failed`);
     return failed === 0 ? 0 : 1;
   } finally {
-    await stack.close();
+    // The verdict is already printed; tearing the stack down must not hold CI (the workers are
+    // bounded by SHUTDOWN_FORCE_SECONDS, and this is a last bound over the whole teardown).
+    const bound = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), TEARDOWN_BOUND_MS).unref());
+    if ((await Promise.race([stack.close().then(() => 'done' as const), bound])) === 'timeout')
+      console.error(`fuzz: the stack did not stop within ${TEARDOWN_BOUND_MS / 1000} s; exiting anyway`);
     await temporal.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
+
+const TEARDOWN_BOUND_MS = 60_000;
 
 main().then(
   (code) => process.exit(code),

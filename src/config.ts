@@ -139,6 +139,7 @@ const EnvSchema = z.object({
     .pipe(z.array(z.enum(TOOL_NAMES))),
   BUILD_ID: z.string().default('fairway-dev'),
   SHUTDOWN_GRACE_SECONDS: int(120),
+  SHUTDOWN_FORCE_SECONDS: int(30),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });
 
@@ -206,6 +207,8 @@ export interface Config {
   tools: { credentials: Partial<Record<ToolName, string>>; serve: ToolName[] };
   buildId: string;
   shutdownGraceSeconds: number;
+  /** After the grace, how long a worker waits for cancelled steps before it stops anyway. */
+  shutdownForceSeconds: number;
   logLevel: Env['LOG_LEVEL'];
 }
 
@@ -303,6 +306,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     buildId: e.BUILD_ID,
     shutdownGraceSeconds: e.SHUTDOWN_GRACE_SECONDS,
+    shutdownForceSeconds: e.SHUTDOWN_FORCE_SECONDS,
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { Logger } from 'pino';
 import { estimateTokens } from '../agents/catalog';
 import { offerRuns } from '../contract/offer-runs';
@@ -43,6 +43,13 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
   const scheduler = () => client.workflow.getHandle(deps.schedulerId);
   const tenantOf = tenantLookup(client);
   const offers = new OfferBatcher(client, deps.schedulerId, deps.log);
+  /**
+   * A scheduler update waits for the scheduler's workflow task, which a stopping worker no longer
+   * polls for: such a call ends when its activity is cancelled (the shutdown grace is over), or the
+   * worker could never finish draining.
+   */
+  const cancellable = <R>(fn: () => Promise<R>): Promise<R> =>
+    client.withAbortSignal(Context.current().cancellationSignal, fn);
 
   /**
    * Signals a run; false when its workflow is gone. Runs are started before the scheduler hears of
@@ -149,7 +156,7 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
     },
 
     async requestTopUp(req) {
-      return scheduler().executeUpdate(topUpUpdate, { args: [req] });
+      return cancellable(() => scheduler().executeUpdate(topUpUpdate, { args: [req] }));
     },
 
     async cancelQueued(runId) {
@@ -157,12 +164,12 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
     },
 
     async resubmit(unit) {
-      const [result] = await scheduler().executeUpdate(submitUpdate, { args: [[unit]] });
+      const [result] = await cancellable(() => scheduler().executeUpdate(submitUpdate, { args: [[unit]] }));
       if (!result) throw new Error('scheduler answered no result');
       return result;
     },
 
-    offerRun: (unit) => offers.offer(unit),
+    offerRun: (unit) => untilCancelled(offers.offer(unit), Context.current().cancellationSignal),
 
     async recoverUsage(windows) {
       const r = await deps.recoverUsage(windows);
@@ -191,7 +198,7 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
       const ports: RunOfferPorts = {
         startRun: deps.startRun,
         discardRun: deps.discardRun,
-        submit: (units) => scheduler().executeUpdate(submitUpdate, { args: [units] }),
+        submit: (units) => cancellable(() => scheduler().executeUpdate(submitUpdate, { args: [units] })),
       };
       const outcomes = await offerRuns(ports, specs, { onRefused: 'keep', concurrency: 32 });
       const refused = outcomes.flatMap((o, i) =>
@@ -202,6 +209,16 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
       return { started: specs.length, refused };
     },
   };
+}
+
+/** `p`, or a CancelledFailure once `signal` aborts (a shared call this activity no longer waits for). */
+function untilCancelled<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new CancelledFailure('activity cancelled'));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new CancelledFailure('activity cancelled'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 /** The agent's estimate for one batch item (0 when it cannot tell: the batch's figure then stands). */

@@ -13,6 +13,11 @@ interface Pending {
 /** Retry-After when the scheduler did not answer: the watchdog restarts a lost one within seconds. */
 const UNAVAILABLE_RETRY_SECONDS = 10;
 const MAX_PER_MESSAGE = 1000;
+/**
+ * A check waits at most this long: an update waits for the scheduler's workflow task, which may never
+ * come from this worker (it is stopping) or soon from any (none is polling). The runs then try again.
+ */
+const CHECK_TIMEOUT_MS = 60_000;
 
 /**
  * Batches waiting runs' checks from one worker: one `knows` query (no history on the scheduler) for
@@ -41,14 +46,16 @@ export class OfferBatcher {
     this.timer = undefined;
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, MAX_PER_MESSAGE);
-      const results = await this.check(batch.map((p) => p.unit)).catch((err: unknown) => {
-        const missing = err instanceof WorkflowNotFoundError;
-        this.log.warn({ err: String(err), missing }, 'runs could not check on the scheduler');
-        return batch.map(() => ({
-          state: 'unavailable' as const,
-          retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS,
-        }));
-      });
+      const results = await this.client
+        .withAbortSignal(AbortSignal.timeout(CHECK_TIMEOUT_MS), () => this.check(batch.map((p) => p.unit)))
+        .catch((err: unknown) => {
+          const missing = err instanceof WorkflowNotFoundError;
+          this.log.warn({ err: String(err), missing }, 'runs could not check on the scheduler');
+          return batch.map(() => ({
+            state: 'unavailable' as const,
+            retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS,
+          }));
+        });
       batch.forEach((p, i) => p.resolve(results[i]!));
     }
   }

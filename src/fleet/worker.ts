@@ -9,6 +9,7 @@ import { SchedulerMailbox } from '../activities/mailbox';
 import { createModelClient } from '../activities/model-client';
 import { ObservationWindow } from '../activities/observations';
 import type { Config } from '../config';
+import { runWorker, shutdownOptions } from '../util/worker-shutdown';
 import { recoverUsage } from './recover-usage';
 import { discardRunWorkflow, startRunWorkflow } from './start-run';
 
@@ -71,13 +72,13 @@ export async function startFleetWorker(opts: {
     }),
     identity: `fairway-worker@${config.buildId}/${process.pid}`,
     // A deploy must not cancel in-flight steps: let them finish before the worker exits.
-    shutdownGraceTime: `${config.shutdownGraceSeconds}s`,
+    ...shutdownOptions(config.shutdownGraceSeconds, config.shutdownForceSeconds),
     maxConcurrentActivityTaskExecutions: 400,
     maxConcurrentLocalActivityExecutions: 400,
     maxConcurrentWorkflowTaskExecutions: 100,
     maxCachedWorkflows: 2000,
   });
-  const done = worker.run().finally(async () => {
+  const done = runWorker(worker, (m) => log.warn({ taskQueue }, m)).finally(async () => {
     await mailbox.close();
     await effects.close();
   });

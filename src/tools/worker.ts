@@ -4,6 +4,7 @@ import type { NativeConnection } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { effectStoreLocation, openEffectStore } from '../activities/open-effect-store';
 import type { Config } from '../config';
+import { runWorker, shutdownOptions } from '../util/worker-shutdown';
 import { createToolActivities } from './activities';
 import { toolTaskQueue } from './registry';
 import type { ToolName } from './registry';
@@ -53,12 +54,14 @@ export async function startToolWorker(opts: {
           effectSinkUrl: config.effectSinkUrl,
         }),
         identity: `fairway-tool-${tool}@${config.buildId}/${process.pid}`,
-        shutdownGraceTime: `${config.shutdownGraceSeconds}s`,
+        ...shutdownOptions(config.shutdownGraceSeconds, config.shutdownForceSeconds),
         maxConcurrentActivityTaskExecutions: 100,
       }),
     ),
   );
-  const done = Promise.all(workers.map((w) => w.run())).finally(() => effects.close());
+  const done = Promise.all(
+    workers.map((w) => runWorker(w, (m) => log.warn({ taskQueue: w.options.taskQueue }, m))),
+  ).finally(() => effects.close());
   return {
     serves,
     holds: () => Object.keys(credentials) as ToolName[],
