@@ -1,6 +1,7 @@
 import { flags, writeResult } from './lib/bench-stack';
 import { createProgress } from './lib/progress';
-import { stopAllDrillStacks } from './lib/drill-stack';
+import { CLUSTER_TEMPORAL } from './lib/cluster-drill-stack';
+import { ledgerLine, stopAllDrillStacks } from './lib/drill-stack';
 import { runChaosDrill } from './scenarios/drill-chaos';
 import { runClusterChaosDrill } from './scenarios/drill-chaos-cluster';
 
@@ -28,7 +29,7 @@ async function main(): Promise<void> {
   console.log(
     `chaos drill (seed ${f.seed}): ${r.units} units → lost ${r.lost}, duplicated ${r.duplicated} ` +
       `(effect duplicates ${r.effects.duplicates}, attempts ${r.effects.attempts}, admitted ${r.counters.admitted}); ` +
-      `recovery after each fault: ${faults}; ${r.seconds.toFixed(0)} s in all → ${r.pass ? 'PASS' : `FAIL: ${r.failures.join('; ')}`}`,
+      `${ledgerLine(r.ledger)}; recovery after each fault: ${faults}; ${r.seconds.toFixed(0)} s in all → ${r.pass ? 'PASS' : `FAIL: ${r.failures.join('; ')}`}`,
   );
   console.log(`wrote ${writeResult('drill-chaos', { seed: f.seed, ...r })}`);
   process.exit(r.pass ? 0 : 1);
@@ -42,9 +43,11 @@ async function cluster(argv: string[]): Promise<void> {
   console.log(
     `cluster chaos drill (seed ${f.seed}): ${r.units} units through 2 APIs → lost ${r.lost}, duplicated ${r.duplicated}; ` +
       `sink: ${r.sink.deliveries} deliveries, ${r.sink.distinctKeys} distinct keys, ${r.sink.duplicatedKeys} delivered more than once; ` +
-      `recovery after each fault: ${faults}; ${r.seconds.toFixed(0)} s in all → ${r.pass ? 'PASS' : `FAIL: ${r.failures.join('; ')}`}`,
+      `${ledgerLine(r.ledger)}; recovery after each fault: ${faults}; ${r.seconds.toFixed(0)} s in all → ${r.pass ? 'PASS' : `FAIL: ${r.failures.join('; ')}`}`,
   );
-  console.log(`wrote ${writeResult('drill-chaos-cluster', { seed: f.seed, ...r })}`);
+  console.log(
+    `wrote ${writeResult('drill-chaos-cluster', { seed: f.seed, ...r }, { temporal: CLUSTER_TEMPORAL })}`,
+  );
   process.exit(r.pass ? 0 : 1);
 }
 

@@ -1,6 +1,7 @@
 import { flags, writeResult } from './lib/bench-stack';
 import { createProgress } from './lib/progress';
-import { stopAllDrillStacks } from './lib/drill-stack';
+import { CLUSTER_TEMPORAL } from './lib/cluster-drill-stack';
+import { ledgerLine, stopAllDrillStacks } from './lib/drill-stack';
 import { runDeployDrill } from './scenarios/drill-deploy';
 import { runClusterDeployDrill } from './scenarios/drill-deploy-cluster';
 
@@ -23,7 +24,7 @@ async function main(): Promise<void> {
       `drain ${(r.drainMs / 1000).toFixed(2)} s with ${r.atDrain.inFlight} in flight, ` +
       `${r.admissionsDuringDrain} admissions while draining, refuse → ${r.refused.status} ${r.refused.code} Retry-After ${r.refused.retryAfter}; ` +
       `v1 SIGTERM exit ${r.workerExit} in ${r.workerStopMs} ms, v2 ready in ${(r.workerStartMs / 1000).toFixed(1)} s; ` +
-      `time to resume ${r.timeToResumeMs} ms (first completion ${r.timeToFirstCompletionMs} ms); ` +
+      `time to resume ${r.timeToResumeMs} ms (first completion ${r.timeToFirstCompletionMs} ms); ${ledgerLine(r.ledger)}; ` +
       `${r.seconds.toFixed(0)} s in all → ${r.pass ? 'PASS' : `FAIL: ${r.failures.join('; ')}`}`,
   );
   console.log(`wrote ${writeResult('drill-deploy', r)}`);
@@ -37,15 +38,20 @@ async function cluster(argv: string[]): Promise<void> {
   const steps = r.steps
     .map(
       (x) =>
-        `${x.worker}: drain ${(x.drainMs / 1000).toFixed(1)} s (${x.inFlightAtDrain} in flight), exit ${x.workerExit}, v2 ready ${(x.workerStartMs / 1000).toFixed(1)} s, resume ${x.timeToResumeMs} ms`,
+        `${x.worker}: drain ${(x.drainMs / 1000).toFixed(1)} s (${x.inFlightAtDrain} in flight), ` +
+        `${x.acceptedDuringDeploy} submissions accepted meanwhile, SIGTERM → exit ${x.workerExit} in ${(x.workerStopMs / 1000).toFixed(1)} s, ` +
+        `v2 ready ${(x.workerStartMs / 1000).toFixed(1)} s, resume ${x.timeToResumeMs} ms, fleet held ${(x.pauseMs / 1000).toFixed(1)} s`,
     )
     .join('; ');
+  const answers = Object.entries(r.answers)
+    .map(([status, count]) => `${count}× ${status}`)
+    .join(', ');
   console.log(
-    `cluster deploy drill: ${r.units} units through 2 APIs → lost ${r.lost}, duplicated ${r.duplicated}; ` +
+    `cluster deploy drill: ${r.units} units through 2 APIs (answers ${answers}) → lost ${r.lost}, duplicated ${r.duplicated}; ` +
       `sink: ${r.sink.deliveries} deliveries, ${r.sink.distinctKeys} distinct keys, ${r.sink.duplicatedKeys} delivered more than once; ` +
-      `${steps}; ${r.seconds.toFixed(0)} s in all → ${r.pass ? 'PASS' : `FAIL: ${r.failures.join('; ')}`}`,
+      `${ledgerLine(r.ledger)}; ${steps}; ${r.seconds.toFixed(0)} s in all → ${r.pass ? 'PASS' : `FAIL: ${r.failures.join('; ')}`}`,
   );
-  console.log(`wrote ${writeResult('drill-deploy-cluster', r)}`);
+  console.log(`wrote ${writeResult('drill-deploy-cluster', r, { temporal: CLUSTER_TEMPORAL })}`);
   process.exit(r.pass ? 0 : 1);
 }
 

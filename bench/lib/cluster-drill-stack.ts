@@ -5,12 +5,16 @@ import { freePort } from '../../src/cluster/child';
 import type { Child } from '../../src/cluster/child';
 import { startFairwayCluster } from '../../src/cluster/fairway-cluster';
 import type { FairwayCluster } from '../../src/cluster/fairway-cluster';
-import { ensureServerTools } from '../../src/cluster/server-tools';
+import { TEMPORAL_SERVER_VERSION, ensureServerTools } from '../../src/cluster/server-tools';
 import { loadConfig } from '../../src/config';
 import type { SinkSummary } from '../../src/effectsink/sink';
+import { fetchBill, until } from './drill-stack';
 import type { DrillStack, Reply } from './drill-stack';
 
 const ADMIN = 'drill-admin-token-cluster-0123456789abcdef';
+
+/** The Temporal a cluster drill ran on, for its result file's provenance. */
+export const CLUSTER_TEMPORAL = `Temporal server ${TEMPORAL_SERVER_VERSION}, built from source: 4 service processes on PostgreSQL`;
 
 export interface ClusterDrillStack extends DrillStack {
   cluster: FairwayCluster;
@@ -118,9 +122,34 @@ export async function startClusterDrillStack(opts: {
       await cluster.temporal.restartService('history');
       return Date.now() - t0;
     },
+    bill: () => fetchBill(cluster.simUrl),
     async sink() {
       return (await (await fetch(`${cluster.sinkUrl}/summary`)).json()) as SinkSummary;
     },
     stop,
   };
+}
+
+/**
+ * The sink's count once it has caught up with the effects the store recorded (the last deliveries may
+ * still be on their way when the counters say completed), and what it shows wrong: a key delivered
+ * more than once, or a count of keys other than one per unit.
+ */
+export async function checkSink(
+  s: ClusterDrillStack,
+  effects: number,
+  units: number,
+): Promise<{ sink: SinkSummary; failures: string[] }> {
+  const sink = await until(
+    'sink count',
+    () => s.sink(),
+    (x) => x.distinctKeys >= effects,
+    30_000,
+    500,
+  ).catch(() => s.sink());
+  const failures: string[] = [];
+  if (sink.duplicatedKeys !== 0)
+    failures.push(`${sink.duplicatedKeys} keys delivered more than once at the sink`);
+  if (sink.distinctKeys !== units) failures.push(`the sink saw ${sink.distinctKeys} keys for ${units} units`);
+  return { sink, failures };
 }

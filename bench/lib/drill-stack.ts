@@ -46,7 +46,16 @@ export interface DrillStack {
   startWorker(buildId: string): Promise<WorkerChild>;
   /** Stops the Temporal dev server and starts it again on the same port and SQLite file; returns ms down. */
   restartTemporal(): Promise<number>;
+  /** The simulator's bill: tokens served per tenant (`GET /admin/bill`), counted where they are spent. */
+  bill(): Promise<Record<string, number>>;
   stop(): Promise<void>;
+}
+
+/** Fetches a simulator's per-tenant bill. */
+export async function fetchBill(simUrl: string): Promise<Record<string, number>> {
+  const res = await fetch(`${simUrl}/admin/bill`, { signal: AbortSignal.timeout(10_000) });
+  if (res.status !== 200) throw new Error(`simulator bill: ${res.status}`);
+  return ((await res.json()) as { tenants: Record<string, number> }).tenants;
 }
 
 const freePort = (): Promise<number> =>
@@ -165,6 +174,7 @@ export async function startDrillStack(opts: {
         log(`worker ${buildId} started (pid ${worker.pid})`);
         return worker;
       },
+      bill: () => fetchBill(sim!.url),
       async restartTemporal() {
         const t0 = Date.now();
         const old = dev;
@@ -202,6 +212,15 @@ export async function until<T>(
   }
 }
 
+export interface SubmitOptions {
+  /** Requests in flight at once [16]. */
+  parallel?: number;
+  /** How many units may have been submitted by now [all]: a drill releases more as it goes on. */
+  released?: () => number;
+  /** Every answer the API gave (status 0: a network error or timeout), retries included. */
+  onAnswer?: (status: number) => void;
+}
+
 /**
  * Submits `n` synthetic units one request each, with idempotency keys, so that a retry after a
  * timeout or a 503 can never create a second run; retries 429/503/network errors after their
@@ -214,13 +233,18 @@ export async function submitUnits(
   input: Record<string, unknown>,
   keyPrefix: string,
   timeoutMs: number,
-  parallel = 16,
+  opts: SubmitOptions = {},
 ): Promise<string[]> {
   const deadline = Date.now() + timeoutMs;
   const ids = new Array<string>(n);
   let next = 0;
   const lane = async () => {
     while (next < n) {
+      if (opts.released && next >= opts.released()) {
+        if (Date.now() > deadline) throw new Error(`submit: only ${next} of ${n} released in time`);
+        await sleep(100);
+        continue;
+      }
       const i = next++;
       for (;;) {
         const r = await s.call('POST', '/v1/runs', {
@@ -228,6 +252,7 @@ export async function submitUnits(
           body: { agent: 'synthetic', input, idempotencyKey: `${keyPrefix}-${i}` },
           timeoutMs: 60_000, // longer than the API's own wait for the scheduler
         });
+        opts.onAnswer?.(r.status);
         if (r.status === 202 || r.status === 200) {
           ids[i] = r.body.runId as string;
           break;
@@ -238,7 +263,7 @@ export async function submitUnits(
       }
     }
   };
-  await Promise.all(Array.from({ length: parallel }, lane));
+  await Promise.all(Array.from({ length: opts.parallel ?? 16 }, lane));
   return ids;
 }
 
@@ -256,7 +281,44 @@ export async function completedRunIds(s: DrillStack, token: string): Promise<Set
   return out;
 }
 
-/** Lost and duplicated, the two numbers every drill must keep at 0. */
+/** The tenant's ledger as the scheduler keeps it, and what the simulator billed that tenant. */
+export interface LedgerCheck {
+  tenant: string;
+  spent: number;
+  reserved: number;
+  billed: number;
+}
+
+/**
+ * The tenant's ledger (`GET /v1/tenants/me`) against the simulator's bill for it, once the ledger
+ * has settled (nothing reserved, spent equal to the bill) or, failing that, after `settleMs`: the
+ * last settlements may reach the scheduler a moment after the counters say completed.
+ */
+export async function ledgerAgainstBill(
+  s: DrillStack,
+  token: string,
+  settleMs = 30_000,
+): Promise<LedgerCheck> {
+  const read = async (): Promise<LedgerCheck | null> => {
+    const me = await s.call('GET', '/v1/tenants/me', { token });
+    if (me.status !== 200) return null;
+    const tenant = me.body.tenant as string;
+    const { spent, reserved } = me.body.ledger as { spent: number; reserved: number };
+    return { tenant, spent, reserved, billed: (await s.bill())[tenant] ?? 0 };
+  };
+  let last: LedgerCheck | null = null;
+  await until(
+    'a settled ledger',
+    async () => (last = (await read()) ?? last),
+    (v) => v !== null && v.reserved === 0 && v.spent === v.billed,
+    settleMs,
+    500,
+  ).catch(() => undefined);
+  if (!last) throw new Error(`GET /v1/tenants/me did not answer in ${settleMs} ms`);
+  return last;
+}
+
+/** Lost and duplicated, the two numbers every drill must keep at 0, and the ledger against the bill. */
 export async function tally(
   s: DrillStack,
   token: string,
@@ -267,7 +329,9 @@ export async function tally(
   duplicated: number;
   effects: { effects: number; attempts: number; duplicates: number };
   counters: Record<string, number>;
+  ledger: LedgerCheck;
 }> {
+  const ledger = await ledgerAgainstBill(s, token);
   const status = await s.status();
   const effects = (await s.call('GET', '/v1/admin/effects/summary')).body;
   const done = await completedRunIds(s, token);
@@ -281,7 +345,30 @@ export async function tally(
     duplicated: effects.duplicates + extraAdmissions,
     effects,
     counters: { ...counters, inFlight: status?.inFlight, queued: status?.queued?.total },
+    ledger,
   };
+}
+
+/** `ledger spent 30,120 = bill 30,120 (drill-chaos)`, the drills' one-line account of the ledger. */
+export function ledgerLine(l: LedgerCheck): string {
+  return `ledger spent ${l.spent} ${l.spent === l.billed ? '=' : '≠'} simulator bill ${l.billed} (tenant ${l.tenant})`;
+}
+
+/** The failures every drill checks the same way: lost, duplicated, all completed, ledger = bill. */
+export function tallyFailures(t: Awaited<ReturnType<typeof tally>>, units: number): string[] {
+  const failures: string[] = [];
+  if (t.lost !== 0) failures.push(`${t.lost} units lost`);
+  if (t.duplicated !== 0) failures.push(`${t.duplicated} duplicated`);
+  if (t.counters.completed !== units) failures.push(`completed ${t.counters.completed} of ${units}`);
+  if (t.counters.cancelled || t.counters.failed) failures.push('units cancelled or failed');
+  const l = t.ledger;
+  if (l.spent !== l.billed)
+    failures.push(
+      `tenant ${l.tenant}: ledger spent ${l.spent} ≠ simulator bill ${l.billed} (${l.spent - l.billed})`,
+    );
+  if (l.reserved !== 0) failures.push(`tenant ${l.tenant}: ${l.reserved} tokens still reserved`);
+  if (l.billed === 0) failures.push(`tenant ${l.tenant}: the simulator billed nothing`);
+  return failures;
 }
 
 /** Waits until every unit has finished (one way or another), then tallies lost and duplicated. */

@@ -16,6 +16,16 @@ export const SCENARIOS: { scenario: string; title: string; command: string }[] =
   { scenario: 'bystander', title: 'Bystander', command: 'npm run bench -- bystander' },
   { scenario: 'drill-deploy', title: 'Deploy drill', command: 'npm run drill:deploy' },
   { scenario: 'drill-chaos', title: 'Chaos drill', command: 'npm run drill:chaos' },
+  {
+    scenario: 'drill-deploy-cluster',
+    title: 'Deploy drill, cluster',
+    command: 'npm run drill:deploy -- --cluster',
+  },
+  {
+    scenario: 'drill-chaos-cluster',
+    title: 'Chaos drill, cluster',
+    command: 'npm run drill:chaos -- --cluster',
+  },
 ];
 
 const n = (x: unknown, digits = 0): string =>
@@ -52,11 +62,36 @@ const HEADLINES: Record<string, (d: any) => string> = {
       : ''),
   'drill-deploy': (d) =>
     `${verdict(d.pass)}: ${n(d.units)} units, lost ${n(d.lost)}, duplicated ${n(d.duplicated)}; drain ${n(d.drainMs / 1000, 1)} s; ` +
-    `time to resume ${n(d.timeToResumeMs)} ms`,
+    `time to resume ${n(d.timeToResumeMs)} ms${ledger(d)}`,
   'drill-chaos': (d) =>
     `${verdict(d.pass)} (seed ${n(d.seed)}): ${n(d.units)} units, lost ${n(d.lost)}, duplicated ${n(d.duplicated)}; ` +
-    `recovery ${Array.isArray(d.faults) ? d.faults.map((f: any) => `${n(f.recoveryMs / 1000, 1)} s`).join(', ') : '?'}`,
+    `recovery ${Array.isArray(d.faults) ? d.faults.map((f: any) => `${n(f.recoveryMs / 1000, 1)} s`).join(', ') : '?'}${ledger(d)}`,
+  'drill-deploy-cluster': (d) =>
+    `${verdict(d.pass)}: ${n(d.units)} units through 2 APIs, lost ${n(d.lost)}, duplicated ${n(d.duplicated)}${sink(d)}${ledger(d)}; ` +
+    (Array.isArray(d.steps)
+      ? d.steps
+          .map(
+            (x: any) =>
+              `${x.worker} drain ${n(x.drainMs / 1000, 1)} s, fleet held ${n(x.pauseMs / 1000, 1)} s`,
+          )
+          .join('; ')
+      : '?'),
+  'drill-chaos-cluster': (d) =>
+    `${verdict(d.pass)} (seed ${n(d.seed)}): ${n(d.units)} units through 2 APIs, lost ${n(d.lost)}, duplicated ${n(d.duplicated)}` +
+    `${sink(d)}${ledger(d)}; recovery ` +
+    (Array.isArray(d.faults)
+      ? d.faults.map((f: any) => `${f.kind} ${n(f.recoveryMs / 1000, 1)} s`).join(', ')
+      : '?'),
 };
+
+/** `ledger spent = bill` (or ≠) when the drill recorded its ledger check; nothing for older files. */
+const ledger = (d: any): string =>
+  d.ledger
+    ? `; ledger spent ${n(d.ledger.spent)} ${d.ledger.spent === d.ledger.billed ? '=' : '≠'} bill ${n(d.ledger.billed)}`
+    : '';
+/** What the effect sink counted (cluster drills). */
+const sink = (d: any): string =>
+  `; sink ${n(d.sink?.deliveries)} deliveries, ${n(d.sink?.duplicatedKeys)} keys delivered twice`;
 
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 

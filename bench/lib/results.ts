@@ -78,7 +78,8 @@ const started = {
 };
 let parameters: Record<string, unknown> = {};
 
-export function provenance(): Provenance {
+/** `temporal`: the Temporal the run used when it is not the CLI's dev server (the cluster's own build). */
+export function provenance(temporal?: string): Provenance {
   const finished = new Date();
   return {
     commit: started.commit,
@@ -93,7 +94,7 @@ export function provenance(): Provenance {
       platform: `${os.platform()} ${os.release()} ${os.arch()}`,
       loadAverage: { start: started.load.map(round2), end: os.loadavg().map(round2) },
     },
-    temporal: temporalVersion(),
+    temporal: temporal ?? temporalVersion(),
     node: process.version,
   };
 }
@@ -105,7 +106,7 @@ export function provenance(): Provenance {
 export function writeResult(
   scenario: string,
   data: unknown,
-  opts: { parameters?: Record<string, unknown>; file?: string } = {},
+  opts: { parameters?: Record<string, unknown>; file?: string; temporal?: string } = {},
 ): string {
   const file = opts.file ?? path.join(RESULTS_DIR, `${scenario}.json`);
   mkdirSync(path.dirname(file), { recursive: true });
@@ -113,7 +114,7 @@ export function writeResult(
     scenario,
     command: commandLine(),
     parameters: opts.parameters ?? parameters,
-    provenance: provenance(),
+    provenance: provenance(opts.temporal),
     data,
   };
   writeFileSync(file, JSON.stringify(result, null, 2) + '\n');

@@ -1,7 +1,8 @@
+import type { LedgerCheck } from '../lib/drill-stack';
 import type { SinkSummary } from '../../src/effectsink/sink';
-import { startClusterDrillStack } from '../lib/cluster-drill-stack';
+import { checkSink, startClusterDrillStack } from '../lib/cluster-drill-stack';
 import type { ClusterDrillStack } from '../lib/cluster-drill-stack';
-import { finishAndTally, sleep, submitUnits, until } from '../lib/drill-stack';
+import { finishAndTally, tallyFailures, sleep, submitUnits, until } from '../lib/drill-stack';
 import { mulberry32 } from '../lib/prng';
 import type { DrillOptions } from './drill-deploy';
 
@@ -26,6 +27,8 @@ export interface ClusterChaosResult {
   effects: { effects: number; attempts: number; duplicates: number };
   sink: SinkSummary;
   counters: Record<string, number>;
+  /** The tenant's ledger against the simulator's bill for it. */
+  ledger: LedgerCheck;
   faults: ClusterFaultRecord[];
   seconds: number;
   pass: boolean;
@@ -65,22 +68,8 @@ export async function runClusterChaosDrill(o: DrillOptions & { seed?: number }):
     }
     const accepted = await submitting;
     const t = await finishAndTally(s, token, accepted, o.units, o.timeoutMs);
-    // The last deliveries may still be on their way when the counters say completed.
-    const sink = await until(
-      'sink count',
-      () => s.sink(),
-      (x) => x.distinctKeys >= t.effects.effects,
-      30_000,
-      500,
-    ).catch(() => s.sink());
-    const failures: string[] = [];
-    if (t.lost !== 0) failures.push(`${t.lost} units lost`);
-    if (t.duplicated !== 0) failures.push(`${t.duplicated} duplicated`);
-    if (t.counters.completed !== o.units) failures.push(`completed ${t.counters.completed} of ${o.units}`);
-    if (sink.duplicatedKeys !== 0)
-      failures.push(`${sink.duplicatedKeys} keys delivered more than once at the sink`);
-    if (sink.distinctKeys !== o.units)
-      failures.push(`the sink saw ${sink.distinctKeys} keys for ${o.units} units`);
+    const { sink, failures: sinkFailures } = await checkSink(s, t.effects.effects, o.units);
+    const failures = [...tallyFailures(t, o.units), ...sinkFailures];
     return {
       units: o.units,
       accepted: accepted.length,

@@ -1,5 +1,13 @@
+import type { LedgerCheck } from '../lib/drill-stack';
 import { mulberry32 } from '../lib/prng';
-import { finishAndTally, sleep, startDrillStack, submitUnits, until } from '../lib/drill-stack';
+import {
+  finishAndTally,
+  tallyFailures,
+  sleep,
+  startDrillStack,
+  submitUnits,
+  until,
+} from '../lib/drill-stack';
 import type { DrillStack } from '../lib/drill-stack';
 import type { DrillOptions } from './drill-deploy';
 
@@ -25,6 +33,8 @@ export interface ChaosDrillResult {
   duplicated: number;
   effects: { effects: number; attempts: number; duplicates: number };
   counters: Record<string, number>;
+  /** The tenant's ledger against the simulator's bill for it. */
+  ledger: LedgerCheck;
   faults: FaultRecord[];
   seconds: number;
   pass: boolean;
@@ -92,11 +102,7 @@ export async function runChaosDrill(
 
     const accepted = await submitting;
     const t = await finishAndTally(s, token, accepted, o.units, o.timeoutMs);
-    const failures: string[] = [];
-    if (t.lost !== 0) failures.push(`${t.lost} units lost`);
-    if (t.duplicated !== 0) failures.push(`${t.duplicated} duplicated`);
-    if (t.counters.completed !== o.units) failures.push(`completed ${t.counters.completed} of ${o.units}`);
-    if (t.counters.cancelled || t.counters.failed) failures.push('units cancelled or failed');
+    const failures = tallyFailures(t, o.units);
     return {
       units: o.units,
       accepted: accepted.length,

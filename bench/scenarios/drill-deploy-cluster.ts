@@ -1,16 +1,27 @@
 import type { SinkSummary } from '../../src/effectsink/sink';
-import { startClusterDrillStack } from '../lib/cluster-drill-stack';
-import { finishAndTally, submitUnits, until } from '../lib/drill-stack';
+import { checkSink, startClusterDrillStack } from '../lib/cluster-drill-stack';
+import type { LedgerCheck } from '../lib/drill-stack';
+import { finishAndTally, tallyFailures, submitUnits, until } from '../lib/drill-stack';
 import type { DrillOptions } from './drill-deploy';
 
 export interface ClusterDeployStep {
   worker: string;
   inFlightAtDrain: number;
+  /** Drain request to `drained` (nothing in flight). */
   drainMs: number;
+  /** Admissions counted between the drain and the resume (must be 0). */
   admissionsDuringDrain: number;
+  /** Submissions the APIs accepted (202, held) between the drain and the resume. */
+  acceptedDuringDeploy: number;
+  /** SIGTERM to exit of the old worker, and its exit code. */
+  workerStopMs: number;
   workerExit: number | string;
+  /** The new worker's spawn to ready. */
   workerStartMs: number;
+  /** Resume to the first new admission. */
   timeToResumeMs: number;
+  /** Drain request to the first admission after the resume: how long this worker's deploy held the fleet. */
+  pauseMs: number;
 }
 
 export interface ClusterDeployResult {
@@ -22,6 +33,10 @@ export interface ClusterDeployResult {
   effects: { effects: number; attempts: number; duplicates: number };
   sink: SinkSummary;
   counters: Record<string, number>;
+  /** The tenant's ledger against the simulator's bill for it. */
+  ledger: LedgerCheck;
+  /** Every answer the clients got from the two APIs, by HTTP status (0: network error or timeout). */
+  answers: Record<string, number>;
   steps: ClusterDeployStep[];
   seconds: number;
   pass: boolean;
@@ -29,8 +44,11 @@ export interface ClusterDeployResult {
 }
 
 /**
- * The deploy drill on the cluster: a rolling deploy of the two workers, one at a time (drain,
- * SIGTERM the old worker, start its v2, resume), while clients submit through both APIs.
+ * The deploy drill on the cluster: a rolling deploy of the two workers, one at a time: drain with
+ * intake `hold` (the APIs go on accepting submissions, queued, not admitted), SIGTERM the old worker
+ * (its in-flight steps finish), start its replacement, resume. Clients submit through both APIs
+ * throughout: 40 % of the units at the start and a further 10 % at each of drain, worker replaced
+ * and resume of each step, so submissions land during every phase of the deploy.
  */
 export async function runClusterDeployDrill(o: DrillOptions): Promise<ClusterDeployResult> {
   const log = o.log ?? (() => {});
@@ -39,10 +57,20 @@ export async function runClusterDeployDrill(o: DrillOptions): Promise<ClusterDep
   try {
     const token = await s.tenant('drill-deploy', { maxQueued: 100_000, maxInFlight: o.concurrency });
     const input = { steps: o.steps, stepMs: o.stepMs, tokensPerStep: 10, effect: true };
-    const submitting = submitUnits(s, token, o.units, input, 'deploy', o.timeoutMs);
+    let released = Math.floor(o.units * 0.4);
+    const release = () => (released = Math.min(o.units, released + Math.ceil(o.units * 0.1)));
+    const answers: Record<string, number> = {};
+    let accepted2xx = 0;
+    const submitting = submitUnits(s, token, o.units, input, 'deploy', o.timeoutMs, {
+      released: () => released,
+      onAnswer: (status) => {
+        answers[status] = (answers[status] ?? 0) + 1;
+        if (status === 200 || status === 202) accepted2xx++;
+      },
+    });
     submitting.catch(() => undefined);
     const steps: ClusterDeployStep[] = [];
-    for (const [i, share] of [0.25, 0.5].entries()) {
+    for (const [i, share] of [0.2, 0.45].entries()) {
       await until(
         'a busy fleet',
         () => s.status(),
@@ -51,8 +79,10 @@ export async function runClusterDeployDrill(o: DrillOptions): Promise<ClusterDep
         50,
       );
       const drainAt = Date.now();
-      const drain = await s.call('POST', '/v1/admin/drain', { body: { intake: 'refuse' } });
+      const drain = await s.call('POST', '/v1/admin/drain', { body: { intake: 'hold' } });
       if (drain.status !== 200) throw new Error(`drain: ${drain.status} ${JSON.stringify(drain.body)}`);
+      const acceptedAtDrain = accepted2xx;
+      release();
       const atAdmitted = drain.body.counters.admitted as number;
       let maxAdmitted = atAdmitted;
       await until(
@@ -67,7 +97,10 @@ export async function runClusterDeployDrill(o: DrillOptions): Promise<ClusterDep
       );
       const drainMs = Date.now() - drainAt;
       const name = s.workers[i]!.name;
+      const stopAt = Date.now();
       const { ms: workerStartMs, exit } = await s.replaceWorker(i, `v2`, { graceful: true });
+      const workerStopMs = Date.now() - stopAt - workerStartMs;
+      release();
       const st = await until(
         'status',
         () => s.status(),
@@ -75,9 +108,11 @@ export async function runClusterDeployDrill(o: DrillOptions): Promise<ClusterDep
         o.timeoutMs,
       );
       maxAdmitted = Math.max(maxAdmitted, st.counters.admitted);
+      const acceptedDuringDeploy = accepted2xx - acceptedAtDrain;
       const resumeAt = Date.now();
       const resumed = await s.call('POST', '/v1/admin/resume');
       if (resumed.status !== 200) throw new Error(`resume: ${resumed.status}`);
+      release();
       await until(
         'an admission after resume',
         () => s.status(),
@@ -90,40 +125,34 @@ export async function runClusterDeployDrill(o: DrillOptions): Promise<ClusterDep
         inFlightAtDrain: drain.body.inFlight as number,
         drainMs,
         admissionsDuringDrain: maxAdmitted - atAdmitted,
+        acceptedDuringDeploy,
+        workerStopMs,
         workerExit: exit,
         workerStartMs,
         timeToResumeMs: Date.now() - resumeAt,
+        pauseMs: Date.now() - drainAt,
       };
       log(`rolled ${name}: ${JSON.stringify(step)}`);
       steps.push(step);
     }
     const accepted = await submitting;
     const t = await finishAndTally(s, token, accepted, o.units, o.timeoutMs);
-    const sink = await until(
-      'sink count',
-      () => s.sink(),
-      (x) => x.distinctKeys >= t.effects.effects,
-      30_000,
-      500,
-    ).catch(() => s.sink());
-    const failures: string[] = [];
-    if (t.lost !== 0) failures.push(`${t.lost} units lost`);
-    if (t.duplicated !== 0) failures.push(`${t.duplicated} duplicated`);
-    if (t.counters.completed !== o.units) failures.push(`completed ${t.counters.completed} of ${o.units}`);
-    if (sink.duplicatedKeys !== 0)
-      failures.push(`${sink.duplicatedKeys} keys delivered more than once at the sink`);
-    if (sink.distinctKeys !== o.units)
-      failures.push(`the sink saw ${sink.distinctKeys} keys for ${o.units} units`);
+    const { sink, failures: sinkFailures } = await checkSink(s, t.effects.effects, o.units);
+    const failures = [...tallyFailures(t, o.units), ...sinkFailures];
     for (const st of steps) {
       if (st.admissionsDuringDrain !== 0)
         failures.push(`${st.admissionsDuringDrain} admissions while draining ${st.worker}`);
       if (st.workerExit !== 0) failures.push(`${st.worker} exited with ${st.workerExit}`);
+      if (st.inFlightAtDrain < 1) failures.push(`nothing was in flight when ${st.worker} was drained`);
+      if (st.acceptedDuringDeploy < 1)
+        failures.push(`no submission was accepted while ${st.worker} was replaced`);
     }
     return {
       units: o.units,
       accepted: accepted.length,
       ...t,
       sink,
+      answers,
       steps,
       seconds: (Date.now() - t0) / 1000,
       pass: failures.length === 0,

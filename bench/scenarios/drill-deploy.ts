@@ -1,4 +1,5 @@
-import { finishAndTally, startDrillStack, submitUnits, until } from '../lib/drill-stack';
+import type { LedgerCheck } from '../lib/drill-stack';
+import { finishAndTally, tallyFailures, startDrillStack, submitUnits, until } from '../lib/drill-stack';
 
 export interface DrillOptions {
   units: number;
@@ -20,6 +21,8 @@ export interface DeployDrillResult {
   duplicated: number;
   effects: { effects: number; attempts: number; duplicates: number };
   counters: Record<string, number>;
+  /** The tenant's ledger against the simulator's bill for it. */
+  ledger: LedgerCheck;
   /** In flight and admitted when the drain began. */
   atDrain: { inFlight: number; admitted: number; completed: number };
   /** Admissions counted between the drain and the resume (must be 0). */
@@ -133,12 +136,8 @@ export async function runDeployDrill(o: DrillOptions): Promise<DeployDrillResult
     log(`all ${accepted.length} units accepted`);
     const t = await finishAndTally(s, token, accepted, o.units, o.timeoutMs);
 
-    const failures: string[] = [];
+    const failures = tallyFailures(t, o.units);
     const admissionsDuringDrain = maxAdmitted - atDrain.admitted;
-    if (t.lost !== 0) failures.push(`${t.lost} units lost`);
-    if (t.duplicated !== 0) failures.push(`${t.duplicated} duplicated`);
-    if (t.counters.completed !== o.units) failures.push(`completed ${t.counters.completed} of ${o.units}`);
-    if (t.counters.cancelled || t.counters.failed) failures.push('units cancelled or failed');
     if (admissionsDuringDrain !== 0) failures.push(`${admissionsDuringDrain} admissions while draining`);
     if (atDrain.inFlight < 1) failures.push('nothing was in flight at the drain');
     if (refused.status !== 503 || refused.code !== 'draining' || refused.retryAfter < 1)
