@@ -46,16 +46,22 @@ export interface DrillStack {
   startWorker(buildId: string): Promise<WorkerChild>;
   /** Stops the Temporal dev server and starts it again on the same port and SQLite file; returns ms down. */
   restartTemporal(): Promise<number>;
-  /** The simulator's bill: tokens served per tenant (`GET /admin/bill`), counted where they are spent. */
-  bill(): Promise<Record<string, number>>;
+  /** The simulator's bill (`GET /admin/bill`), counted where the tokens are spent. */
+  bill(): Promise<Bill>;
   stop(): Promise<void>;
 }
 
+/** Tokens served per tenant, and of them those served for a call key (run, step) served before. */
+export interface Bill {
+  tenants: Record<string, number>;
+  billedAgain: Record<string, number>;
+}
+
 /** Fetches a simulator's per-tenant bill. */
-export async function fetchBill(simUrl: string): Promise<Record<string, number>> {
+export async function fetchBill(simUrl: string): Promise<Bill> {
   const res = await fetch(`${simUrl}/admin/bill`, { signal: AbortSignal.timeout(10_000) });
   if (res.status !== 200) throw new Error(`simulator bill: ${res.status}`);
-  return ((await res.json()) as { tenants: Record<string, number> }).tenants;
+  return (await res.json()) as Bill;
 }
 
 const freePort = (): Promise<number> =>
@@ -287,6 +293,11 @@ export interface LedgerCheck {
   spent: number;
   reserved: number;
   billed: number;
+  /**
+   * Of `billed`, the tokens of calls the simulator served again for a step it had served before: a
+   * step whose caller died before reading (and charging) the answer, then called again on retry.
+   */
+  billedAgain: number;
 }
 
 /**
@@ -304,7 +315,14 @@ export async function ledgerAgainstBill(
     if (me.status !== 200) return null;
     const tenant = me.body.tenant as string;
     const { spent, reserved } = me.body.ledger as { spent: number; reserved: number };
-    return { tenant, spent, reserved, billed: (await s.bill())[tenant] ?? 0 };
+    const bill = await s.bill();
+    return {
+      tenant,
+      spent,
+      reserved,
+      billed: bill.tenants[tenant] ?? 0,
+      billedAgain: bill.billedAgain[tenant] ?? 0,
+    };
   };
   let last: LedgerCheck | null = null;
   await until(
@@ -351,7 +369,8 @@ export async function tally(
 
 /** `ledger spent 30,120 = bill 30,120 (drill-chaos)`, the drills' one-line account of the ledger. */
 export function ledgerLine(l: LedgerCheck): string {
-  return `ledger spent ${l.spent} ${l.spent === l.billed ? '=' : '≠'} simulator bill ${l.billed} (tenant ${l.tenant})`;
+  const again = l.billedAgain ? `, ${l.billedAgain} of it for steps served again` : '';
+  return `ledger spent ${l.spent} ${l.spent === l.billed ? '=' : '≠'} simulator bill ${l.billed} (tenant ${l.tenant}${again})`;
 }
 
 /** The failures every drill checks the same way: lost, duplicated, all completed, ledger = bill. */

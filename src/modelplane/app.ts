@@ -70,7 +70,7 @@ export function createSimulator(opts: SimulatorOptions): { app: express.Express;
     }
     state.retries.served(key);
     // Billed when served, as a provider does, whether or not the caller is still there to read it.
-    state.answered(200, total, tenant);
+    state.answered(200, total, tenant, key);
     await sleep(decision.delayMs);
     res.set(decision.headers);
     res.set('openai-processing-ms', String(decision.delayMs));
@@ -110,7 +110,8 @@ export function createSimulator(opts: SimulatorOptions): { app: express.Express;
   });
 
   app.get('/admin/bill', (_req, res) => {
-    res.json({ tenants: state.stats().bill, total: state.stats().tokens });
+    const { bill, billedAgain, tokens } = state.stats();
+    res.json({ tenants: bill, billedAgain, total: tokens });
   });
 
   app.post('/admin/spend-cap', (req, res) => {

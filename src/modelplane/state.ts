@@ -40,6 +40,9 @@ export interface InjectedFault {
   times: number;
 }
 
+/** Call keys remembered for `billedAgain`: a bounded memory (a key repeats within minutes, if ever). */
+const SERVED_KEYS_KEPT = 200_000;
+
 /** The simulator's verdict on one call. */
 export type Decision =
   | { kind: 'ok'; id: string; delayMs: number; headers: Record<string, string> }
@@ -57,6 +60,12 @@ export interface SimulatorStats {
   quota: { tpm: number; rpm: number };
   /** Tokens served (billed) per tenant, as the calls named it (`user` or the tenant header); "" when none did. */
   bill: Record<string, number>;
+  /**
+   * Of `bill`, the tokens of calls served for a call key (run and step) already served once: a step
+   * that called again although its earlier call was billed (its caller died before it could read or
+   * record the answer). The provider bills both; a client that charges per answer it reads, one.
+   */
+  billedAgain: Record<string, number>;
   headerDialect: 'openai' | 'anthropic';
   /** The simulated other consumer of the same account, when one runs. */
   bystander: BystanderStats | null;
@@ -92,6 +101,9 @@ export class SimulatorState {
   private readonly outputTokens: TokenBucket;
   private readonly counters = { calls: 0, throttled: 0, tokens: 0 };
   private readonly bill = new Map<string, number>();
+  private readonly billedAgain = new Map<string, number>();
+  /** Call keys served so far (oldest dropped past SERVED_KEYS_KEPT). */
+  private readonly servedKeys = new Set<string>();
   private bystander: BystanderStats | null = null;
   private separateInput: boolean;
   private separateOutput: boolean;
@@ -149,12 +161,19 @@ export class SimulatorState {
     return { kind: 'ok', id, delayMs, headers: this.limitHeaders(now) };
   }
 
-  /** Counts a call once it is answered; `servedTokens` is 0 unless it succeeded. */
-  answered(status: number, servedTokens: number, tenant = ''): void {
+  /** Counts a call once it is answered; `servedTokens` is 0 unless it succeeded; `key` is its call key. */
+  answered(status: number, servedTokens: number, tenant = '', key?: string): void {
     this.counters.calls += 1;
     if (status === 429) this.counters.throttled += 1;
     this.counters.tokens += servedTokens;
-    if (servedTokens > 0) this.bill.set(tenant, (this.bill.get(tenant) ?? 0) + servedTokens);
+    if (servedTokens <= 0) return;
+    this.bill.set(tenant, (this.bill.get(tenant) ?? 0) + servedTokens);
+    if (key === undefined) return;
+    if (this.servedKeys.has(key))
+      this.billedAgain.set(tenant, (this.billedAgain.get(tenant) ?? 0) + servedTokens);
+    this.servedKeys.add(key);
+    if (this.servedKeys.size > SERVED_KEYS_KEPT)
+      this.servedKeys.delete(this.servedKeys.values().next().value as string);
   }
 
   /** Tokens billed to `tenant` so far. */
@@ -206,6 +225,7 @@ export class SimulatorState {
       earlyRetries: this.retries.earlyRetries,
       quota: { tpm: this.tokens.limit, rpm: this.requests.limit },
       bill: Object.fromEntries(this.bill),
+      billedAgain: Object.fromEntries(this.billedAgain),
       headerDialect: this.headerDialect,
       bystander: this.bystander ? { ...this.bystander } : null,
     };

@@ -13,6 +13,7 @@ describe('model-plane simulator: admin', () => {
       earlyRetries: 0,
       quota: { tpm: 250, rpm: 100 },
       bill: {},
+      billedAgain: {},
       headerDialect: 'openai',
       bystander: null,
     });
@@ -26,6 +27,7 @@ describe('model-plane simulator: admin', () => {
       earlyRetries: 0,
       quota: { tpm: 250, rpm: 100 },
       bill: { '': 200 },
+      billedAgain: {},
       headerDialect: 'openai',
       bystander: null,
     });
