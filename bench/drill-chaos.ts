@@ -1,7 +1,7 @@
 import { flags, writeResult } from './lib/bench-stack';
 import { createProgress } from './lib/progress';
 import { CLUSTER_TEMPORAL } from './lib/cluster-drill-stack';
-import { ledgerLine, stopAllDrillStacks } from './lib/drill-stack';
+import { answersLine, ledgerLine, stopAllDrillStacks } from './lib/drill-stack';
 import { runChaosDrill } from './scenarios/drill-chaos';
 import { runClusterChaosDrill } from './scenarios/drill-chaos-cluster';
 
@@ -41,7 +41,7 @@ async function cluster(argv: string[]): Promise<void> {
   const r = await runClusterChaosDrill({ ...f, timeoutMs: 900_000, log: (m) => console.log(`· ${m}`) });
   const faults = r.faults.map((x) => `${x.kind} ${(x.recoveryMs / 1000).toFixed(1)} s`).join(', ');
   console.log(
-    `cluster chaos drill (seed ${f.seed}): ${r.units} units through 2 APIs → lost ${r.lost}, duplicated ${r.duplicated}; ` +
+    `cluster chaos drill (seed ${f.seed}): ${r.units} units through 2 APIs (answers ${answersLine(r.answers)}) → lost ${r.lost}, duplicated ${r.duplicated}; ` +
       `sink: ${r.sink.deliveries} deliveries, ${r.sink.distinctKeys} distinct keys, ${r.sink.duplicatedKeys} delivered more than once; ` +
       `${ledgerLine(r.ledger)}; recovery after each fault: ${faults}; ${r.seconds.toFixed(0)} s in all → ${r.pass ? 'PASS' : `FAIL: ${r.failures.join('; ')}`}`,
   );

@@ -1,7 +1,7 @@
 import { flags, writeResult } from './lib/bench-stack';
 import { createProgress } from './lib/progress';
 import { CLUSTER_TEMPORAL } from './lib/cluster-drill-stack';
-import { ledgerLine, stopAllDrillStacks } from './lib/drill-stack';
+import { answersLine, ledgerLine, stopAllDrillStacks } from './lib/drill-stack';
 import { runDeployDrill } from './scenarios/drill-deploy';
 import { runClusterDeployDrill } from './scenarios/drill-deploy-cluster';
 
@@ -43,11 +43,8 @@ async function cluster(argv: string[]): Promise<void> {
         `v2 ready ${(x.workerStartMs / 1000).toFixed(1)} s, resume ${x.timeToResumeMs} ms, fleet held ${(x.pauseMs / 1000).toFixed(1)} s`,
     )
     .join('; ');
-  const answers = Object.entries(r.answers)
-    .map(([status, count]) => `${count}× ${status}`)
-    .join(', ');
   console.log(
-    `cluster deploy drill: ${r.units} units through 2 APIs (answers ${answers}) → lost ${r.lost}, duplicated ${r.duplicated}; ` +
+    `cluster deploy drill: ${r.units} units through 2 APIs (answers ${answersLine(r.answers)}) → lost ${r.lost}, duplicated ${r.duplicated}; ` +
       `sink: ${r.sink.deliveries} deliveries, ${r.sink.distinctKeys} distinct keys, ${r.sink.duplicatedKeys} delivered more than once; ` +
       `${ledgerLine(r.ledger)}; ${steps}; ${r.seconds.toFixed(0)} s in all → ${r.pass ? 'PASS' : `FAIL: ${r.failures.join('; ')}`}`,
   );

@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../src/cluster/child';
@@ -86,6 +86,13 @@ export async function startClusterDrillStack(opts: {
   };
   const stop = async () => {
     await cluster.stop();
+    // Every process's log outlives the drill (a failure is read there), the data does not.
+    const logs = path.join(dir, 'logs');
+    if (existsSync(logs)) {
+      const kept = `${dir}-logs`;
+      cpSync(logs, kept, { recursive: true });
+      log(`logs kept in ${kept}`);
+    }
     rmSync(dir, { recursive: true, force: true });
   };
   return {

@@ -218,6 +218,35 @@ export async function until<T>(
   }
 }
 
+/**
+ * Answers a client tries again (same idempotency key): unreachable, 409 (the key's first request still
+ * in progress), 429, and 5xx; the drills count every answer and fail on any 5xx other than 503.
+ */
+const RETRIED = [0, 409, 429, 500, 502, 503, 504];
+
+/** Counts the API's answers by status; `failures()` names the answers a drill must not see. */
+export function answerTally(): {
+  answers: Record<string, number>;
+  onAnswer: (status: number) => void;
+  failures: () => string[];
+} {
+  const answers: Record<string, number> = {};
+  return {
+    answers,
+    onAnswer: (status) => void (answers[status] = (answers[status] ?? 0) + 1),
+    failures: () =>
+      Object.entries(answers)
+        .filter(([status]) => Number(status) >= 500 && status !== '503')
+        .map(([status, count]) => `the APIs answered ${status} to ${count} submissions`),
+  };
+}
+
+/** `1000× 202, 3× 503`: the answers a drill's clients got. */
+export const answersLine = (answers: Record<string, number>): string =>
+  Object.entries(answers)
+    .map(([status, count]) => `${count}× ${status}`)
+    .join(', ');
+
 export interface SubmitOptions {
   /** Requests in flight at once [16]. */
   parallel?: number;
@@ -229,7 +258,7 @@ export interface SubmitOptions {
 
 /**
  * Submits `n` synthetic units one request each, with idempotency keys, so that a retry after a
- * timeout or a 503 can never create a second run; retries 429/503/network errors after their
+ * timeout or a 503 can never create a second run; retries the answers in RETRIED after their
  * Retry-After (a client that meets a drain keeps trying) until `timeoutMs`. Returns the run ids.
  */
 export async function submitUnits(
@@ -263,7 +292,7 @@ export async function submitUnits(
           ids[i] = r.body.runId as string;
           break;
         }
-        if (Date.now() > deadline || ![0, 429, 503].includes(r.status))
+        if (Date.now() > deadline || !RETRIED.includes(r.status))
           throw new Error(`submit ${i}: ${r.status} ${JSON.stringify(r.body)}`);
         await sleep(Math.min(2000, 1000 * Number(r.headers.get('retry-after') ?? 1)));
       }

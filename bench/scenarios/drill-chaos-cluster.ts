@@ -2,7 +2,7 @@ import type { LedgerCheck } from '../lib/drill-stack';
 import type { SinkSummary } from '../../src/effectsink/sink';
 import { checkSink, startClusterDrillStack } from '../lib/cluster-drill-stack';
 import type { ClusterDrillStack } from '../lib/cluster-drill-stack';
-import { finishAndTally, tallyFailures, sleep, submitUnits, until } from '../lib/drill-stack';
+import { answerTally, finishAndTally, tallyFailures, sleep, submitUnits, until } from '../lib/drill-stack';
 import { mulberry32 } from '../lib/prng';
 import type { DrillOptions } from './drill-deploy';
 
@@ -26,6 +26,8 @@ export interface ClusterChaosResult {
   duplicated: number;
   effects: { effects: number; attempts: number; duplicates: number };
   sink: SinkSummary;
+  /** Every answer the clients got from the two APIs, by HTTP status (0: network error or timeout). */
+  answers: Record<string, number>;
   counters: Record<string, number>;
   /** The tenant's ledger against the simulator's bill for it. */
   ledger: LedgerCheck;
@@ -50,7 +52,8 @@ export async function runClusterChaosDrill(o: DrillOptions & { seed?: number }):
   try {
     const token = await s.tenant('drill-chaos', { maxQueued: 100_000, maxInFlight: o.concurrency });
     const input = { steps: o.steps, stepMs: o.stepMs, tokensPerStep: 10, effect: true };
-    const submitting = submitUnits(s, token, o.units, input, 'chaos', o.timeoutMs);
+    const answers = answerTally();
+    const submitting = submitUnits(s, token, o.units, input, 'chaos', o.timeoutMs, answers);
     submitting.catch(() => undefined);
     const faults: ClusterFaultRecord[] = [];
     for (const [i, kind] of kinds.entries()) {
@@ -69,12 +72,13 @@ export async function runClusterChaosDrill(o: DrillOptions & { seed?: number }):
     const accepted = await submitting;
     const t = await finishAndTally(s, token, accepted, o.units, o.timeoutMs);
     const { sink, failures: sinkFailures } = await checkSink(s, t.effects.effects, o.units);
-    const failures = [...tallyFailures(t, o.units), ...sinkFailures];
+    const failures = [...tallyFailures(t, o.units), ...sinkFailures, ...answers.failures()];
     return {
       units: o.units,
       accepted: accepted.length,
       ...t,
       sink,
+      answers: answers.answers,
       faults,
       seconds: (Date.now() - t0) / 1000,
       pass: failures.length === 0,

@@ -1,7 +1,7 @@
 import type { SinkSummary } from '../../src/effectsink/sink';
 import { checkSink, startClusterDrillStack } from '../lib/cluster-drill-stack';
 import type { LedgerCheck } from '../lib/drill-stack';
-import { finishAndTally, tallyFailures, submitUnits, until } from '../lib/drill-stack';
+import { answerTally, finishAndTally, tallyFailures, submitUnits, until } from '../lib/drill-stack';
 import type { DrillOptions } from './drill-deploy';
 
 export interface ClusterDeployStep {
@@ -59,12 +59,12 @@ export async function runClusterDeployDrill(o: DrillOptions): Promise<ClusterDep
     const input = { steps: o.steps, stepMs: o.stepMs, tokensPerStep: 10, effect: true };
     let released = Math.floor(o.units * 0.4);
     const release = () => (released = Math.min(o.units, released + Math.ceil(o.units * 0.1)));
-    const answers: Record<string, number> = {};
+    const tally = answerTally();
     let accepted2xx = 0;
     const submitting = submitUnits(s, token, o.units, input, 'deploy', o.timeoutMs, {
       released: () => released,
       onAnswer: (status) => {
-        answers[status] = (answers[status] ?? 0) + 1;
+        tally.onAnswer(status);
         if (status === 200 || status === 202) accepted2xx++;
       },
     });
@@ -138,7 +138,7 @@ export async function runClusterDeployDrill(o: DrillOptions): Promise<ClusterDep
     const accepted = await submitting;
     const t = await finishAndTally(s, token, accepted, o.units, o.timeoutMs);
     const { sink, failures: sinkFailures } = await checkSink(s, t.effects.effects, o.units);
-    const failures = [...tallyFailures(t, o.units), ...sinkFailures];
+    const failures = [...tallyFailures(t, o.units), ...sinkFailures, ...tally.failures()];
     for (const st of steps) {
       if (st.admissionsDuringDrain !== 0)
         failures.push(`${st.admissionsDuringDrain} admissions while draining ${st.worker}`);
@@ -152,7 +152,7 @@ export async function runClusterDeployDrill(o: DrillOptions): Promise<ClusterDep
       accepted: accepted.length,
       ...t,
       sink,
-      answers,
+      answers: tally.answers,
       steps,
       seconds: (Date.now() - t0) / 1000,
       pass: failures.length === 0,
