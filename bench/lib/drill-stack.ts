@@ -324,7 +324,7 @@ export interface LedgerCheck {
   billed: number;
   /**
    * Of `billed`, the tokens of calls the simulator served again for a step it had served before: a
-   * step whose caller died before reading (and charging) the answer, then called again on retry.
+   * retried step calling again (whether or not the earlier call's charge reached the ledger).
    */
   billedAgain: number;
 }

@@ -1,6 +1,7 @@
 import type { LedgerCheck } from '../lib/drill-stack';
 import { mulberry32 } from '../lib/prng';
 import {
+  answerTally,
   finishAndTally,
   tallyFailures,
   sleep,
@@ -33,6 +34,8 @@ export interface ChaosDrillResult {
   duplicated: number;
   effects: { effects: number; attempts: number; duplicates: number };
   counters: Record<string, number>;
+  /** Every answer the clients got from the API, by HTTP status (0: network error or timeout). */
+  answers: Record<string, number>;
   /** The tenant's ledger against the simulator's bill for it. */
   ledger: LedgerCheck;
   faults: FaultRecord[];
@@ -80,7 +83,8 @@ export async function runChaosDrill(
     await s.startWorker('chaos-1');
     const token = await s.tenant('drill-chaos', { maxQueued: 100_000, maxInFlight: o.concurrency });
     const input = { steps: o.steps, stepMs: o.stepMs, tokensPerStep: 10, effect: true };
-    const submitting = submitUnits(s, token, o.units, input, 'chaos', o.timeoutMs);
+    const answers = answerTally();
+    const submitting = submitUnits(s, token, o.units, input, 'chaos', o.timeoutMs, answers);
     submitting.catch(() => undefined);
 
     const faults: Promise<FaultRecord>[] = [];
@@ -102,11 +106,12 @@ export async function runChaosDrill(
 
     const accepted = await submitting;
     const t = await finishAndTally(s, token, accepted, o.units, o.timeoutMs);
-    const failures = tallyFailures(t, o.units);
+    const failures = [...tallyFailures(t, o.units), ...answers.failures()];
     return {
       units: o.units,
       accepted: accepted.length,
       ...t,
+      answers: answers.answers,
       faults: await Promise.all(faults),
       seconds: (Date.now() - t0) / 1000,
       pass: failures.length === 0,

@@ -1,5 +1,12 @@
 import type { LedgerCheck } from '../lib/drill-stack';
-import { finishAndTally, tallyFailures, startDrillStack, submitUnits, until } from '../lib/drill-stack';
+import {
+  answerTally,
+  finishAndTally,
+  tallyFailures,
+  startDrillStack,
+  submitUnits,
+  until,
+} from '../lib/drill-stack';
 
 export interface DrillOptions {
   units: number;
@@ -21,6 +28,8 @@ export interface DeployDrillResult {
   duplicated: number;
   effects: { effects: number; attempts: number; duplicates: number };
   counters: Record<string, number>;
+  /** Every answer the clients got from the API, by HTTP status (0: network error or timeout). */
+  answers: Record<string, number>;
   /** The tenant's ledger against the simulator's bill for it. */
   ledger: LedgerCheck;
   /** In flight and admitted when the drain began. */
@@ -57,7 +66,8 @@ export async function runDeployDrill(o: DrillOptions): Promise<DeployDrillResult
     const token = await s.tenant('drill-deploy', { maxQueued: 100_000, maxInFlight: o.concurrency });
     const input = { steps: o.steps, stepMs: o.stepMs, tokensPerStep: 10, effect: true };
     // Clients keep submitting through the deploy; those refused at the door try again after Retry-After.
-    const submitting = submitUnits(s, token, o.units, input, 'deploy', o.timeoutMs);
+    const answers = answerTally();
+    const submitting = submitUnits(s, token, o.units, input, 'deploy', o.timeoutMs, answers);
     submitting.catch(() => undefined);
 
     // Drain mid-run: a quarter admitted and the fleet busy.
@@ -136,7 +146,7 @@ export async function runDeployDrill(o: DrillOptions): Promise<DeployDrillResult
     log(`all ${accepted.length} units accepted`);
     const t = await finishAndTally(s, token, accepted, o.units, o.timeoutMs);
 
-    const failures = tallyFailures(t, o.units);
+    const failures = [...tallyFailures(t, o.units), ...answers.failures()];
     const admissionsDuringDrain = maxAdmitted - atDrain.admitted;
     if (admissionsDuringDrain !== 0) failures.push(`${admissionsDuringDrain} admissions while draining`);
     if (atDrain.inFlight < 1) failures.push('nothing was in flight at the drain');
@@ -147,6 +157,7 @@ export async function runDeployDrill(o: DrillOptions): Promise<DeployDrillResult
       units: o.units,
       accepted: accepted.length,
       ...t,
+      answers: answers.answers,
       atDrain,
       admissionsDuringDrain,
       refused,

@@ -62,8 +62,8 @@ export interface SimulatorStats {
   bill: Record<string, number>;
   /**
    * Of `bill`, the tokens of calls served for a call key (run and step) already served once: a step
-   * that called again although its earlier call was billed (its caller died before it could read or
-   * record the answer). The provider bills both; a client that charges per answer it reads, one.
+   * that called again although its earlier call was billed (e.g. a retry after its worker died). The
+   * provider bills both; the caller's ledger has both only if the first call's charge got out.
    */
   billedAgain: Record<string, number>;
   headerDialect: 'openai' | 'anthropic';
