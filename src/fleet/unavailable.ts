@@ -1,4 +1,5 @@
 import { ServiceError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
+import { NamespaceNotFoundError } from '@temporalio/common';
 import { ApiError } from '../contract/errors';
 import { isPgUnavailable } from '../util/pg';
 import type { FleetPort } from '../contract/fleet-port';
@@ -30,6 +31,16 @@ export function withUnavailableAs503(fleet: FleetPort): FleetPort {
           throw new ApiError(
             'unavailable',
             'The database is unreachable right now; try again shortly.',
+            undefined,
+            5,
+          );
+        if (err instanceof NamespaceNotFoundError)
+          // Seen on the cluster for a moment after its PostgreSQL restarted: the frontend's namespace
+          // lookup failed while the namespace exists (it served the request before). Nothing was
+          // changed; a retry finds it. A namespace that really is missing keeps answering this 503.
+          throw new ApiError(
+            'unavailable',
+            `Temporal does not find the namespace '${err.namespace}' right now (a cluster recovering from a database restart, or a wrong TEMPORAL_NAMESPACE); try again shortly.`,
             undefined,
             5,
           );

@@ -1,4 +1,5 @@
 import { ServiceError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
+import { NamespaceNotFoundError } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/contract/errors';
 import type { FleetPort } from '../../../src/contract/fleet-port';
@@ -23,6 +24,8 @@ describe('withUnavailableAs503', () => {
     ['an update RPC timed out', new WorkflowUpdateRPCTimeoutOrCancelledError('timed out'), /scheduler/],
     ['the effect database refusing connections', pgErr({ code: 'ECONNREFUSED' }), /database is unreachable/],
     ['the effect database shutting down', pgErr({ code: '57P01' }), /database is unreachable/],
+    // The cluster's frontend after its PostgreSQL restarted (cluster chaos drill, seed 11).
+    ['a namespace lookup failing', new NamespaceNotFoundError('default'), /namespace 'default'/],
   ])('turns %s into 503 unavailable with Retry-After', async (_what, err, message) => {
     const fleet = failing(err);
     const thrown = await fleet.effectsSummary().catch((e: unknown) => e);
