@@ -16,6 +16,11 @@ export const SCENARIOS: { scenario: string; title: string; command: string }[] =
   { scenario: 'bystander', title: 'Bystander', command: 'npm run bench -- bystander' },
   { scenario: 'drill-deploy', title: 'Deploy drill', command: 'npm run drill:deploy' },
   { scenario: 'drill-chaos', title: 'Chaos drill', command: 'npm run drill:chaos' },
+  {
+    scenario: 'drill-scheduler-loss',
+    title: 'Scheduler-loss drill',
+    command: 'npm run drill:scheduler-loss',
+  },
 ];
 
 const n = (x: unknown, digits = 0): string =>
@@ -56,6 +61,28 @@ const HEADLINES: Record<string, (d: any) => string> = {
   'drill-chaos': (d) =>
     `${verdict(d.pass)} (seed ${n(d.seed)}): ${n(d.units)} units, lost ${n(d.lost)}, duplicated ${n(d.duplicated)}; ` +
     `recovery ${Array.isArray(d.faults) ? d.faults.map((f: any) => `${n(f.recoveryMs / 1000, 1)} s`).join(', ') : '?'}`,
+  'drill-scheduler-loss': (d) =>
+    `${verdict(d.pass)} (seed ${n(d.seed)}): ${n(d.runs)} runs, not terminal ${n(d.notTerminal?.length)}; ` +
+    (Array.isArray(d.recoveries)
+      ? d.recoveries
+          .map(
+            (r: any) =>
+              `${r.kind} → new chain ${n(r.newChainMs / 1000, 1)} s, admitting ${n(r.admittingMs / 1000, 1)} s`,
+          )
+          .join(', ')
+      : '?') +
+    `; ${n(Array.isArray(d.apiKills) ? d.apiKills.reduce((x: number, k: any) => x + k.betweenStartAndSubmit, 0) : undefined)} ` +
+    `runs orphaned by an API SIGKILL; effects applied twice ${n(d.sink?.duplicatedKeys)}; ` +
+    `runs with two calls at once ${n(d.calls?.runsOverlapping)}; ` +
+    (Array.isArray(d.ledgers)
+      ? d.ledgers
+          .filter((l: any) => l.budget !== null)
+          .map(
+            (l: any) =>
+              `${l.tenant}: used ${n(l.used)}, billed ${n(l.billed)}, spent ${n(l.spent)}, budget ${n(l.budget)}`,
+          )
+          .join(', ')
+      : '?'),
 };
 
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');

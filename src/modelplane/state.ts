@@ -2,6 +2,7 @@ import { DEFAULT_LATENCY, latencyMs, seededRandom } from './latency';
 import type { LatencyModel } from './latency';
 import { anthropicRateLimitHeaders, rateLimitHeaders } from '../activities/provider/rate-limit-headers';
 import type { RateLimitSnapshot } from '../activities/provider/rate-limit-headers';
+import { CallLog } from './call-log';
 import { FirstCallLog } from './first-calls';
 import { RetryTracker } from './retry-tracker';
 import { TokenBucket } from './token-bucket';
@@ -82,6 +83,8 @@ export class SimulatorState {
   readonly retries = new RetryTracker();
   /** First-call arrival per run id (priority measured where the work happens). */
   readonly firstCalls = new FirstCallLog();
+  /** Served calls' windows by call key: a step served twice, or a run's calls overlapping. */
+  readonly calls = new CallLog();
   /** The simulator's clock, ms. */
   readonly now: () => number;
   private readonly tokens: TokenBucket;
