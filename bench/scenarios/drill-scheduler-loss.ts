@@ -321,11 +321,12 @@ async function loseScheduler(
 ): Promise<LossRecovery> {
   const before = await scheduler().describe();
   const atDone = done();
-  const lostAt = Date.now();
+  let lostAt = 0;
   const lose = kind === 'terminate' ? terminateScheduler : resetScheduler;
   // On a loaded server the CLI's call can time out after it applied: retried for the same run only,
   // and not at all once that run has ended.
   for (let attempt = 1; ; attempt++) {
+    lostAt = Date.now(); // the attempt that applies is the one the recovery is measured from
     const err = await lose(s.temporalAddress, s.schedulerWorkflowId, before.runId).then(
       () => null,
       (e: unknown) => e,
@@ -336,7 +337,8 @@ async function loseScheduler(
       .catch(() => null);
     if (old && old.status.name !== 'RUNNING') break;
     if (attempt >= 5) throw err;
-    log(`${kind}: the CLI failed (${String(err).split('\n')[0]}), trying again`);
+    const said = String((err as { stderr?: unknown }).stderr ?? err).trim();
+    log(`${kind}: the CLI failed (${said.split('\n').slice(-1)[0]}), trying again`);
     await sleep(2000);
   }
   meanwhile?.();
