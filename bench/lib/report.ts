@@ -16,6 +16,7 @@ export const SCENARIOS: { scenario: string; title: string; command: string }[] =
   { scenario: 'bystander', title: 'Bystander', command: 'npm run bench -- bystander' },
   { scenario: 'drill-deploy', title: 'Deploy drill', command: 'npm run drill:deploy' },
   { scenario: 'drill-chaos', title: 'Chaos drill', command: 'npm run drill:chaos' },
+  { scenario: 'drill-batch', title: 'Batch resume drill', command: 'npm run drill:batch' },
 ];
 
 const n = (x: unknown, digits = 0): string =>
@@ -56,6 +57,12 @@ const HEADLINES: Record<string, (d: any) => string> = {
   'drill-chaos': (d) =>
     `${verdict(d.pass)} (seed ${n(d.seed)}): ${n(d.units)} units, lost ${n(d.lost)}, duplicated ${n(d.duplicated)}; ` +
     `recovery ${Array.isArray(d.faults) ? d.faults.map((f: any) => `${n(f.recoveryMs / 1000, 1)} s`).join(', ') : '?'}`,
+  'drill-batch': (d) =>
+    `${verdict(d.pass)}: ${n(d.items)} items, ${n(d.failing)} failing; first pass ${n(d.firstPass?.completed)} completed / ` +
+    `${n(d.firstPass?.failed)} failed; resume re-drove ${n(d.resumed)}, re-ran ${n(d.reran?.actual)} ` +
+    `(unexpected ${n(d.reran?.unexpected?.length)}, missing ${n(d.reran?.missing?.length)}); final ${n(d.final?.completed)} / ` +
+    `${n(d.final?.failed)}; other tenant ${n(d.other?.finishedWhileBatchPending)} of ${n(d.other?.submitted)} runs done ` +
+    `while the batch was pending; ${n(d.seconds)} s`,
 };
 
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
