@@ -3,6 +3,7 @@ import pino from 'pino';
 import { loadConfig } from '../config';
 import { installRuntime } from '../infra/runtime';
 import { waitFor } from '../infra/wait-for';
+import { toolTaskQueue } from '../tools/registry';
 import { startToolWorker } from '../tools/worker';
 import { closeOnSignal, failStart } from './shutdown';
 
@@ -27,12 +28,13 @@ async function main(): Promise<void> {
   const address = config.temporal.address;
   if (!address) throw new Error('TEMPORAL_ADDRESS is not set: a tool worker joins a running Temporal.');
   const connection = await waitFor(
-    `Temporal at ${address} (tool worker connection)`,
+    `Temporal at ${address}`,
     () => NativeConnection.connect({ address }),
     log,
   );
   const tools = await startToolWorker({ config, connection, log });
-  log.info({ tools: tools.serves, taskQueue: config.temporal.taskQueue }, 'tool worker started');
+  const taskQueues = tools.serves.map((t) => toolTaskQueue(config.temporal.taskQueue, t));
+  log.info({ tools: tools.serves, taskQueues }, 'tool worker started');
   closeOnSignal(
     async () => {
       await tools.close();
