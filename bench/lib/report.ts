@@ -21,6 +21,7 @@ export const SCENARIOS: { scenario: string; title: string; command: string }[] =
     title: 'Scheduler-loss drill',
     command: 'npm run drill:scheduler-loss',
   },
+  { scenario: 'drill-batch', title: 'Batch resume drill', command: 'npm run drill:batch' },
 ];
 
 const n = (x: unknown, digits = 0): string =>
@@ -83,6 +84,12 @@ const HEADLINES: Record<string, (d: any) => string> = {
           )
           .join(', ')
       : '?'),
+  'drill-batch': (d) =>
+    `${verdict(d.pass)}: ${n(d.items)} items, ${n(d.failing)} failing; first pass ${n(d.firstPass?.completed)} completed / ` +
+    `${n(d.firstPass?.failed)} failed; resume re-drove ${n(d.resumed)}, re-ran ${n(d.reran?.actual)} ` +
+    `(unexpected ${n(d.reran?.unexpected?.length)}, missing ${n(d.reran?.missing?.length)}); final ${n(d.final?.completed)} / ` +
+    `${n(d.final?.failed)}; other tenant ${n(d.other?.finishedWhileBatchPending)} of ${n(d.other?.submitted)} runs done ` +
+    `while the batch was pending; ${n(d.seconds)} s`,
 };
 
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');

@@ -68,21 +68,23 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
 
     async getRun(runId) {
       const handle = client.workflow.getHandle(runId);
-      // A query needs the run's first workflow task done; right after submission on a busy fleet it
-      // may not be yet, so fall back to what Temporal knows without a worker (search attributes, memo).
-      // The query waits for that task with no deadline of its own (the fuzzer saw one hang over 30 s while
-      // a batch's runs filled the task queue): bound it, and answer from the description past the bound.
-      const view: RunView | null = await withTimeout(
-        handle.query(runViewQuery),
-        RUN_QUERY_MS,
-        'runView',
-      ).catch(async (err: unknown) => {
+      // Described first (no worker needed): a closed run answers from its close event (its result or
+      // failure carries the whole view), so reading a finished run replays nothing on any worker.
+      const d = await handle.describe().catch((err: unknown) => {
         if (notFound(err)) return null;
-        const d = await orNull(handle.describe());
-        if (!d) return null;
-        // A closed run answers from its close event (its result or failure carries the whole view).
-        return (d.closeTime ? await closedRunView(handle) : null) ?? viewFromDescription(d);
+        throw err;
       });
+      if (!d) return null;
+      const closed = d.closeTime ? await closedRunView(handle) : null;
+      // A running run answers its query. It needs the run's first workflow task done; right after
+      // submission on a busy fleet it may not be yet, and the query waits for that task with no deadline
+      // of its own (the fuzzer saw one hang over 30 s while a batch's runs filled the task queue): bound
+      // it, and answer from what Temporal knows without a worker (search attributes, memo) past the bound.
+      const view: RunView | null =
+        closed ??
+        (await withTimeout(handle.query(runViewQuery), RUN_QUERY_MS, 'runView').catch((err: unknown) =>
+          notFound(err) ? null : viewFromDescription(d),
+        ));
       // Runs begun before tool calls were recorded answer without the list.
       if (view) view.toolCalls ??= [];
       if (view?.status === 'queued') {
