@@ -26,7 +26,6 @@ export interface ClusterDrillStack extends DrillStack {
     buildId: string,
     opts?: { graceful?: boolean },
   ): Promise<{ ms: number; exit: number | string }>;
-  sink(): Promise<SinkSummary>;
 }
 
 /**

@@ -4,6 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../../src/config';
+import { startEffectSink } from '../../src/effectsink/sink';
+import type { RunningSink, SinkSummary } from '../../src/effectsink/sink';
 import { startDevServer } from '../../src/infra/dev-server';
 import type { DevServer } from '../../src/infra/dev-server';
 import { startSimulator } from '../../src/modelplane';
@@ -44,6 +46,8 @@ export interface DrillStack {
   /** The worker child now running, if any. */
   worker: WorkerChild | undefined;
   startWorker(buildId: string): Promise<WorkerChild>;
+  /** What the effect sink counted, by itself (it does not trust the sender); the local stack needs `sink: true`. */
+  sink(): Promise<SinkSummary>;
   /** Stops the Temporal dev server and starts it again on the same port and SQLite file; returns ms down. */
   restartTemporal(): Promise<number>;
   /** The simulator's bill (`GET /admin/bill`), counted where the tokens are spent. */
@@ -62,6 +66,19 @@ export async function fetchBill(simUrl: string): Promise<Bill> {
   const res = await fetch(`${simUrl}/admin/bill`, { signal: AbortSignal.timeout(10_000) });
   if (res.status !== 200) throw new Error(`simulator bill: ${res.status}`);
   return (await res.json()) as Bill;
+}
+
+/** The one-machine drill stack, with what only it offers. */
+export interface LocalDrillStack extends DrillStack {
+  /** The model-plane simulator's base URL (its `/admin/*` figures are measured where the work happens). */
+  simUrl: string;
+  /** The scheduler's workflow id, as the stack's processes are configured. */
+  schedulerWorkflowId: string;
+  /**
+   * Another API process (`src/entry/api.ts`) on the same Temporal, scheduler and data directory, as a
+   * child that can be SIGKILLed; answers its base URL once it is ready.
+   */
+  startApi(name: string): Promise<{ url: string; child: WorkerChild }>;
 }
 
 const freePort = (): Promise<number> =>
@@ -85,7 +102,9 @@ export async function startDrillStack(opts: {
   env?: Record<string, string>;
   log?: (m: string) => void;
   onStatus?: (status: any) => void;
-}): Promise<DrillStack> {
+  /** Start an effect sink (in this process) and send every run's effect to it too. */
+  sink?: boolean;
+}): Promise<LocalDrillStack> {
   const log = opts.log ?? (() => {});
   const dir = mkdtempSync(path.join(os.tmpdir(), 'fairway-drill-'));
   const dbFile = path.join(dir, 'temporal.db');
@@ -102,11 +121,15 @@ export async function startDrillStack(opts: {
   let api: Stack | undefined;
   let worker: WorkerChild | undefined;
   let workers = 0;
+  let sink: RunningSink | undefined;
+  const apis: WorkerChild[] = [];
 
   const stop = async () => {
     running.delete(stop);
     await worker?.kill().catch(() => undefined);
+    await Promise.all(apis.map((a) => a.kill().catch(() => undefined)));
     await api?.close().catch(() => undefined);
+    await sink?.close().catch(() => undefined);
     await sim?.close().catch(() => undefined);
     await dev?.stop().catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });
@@ -116,6 +139,7 @@ export async function startDrillStack(opts: {
   try {
     dev = await startDevServer(devOpts);
     sim = await startSimulator({ port: 0, tpm: 1_000_000_000, rpm: 100_000_000, seed: 42 });
+    if (opts.sink) sink = await startEffectSink({ port: 0, host: '127.0.0.1' });
     const env: Record<string, string> = {
       TEMPORAL_ADDRESS: dev.address,
       MODEL_BASE_URL: sim.url,
@@ -129,6 +153,7 @@ export async function startDrillStack(opts: {
       TENANT_REQUEST_RATE_PER_SECOND: '100000',
       MAILBOX_FLUSH_MS: '50',
       SHUTDOWN_GRACE_SECONDS: '60',
+      ...(sink ? { EFFECT_SINK_URL: sink.url } : {}),
       ...opts.env,
     };
     const config = loadConfig({ ...env, PORT: '0', LOG_LEVEL: 'error' });
@@ -157,9 +182,11 @@ export async function startDrillStack(opts: {
       }
     };
 
-    const stack: DrillStack = {
+    const stack: LocalDrillStack = {
       dir,
       temporalAddress: dev.address,
+      simUrl: sim.url,
+      schedulerWorkflowId: config.schedulerWorkflowId,
       call,
       async status() {
         const r = await call('GET', '/v1/admin/scheduler', { timeoutMs: 3000 });
@@ -181,6 +208,22 @@ export async function startDrillStack(opts: {
         return worker;
       },
       bill: () => fetchBill(sim!.url),
+      async startApi(name) {
+        const port = await freePort();
+        const child = await spawnWorker({
+          env: { ...env, PORT: String(port) },
+          buildId: name,
+          entry: 'api',
+          logFile: path.join(dir, `api-${name}.log`),
+        });
+        apis.push(child);
+        log(`API ${name} started (pid ${child.pid}, port ${port})`);
+        return { url: `http://127.0.0.1:${port}`, child };
+      },
+      async sink() {
+        if (!sink) throw new Error('this drill stack has no effect sink (start it with sink: true)');
+        return sink.ledger.summary();
+      },
       async restartTemporal() {
         const t0 = Date.now();
         const old = dev;

@@ -26,6 +26,12 @@ export const SCENARIOS: { scenario: string; title: string; command: string }[] =
     title: 'Chaos drill, cluster',
     command: 'npm run drill:chaos -- --cluster',
   },
+  {
+    scenario: 'drill-scheduler-loss',
+    title: 'Scheduler-loss drill',
+    command: 'npm run drill:scheduler-loss',
+  },
+  { scenario: 'drill-batch', title: 'Batch resume drill', command: 'npm run drill:batch' },
 ];
 
 const n = (x: unknown, digits = 0): string =>
@@ -82,6 +88,34 @@ const HEADLINES: Record<string, (d: any) => string> = {
     (Array.isArray(d.faults)
       ? d.faults.map((f: any) => `${f.kind} ${n(f.recoveryMs / 1000, 1)} s`).join(', ')
       : '?'),
+  'drill-scheduler-loss': (d) =>
+    `${verdict(d.pass)} (seed ${n(d.seed)}): ${n(d.runs)} runs, not terminal ${n(d.notTerminal?.length)}; ` +
+    (Array.isArray(d.recoveries)
+      ? d.recoveries
+          .map(
+            (r: any) =>
+              `${r.kind} → new chain ${n(r.newChainMs / 1000, 1)} s, admitting ${n(r.admittingMs / 1000, 1)} s`,
+          )
+          .join(', ')
+      : '?') +
+    `; ${n(Array.isArray(d.apiKills) ? d.apiKills.reduce((x: number, k: any) => x + k.betweenStartAndSubmit, 0) : undefined)} ` +
+    `runs orphaned by an API SIGKILL; effects applied twice ${n(d.sink?.duplicatedKeys)}; ` +
+    `runs with two calls at once ${n(d.calls?.runsOverlapping)}; ` +
+    (Array.isArray(d.ledgers)
+      ? d.ledgers
+          .filter((l: any) => l.budget !== null)
+          .map(
+            (l: any) =>
+              `${l.tenant}: used ${n(l.used)}, billed ${n(l.billed)}, spent ${n(l.spent)}, budget ${n(l.budget)}`,
+          )
+          .join(', ')
+      : '?'),
+  'drill-batch': (d) =>
+    `${verdict(d.pass)}: ${n(d.items)} items, ${n(d.failing)} failing; first pass ${n(d.firstPass?.completed)} completed / ` +
+    `${n(d.firstPass?.failed)} failed; resume re-drove ${n(d.resumed)}, re-ran ${n(d.reran?.actual)} ` +
+    `(unexpected ${n(d.reran?.unexpected?.length)}, missing ${n(d.reran?.missing?.length)}); final ${n(d.final?.completed)} / ` +
+    `${n(d.final?.failed)}; other tenant ${n(d.other?.finishedWhileBatchPending)} of ${n(d.other?.submitted)} runs done ` +
+    `while the batch was pending; ${n(d.seconds)} s`,
 };
 
 /** `ledger spent = bill` (or ≠) when the drill recorded its ledger check; nothing for older files. */

@@ -70,7 +70,9 @@ export function createSimulator(opts: SimulatorOptions): { app: express.Express;
     }
     state.retries.served(key);
     // Billed when served, as a provider does, whether or not the caller is still there to read it.
-    state.answered(200, total, tenant, key);
+    state.answered(200, total, tenant, state.calls.timesServed(key) > 0);
+    const served = state.calls.begin(key);
+    res.once('close', served);
     await sleep(decision.delayMs);
     res.set(decision.headers);
     res.set('openai-processing-ms', String(decision.delayMs));
@@ -107,6 +109,11 @@ export function createSimulator(opts: SimulatorOptions): { app: express.Express;
     if (!parsed.success) return sendInvalid(res, 'Invalid capacity.', issueDetails(parsed.error));
     state.setQuota(parsed.data);
     res.json({ quota: state.stats().quota });
+  });
+
+  // Served calls by call key: steps served twice, runs with two calls in flight at once.
+  app.get('/admin/calls', (_req, res) => {
+    res.json(state.calls.summary());
   });
 
   app.get('/admin/bill', (_req, res) => {

@@ -2,6 +2,7 @@ import { DEFAULT_LATENCY, latencyMs, seededRandom } from './latency';
 import type { LatencyModel } from './latency';
 import { anthropicRateLimitHeaders, rateLimitHeaders } from '../activities/provider/rate-limit-headers';
 import type { RateLimitSnapshot } from '../activities/provider/rate-limit-headers';
+import { CallLog } from './call-log';
 import { FirstCallLog } from './first-calls';
 import { RetryTracker } from './retry-tracker';
 import { TokenBucket } from './token-bucket';
@@ -39,9 +40,6 @@ export interface InjectedFault {
   /** How many calls get this answer. */
   times: number;
 }
-
-/** Call keys remembered for `billedAgain`: a bounded memory (a key repeats within minutes, if ever). */
-const SERVED_KEYS_KEPT = 200_000;
 
 /** The simulator's verdict on one call. */
 export type Decision =
@@ -91,6 +89,8 @@ export class SimulatorState {
   readonly retries = new RetryTracker();
   /** First-call arrival per run id (priority measured where the work happens). */
   readonly firstCalls = new FirstCallLog();
+  /** Served calls' windows by call key: a step served twice, or a run's calls overlapping. */
+  readonly calls = new CallLog();
   /** The simulator's clock, ms. */
   readonly now: () => number;
   private readonly tokens: TokenBucket;
@@ -102,8 +102,6 @@ export class SimulatorState {
   private readonly counters = { calls: 0, throttled: 0, tokens: 0 };
   private readonly bill = new Map<string, number>();
   private readonly billedAgain = new Map<string, number>();
-  /** Call keys served so far (oldest dropped past SERVED_KEYS_KEPT). */
-  private readonly servedKeys = new Set<string>();
   private bystander: BystanderStats | null = null;
   private separateInput: boolean;
   private separateOutput: boolean;
@@ -161,19 +159,17 @@ export class SimulatorState {
     return { kind: 'ok', id, delayMs, headers: this.limitHeaders(now) };
   }
 
-  /** Counts a call once it is answered; `servedTokens` is 0 unless it succeeded; `key` is its call key. */
-  answered(status: number, servedTokens: number, tenant = '', key?: string): void {
+  /**
+   * Counts a call once it is answered; `servedTokens` is 0 unless it succeeded; `again`: its step
+   * (call key) had been served before.
+   */
+  answered(status: number, servedTokens: number, tenant = '', again = false): void {
     this.counters.calls += 1;
     if (status === 429) this.counters.throttled += 1;
     this.counters.tokens += servedTokens;
     if (servedTokens <= 0) return;
     this.bill.set(tenant, (this.bill.get(tenant) ?? 0) + servedTokens);
-    if (key === undefined) return;
-    if (this.servedKeys.has(key))
-      this.billedAgain.set(tenant, (this.billedAgain.get(tenant) ?? 0) + servedTokens);
-    this.servedKeys.add(key);
-    if (this.servedKeys.size > SERVED_KEYS_KEPT)
-      this.servedKeys.delete(this.servedKeys.values().next().value as string);
+    if (again) this.billedAgain.set(tenant, (this.billedAgain.get(tenant) ?? 0) + servedTokens);
   }
 
   /** Tokens billed to `tenant` so far. */

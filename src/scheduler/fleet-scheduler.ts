@@ -197,8 +197,8 @@ export class FleetScheduler {
   }
 
   /** Each tenant's current period start (what `floorSpent` figures must be counted from). */
-  recoveryWindows(now: number): { tenant: string; periodStart: number }[] {
-    return recoveryWindows(this.s, now);
+  recoveryWindows(now: number, unbounded = false): { tenant: string; periodStart: number }[] {
+    return recoveryWindows(this.s, now, unbounded);
   }
 
   /** Raises tenants' `spent` to usage recovered from finished runs (after a lost or reset chain). */

@@ -224,7 +224,9 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
     const now = Date.now();
     if (recoverRequested) {
       recoverRequested = false;
-      track(recoverUsage(core.recoveryWindows(now)).then((usage) => core.floorSpent(usage, Date.now())));
+      // v recover-unbounded-periods: a tenant without a budget period is floored at all its runs' usage.
+      const windows = core.recoveryWindows(now, patched('recover-unbounded-periods'));
+      track(recoverUsage(windows).then((usage) => core.floorSpent(usage, Date.now())));
     }
     const expired = core.expireLeases(now);
     // Revocations go out in batches like admissions (v2): one activity per NOTICE_BATCH runs.

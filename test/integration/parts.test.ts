@@ -5,14 +5,18 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, groupAlive, killPart, startPart, stopPart } from '../support/parts';
 import type { Part } from '../support/parts';
 import { waitFor } from '../support/stack';
+import { identityOf } from '../../src/tools/activities';
 
 const ADMIN = 'admin-parts-test-0123456789abcdef-0123';
-type PartName = 'temporal' | 'sim' | 'worker' | 'api';
+type PartName = 'temporal' | 'sim' | 'sink' | 'worker' | 'tools' | 'api';
+/** Tool credentials: the tool worker holds them, the sink authenticates the pager's with its own. */
+const LOOKUP_CREDENTIAL = 'parts-lookup-credential-0123456789abcdef';
+const PAGER_CREDENTIAL = 'parts-pager-credential-0123456789abcdef';
 
-/** The other three parts in random order, Temporal anywhere but first (so something must wait for it). */
+/** The other parts in random order, Temporal anywhere but first (so something must wait for it). */
 function shuffledOrder(): string[] {
-  const rest = ['sim', 'worker', 'api'].sort(() => Math.random() - 0.5);
-  const at = 1 + Math.floor(Math.random() * 3);
+  const rest = ['sim', 'sink', 'worker', 'tools', 'api'].sort(() => Math.random() - 0.5);
+  const at = 1 + Math.floor(Math.random() * rest.length);
   return [...rest.slice(0, at), 'temporal', ...rest.slice(at)];
 }
 
@@ -24,8 +28,9 @@ describe('the parts run alone and wait for each other', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('started as four processes in shuffled order, they complete a run through the API, and all stop on SIGTERM', async () => {
-    const [temporalPort, uiPort, simPort, apiPort] = await Promise.all([
+  it('started as six processes in shuffled order, they complete runs through the API (tools on a worker of their own), and all stop on SIGTERM', async () => {
+    const [temporalPort, uiPort, simPort, sinkPort, apiPort] = await Promise.all([
+      freePort(),
       freePort(),
       freePort(),
       freePort(),
@@ -41,6 +46,7 @@ describe('the parts run alone and wait for each other', () => {
       MODEL_RPM: '100000000',
     };
     const address = `127.0.0.1:${temporalPort}`;
+    const sink = `http://127.0.0.1:${sinkPort}`;
     const env: Record<PartName, Record<string, string>> = {
       temporal: {
         ...common,
@@ -49,7 +55,30 @@ describe('the parts run alone and wait for each other', () => {
         PORT: String(apiPort),
       },
       sim: { ...common, SIM_PORT: String(simPort) },
-      worker: { ...common, TEMPORAL_ADDRESS: address, MODEL_BASE_URL: `http://127.0.0.1:${simPort}` },
+      sink: {
+        ...common,
+        SINK_PORT: String(sinkPort),
+        HOST: '127.0.0.1',
+        TOOL_LOOKUP_CREDENTIAL: LOOKUP_CREDENTIAL,
+        TOOL_PAGER_CREDENTIAL: PAGER_CREDENTIAL,
+      },
+      // The fleet worker serves no tool and holds no credential (as in docker-compose.yml) ...
+      worker: {
+        ...common,
+        TEMPORAL_ADDRESS: address,
+        MODEL_BASE_URL: `http://127.0.0.1:${simPort}`,
+        EFFECT_SINK_URL: sink,
+        WORKER_TOOLS: '',
+      },
+      // ... a tool worker serves the triage agent's tools, with their credentials (npm run start:tools).
+      tools: {
+        ...common,
+        TEMPORAL_ADDRESS: address,
+        EFFECT_SINK_URL: sink,
+        WORKER_TOOLS: 'lookup,pager',
+        TOOL_LOOKUP_CREDENTIAL: LOOKUP_CREDENTIAL,
+        TOOL_PAGER_CREDENTIAL: PAGER_CREDENTIAL,
+      },
       api: { ...common, TEMPORAL_ADDRESS: address, PORT: String(apiPort) },
     };
     const order = shuffledOrder();
@@ -59,7 +88,7 @@ describe('the parts run alone and wait for each other', () => {
     for (const name of order) {
       if (name === 'temporal') {
         // Temporal comes up only once the parts started before it are seen waiting for it (not exiting).
-        const early = parts.filter((p) => p.name !== 'sim');
+        const early = parts.filter((p) => p.name !== 'sim' && p.name !== 'sink');
         await waitFor(
           async () => early.every((p) => waiting.test(p.output()) || p.child.exitCode !== null),
           (ok) => ok,
@@ -74,8 +103,8 @@ describe('the parts run alone and wait for each other', () => {
       parts.push(startPart(name, env[name as PartName]));
       await new Promise((r) => setTimeout(r, 1_000));
     }
-    const started = (p: Part) =>
-      new RegExp(p.name === 'sim' ? 'simulator started' : `${p.name} started`).test(p.output());
+    const banner: Record<string, string> = { sim: 'simulator started', tools: 'tool worker started' };
+    const started = (p: Part) => new RegExp(banner[p.name] ?? `${p.name} started`).test(p.output());
     await waitFor(
       async () => parts.every(started) || parts.some((p) => p.child.exitCode !== null),
       (done) => done,
@@ -124,9 +153,36 @@ describe('the parts run alone and wait for each other', () => {
     );
     expect(done.body.status).toBe('completed');
 
+    // A triage run calls lookup, waits at its gate, and after approval pages: both tools on the tool
+    // worker's queues, acting as the identities of the credentials it was given; the sink took the page.
+    const triage = await call('POST', '/v1/runs', key, { agent: 'triage', input: { incident: 'disk full' } });
+    expect(triage.status, JSON.stringify(triage.body)).toBe(202);
+    const runRoute = `/v1/runs/${triage.body.runId as string}`;
+    const gated = await waitFor(
+      () => call('GET', runRoute, key),
+      (r) => ['awaiting_approval', 'completed', 'failed', 'cancelled'].includes(r.body?.status),
+      180_000,
+      500,
+    );
+    expect(gated.body.status, JSON.stringify(gated.body)).toBe('awaiting_approval');
+    expect((await call('POST', `${runRoute}/approve`, key, { note: 'go' })).status).toBe(200);
+    const triaged = await waitFor(
+      () => call('GET', runRoute, key),
+      (r) => ['completed', 'failed', 'cancelled'].includes(r.body?.status),
+      180_000,
+      500,
+    );
+    expect(triaged.body.status, JSON.stringify(triaged.body)).toBe('completed');
+    expect(triaged.body.toolCalls.map((c: any) => [c.tool, c.identity, c.outcome])).toEqual([
+      ['lookup', identityOf('lookup', LOOKUP_CREDENTIAL), 'ok'],
+      ['pager', identityOf('pager', PAGER_CREDENTIAL), 'ok'],
+    ]);
+    const delivered = (await (await fetch(`${sink}/summary`)).json()) as { deliveries: number };
+    expect(delivered.deliveries).toBe(1);
+
     // Everything stops on SIGTERM (in reverse order of dependence, as compose does) and leaves no process
     // behind, the dev server included.
-    for (const name of ['api', 'worker', 'sim', 'temporal']) {
+    for (const name of ['api', 'worker', 'tools', 'sink', 'sim', 'temporal']) {
       const p = part(name);
       const t0 = Date.now();
       expect(

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tenantQuery } from '../../src/workflows/scheduler-messages';
-import { temporalCli } from '../support/cli';
+import { newChainAfter, resetScheduler, terminateScheduler } from '../../bench/lib/scheduler-loss';
 import { startBareRun, startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
 
@@ -55,18 +55,8 @@ describe('the scheduler recovers from termination and reset (real dev server, CL
       300_000,
       1000,
     );
-  const newChainWithin = async (oldRunId: string) => {
-    const lostAt = Date.now();
-    const d = await waitFor(
-      () => scheduler().describe(),
-      (x) => x.status.name === 'RUNNING' && x.runId !== oldRunId,
-      60_000,
-      250,
-    );
-    expect(d.status.name).toBe('RUNNING');
-    expect(d.runId).not.toBe(oldRunId);
-    return Date.now() - lostAt;
-  };
+  const newChainWithin = async (oldRunId: string, lostAt: number) =>
+    (await newChainAfter(() => scheduler().describe(), oldRunId, lostAt)).ms;
 
   // Issue 9: runs in flight when the chain is lost had part of their usage in the lost ledger, which
   // visibility shows only once they close; the watchdog takes the floor again after a recovery
@@ -90,15 +80,9 @@ describe('the scheduler recovers from termination and reset (real dev server, CL
     );
     // Terminated with the CLI while runs are queued and in flight.
     const before = await scheduler().describe();
-    await temporalCli(s.config.temporal.address!, [
-      'workflow',
-      'terminate',
-      '--workflow-id',
-      s.config.schedulerWorkflowId,
-      '--reason',
-      'drill',
-    ]);
-    const tookTerminate = await newChainWithin(before.runId!);
+    const terminatedAt = Date.now();
+    await terminateScheduler(s.config.temporal.address!, s.config.schedulerWorkflowId);
+    const tookTerminate = await newChainWithin(before.runId!, terminatedAt);
     console.log(`new chain after terminate: ${tookTerminate} ms`);
     expect(tookTerminate).toBeLessThan(30_000);
 
@@ -108,18 +92,9 @@ describe('the scheduler recovers from termination and reset (real dev server, CL
     await new Promise((r) => setTimeout(r, 3000));
     // Reset to the first workflow task of the current run: everything since is forgotten by the chain.
     const current = await scheduler().describe();
-    await temporalCli(s.config.temporal.address!, [
-      'workflow',
-      'reset',
-      '--workflow-id',
-      s.config.schedulerWorkflowId,
-      '--type',
-      'FirstWorkflowTask',
-      '--reason',
-      'drill',
-      '--yes',
-    ]);
-    const tookReset = await newChainWithin(current.runId!);
+    const resetAt = Date.now();
+    await resetScheduler(s.config.temporal.address!, s.config.schedulerWorkflowId);
+    const tookReset = await newChainWithin(current.runId!, resetAt);
     console.log(`chain after reset: ${tookReset} ms`);
 
     const all = [...ids.first, ...ids.second];

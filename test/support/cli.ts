@@ -1,19 +1,6 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { resolveTemporalCli } from '../../src/infra/temporal-cli';
+import { temporalCli } from '../../bench/lib/scheduler-loss';
 
-/**
- * Runs the real Temporal CLI against the test server. Asynchronously: the test process hosts the
- * worker that must answer the CLI's queries.
- */
-export async function temporalCli(address: string, args: string[]): Promise<string> {
-  const cli = resolveTemporalCli(process.env.TEMPORAL_CLI_PATH);
-  if (cli.kind !== 'path') throw new Error(cli.reason);
-  const { stdout } = await promisify(execFile)(cli.path, [...args, '--address', address], {
-    encoding: 'utf8',
-  });
-  return stdout;
-}
+export { temporalCli };
 
 /** The same, for commands expected to fail: whether it succeeded, and all it printed. */
 export async function temporalCliOutcome(

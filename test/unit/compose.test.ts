@@ -30,9 +30,22 @@ const emptyEnvFile = path.join(tmp, 'empty.env');
 writeFileSync(emptyEnvFile, '');
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
+/** What a user sets before `docker compose up` (README): the admin token and each tool's credential. */
+const TOOL_CREDENTIALS = {
+  lookup: 'compose-test-lookup-credential-0123456789',
+  pager: 'compose-test-pager-credential-0123456789',
+  scanner: 'compose-test-scanner-credential-0123456789',
+} as const;
+const USER_ENV = {
+  ADMIN_TOKEN: 'compose-test-token-0123456789abcdef',
+  TOOL_LOOKUP_CREDENTIAL: TOOL_CREDENTIALS.lookup,
+  TOOL_PAGER_CREDENTIAL: TOOL_CREDENTIALS.pager,
+  TOOL_SCANNER_CREDENTIAL: TOOL_CREDENTIALS.scanner,
+};
+
 function composeConfig(env: Record<string, string | undefined>) {
   const cleanEnv: Record<string, string> = {};
-  for (const [k, v] of Object.entries({ ...process.env, ...env })) {
+  for (const [k, v] of Object.entries({ ...process.env, ...USER_ENV, ...env })) {
     if (v !== undefined && !k.startsWith('COMPOSE_')) cleanEnv[k] = v;
   }
   return spawnSync('docker-compose', ['--env-file', emptyEnvFile, '-f', COMPOSE_FILE, 'config'], {
@@ -107,7 +120,7 @@ describe('docker-compose.yml', () => {
   it.skipIf(!version)(
     `validates and wires postgresql, temporal, temporal-ui, sim, worker and api${version ? '' : ` (skipped: ${INSTALL_HINT})`}`,
     () => {
-      const r = composeConfig({ ADMIN_TOKEN: 'compose-test-token-0123456789abcdef' });
+      const r = composeConfig({});
       expect(r.error).toBeUndefined();
       expect(r.status, r.stderr).toBe(0);
 
@@ -143,7 +156,7 @@ describe('docker-compose.yml', () => {
         expect(block, name).toMatch(/fairway-data:\/data/);
         expect(block, name).toMatch(new RegExp(`start:${name}`));
       }
-      expect(services.get('api')).toMatch(/ADMIN_TOKEN: compose-test-token-0123456789abcdef/);
+      expect(services.get('api')).toMatch(new RegExp(`ADMIN_TOKEN: ${USER_ENV.ADMIN_TOKEN}`));
 
       // Production shape: two workers and two APIs sharing the PostgreSQL stores and the effect sink,
       // on the server release `npm run cluster` builds.
@@ -176,13 +189,51 @@ describe('docker-compose.yml', () => {
   );
 
   it.skipIf(!version)(
-    `refuses to start without ADMIN_TOKEN${version ? '' : ` (skipped: ${INSTALL_HINT})`}`,
+    `runs each tool on a worker of its own that holds only that tool's credential${version ? '' : ` (skipped: ${INSTALL_HINT})`}`,
     () => {
-      const r = composeConfig({ ADMIN_TOKEN: undefined });
-      expect(r.status).not.toBe(0);
-      expect(r.stderr).toMatch(/ADMIN_TOKEN/);
+      const r = composeConfig({});
+      expect(r.status, r.stderr).toBe(0);
+      const services = serviceBlocks(r.stdout);
+      const holders = (credential: string) =>
+        [...services].filter(([, block]) => block.includes(credential)).map(([name]) => name);
+
+      for (const [tool, credential] of Object.entries(TOOL_CREDENTIALS)) {
+        const name = `tool-${tool}`;
+        const block = services.get(name);
+        expect(block, `service ${name}`).toBeDefined();
+        expect(block).toMatch(/start:tools/);
+        expect(block).toMatch(new RegExp(`WORKER_TOOLS: ['"]?${tool}['"]?\n`));
+        expect(block).toMatch(/TEMPORAL_ADDRESS: temporal:7233/);
+        expect(block).toMatch(/DATABASE_URL: postgres:\/\/temporal:temporal@postgresql:5432\/fairway/);
+        expect(block).toMatch(/EFFECT_SINK_URL: http:\/\/sink:3003/);
+        // Its own credential, under its own variable, and no other tool's.
+        expect(block).toMatch(new RegExp(`TOOL_${tool.toUpperCase()}_CREDENTIAL: ${credential}\n`));
+        expect([...block!.matchAll(/TOOL_[A-Z]+_CREDENTIAL/g)].map((m) => m[0])).toEqual([
+          `TOOL_${tool.toUpperCase()}_CREDENTIAL`,
+        ]);
+        // Only its tool worker and the effect sink (which authenticates it) see it.
+        expect(holders(credential).sort(), `who holds the ${tool} credential`).toEqual([name, 'sink'].sort());
+      }
+      // The pager's pages land in the sink, which checks they come with the pager's credential.
+      expect(services.get('sink')).toMatch(new RegExp(`TOOL_PAGER_CREDENTIAL: ${TOOL_CREDENTIALS.pager}\n`));
+      // The fleet workers serve no tool (an unset WORKER_TOOLS would mean all of them) and hold none.
+      const worker = services.get('worker')!;
+      expect(worker).toMatch(/WORKER_TOOLS: ['"]{2}\n/);
+      expect(worker).not.toMatch(/TOOL_[A-Z]+_CREDENTIAL/);
+      for (const name of ['api', 'api-2', 'sim']) expect(services.get(name), name).not.toMatch(/TOOL_/);
+      expect(loadConfig({ WORKER_TOOLS: '' }).tools.serve).toEqual([]);
     },
   );
+
+  for (const variable of Object.keys(USER_ENV))
+    it.skipIf(!version)(
+      `refuses to start without ${variable}${version ? '' : ` (skipped: ${INSTALL_HINT})`}`,
+      () => {
+        const r = composeConfig({ [variable]: undefined });
+        expect(r.status).not.toBe(0);
+        expect(r.stderr).toMatch(new RegExp(variable));
+      },
+    );
 });
 
 describe('.env.example', () => {

@@ -82,7 +82,13 @@ describe('the Grafana dashboard', () => {
   it.skipIf(!compose && !process.env.CI)('docker-compose wires prometheus and grafana to those files', () => {
     const r = spawnSync('docker-compose', ['-f', path.join(root, 'docker-compose.yml'), 'config'], {
       cwd: root,
-      env: { PATH: process.env.PATH ?? '', ADMIN_TOKEN: 'compose-test-token' },
+      env: {
+        PATH: process.env.PATH ?? '',
+        ADMIN_TOKEN: 'compose-test-token',
+        TOOL_LOOKUP_CREDENTIAL: 'compose-test-lookup',
+        TOOL_PAGER_CREDENTIAL: 'compose-test-pager',
+        TOOL_SCANNER_CREDENTIAL: 'compose-test-scanner',
+      },
       encoding: 'utf8',
     });
     expect(r.status, r.stderr).toBe(0);

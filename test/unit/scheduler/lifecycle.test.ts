@@ -126,6 +126,30 @@ describe('run lifecycle in the core', () => {
     expect(s.tenantStatus('a', T0)!.ledger.spent).toBe(400);
   });
 
+  it('a tenant without a budget period is floored at all its runs, not at those since the chain made its ledger', () => {
+    // After a loss the new chain creates the ledger at the recovery: a floor counted from there missed
+    // every run that finished before (the scheduler-loss drill: spent 3,050 below usage).
+    const s = makeFleet({ tenants: { free: {}, capped: { budget: { tokens: 1000, period: 'day' } } } });
+    const old = s.recoveryWindows(T0);
+    expect(old.find((w) => w.tenant === 'free')!.periodStart).toBeGreaterThan(0);
+    const windows = s.recoveryWindows(T0, true);
+    expect(windows.find((w) => w.tenant === 'free')!.periodStart).toBe(0);
+    const capped = windows.find((w) => w.tenant === 'capped')!;
+    expect(capped.periodStart).toBe(old.find((w) => w.tenant === 'capped')!.periodStart);
+    s.floorSpent(
+      [
+        { tenant: 'free', periodStart: 0, tokens: 2000 },
+        { tenant: 'capped', periodStart: 0, tokens: 900 }, // a period that ends: 0 is not its window
+      ],
+      T0,
+    );
+    expect(s.tenantStatus('free', T0)!.ledger.spent).toBe(2000);
+    expect(s.tenantStatus('capped', T0)!.ledger.spent).toBe(0);
+    // The figure of an older chain (counted from the ledger's creation) still floors as before.
+    s.floorSpent([{ ...old.find((w) => w.tenant === 'free')!, tokens: 2500 }], T0);
+    expect(s.tenantStatus('free', T0)!.ledger.spent).toBe(2500);
+  });
+
   it('unknown_tenant asks for a retry after a floor, never 0 (a waiting run must not spin)', () => {
     const s = makeFleet();
     const [r] = s.submit(units('ghost', 1), T0);
