@@ -94,17 +94,50 @@ export async function submitRun(
     });
     if (outcome?.state === 'finished') {
       // This id ran before (an idempotency key reused after its record was pruned): never run twice.
-      if (key !== undefined) await ctx.store.idempotency.complete(tenant.tenant, key);
+      if (key !== undefined) await settleClaim(ctx, 'complete', tenant.tenant, key);
       return replay(ctx, runId);
     }
     if (outcome?.state !== 'accepted') {
       throw outcome ? shedError(ctx, outcome.refusal) : new Error(`no offer outcome for ${runId}`);
     }
   } catch (err) {
-    if (key !== undefined) await ctx.store.idempotency.release(tenant.tenant, key).catch(() => undefined);
+    if (key !== undefined) await settleClaim(ctx, 'release', tenant.tenant, key);
     throw err;
   }
-  if (key !== undefined) await ctx.store.idempotency.complete(tenant.tenant, key);
+  // The run is accepted whatever the store says now: the answer is 202 either way.
+  if (key !== undefined) await settleClaim(ctx, 'complete', tenant.tenant, key);
   ctx.metrics.submissions.inc({ priority: request.priority });
   return { status: 202, runId, body: { runId, status: 'queued', links: { self: runLink(runId) } } };
+}
+
+/** Waits before each further try to settle a claim: about 8 s in all, a database restart's worth. */
+const SETTLE_BACKOFF_MS = [250, 500, 1000, 2000, 4000];
+
+/**
+ * Completes or releases a pending claim, retrying while the store is away for a moment (both are
+ * idempotent). Never throws: the request's own answer stands. A claim left pending answers its key's
+ * retries 409 until it goes stale, and is then taken over under the same run id (nothing runs twice).
+ */
+async function settleClaim(
+  ctx: ApiContext,
+  how: 'complete' | 'release',
+  tenant: string,
+  key: string,
+): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await ctx.store.idempotency[how](tenant, key);
+      return;
+    } catch (err) {
+      const wait = SETTLE_BACKOFF_MS[attempt];
+      if (wait === undefined) {
+        ctx.log.warn(
+          { tenant, key, err: String(err) },
+          `idempotency claim could not ${how}: it stays pending`,
+        );
+        return;
+      }
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
 }

@@ -56,6 +56,33 @@ describe('idempotency', () => {
     expect((await post({ ...synthetic(), idempotencyKey: 'k' })).status).toBe(202);
   });
 
+  it('completes its claim through a store that is away for a moment: the retry is a 200, not a 409', async () => {
+    // A database restart under the API (the cluster chaos drill): the run is accepted, the claim's
+    // completion fails twice, then goes through. Without the retry the answer was a 5xx for an accepted
+    // run, and every retry with the key a 409 until the claim went stale.
+    const complete = vi.spyOn(h.store.idempotency, 'complete');
+    complete
+      .mockRejectedValueOnce(new Error('Connection terminated'))
+      .mockRejectedValueOnce(new Error('Connection terminated'));
+    const first = await post({ ...synthetic(), idempotencyKey: 'blip' });
+    expect(first.status).toBe(202);
+    expect(complete).toHaveBeenCalledTimes(3);
+    const again = await post({ ...synthetic(), idempotencyKey: 'blip' });
+    expect(again.status).toBe(200);
+    expect(again.body.runId).toBe(first.body.runId);
+    expect(h.fleet.startRunCalls).toHaveLength(1);
+  });
+
+  it('releases a refused claim through a store that is away for a moment', async () => {
+    const release = vi.spyOn(h.store.idempotency, 'release');
+    release.mockRejectedValueOnce(new Error('Connection terminated'));
+    await h.fleet.drain('refuse');
+    expect((await post({ ...synthetic(), idempotencyKey: 'k2' })).status).toBe(503);
+    expect(release).toHaveBeenCalledTimes(2);
+    await h.fleet.resume();
+    expect((await post({ ...synthetic(), idempotencyKey: 'k2' })).status).toBe(202);
+  });
+
   it('answers 409 with Retry-After while the first request with the key is still in flight', async () => {
     let open!: () => void;
     h.fleet.gate = new Promise<void>((resolve) => (open = resolve));
