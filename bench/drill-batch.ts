@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { flags, writeResult } from './lib/bench-stack';
-import { startDrillStack, stopAllDrillStacks } from './lib/drill-stack';
+import { startDrillStack, runDrillMain } from './lib/drill-stack';
 import { runBatchResume } from './scenarios/batch-resume';
 
 /**
@@ -41,9 +41,4 @@ async function main(): Promise<void> {
   }
 }
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const)
-  process.once(signal, () => void stopAllDrillStacks().finally(() => process.exit(130)));
-main().catch((err: unknown) => {
-  console.error(err);
-  void stopAllDrillStacks().finally(() => process.exit(1));
-});
+runDrillMain(main);

@@ -1,7 +1,7 @@
 import { flags, writeResult } from './lib/bench-stack';
 import { createProgress } from './lib/progress';
 import { CLUSTER_TEMPORAL } from './lib/cluster-drill-stack';
-import { answersLine, ledgerLine, stopAllDrillStacks } from './lib/drill-stack';
+import { answersLine, ledgerLine, runDrillMain } from './lib/drill-stack';
 import { runChaosDrill } from './scenarios/drill-chaos';
 import { runClusterChaosDrill } from './scenarios/drill-chaos-cluster';
 
@@ -51,9 +51,4 @@ async function cluster(argv: string[]): Promise<void> {
   process.exit(r.pass ? 0 : 1);
 }
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const)
-  process.once(signal, () => void stopAllDrillStacks().finally(() => process.exit(130)));
-main().catch((err: unknown) => {
-  console.error(err);
-  void stopAllDrillStacks().finally(() => process.exit(1));
-});
+runDrillMain(main);

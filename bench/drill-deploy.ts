@@ -1,7 +1,7 @@
 import { flags, writeResult } from './lib/bench-stack';
 import { createProgress } from './lib/progress';
 import { CLUSTER_TEMPORAL } from './lib/cluster-drill-stack';
-import { answersLine, ledgerLine, stopAllDrillStacks } from './lib/drill-stack';
+import { answersLine, ledgerLine, runDrillMain } from './lib/drill-stack';
 import { runDeployDrill } from './scenarios/drill-deploy';
 import { runClusterDeployDrill } from './scenarios/drill-deploy-cluster';
 
@@ -52,9 +52,4 @@ async function cluster(argv: string[]): Promise<void> {
   process.exit(r.pass ? 0 : 1);
 }
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const)
-  process.once(signal, () => void stopAllDrillStacks().finally(() => process.exit(130)));
-main().catch((err: unknown) => {
-  console.error(err);
-  void stopAllDrillStacks().finally(() => process.exit(1));
-});
+runDrillMain(main);

@@ -1,6 +1,6 @@
 import { flags, writeResult } from './lib/bench-stack';
 import { createProgress } from './lib/progress';
-import { stopAllDrillStacks } from './lib/drill-stack';
+import { runDrillMain } from './lib/drill-stack';
 import { runSchedulerLossDrill } from './scenarios/drill-scheduler-loss';
 
 /**
@@ -59,9 +59,4 @@ async function main(): Promise<void> {
   process.exit(r.pass ? 0 : 1);
 }
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const)
-  process.once(signal, () => void stopAllDrillStacks().finally(() => process.exit(130)));
-main().catch((err: unknown) => {
-  console.error(err);
-  void stopAllDrillStacks().finally(() => process.exit(1));
-});
+runDrillMain(main);

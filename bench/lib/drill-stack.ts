@@ -25,6 +25,16 @@ export async function stopAllDrillStacks(): Promise<void> {
   await Promise.all([...running].map((stop) => stop()));
 }
 
+/** A drill's entry point: its stacks stop on Ctrl-C, SIGTERM or a crash, whichever comes first. */
+export function runDrillMain(main: () => Promise<void>): void {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => void stopAllDrillStacks().finally(() => process.exit(130)));
+  main().catch((err: unknown) => {
+    console.error(err);
+    void stopAllDrillStacks().finally(() => process.exit(1));
+  });
+}
+
 export interface Reply {
   status: number;
   body: any;
