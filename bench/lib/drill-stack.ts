@@ -71,12 +71,15 @@ export interface Bill {
   billedAgain: Record<string, number>;
 }
 
-/** Fetches a simulator's per-tenant bill. */
-export async function fetchBill(simUrl: string): Promise<Bill> {
-  const res = await fetch(`${simUrl}/admin/bill`, { signal: AbortSignal.timeout(10_000) });
-  if (res.status !== 200) throw new Error(`simulator bill: ${res.status}`);
-  return (await res.json()) as Bill;
+/** One of the simulator's `/admin/*` figures (bill, calls): measured where the tokens are spent. */
+export async function simAdmin<T>(simUrl: string, what: 'bill' | 'calls'): Promise<T> {
+  const res = await fetch(`${simUrl}/admin/${what}`, { signal: AbortSignal.timeout(10_000) });
+  if (res.status !== 200) throw new Error(`simulator ${what}: ${res.status}`);
+  return (await res.json()) as T;
 }
+
+/** Fetches a simulator's per-tenant bill. */
+export const fetchBill = (simUrl: string): Promise<Bill> => simAdmin<Bill>(simUrl, 'bill');
 
 /** The one-machine drill stack, with what only it offers. */
 export interface LocalDrillStack extends DrillStack {
@@ -455,6 +458,13 @@ export function ledgerLine(l: LedgerCheck): string {
   return `ledger spent ${l.spent} ${l.spent === l.billed ? '=' : '≠'} simulator bill ${l.billed} (tenant ${l.tenant}${again})`;
 }
 
+/** The ledger's one figure that must equal the provider's: `spent` against the bill (a failure, or none). */
+export function ledgerMismatch(l: LedgerCheck): string[] {
+  return l.spent === l.billed
+    ? []
+    : [`tenant ${l.tenant}: ledger spent ${l.spent} ≠ simulator bill ${l.billed} (${l.spent - l.billed})`];
+}
+
 /** The failures every drill checks the same way: lost, duplicated, all completed, ledger = bill. */
 export function tallyFailures(t: Awaited<ReturnType<typeof tally>>, units: number): string[] {
   const failures: string[] = [];
@@ -463,10 +473,7 @@ export function tallyFailures(t: Awaited<ReturnType<typeof tally>>, units: numbe
   if (t.counters.completed !== units) failures.push(`completed ${t.counters.completed} of ${units}`);
   if (t.counters.cancelled || t.counters.failed) failures.push('units cancelled or failed');
   const l = t.ledger;
-  if (l.spent !== l.billed)
-    failures.push(
-      `tenant ${l.tenant}: ledger spent ${l.spent} ≠ simulator bill ${l.billed} (${l.spent - l.billed})`,
-    );
+  failures.push(...ledgerMismatch(l));
   if (l.reserved !== 0) failures.push(`tenant ${l.tenant}: ${l.reserved} tokens still reserved`);
   if (l.billed === 0) failures.push(`tenant ${l.tenant}: the simulator billed nothing`);
   return failures;

@@ -3,7 +3,7 @@ import type { SinkSummary } from '../../src/effectsink/sink';
 import type { CallLogSummary } from '../../src/modelplane/call-log';
 import { tenantsQuery } from '../../src/workflows/scheduler-messages';
 import type { LocalDrillStack } from './drill-stack';
-import { sleep } from './drill-stack';
+import { simAdmin, sleep } from './drill-stack';
 
 export const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
@@ -135,9 +135,7 @@ export async function checkLedgers(
       .getHandle(s.schedulerWorkflowId)
       .query(tenantsQuery, names)
       .catch(() => null);
-    const bill = (await (await fetch(`${s.simUrl}/admin/bill`)).json()) as {
-      tenants: Record<string, number>;
-    };
+    const bill = await s.bill();
     return tenants.map((t, i): TenantLedgerCheck => ({
       tenant: t.name,
       budget: t.budget ?? null,
@@ -155,7 +153,7 @@ export async function checkLedgers(
 }
 
 export async function simCalls(s: LocalDrillStack): Promise<CallLogSummary> {
-  return (await (await fetch(`${s.simUrl}/admin/calls`)).json()) as CallLogSummary;
+  return simAdmin<CallLogSummary>(s.simUrl, 'calls');
 }
 
 /** The failures the audit finds, each a sentence; empty when every check holds. */
