@@ -33,6 +33,7 @@ describe('months of uptime: continue-as-new under load', () => {
 
   it('survives 100+ continue-as-new cycles losing no unit and admitting none twice', async () => {
     const t = await s.tenant(`can-${s.id}`, { maxQueued: 10_000, maxInFlight: 20 });
+    const t0 = Date.now();
     let units = 0;
     let cycles = 0;
     const submit = async (): Promise<string> => {
@@ -66,7 +67,9 @@ describe('months of uptime: continue-as-new under load', () => {
       (v) => v.body.counters.completed === units,
       30_000,
     );
-    console.log(`continue-as-new: ${status.body.history.continuedAsNew} cycles for ${units} units`);
+    console.log(
+      `continue-as-new: ${status.body.history.continuedAsNew} cycles for ${units} units in ${Math.round((Date.now() - t0) / 1000)} s`,
+    );
     expect(status.body.history.continuedAsNew).toBeGreaterThanOrEqual(100);
     expect(status.body.counters).toMatchObject({
       submitted: units,
