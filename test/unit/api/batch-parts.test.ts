@@ -1,5 +1,7 @@
+import pino from 'pino';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
+import { ORPHAN_COMMIT_MS, startOrphanedBatches } from '../../../src/api/routes/batch-parts';
 import { bearer, useHarness } from './harness';
 
 /** A batch sent in parts: open, append parts (each once, in order), commit. */
@@ -169,5 +171,25 @@ describe('batches sent in parts', () => {
     expect(refused.status).toBe(409);
     h.clock.now += 24 * 3600 * 1000 + 1;
     expect((await openBatch()).status).toBe(201);
+  });
+
+  it('starts a batch whose commit request died after freezing it; one the queue refuses opens again', async () => {
+    const log = pino({ level: 'silent' });
+    const later = () => Date.now() + ORPHAN_COMMIT_MS + 1000;
+    const { batchId } = (await openBatch()).body;
+    await append(batchId, 0, steps(4));
+    await h.batchItems.commit(batchId); // the request died here, before the workflow started
+    expect(await startOrphanedBatches({ fleet: h.fleet, batchItems: h.batchItems, log }, Date.now())).toBe(0);
+    expect(await startOrphanedBatches({ fleet: h.fleet, batchItems: h.batchItems, log }, later())).toBe(1);
+    expect(h.fleet.records.size).toBe(4);
+    expect(await h.batchItems.get(batchId)).toMatchObject({ state: 'committed', started: true });
+    expect(await startOrphanedBatches({ fleet: h.fleet, batchItems: h.batchItems, log }, later())).toBe(0);
+
+    const full = (await openBatch()).body.batchId as string; // 4 queued + 97 > maxQueued 100
+    await append(full, 0, steps(97));
+    await h.batchItems.commit(full);
+    expect(await startOrphanedBatches({ fleet: h.fleet, batchItems: h.batchItems, log }, later())).toBe(0);
+    expect(await h.batchItems.get(full)).toMatchObject({ state: 'open', started: false });
+    expect(h.fleet.records.size).toBe(4);
   });
 });
