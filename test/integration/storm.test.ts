@@ -66,6 +66,8 @@ describe.each([DIALECT])('quota storm (shortened), %s rate-limit headers', (dial
       },
     });
     if (!r.pass) for (const x of r.seconds) console.log(JSON.stringify(x));
+    if (r.slowStatus.length > 0)
+      console.log(`storm: slow scheduler status queries ${JSON.stringify(r.slowStatus)}`);
     for (const c of r.checks) console.log(`storm: ${c.pass ? 'PASS' : 'FAIL'} ${c.name}: ${c.detail}`);
     for (const c of r.checks) expect(c.pass, `${c.name}: ${c.detail}`).toBe(true);
 
