@@ -8,7 +8,7 @@ import { runBatchParts } from './scenarios/batch-parts';
  * row 1 at full size on a dev server of its own, with the worker in a child process (it reads the
  * items the API stored from the shared file): a batch of maximal audit items (about 25 KB each; 10,000
  * is about 250 MB) sent in parts, every run checked to complete (`check` of them one by one).
- * `--complete 0` stops once every item's run exists (the batch workflow returned), with the counts then.
+ * `--complete 0` stops once every item's run exists (the batch workflow returned; counted in visibility).
  */
 async function main(): Promise<void> {
   const f = flags(process.argv.slice(2), {
