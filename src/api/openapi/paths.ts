@@ -109,7 +109,7 @@ export function registerPaths(registry: OpenAPIRegistry, c: Components): void {
     request: { params: batchId },
     responses: {
       202: json(c.BatchAccepted, 'Committed and started (again on a retry: nothing twice).'),
-      ...errors(400, 401, 403, 404, 429, 503),
+      ...errors(401, 403, 404, 409, 429, 503),
     },
   });
   add('get', '/v1/batches/{batchId}', 'A batch', {

@@ -221,9 +221,9 @@ export function addBatchPartRoutes(ctx: ApiContext, router: Router): void {
     const { tenant, batch: found } = await ownStoredBatch(ctx, res, req.params.batchId, 'submit batches');
     rateLimitRequest(ctx, res);
     if (found.state === 'open' && found.items === 0) {
-      throw ApiError.invalid(
-        [{ path: 'items', message: 'Append at least one part before committing.' }],
-        `Batch ${found.batchId} has no items yet.`,
+      throw new ApiError(
+        'conflict',
+        `Batch ${found.batchId} has no items yet; append at least one part before committing.`,
       );
     }
     // Frozen first (no part can follow), then checked and started; a retried commit starts it if need be.

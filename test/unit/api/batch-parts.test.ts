@@ -87,7 +87,7 @@ describe('batches sent in parts', () => {
     expect((await request(h.app).get(`/v1/batches/${batchId}`).set(h.admin())).status).toBe(200);
   });
 
-  it('answers bad input with 4xx: unknown batch, empty commit, bad items, resume before commit', async () => {
+  it('answers bad input with 4xx: unknown batch, empty commit (409), bad items, resume before commit', async () => {
     const missing = 'batch-acme-0123456789abcdef';
     expect((await append(missing, 0, steps(1))).status).toBe(404);
     expect((await commit(missing)).status).toBe(404);
@@ -96,7 +96,8 @@ describe('batches sent in parts', () => {
     expect((await openBatch({ agent: 'synthetic', items: [] })).status).toBe(400);
     const { batchId } = (await openBatch()).body;
     const empty = await commit(batchId);
-    expect(empty.status).toBe(400);
+    expect(empty.status).toBe(409);
+    expect(empty.body.error.message).toMatch(/no items yet/);
     const bad = await append(batchId, 0, [{ steps: 1 }, { stepz: 1 }]);
     expect(bad.status).toBe(400);
     expect((bad.body.error.details as { path: string }[]).map((d) => d.path).sort()).toEqual([
