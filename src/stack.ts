@@ -6,6 +6,8 @@ import { NativeConnection } from '@temporalio/worker';
 import pino from 'pino';
 import type { Logger } from 'pino';
 import { effectStoreLocation, openEffectStore } from './activities/open-effect-store';
+import { batchItemsLocation, openBatchItems } from './activities/open-batch-items';
+import { ORPHAN_COMMIT_MS, startOrphanedBatches } from './api/routes/batch-parts';
 import { apiStoreLocation, openStore } from './api/stores/store';
 import { createApps } from './api/app';
 import { EventDispatcher } from './api/intake/event-dispatch';
@@ -188,6 +190,16 @@ export async function startStack(
       const effects = await openEffectStore(effectStoreLocation(config));
       closers.push(() => effects.close());
       const fleet = withUnavailableAs503(createTemporalFleet(client, config, effects));
+      const batchItems = await openBatchItems(batchItemsLocation(config));
+      closers.push(() => batchItems.close());
+      // A batch whose commit request died before its workflow started is started from here.
+      const orphans = setInterval(() => {
+        startOrphanedBatches({ fleet, batchItems, log }).catch((err: unknown) =>
+          log.warn({ err }, 'could not start committed batches yet'),
+        );
+      }, ORPHAN_COMMIT_MS);
+      orphans.unref();
+      closers.push(async () => clearInterval(orphans));
       // The scheduler's tenant table follows the API's (e.g. after the scheduler chain was reset). In the
       // background: with no worker up yet the scheduler cannot answer, and the API serves meanwhile
       // (a submission of a tenant the scheduler lacks re-sends it anyway).
@@ -219,6 +231,7 @@ export async function startStack(
       const apps = createApps({
         fleet,
         db,
+        batchItems,
         adminToken,
         tenantDefaults: config.tenantDefaults,
         runCaps: config.runCaps,

@@ -11,6 +11,7 @@ import { admitSignal, leaseRevokedSignal } from '../workflows/run-messages';
 import { submitUpdate, topUpUpdate } from '../workflows/scheduler-messages';
 import type { RecoveredUsage } from '../workflows/scheduler-messages';
 import { deliverEffect } from '../effectsink/sink';
+import type { BatchItemStore } from './batch-items';
 import type { EffectStore } from './effect-store';
 import type { SchedulerMailbox } from './mailbox';
 import type { ModelClient } from './model-client';
@@ -34,6 +35,8 @@ export interface ActivityDeps {
   effects: EffectStore;
   /** Where an applied effect is delivered (the effect sink); undefined: the store's row is the effect. */
   effectSinkUrl?: string | undefined;
+  /** Where the items of batches sent in parts wait (read by index, forgotten once their runs exist). */
+  batchItems?: Pick<BatchItemStore, 'readItems' | 'dropItems'>;
   log: Logger;
 }
 
@@ -48,6 +51,13 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
    * polls for: such a call ends when its activity is cancelled (the shutdown grace is over), or the
    * worker could never finish draining.
    */
+  /** The batch item store; a worker without one cannot run a batch sent in parts (retried until it has). */
+  const storedItems = () => {
+    if (deps.batchItems) return deps.batchItems;
+    throw new Error(
+      'this worker has no batch item store (it cannot read the items of a batch sent in parts)',
+    );
+  };
   const cancellable = <R>(fn: () => Promise<R>): Promise<R> =>
     client.withAbortSignal(Context.current().cancellationSignal, fn);
 
@@ -181,14 +191,15 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
     },
 
     async startBatchChunk(chunk) {
+      const items = chunk.items ?? (await storedItems().readItems(chunk.batchId, chunk.indexes));
       const specs = chunk.indexes.map((index, i) => ({
         runId: `${chunk.batchId}-${index}`,
         tenant: chunk.tenant,
         agent: chunk.agent,
         priority: chunk.priority,
-        input: chunk.items[i],
+        input: items[i],
         // Never below the agent's own estimate for this item (the batch's figure is a mean).
-        estimatedTokens: Math.max(chunk.estimatedTokensPerItem, itemEstimate(chunk.agent, chunk.items[i])),
+        estimatedTokens: Math.max(chunk.estimatedTokensPerItem, itemEstimate(chunk.agent, items[i])),
         batchId: chunk.batchId,
         ...(chunk.onBudgetExhausted ? { onBudgetExhausted: chunk.onBudgetExhausted } : {}),
         createdAt: chunk.createdAt,
@@ -207,6 +218,10 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
           : [],
       );
       return { started: specs.length, refused };
+    },
+
+    async releaseBatchItems(batchId) {
+      await storedItems().dropItems(batchId);
     },
   };
 }

@@ -38,7 +38,8 @@ export interface BatchChunk {
   tenant: string;
   agent: string;
   priority: Priority;
-  items: unknown[];
+  /** The items, when the batch carried them; absent: the activity reads them from the batch item store. */
+  items?: unknown[];
   /** Each item's index in the whole batch (its run id is `<batchId>-<index>`). */
   indexes: number[];
   estimatedTokensPerItem: number;
@@ -87,4 +88,6 @@ export interface FleetActivities {
   startBatchChunk(
     chunk: BatchChunk,
   ): Promise<{ started: number; refused: { index: number; retryAfterSeconds: number }[] }>;
+  /** Forgets a stored batch's items once every item's run exists (the runs carry their own input). */
+  releaseBatchItems(batchId: string): Promise<void>;
 }

@@ -1,6 +1,9 @@
 import express from 'express';
 import type { Logger } from 'pino';
 import type { ApiStore } from './stores/store';
+import { openSqliteBatchItems } from '../activities/batch-items';
+import type { BatchItemStore } from '../activities/batch-items';
+import { withDbUnavailableAs503 } from './stores/pg/api-store-pg';
 import { authenticate, requireAdmin } from './middleware/auth';
 import { jsonBody } from './middleware/json-body';
 import { DEFAULT_RUN_CAPS, type RunCaps, type TenantDefaults } from '../config';
@@ -31,6 +34,11 @@ export interface ApiDeps {
   fleet: FleetPort;
   /** Tenants, idempotency keys and events (`openStore(location)`). */
   db: ApiStore;
+  /**
+   * Batches sent in parts (`openBatchItems(location)`, where the workers read them too). Default: one
+   * in memory, for an API whose parted batches only an in-process fleet reads (tests).
+   */
+  batchItems?: BatchItemStore;
   adminToken: string;
   tenantDefaults: TenantDefaults;
   /** Per-run caps; default DEFAULT_RUN_CAPS. */
@@ -63,6 +71,7 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
   const ctx: ApiContext = {
     fleet: deps.fleet,
     store: deps.db,
+    batchItems: withDbUnavailableAs503(deps.batchItems ?? openSqliteBatchItems(':memory:')),
     log: deps.log,
     now,
     tenantDefaults: deps.tenantDefaults,

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { RunCaps, TenantDefaults } from '../config';
 import type { ApiStore } from './stores/store';
+import type { BatchItemStore } from '../activities/batch-items';
 import type { FleetPort } from '../contract/fleet-port';
 import type { ApiMetrics } from './metrics/api-metrics';
 import type { TokenBuckets } from './intake/token-buckets';
@@ -12,6 +13,8 @@ import type { FleetSnapshots } from './fleet-snapshot';
 export interface ApiContext {
   fleet: FleetPort;
   store: ApiStore;
+  /** Batches sent in parts: their state and items (shared with the workers, which read the items). */
+  batchItems: BatchItemStore;
   log: Logger;
   now: () => number;
   tenantDefaults: TenantDefaults;

@@ -90,6 +90,21 @@ export interface BatchSpec {
   createdAt: string;
 }
 
+/**
+ * A batch whose items were sent in parts: they wait in the batch item store, and the batch's workflow
+ * gets only their count (each chunk's activity reads its items by index), so no payload holds them all.
+ */
+export interface StoredBatchSpec extends Omit<BatchSpec, 'items'> {
+  itemCount: number;
+}
+
+/** Either kind of batch the fleet starts. */
+export type AnyBatchSpec = BatchSpec | StoredBatchSpec;
+
+/** The number of items of either kind of batch. */
+export const batchTotal = (spec: AnyBatchSpec): number =>
+  'items' in spec ? spec.items.length : spec.itemCount;
+
 export interface BatchView {
   batchId: string;
   tenant: string;
@@ -130,7 +145,7 @@ export interface FleetPort {
    * Creates the batch's runs (durably, in the background) after checking the whole batch fits the
    * tenant's queue and budget; a refusal changes nothing.
    */
-  createBatch(spec: BatchSpec): Promise<BatchVerdict>;
+  createBatch(spec: AnyBatchSpec): Promise<BatchVerdict>;
   getBatch(batchId: string): Promise<BatchView | null>;
   /** Re-drives the failed items; returns how many. */
   resumeBatch(batchId: string): Promise<number>;

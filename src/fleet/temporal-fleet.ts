@@ -4,6 +4,7 @@ import { WorkflowIdConflictPolicy } from '@temporalio/common';
 import type { EffectStore } from '../activities/effect-store';
 import { ApiError } from '../contract/errors';
 import { withTimeout } from '../util/with-timeout';
+import { batchTotal } from '../contract/fleet-port';
 import type { BatchView, FleetPort, RunView } from '../contract/fleet-port';
 import type { Config } from '../config';
 import type { batchWorkflow } from '../workflows/batch';
@@ -115,7 +116,7 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
       // The door decides (the core's checkBatch, all or nothing); the adapter only carries its answer.
       const refusal = await scheduler().query(batchCheckQuery, {
         tenant: spec.tenant,
-        items: spec.items.length,
+        items: batchTotal(spec),
         costPerItem: spec.estimatedTokensPerItem,
       });
       if (refusal) return { accepted: false, ...refusal };
@@ -123,7 +124,7 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
         workflowId: spec.batchId,
         taskQueue,
         args: [spec],
-        memo: { tenant: spec.tenant, total: spec.items.length },
+        memo: { tenant: spec.tenant, total: batchTotal(spec) },
         priority: { priorityKey: PRIORITY_KEY[spec.priority] },
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
       });

@@ -4,6 +4,7 @@ import { Worker } from '@temporalio/worker';
 import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { effectStoreLocation, openEffectStore } from '../activities/open-effect-store';
+import { batchItemsLocation, openBatchItems } from '../activities/open-batch-items';
 import { createActivities } from '../activities';
 import { SchedulerMailbox } from '../activities/mailbox';
 import { createModelClient } from '../activities/model-client';
@@ -52,6 +53,10 @@ export async function startFleetWorker(opts: {
     onObservation: (s) => window.add(s),
   });
   const effects = await openEffectStore(effectStoreLocation(config));
+  const batchItems = await openBatchItems(batchItemsLocation(config)).catch(async (err: unknown) => {
+    await effects.close();
+    throw err;
+  });
   const taskQueue = opts.taskQueue ?? config.temporal.taskQueue;
   const worker = await Worker.create({
     connection: opts.connection,
@@ -68,6 +73,7 @@ export async function startFleetWorker(opts: {
       model,
       effects,
       effectSinkUrl: config.effectSinkUrl,
+      batchItems,
       log,
     }),
     identity: `fairway-worker@${config.buildId}/${process.pid}`,
@@ -81,6 +87,7 @@ export async function startFleetWorker(opts: {
   const done = runWorker(worker, (m) => log.warn({ taskQueue }, m)).finally(async () => {
     await mailbox.close();
     await effects.close();
+    await batchItems.close();
   });
   return {
     worker,

@@ -1,8 +1,9 @@
 import { proxyActivities, setCurrentDetails, sleep } from '@temporalio/workflow';
 import type { FleetActivities } from '../activities/types';
-import type { BatchSpec } from '../contract/fleet-port';
+import { batchTotal } from '../contract/fleet-port';
+import type { AnyBatchSpec } from '../contract/fleet-port';
 
-const { startBatchChunk } = proxyActivities<FleetActivities>({
+const { startBatchChunk, releaseBatchItems } = proxyActivities<FleetActivities>({
   startToCloseTimeout: '5 minutes',
   retry: { initialInterval: '1s', maximumInterval: '30s' },
 });
@@ -14,18 +15,22 @@ const CHUNK = 500;
  * Fans a batch out into runs, a chunk at a time. Every item becomes a run that goes through the same
  * scheduler as any other; items refused for now (queue full, budget) are offered again after their
  * Retry-After, so none is dropped. Progress is counted from the runs themselves (visibility).
+ *
+ * A batch sent in parts carries only its item count: each chunk's activity reads its items from the
+ * batch item store by index, so neither this workflow's input nor any activity argument holds them.
  */
-export async function batchWorkflow(spec: BatchSpec): Promise<{ batchId: string; total: number }> {
-  const total = spec.items.length;
+export async function batchWorkflow(spec: AnyBatchSpec): Promise<{ batchId: string; total: number }> {
+  const total = batchTotal(spec);
+  const inline = 'items' in spec ? spec.items : undefined;
   for (let offset = 0; offset < total; offset += CHUNK) {
-    let indexes = spec.items.slice(offset, offset + CHUNK).map((_, i) => offset + i);
+    let indexes = Array.from({ length: Math.min(CHUNK, total - offset) }, (_, i) => offset + i);
     while (indexes.length > 0) {
       const { refused } = await startBatchChunk({
         batchId: spec.batchId,
         tenant: spec.tenant,
         agent: spec.agent,
         priority: spec.priority,
-        items: indexes.map((i) => spec.items[i]),
+        ...(inline ? { items: indexes.map((i) => inline[i]) } : {}),
         indexes,
         estimatedTokensPerItem: spec.estimatedTokensPerItem,
         ...(spec.onBudgetExhausted ? { onBudgetExhausted: spec.onBudgetExhausted } : {}),
@@ -36,5 +41,7 @@ export async function batchWorkflow(spec: BatchSpec): Promise<{ batchId: string;
     }
     setCurrentDetails(`created ${Math.min(offset + CHUNK, total)} of ${total} runs`);
   }
+  // Every item's run exists now and carries its own input: the stored items are no longer needed.
+  if (!inline) await releaseBatchItems(spec.batchId);
   return { batchId: spec.batchId, total };
 }

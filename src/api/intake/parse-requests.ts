@@ -1,9 +1,12 @@
 import { AGENT_NAMES, getAgent, type AgentDefinition } from '../../agents/catalog';
 import { ApiError, type FieldIssue } from '../../contract/errors';
 import {
+  BatchOpenRequestSchema,
+  BatchPartRequestSchema,
   BatchRequestSchema,
   IdempotencyKeySchema,
   RunRequestSchema,
+  type BatchOpenRequest,
   type BatchRequest,
   type RunRequest,
 } from './schemas';
@@ -89,6 +92,10 @@ export function parseRunRequest(body: unknown, headerKey: string | undefined): P
   };
 }
 
+/** Each item validated by the agent's schema, its issues under `items.<i>`. */
+const parseItems = (agent: AgentDefinition, items: unknown[], issues: FieldIssue[]): unknown[] =>
+  items.map((item, i) => parseInput(agent, item, ['items', i], issues));
+
 /** Parses `POST /v1/batches`: every item is validated by the agent's schema (paths like `items.3.steps`). */
 export function parseBatchRequest(body: unknown): ParsedBatch {
   const issues: FieldIssue[] = [];
@@ -96,10 +103,7 @@ export function parseBatchRequest(body: unknown): ParsedBatch {
   if (!envelope.success) issues.push(...issuesToDetails(envelope.error.issues));
   const agentName = agentNamed(body);
   const agent = agentName === undefined ? undefined : getAgent(agentName);
-  const items: unknown[] = [];
-  if (agent && envelope.success) {
-    envelope.data.items.forEach((item, i) => items.push(parseInput(agent, item, ['items', i], issues)));
-  }
+  const items = agent && envelope.success ? parseItems(agent, envelope.data.items, issues) : [];
   throwIfInvalid(issues, agentName, agent);
   if (!envelope.success || !agent) throw new Error('unreachable: throwIfInvalid() throws on every failure');
   const estimates = items.map((item) => agent.estimate(item));
@@ -112,4 +116,29 @@ export function parseBatchRequest(body: unknown): ParsedBatch {
     // A floor as for a single run; each item is also reserved at least its own estimate when it starts.
     estimatedTokensPerItem: Math.max(envelope.data.estimatedTokensPerItem ?? 0, mean),
   };
+}
+
+/** Parses `POST /v1/batches/open`: the envelope and the agent. */
+export function parseBatchOpen(body: unknown): { request: BatchOpenRequest; agent: AgentDefinition } {
+  const issues: FieldIssue[] = [];
+  const envelope = BatchOpenRequestSchema.safeParse(body);
+  if (!envelope.success) issues.push(...issuesToDetails(envelope.error.issues));
+  const agentName = agentNamed(body);
+  const agent = agentName === undefined ? undefined : getAgent(agentName);
+  throwIfInvalid(issues, agentName, agent);
+  if (!envelope.success || !agent) throw new Error('unreachable: throwIfInvalid() throws on every failure');
+  return { request: envelope.data, agent };
+}
+
+/** Parses `POST /v1/batches/:batchId/items`: the part number and each item, by the batch's agent. */
+export function parseBatchPart(
+  body: unknown,
+  agent: AgentDefinition,
+): { part: number; items: unknown[]; estimates: number[] } {
+  const issues: FieldIssue[] = [];
+  const envelope = BatchPartRequestSchema.safeParse(body);
+  if (!envelope.success) issues.push(...issuesToDetails(envelope.error.issues));
+  const items = envelope.success ? parseItems(agent, envelope.data.items, issues) : [];
+  if (issues.length > 0 || !envelope.success) throw ApiError.invalid(capDetails(issues));
+  return { part: envelope.data.part, items, estimates: items.map((item) => agent.estimate(item)) };
 }

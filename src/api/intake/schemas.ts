@@ -65,6 +65,23 @@ export const BatchRequestSchema = z.strictObject({
 });
 export type BatchRequest = z.output<typeof BatchRequestSchema>;
 
+/** `POST /v1/batches/open`: a batch whose items come in parts (`…/items`), started by `…/commit`. */
+export const BatchOpenRequestSchema = z.strictObject({
+  agent: z.string().min(1).max(64),
+  priority: PrioritySchema.default('batch'),
+  estimatedTokensPerItem: z.int().min(1).max(1_000_000_000).optional(),
+});
+export type BatchOpenRequest = z.output<typeof BatchOpenRequestSchema>;
+
+/** `POST /v1/batches/:batchId/items`: part `part` (0, 1, 2, … in order) of an open batch's items. */
+export const BatchPartRequestSchema = z.strictObject({
+  part: z
+    .int()
+    .min(0)
+    .max(BATCH_MAX_ITEMS - 1),
+  items: z.array(z.unknown()).min(1).max(BATCH_MAX_ITEMS),
+});
+
 export const DecisionRequestSchema = z.strictObject({ note: z.string().max(2000).optional() });
 
 const limit = (max: number, def: number) => z.coerce.number().int().min(1).max(max).default(def);

@@ -11,8 +11,16 @@ function fromBodyParser(err: unknown): ApiError | undefined {
   switch (err.type) {
     case 'entity.parse.failed':
       return new ApiError('invalid_request', 'The body is not valid JSON.');
-    case 'entity.too.large':
-      return new ApiError('payload_too_large', 'The body is larger than this endpoint accepts.');
+    case 'entity.too.large': {
+      const limit = (err as { limit?: unknown }).limit;
+      return typeof limit === 'number'
+        ? new ApiError(
+            'payload_too_large',
+            `The body is larger than this endpoint accepts: the limit is ${limit} bytes.`,
+            { limitBytes: limit },
+          )
+        : new ApiError('payload_too_large', 'The body is larger than this endpoint accepts.');
+    }
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new ApiError('unsupported_media_type', 'Send JSON encoded as UTF-8.');

@@ -2,11 +2,15 @@ import express, { type Request, type RequestHandler } from 'express';
 import { ApiError } from '../../contract/errors';
 
 /**
- * Body limits: 1 MB for everything but batches, whose items need room. A batch's items must also fit
- * one Temporal payload once compact (MAX_START_ARGUMENT_BYTES, 1.5 MiB): 4 MB leaves room for whitespace.
+ * Body limits: 1 MB for everything but batches and batch parts, whose items need room. A one-request
+ * batch's items must also fit one Temporal payload once compact (MAX_START_ARGUMENT_BYTES, 1.5 MiB):
+ * 4 MB leaves room for whitespace. A part's items are stored, never sent to Temporal together.
  */
 export const BODY_LIMIT = '1mb';
 export const BATCH_BODY_LIMIT = '4mb';
+
+/** `POST /v1/batches` and `POST /v1/batches/:batchId/items` take the larger limit. */
+const BATCH_BODY_PATH = /^\/v1\/batches(\/[^/]+\/items)?\/*$/i;
 
 /** True when the request carries body bytes (a chunked body, or a Content-Length above 0). */
 function carriesBody(req: Request): boolean {
@@ -32,9 +36,7 @@ export function jsonBody(): RequestHandler {
       );
       return;
     }
-    const isBatch =
-      req.method === 'POST' &&
-      `${req.baseUrl}${req.path}`.toLowerCase().replace(/\/+$/, '') === '/v1/batches';
+    const isBatch = req.method === 'POST' && BATCH_BODY_PATH.test(`${req.baseUrl}${req.path}`);
     (isBatch ? large : small)(req, res, next);
   };
 }

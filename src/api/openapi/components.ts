@@ -39,6 +39,12 @@ export function registerComponents(registry: OpenAPIRegistry) {
       }),
     ),
   );
+  const openVariants = agents.map((a) =>
+    named(
+      `${capitalised(a.name)}BatchOpenRequest`,
+      S.BatchOpenRequestSchema.extend({ agent: z.literal(a.name) }),
+    ),
+  );
   const union = <T extends z.ZodType>(variants: T[]) => {
     const [first, second, ...rest] = variants;
     if (!first || !second) throw new Error('the catalog has fewer than two agents');
@@ -59,6 +65,17 @@ export function registerComponents(registry: OpenAPIRegistry) {
     BatchRequest: named('BatchRequest', union(batchVariants)),
     BatchAccepted: named('BatchAccepted', R.BatchAccepted),
     BatchView: named('BatchView', R.BatchViewResponse),
+    BatchOpenRequest: named('BatchOpenRequest', union(openVariants)),
+    BatchPartRequest: named(
+      'BatchPartRequest',
+      S.BatchPartRequestSchema.extend({
+        // The batch's agent (named when it was opened) decides which schema applies to every item.
+        items: z
+          .array(z.union(agents.map((a) => a.input) as never as [z.ZodType, z.ZodType]))
+          .min(1)
+          .max(S.BATCH_MAX_ITEMS),
+      }),
+    ),
     TenantPut: named('TenantPut', S.TenantPutSchema),
     Tenant: named('Tenant', A.TenantResponse),
     TenantCreated: named('TenantCreated', A.TenantCreatedResponse),

@@ -86,13 +86,39 @@ export function registerPaths(registry: OpenAPIRegistry, c: Components): void {
     request: body(c.BatchRequest),
     responses: { 202: json(c.BatchAccepted, 'Accepted.'), ...errors(400, 401, 403, 404, 413, 429, 503) },
   });
+  add(
+    'post',
+    '/v1/batches/open',
+    'Open a batch whose items come in parts (any number of items up to 10,000, any size)',
+    {
+      request: body(c.BatchOpenRequest),
+      responses: {
+        201: json(R.BatchOpened, 'Open; append parts, then commit. Location names the batch.'),
+        ...errors(400, 401, 403, 404, 409, 429, 503),
+      },
+    },
+  );
+  add('post', '/v1/batches/{batchId}/items', 'Append part `part` (0, 1, 2, … in order) of an open batch', {
+    request: { params: batchId, ...body(c.BatchPartRequest) },
+    responses: {
+      200: json(R.BatchPartAccepted, 'Appended, or (replayed: true) appended before by the same part.'),
+      ...errors(400, 401, 403, 404, 409, 413, 422, 429, 503),
+    },
+  });
+  add('post', '/v1/batches/{batchId}/commit', 'Close an open batch and start it', {
+    request: { params: batchId },
+    responses: {
+      202: json(c.BatchAccepted, 'Committed and started (again on a retry: nothing twice).'),
+      ...errors(401, 403, 404, 409, 429, 503),
+    },
+  });
   add('get', '/v1/batches/{batchId}', 'A batch', {
     request: { params: batchId },
     responses: { 200: json(c.BatchView, 'Counts by status.'), ...errors(401, 404) },
   });
   add('post', '/v1/batches/{batchId}/resume', 'Re-drive the failed items', {
     request: { params: batchId },
-    responses: { 202: json(R.BatchResumed, 'How many items were re-driven.'), ...errors(401, 404) },
+    responses: { 202: json(R.BatchResumed, 'How many items were re-driven.'), ...errors(401, 404, 409) },
   });
 
   add('get', '/v1/tenants/me', "The caller's settings, backlog and ledger", {

@@ -85,5 +85,27 @@ export const BatchViewResponse = z.object({
   completed: z.int(),
   failed: z.int(),
   cancelled: z.int(),
+  /** `open`: sent in parts, still taking parts; `committed`: closed (its runs are being created or exist). */
+  state: z.enum(['open', 'committed']),
 }) satisfies z.ZodType<BatchView>;
+const partLinks = z.object({ self: z.string(), items: z.string(), commit: z.string() });
+export const BatchOpened = z.object({
+  batchId: z.string(),
+  state: z.literal('open'),
+  total: z.int(),
+  parts: z.int(),
+  links: partLinks,
+});
+export const BatchPartAccepted = z.object({
+  batchId: z.string(),
+  part: z.int(),
+  /** The batch index of the part's first item (its run id is `<batchId>-<index>`). */
+  firstIndex: z.int(),
+  count: z.int(),
+  /** Items in the batch so far. */
+  total: z.int(),
+  /** True when this part had been appended before (a retry): nothing was appended twice. */
+  replayed: z.boolean(),
+  links: partLinks,
+});
 export const BatchResumed = z.object({ batchId: z.string(), resumed: z.int(), links });

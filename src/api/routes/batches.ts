@@ -9,6 +9,7 @@ import { BatchIdSchema } from '../intake/schemas';
 import { assertFitsOnePayload } from '../intake/payload-limits';
 import { enforceRunCaps, runCapIssues } from '../intake/run-caps';
 import { rateLimit, rateLimitRequest, shedError, withTenantSync } from '../intake/shed';
+import { addBatchPartRoutes, storedBatch, unstartedView } from './batch-parts';
 
 export const batchLink = (batchId: string) => `/v1/batches/${batchId}`;
 
@@ -16,6 +17,12 @@ async function ownedBatch(ctx: ApiContext, res: Response, batchId: string): Prom
   const view = BatchIdSchema.safeParse(batchId).success ? await ctx.fleet.getBatch(batchId) : null;
   if (!view || !mayAccess(res, view.tenant)) throw ApiError.notFound(`Batch ${batchId}`);
   return view;
+}
+
+/** A batch sent in parts that has not started yet (open, or committed but not yet started), or null. */
+async function unstarted(ctx: ApiContext, res: Response, batchId: string) {
+  const stored = await storedBatch(ctx, res, batchId);
+  return stored && !stored.started ? stored : null;
 }
 
 export function batchesRouter(ctx: ApiContext): Router {
@@ -58,13 +65,23 @@ export function batchesRouter(ctx: ApiContext): Router {
       .json({ batchId, total: spec.items.length, links: { self: batchLink(batchId) } });
   });
 
+  addBatchPartRoutes(ctx, router);
+
   router.get('/:batchId', async (req, res) => {
     rateLimitRequest(ctx, res);
-    res.json(await ownedBatch(ctx, res, req.params.batchId));
+    const waiting = await unstarted(ctx, res, req.params.batchId);
+    if (waiting) {
+      res.json(unstartedView(waiting));
+      return;
+    }
+    res.json({ ...(await ownedBatch(ctx, res, req.params.batchId)), state: 'committed' });
   });
 
   router.post('/:batchId/resume', async (req, res) => {
     rateLimitRequest(ctx, res);
+    if (await unstarted(ctx, res, req.params.batchId)) {
+      throw new ApiError('conflict', `Batch ${req.params.batchId} has not started; commit it first.`);
+    }
     const view = await ownedBatch(ctx, res, req.params.batchId);
     // A resume lists and re-drives up to every item: it costs one request per item.
     rateLimitRequest(ctx, res, Math.max(0, view.total - 1));

@@ -6,6 +6,7 @@ import request from 'supertest';
 import type { Express } from 'express';
 import { afterEach, beforeEach } from 'vitest';
 import { openSqliteEffectStore } from '../../../src/activities/effect-store';
+import { openSqliteBatchItems, type BatchItemStore } from '../../../src/activities/batch-items';
 import { openSqliteStore, type ApiStore } from '../../../src/api/stores/store';
 import { createApp } from '../../../src/api/app';
 import type { TenantSettings } from '../../../src/scheduler/types';
@@ -24,6 +25,8 @@ export interface Harness {
   app: Express;
   fleet: MemoryFleet;
   store: ApiStore;
+  /** Batches sent in parts (the memory fleet reads their items here, as a worker would). */
+  batchItems: BatchItemStore;
   dir: string;
   clock: { now: number };
   /** API keys of the tenants named in the options. */
@@ -49,9 +52,12 @@ export function makeHarness(opts: HarnessOptions = {}): Harness {
   const effects = openSqliteEffectStore(join(dir, 'effects.sqlite'));
   const clock = { now: Date.parse('2025-06-01T12:00:00.000Z') };
   const fleet = new MemoryFleet(() => clock.now, effects);
+  const batchItems = openSqliteBatchItems(join(dir, 'batch-items.sqlite'));
+  fleet.storedItems = (batchId, indexes) => batchItems.readItems(batchId, indexes);
   const app = createApp({
     fleet,
     db: store,
+    batchItems,
     adminToken: ADMIN,
     tenantDefaults: { maxQueued: 100, maxInFlight: 10, ratePerSecond: opts.ratePerSecond ?? 1000 },
     log: opts.log ?? pino({ level: 'silent' }),
@@ -62,6 +68,7 @@ export function makeHarness(opts: HarnessOptions = {}): Harness {
     app,
     fleet,
     store,
+    batchItems,
     dir,
     clock,
     keys: {},
@@ -80,6 +87,7 @@ export function makeHarness(opts: HarnessOptions = {}): Harness {
     async close() {
       await store.close();
       await effects.close();
+      await batchItems.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

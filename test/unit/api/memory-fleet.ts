@@ -1,6 +1,7 @@
 import type { EffectStore } from '../../../src/activities/effect-store';
 import { loadConfig } from '../../../src/config';
 import type {
+  AnyBatchSpec,
   BatchSpec,
   BatchView,
   FleetPort,
@@ -57,6 +58,8 @@ export class MemoryFleet implements FleetPort {
   gate: Promise<void> | undefined;
   /** When set, status, tenant and readiness calls reject (Temporal is unreachable). */
   down = false;
+  /** Where a batch sent in parts has its items (the batch item store, as the worker's activity reads it). */
+  storedItems: ((batchId: string, indexes: number[]) => Promise<unknown[]>) | undefined;
 
   constructor(
     private readonly now: () => number,
@@ -234,14 +237,21 @@ export class MemoryFleet implements FleetPort {
    * All or nothing, decided by the core's batch check (as the scheduler workflow's `batchCheck`
    * query); then, as the batch workflow does, the runs start and their units go to the scheduler.
    */
-  async createBatch(spec: BatchSpec): Promise<BatchVerdict> {
-    const refusal = this.core.checkBatch(
-      spec.tenant,
-      spec.items.length,
-      spec.estimatedTokensPerItem,
-      this.now(),
-    );
+  async createBatch(input: AnyBatchSpec): Promise<BatchVerdict> {
+    const total = 'items' in input ? input.items.length : input.itemCount;
+    const refusal = this.core.checkBatch(input.tenant, total, input.estimatedTokensPerItem, this.now());
     if (refusal) return { accepted: false, ...refusal };
+    if (this.batches.has(input.batchId)) return { accepted: true };
+    const spec: BatchSpec =
+      'items' in input
+        ? input
+        : {
+            ...input,
+            items: await this.storedItems!(
+              input.batchId,
+              Array.from({ length: total }, (_, i) => i),
+            ),
+          };
     this.batches.set(spec.batchId, spec);
     const { tenant, agent, priority, batchId, createdAt } = spec;
     const specs = spec.items.map((input, i) => ({
