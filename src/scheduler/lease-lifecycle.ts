@@ -179,6 +179,12 @@ function adopt(s: CoreState, r: Renewal, now: number): void {
   const charged = perCall ? used : 0;
   touchLedger(s, t, now);
   reserve(t.ledger, reserved - charged);
+  // It paid into the ledger this chain lost: counted here, or the budget would cover those tokens
+  // twice until the run closes and a later usage floor finds them (a floor counts closed runs only).
+  if (s.recovery && charged > 0) {
+    consume(t.ledger, 0, charged);
+    s.log.append(t.id, now, r.runId, 'charge', charged);
+  }
   t.inFlight++;
   const lane = Math.max(0, PRIORITIES.indexOf(r.priority ?? 'standard')) as Lane;
   s.leases.add({
