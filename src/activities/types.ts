@@ -77,6 +77,7 @@ export interface FleetActivities {
     priority: Priority;
     cost: number;
     attempt: number;
+    usedTokens?: number;
   }): Promise<SubmitResult>;
   /** A waiting run checks that the scheduler knows it, and re-offers itself when not (batched per worker). */
   offerRun(unit: {
@@ -85,6 +86,7 @@ export interface FleetActivities {
     priority: Priority;
     cost: number;
     attempt: number;
+    usedTokens?: number;
   }): Promise<OfferResult>;
   /** Usage of the runs that finished in each tenant's period (visibility), for a recovering scheduler. */
   recoverUsage(windows: { tenant: string; periodStart: number }[]): Promise<RecoveredUsage[]>;

@@ -9,8 +9,8 @@ import type { SettingsPatch } from './fleet-settings';
 import { observe } from './governor';
 import { cancel, charge, expireLeases, release, renew, topUp } from './lease-lifecycle';
 import {
-  RECOVERY_HOLD_WINDOW_MS,
   beginRecovery,
+  holdWindowMs,
   floorSpent,
   needsFloor,
   recoveryWindows,
@@ -94,7 +94,7 @@ export class FleetScheduler {
     const created = createTenant(id, this.s.nextOrd++, clean, now);
     // A tenant that (re)appears while the chain recovers may have spent in the lost chain: held too.
     const since = this.s.recoverySince;
-    if (since !== null && now < since + RECOVERY_HOLD_WINDOW_MS) created.held = true;
+    if (since !== null && now < since + holdWindowMs(this.s)) created.held = true;
     this.s.tenants.set(id, created);
     return true;
   }
@@ -264,6 +264,11 @@ export class FleetScheduler {
   /** The lease length in force (the recovery's follow-up floors are spaced by it). */
   leaseTtlSeconds(): number {
     return this.s.settings.leaseTtlSeconds;
+  }
+
+  /** How long a recovery holds budgeted tenants at least (a floor asked for after it lifts the hold). */
+  recoveryHoldMs(): number {
+    return holdWindowMs(this.s);
   }
 
   /** Queued or in flight. */

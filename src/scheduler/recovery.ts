@@ -5,17 +5,26 @@ import type { QueuedUnit, TenantState } from './queue-state';
 import { touchLedger } from './tenants';
 
 /**
- * How long after a recovery begins tenants that (re)appear are held too: the API re-sends its tenants
- * to a new chain within seconds (its watchdog, or a submission that met `unknown_tenant`), and a
- * tenant that had spent in the lost chain must not admit before a floor counted it.
+ * The least a recovery holds budgeted tenants: the API re-sends its tenants to a new chain within
+ * seconds (its watchdog, or a submission that met `unknown_tenant`), and a tenant that had spent in
+ * the lost chain must not admit before a floor counted it.
  */
 export const RECOVERY_HOLD_WINDOW_MS = 30_000;
 
 /**
+ * How long a recovery holds (at least one lease TTL): by then every run that was in flight when the
+ * chain was lost has come back to it (a renewal adopts it, a retry offers it, with what it used) or
+ * has closed (the floor counts it), so the floor taken then is what the lost ledger held.
+ */
+export function holdWindowMs(s: CoreState): number {
+  return Math.max(RECOVERY_HOLD_WINDOW_MS, s.settings.leaseTtlSeconds * 1000);
+}
+
+/**
  * The chain may be behind (started fresh after a loss, or reset): every tenant is held (with a
- * budget it admits nothing) until a usage floor that covers it lands, and so is every tenant that
- * appears in the next RECOVERY_HOLD_WINDOW_MS. Tenants without a budget keep admitting. A recovery
- * already under way is not begun again (its holds stand).
+ * budget it admits nothing) until a usage floor asked for after the hold window (`holdWindowMs`)
+ * covers it, and so is every tenant that appears within the window. Tenants without a budget keep
+ * admitting. A recovery already under way is not begun again (its holds stand).
  */
 export function beginRecovery(s: CoreState, now: number): void {
   if (s.recoverySince !== null) return;
@@ -26,7 +35,7 @@ export function beginRecovery(s: CoreState, now: number): void {
   }
 }
 
-/** Whether some tenant waits for a floor (the scheduler asks for one whenever none is under way). */
+/** Whether some tenant waits for a floor (the scheduler asks for one after the window, and when one lands). */
 export function needsFloor(s: CoreState): boolean {
   if (s.recoverySince === null) return false;
   for (const t of s.tenants.values()) if (t.held) return true;
@@ -67,14 +76,16 @@ export function floorSpent(
   now: number,
   requestedAt?: number,
 ): void {
+  const since = s.recoverySince ?? -Infinity;
   for (const r of recovered) {
     const t = s.tenants.get(r.tenant);
     if (!t || !Number.isFinite(r.tokens)) continue;
     if (touchLedger(s, t, now)) refreshTenant(s, t);
     const window = t.ledger.period === 'none' && r.periodStart === 0 ? 0 : t.ledger.periodStart;
     if (window !== r.periodStart) continue;
-    // Floored (or found at or above the floor): what it admits from now on is counted against it.
-    if (t.held) {
+    // Floored after the hold window (every run of the lost chain is back or closed): what it admits
+    // from now on is counted against it.
+    if (t.held && requestedAt !== undefined && requestedAt >= since + holdWindowMs(s)) {
       t.held = false;
       refreshTenant(s, t);
     }
@@ -88,7 +99,7 @@ export function floorSpent(
   if (
     s.recoverySince !== null &&
     requestedAt !== undefined &&
-    requestedAt >= s.recoverySince + RECOVERY_HOLD_WINDOW_MS &&
+    requestedAt >= s.recoverySince + holdWindowMs(s) &&
     !needsFloor(s)
   )
     s.recoverySince = null;

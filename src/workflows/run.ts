@@ -175,12 +175,17 @@ export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<
   let hash = 0;
   for (let i = 0; i < spec.runId.length; i++) hash = (hash * 31 + spec.runId.charCodeAt(i)) >>> 0;
   const jitter = (hash % 1000) / 1000;
+  // v requeue-usage-v1: a retry says what the run used so far (a recovering scheduler that lost the
+  // run counts it against the budget).
+  const usage = (attempt: number) =>
+    attempt > 0 && state.usage > 0 && patched('requeue-usage-v1') ? { usedTokens: state.usage } : {};
   const unit = (attempt: number) => ({
     runId: spec.runId,
     tenant: spec.tenant,
     priority: spec.priority,
     cost: Math.max(1, spec.estimatedTokens - state.usage),
     attempt,
+    ...usage(attempt),
   });
   const waitForSlot = async (checkNow = false): Promise<void> => {
     await awaitAdmission(checkNow);
@@ -208,6 +213,7 @@ export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<
         priority: spec.priority,
         cost,
         attempt: state.attempt,
+        ...usage(state.attempt),
       });
       if (r.accepted) break;
       await sleep(v3 ? Math.max(REOFFER_FLOOR_MS, r.retryAfterSeconds * 1000) : r.retryAfterSeconds * 1000);

@@ -11,12 +11,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { FleetActivities } from '../activities/types';
-import {
-  DEFAULT_GOVERNOR,
-  DEFAULT_INTERACTIVE_RESERVE,
-  FleetScheduler,
-  RECOVERY_HOLD_WINDOW_MS,
-} from '../scheduler';
+import { DEFAULT_GOVERNOR, DEFAULT_INTERACTIVE_RESERVE, FleetScheduler } from '../scheduler';
 import type { AnySchedulerSnapshot } from '../scheduler';
 import type { Admission, FleetSettings, GovernorParams, SchedulerStatus } from '../scheduler/types';
 import {
@@ -109,12 +104,18 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
   let floorInFlight = false;
   const armFollowUps = (since: number): void => {
     const step = Math.max(10, core.leaseTtlSeconds()) * 1000;
-    const ats = [since + RECOVERY_HOLD_WINDOW_MS, ...RECOVERY_FOLLOW_UPS.map((k) => since + k * step)];
+    // The floor that lifts the hold comes right after the hold window; the follow-ups after it.
+    const ats = [since + core.recoveryHoldMs() + 1, ...RECOVERY_FOLLOW_UPS.map((k) => since + k * step)];
     for (const at of ats.filter((x) => x > Date.now()).sort((a, b) => a - b))
       void sleep(at - Date.now()).then(() => {
         recoverRequested = true;
         dirty = true;
       });
+  };
+  /** A held tenant waits for a floor and the hold window is over (before it, a floor lifts no hold). */
+  const floorDue = (): boolean => {
+    const since = core.recoverySince();
+    return since !== null && Date.now() > since + core.recoveryHoldMs() && core.needsFloor();
   };
   const startRecovery = (): void => {
     if (core.recoverySince() === null) {
@@ -164,7 +165,7 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
           log.warn('scheduler holds its maximum of busy tenants; tenant not added yet', { tenant: t.tenant });
       }
       // A tenant that appeared while recovering is held: it needs a floor of its own.
-      if (recovery && core.recoverySince() !== null && core.needsFloor()) recoverRequested = true;
+      if (recovery && floorDue()) recoverRequested = true;
       dirty = true;
     },
     { validator: validateUpsertTenants },
@@ -292,7 +293,7 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
             })
             .finally(() => {
               floorInFlight = false;
-              if (core.needsFloor()) recoverRequested = true;
+              if (floorDue()) recoverRequested = true;
             }),
         );
       }
