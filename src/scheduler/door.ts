@@ -94,9 +94,10 @@ function submitOne(s: CoreState, u: UnitSubmission, now: number, call: DoorCall)
     return { runId, ...shed };
   }
   // A retry of a run this chain knows nothing of (no lease, no ended attempt): the chain was lost or
-  // reset while it ran, and what it used was paid into the lost ledger. Counted, or the budget would
-  // cover those tokens twice until the run closes and a later floor finds them.
-  if (s.recovery && attempt > 0 && !lease && s.ended.get(runId) === undefined) {
+  // reset while it ran, and what it used was paid into the lost ledger. Under a budget it is counted,
+  // or the budget would cover those tokens twice until the run closes and a later floor finds them
+  // (without one the floor settles it, as for an adopted run).
+  if (s.recovery && attempt > 0 && !lease && t.ledger.budget !== null && s.ended.get(runId) === undefined) {
     const used = tokenCount(u.usedTokens ?? 0);
     if (used > 0) {
       touchLedger(s, t, now);

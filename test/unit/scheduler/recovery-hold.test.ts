@@ -160,5 +160,11 @@ describe('a recovering scheduler chain holds budgeted tenants until its usage fl
       T0 + 4,
     );
     expect(s.tenantStatus('capped', T0 + 4)!.ledger.spent).toBe(450);
+    // Without a budget nothing is counted twice: the floors settle it once the runs have closed.
+    s.renew(
+      [{ runId: 'free-old', attempt: 0, usedTokens: 300, tenant: 'free', cost: 400, perCall: true }],
+      T0 + 5,
+    );
+    expect(s.tenantStatus('free', T0 + 5)!.ledger.spent).toBe(0);
   });
 });
