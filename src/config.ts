@@ -115,6 +115,7 @@ const EnvSchema = z.object({
       .optional(),
   ),
   SCHEDULER_WATCHDOG_SECONDS: z.coerce.number().int().min(1).default(5),
+  SCHEDULER_MAX_HISTORY_EVENTS: z.coerce.number().int().min(10).max(40_000).default(1000),
   GOVERNOR_INITIAL_TPM: int(G.initialTokensPerMinute),
   GOVERNOR_MIN_TPM: int(G.minTokensPerMinute),
   GOVERNOR_MAX_TPM: int(G.maxTokensPerMinute),
@@ -170,6 +171,12 @@ export interface Config {
   };
   dataDir: string;
   schedulerWorkflowId: string;
+  /**
+   * The scheduler continues as new after this many history events (or sooner, when the server suggests
+   * it). A message that arrives while it continues as new fails that workflow task, and the retry
+   * replays the run's whole history, admitting nothing meanwhile: a short history keeps that pause short.
+   */
+  schedulerMaxHistoryEvents: number;
   model: {
     /** undefined: start the embedded simulator. */
     baseUrl: string | undefined;
@@ -243,6 +250,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     dataDir: e.DATA_DIR,
     schedulerWorkflowId: e.SCHEDULER_WORKFLOW_ID,
+    schedulerMaxHistoryEvents: e.SCHEDULER_MAX_HISTORY_EVENTS,
     model: {
       baseUrl: e.MODEL_BASE_URL,
       apiKey: e.MODEL_API_KEY,

@@ -9,6 +9,11 @@ export const END = '<!-- bench:end -->';
 export const SCENARIOS: { scenario: string; title: string; command: string }[] = [
   { scenario: 'sim', title: 'Policy core, simulated', command: 'npm run bench -- sim' },
   { scenario: 'throughput', title: 'Throughput vs. direct start', command: 'npm run bench -- throughput' },
+  {
+    scenario: 'throughput-cluster',
+    title: 'Throughput, cluster',
+    command: 'npm run bench -- throughput --cluster',
+  },
   { scenario: 'flood', title: 'Flood at full size', command: 'npm run bench -- flood' },
   { scenario: 'priority', title: 'Priority at full size', command: 'npm run bench -- priority' },
   { scenario: 'storm', title: 'Quota storm', command: 'npm run bench -- storm' },
@@ -55,6 +60,15 @@ const HEADLINES: Record<string, (d: any) => string> = {
     `+ ${n(d.scheduler?.schedulerEventsPerRun, 1)} in the scheduler; workflow tasks per run ` +
     `${n(d.baseline?.workflowTasksPerRun, 1)} vs ${n(d.scheduler?.workflowTasksPerRun, 1)} + ` +
     `${n(d.scheduler?.schedulerWorkflowTasksPerRun, 1)} in the scheduler`,
+  'throughput-cluster': (d) =>
+    `${n(d.units)} runs on the cluster (\`npm run cluster\`), concurrency ${n(d.concurrency)}: ${n(d.seconds)} s, ` +
+    `${n(d.admissionsPerSecond, 1)} admissions/s end to end`,
+  priority: (d) =>
+    `${n(d.backlog)} batch runs queued, concurrency ${n(d.concurrency)}: submit→first model call (at the simulator) ` +
+    Object.entries(d.lanes ?? {})
+      .map(([lane, l]: [string, any]) => `${lane} p50/p99 ${n(l.p50Ms)}/${n(l.p99Ms)} ms`)
+      .join(', ') +
+    ` (${n(d.samples)} samples per lane)`,
   'throughput-batches': (d) =>
     `${n(d.units)} units in batches, concurrency ${n(d.concurrency)}: ${n(d.seconds)} s, ${n(d.admissionsPerSecond, 1)} admissions/s end to end`,
   flood: (d) =>

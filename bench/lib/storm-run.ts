@@ -38,6 +38,8 @@ export interface StormSample extends StormSecond {
   governorTpm: number;
   inFlight: number;
   queued: number;
+  /** How long the scheduler's status query had been pending when the second was sampled (0: answered). */
+  statusAgeMs: number;
 }
 
 export interface StormResult {
@@ -58,6 +60,8 @@ export interface StormResult {
     continuedAsNew: number;
   };
   retryAfter: { min: number; median: number; max: number; count: number };
+  /** Scheduler status queries that took over 2 s: the second they were asked in, and how long. */
+  slowStatus: { t: number; ms: number }[];
   /** Every check, the storm's and the run-level ones. */
   checks: { name: string; pass: boolean; detail: string }[];
   pass: boolean;
@@ -170,10 +174,35 @@ export async function runStorm(
   let prevDoor = { ...door };
   let cut = false;
   let restored = false;
+  // The scheduler's status is a query, and a query waits while the scheduler's workflow task runs:
+  // a slow one must not stall the clock. The simulator (where the work happens) is sampled every
+  // second on time, the quota changes land on time, and the scheduler's figures come from its
+  // newest answer, at most one query in flight (a late answer's admissions count in the second it arrives).
+  let latest = prevStatus;
+  let asked = 0;
+  let pendingStatus: Promise<void> | undefined;
+  const slowStatus: { t: number; ms: number }[] = [];
+  const refreshStatus = (t: number): Promise<void> => {
+    if (!pendingStatus) {
+      asked = Date.now();
+      pendingStatus = status()
+        .then((v) => {
+          latest = v;
+          const ms = Date.now() - asked;
+          if (ms > 2000) slowStatus.push({ t, ms });
+        })
+        .finally(() => (pendingStatus = undefined));
+    }
+    return pendingStatus;
+  };
   for (let k = 1; ; k++) {
     const t = k;
     await pause(Math.max(0, t0 + t * 1000 - Date.now()));
-    const [sim, st] = await Promise.all([simJson<SimStats>(simUrl, '/admin/stats'), status()]);
+    const sim = await simJson<SimStats>(simUrl, '/admin/stats');
+    const doorNow = { ...door };
+    // Up to 300 ms for a fresh answer; otherwise the newest one so far.
+    await Promise.race([refreshStatus(t), pause(300)]);
+    const st = latest;
     const sample: StormSample = {
       t,
       calls: sim.calls - prevSim.calls,
@@ -181,21 +210,23 @@ export async function runStorm(
       tokens: sim.tokens - prevSim.tokens,
       quotaTpm: prevSim.quota.tpm,
       admitted: st.counters.admitted - prevStatus.counters.admitted,
-      accepted: door.accepted - prevDoor.accepted,
-      shed: door.shed - prevDoor.shed,
+      accepted: doorNow.accepted - prevDoor.accepted,
+      shed: doorNow.shed - prevDoor.shed,
       completed: st.counters.completed - prevStatus.counters.completed,
       concurrencyLimit: Math.min(st.config.concurrency, st.governor.concurrencyLimit),
       governorTpm: st.governor.tokensPerMinute,
       inFlight: st.inFlight,
       queued: st.queued.total,
+      statusAgeMs: pendingStatus ? Date.now() - asked : 0,
     };
     seconds.push(sample);
     onSecond(t);
-    [prevSim, prevStatus, prevDoor] = [sim, st, { ...door }];
+    [prevSim, prevStatus, prevDoor] = [sim, st, doorNow];
     log(
       `t=${String(t).padStart(3)}s quota=${sample.quotaTpm} calls=${sample.calls} throttled=${sample.throttled}` +
         ` served=${sample.tokens * 60}/min admitted=${sample.admitted}/s accepted=${sample.accepted} shed=${sample.shed}` +
-        ` governor: limit=${sample.concurrencyLimit} tpm=${sample.governorTpm} inFlight=${sample.inFlight} queued=${sample.queued}`,
+        ` governor: limit=${sample.concurrencyLimit} tpm=${sample.governorTpm} inFlight=${sample.inFlight} queued=${sample.queued}` +
+        (sample.statusAgeMs > 0 ? ` (scheduler status pending ${sample.statusAgeMs} ms)` : ''),
     );
     // Quota changes land right after a sample, so each sampled second has one quota.
     if (!cut && t >= phases.cutAt) {
@@ -214,6 +245,7 @@ export async function runStorm(
   }
   stopLoad = true;
   await loader;
+  await pendingStatus;
   await Promise.all([...inflightRequests]);
 
   // The backlog finishes at the quota's pace; every accepted run must complete.
@@ -276,6 +308,7 @@ export async function runStorm(
       max: Math.max(...retryAfters),
       count: retryAfters.length,
     },
+    slowStatus,
     checks,
     pass: checks.every((c) => c.pass),
   };

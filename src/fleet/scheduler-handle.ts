@@ -13,6 +13,7 @@ export function schedulerInput(config: Config, extra: Partial<SchedulerInput> = 
       ...config.governor,
       maxConcurrency: Math.max(config.governor.maxConcurrency, f.concurrency),
     },
+    maxHistoryEvents: config.schedulerMaxHistoryEvents,
     ...extra,
   };
 }
