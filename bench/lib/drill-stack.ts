@@ -387,13 +387,18 @@ export interface LedgerCheck {
 
 /**
  * The tenant's ledger (`GET /v1/tenants/me`) against the simulator's bill for it, once the ledger
- * has settled (nothing reserved, spent equal to the bill) or, failing that, after `settleMs`: the
- * last settlements may reach the scheduler a moment after the counters say completed.
+ * has settled: nothing reserved and spent equal to the bill, or nothing reserved and neither figure
+ * moving for `stableMs` (a charge that died with a SIGKILLed worker never comes, and waiting the
+ * whole `settleMs` for it cost the chaos drill 30 s a run), or, failing both, after `settleMs`. The
+ * last settlements may reach the scheduler a moment after the counters say completed; a worker's
+ * charges travel in the same report as its runs' releases, or before them, so once nothing is
+ * reserved every charge of a living worker is in.
  */
 export async function ledgerAgainstBill(
   s: DrillStack,
   token: string,
   settleMs = 30_000,
+  stableMs = 3_000,
 ): Promise<LedgerCheck> {
   const read = async (): Promise<LedgerCheck | null> => {
     const me = await s.call('GET', '/v1/tenants/me', { token });
@@ -410,10 +415,16 @@ export async function ledgerAgainstBill(
     };
   };
   let last: LedgerCheck | null = null;
+  let since = { key: '', at: 0 };
+  const stable = (v: LedgerCheck): boolean => {
+    const key = `${v.spent}/${v.billed}`;
+    if (v.reserved !== 0 || key !== since.key) since = { key: v.reserved === 0 ? key : '', at: Date.now() };
+    return v.reserved === 0 && Date.now() - since.at >= stableMs;
+  };
   await until(
     'a settled ledger',
     async () => (last = (await read()) ?? last),
-    (v) => v !== null && v.reserved === 0 && v.spent === v.billed,
+    (v) => v !== null && v.reserved === 0 && (v.spent === v.billed || stable(v)),
     settleMs,
     500,
   ).catch(() => undefined);

@@ -43,6 +43,7 @@ const n = (x: unknown, digits = 0): string =>
   typeof x === 'number' && Number.isFinite(x)
     ? x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
     : '?';
+const pct = (x: unknown): string => (typeof x === 'number' ? `${n(100 * x, 1)}%` : '?');
 const verdict = (pass: unknown): string => (pass === true ? 'PASS' : pass === false ? 'FAIL' : '?');
 
 /** The headline figures of one scenario's data (the whole file stays in bench/results/). */
@@ -80,6 +81,16 @@ const HEADLINES: Record<string, (d: any) => string> = {
     (Array.isArray(d.checks)
       ? `; checks ${d.checks.filter((c: any) => c.pass).length}/${d.checks.length}`
       : ''),
+  'storm-cold': (d) =>
+    `${verdict(d.pass)}: quota cut to ${n(d.options?.tpm)} tokens/min before ${n(d.options?.runs)} runs arrive at once, ` +
+    `concurrency ${n(d.options?.concurrency)}: from ${n(d.window?.from)} s, ${n(d.window?.throttled)}/${n(d.window?.calls)} calls ` +
+    `throttled and ${pct(d.window?.utilisation)} of the quota used; the first ${n(d.first?.to)} s served ` +
+    `${pct(d.first?.utilisation)} of it with ${n(d.first?.throttled)}/${n(d.first?.calls)} throttled`,
+  bystander: (d) =>
+    `${verdict(d.pass)}: a bystander uses ${pct(d.options?.bystanderShare)} of a ${n(d.options?.tpm)} tokens/min quota ` +
+    `while Fairway runs a ${n(d.options?.load)}× overload: from ${n(d.window?.from)} s the bystander had ` +
+    `${n(d.window?.bystander?.throttled)}/${n(d.window?.bystander?.calls)} calls throttled, Fairway used ` +
+    `${pct(d.window?.utilisation)} of the quota (${n(d.window?.throttled)}/${n(d.window?.calls)} throttled)`,
   'drill-deploy': (d) =>
     `${verdict(d.pass)}: ${n(d.units)} units, lost ${n(d.lost)}, duplicated ${n(d.duplicated)}; drain ${n(d.drainMs / 1000, 1)} s; ` +
     `time to resume ${n(d.timeToResumeMs)} ms${ledger(d)}`,

@@ -32,13 +32,22 @@ describe('backpressure: queue caps, spend cap and throttling on a real stack', (
   const scheduler = async () => (await s.call('GET', '/v1/admin/scheduler')).body;
   const runs = (key: string, ids: string[]) =>
     Promise.all(ids.map(async (id) => (await s.call('GET', `/v1/runs/${id}`, { token: key })).body));
-  const settled = (key: string, ids: string[], timeoutMs: number) =>
-    waitFor(
+  // Waits on the tenant's backlog first (one request per poll: polling every run would query the
+  // scheduler once per queued run, and that load slowed the runs it waited for), then reads each run.
+  const settled = async (key: string, ids: string[], timeoutMs: number) => {
+    await waitFor(
+      () => s.call('GET', '/v1/tenants/me', { token: key }),
+      (v) => v.body?.queued?.total === 0 && v.body?.inFlight === 0,
+      timeoutMs,
+      250,
+    );
+    return waitFor(
       () => runs(key, ids),
       (vs) => vs.every((v) => ['completed', 'failed', 'cancelled'].includes(v?.status)),
       timeoutMs,
       500,
     );
+  };
 
   beforeAll(async () => {
     s = await startTestStack({ MODEL_TPM: String(TPM), MODEL_RPM: '10000000', FLEET_CONCURRENCY: '50' });

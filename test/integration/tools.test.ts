@@ -42,7 +42,7 @@ describe('per-tool identities (real dev server)', () => {
       connection: pagerConnection,
       log: s.log,
     });
-    key = await s.tenant('acme');
+    key = await s.tenant(`tools-${s.id}`);
   });
   afterAll(async () => {
     await pager?.close();

@@ -28,6 +28,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
     // In-memory SQLite: the suite measures behaviour, and a file's fsyncs halve a 2-core server's throughput.
     dbFile: undefined,
     namespace: 'default',
+    // A run that continues-as-new less than this after its own start has its successor held for the
+    // rest of it (default 1 s, against tight loops). A production scheduler run lasts thousands of
+    // events and never meets the hold; the continue-as-new test's 10-event budget met it on every
+    // cycle, so its 100 cycles took 100 s at least. No Fairway code relies on the interval otherwise.
+    dynamicConfig: { 'history.workflowIdReuseMinimalInterval': '0s' },
     log: (m) => console.log(`[temporal] ${m}`),
   });
   const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietLogger });
