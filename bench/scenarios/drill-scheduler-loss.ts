@@ -336,7 +336,9 @@ async function loseScheduler(
       .describe()
       .catch(() => null);
     if (old && old.status.name !== 'RUNNING') break;
-    if (attempt >= 5) throw err;
+    // A loaded server refuses the CLI's history read with "Workflow is busy" for a while (the
+    // scheduler takes an update or signal every few ms): about half a minute of tries.
+    if (attempt >= 15) throw err;
     const said = String((err as { stderr?: unknown }).stderr ?? err).trim();
     log(`${kind}: the CLI failed (${said.split('\n').slice(-1)[0]}), trying again`);
     await sleep(2000);

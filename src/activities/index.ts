@@ -7,7 +7,7 @@ import { estimateTokens } from '../agents/catalog';
 import { offerRuns } from '../contract/offer-runs';
 import type { RunOfferPorts } from '../contract/offer-runs';
 import { mapLimit } from '../util/map-limit';
-import { admitSignal, leaseRevokedSignal } from '../workflows/run-messages';
+import { admitSignal, budgetRefusedSignal, leaseRevokedSignal } from '../workflows/run-messages';
 import { submitUpdate, topUpUpdate } from '../workflows/scheduler-messages';
 import type { RecoveredUsage } from '../workflows/scheduler-messages';
 import { deliverEffect } from '../effectsink/sink';
@@ -92,6 +92,12 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
     async notifyRevoked(revoked) {
       await mapLimit(revoked, 32, (r) =>
         signalRun(r.runId, (h) => h.signal(leaseRevokedSignal, { attempt: r.attempt })),
+      );
+    },
+
+    async notifyBudgetRefused(refused) {
+      await mapLimit(refused, 32, (r) =>
+        signalRun(r.runId, (h) => h.signal(budgetRefusedSignal, { attempt: r.attempt, message: r.message })),
       );
     },
 

@@ -73,7 +73,8 @@ export class OfferBatcher {
       if (known[i]) return { state: 'known', retryAfterSeconds: 0 };
       const r = byRun.get(u.runId);
       if (!r) return { state: 'unavailable', retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS };
-      if (!r.accepted) return { state: 'refused', retryAfterSeconds: r.retryAfterSeconds };
+      if (!r.accepted)
+        return { state: 'refused', retryAfterSeconds: r.retryAfterSeconds, code: r.code, message: r.message };
       return { state: r.duplicate ? 'ended' : 'queued', retryAfterSeconds: 0 };
     });
   }

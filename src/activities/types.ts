@@ -11,6 +11,9 @@ import type { Priority, Release, SubmitResult, TopUpResult } from '../scheduler/
 export interface OfferResult {
   state: 'known' | 'queued' | 'ended' | 'refused' | 'unavailable';
   retryAfterSeconds: number;
+  /** Why it was refused (`refused` only), with the door's message. */
+  code?: string;
+  message?: string;
 }
 
 /** Activity signatures, the only thing workflow code imports from here (types only). */
@@ -53,6 +56,8 @@ export interface FleetActivities {
     notices: { runId: string; notice: AdmitNotice }[],
   ): Promise<{ runId: string; attempt: number }[]>;
   notifyRevoked(revoked: { runId: string; attempt: number }[]): Promise<void>;
+  /** Tells queued runs their tenant's budget can no longer cover them (they fail `budget_exhausted`). */
+  notifyBudgetRefused(refused: { runId: string; attempt: number; message: string }[]): Promise<void>;
   /** One model call through the model plane; renews the run's lease as it goes. */
   modelStep(req: StepRequest): Promise<{ usedTokens: number }>;
   /** Applies the run's effect once per key, however often it is attempted. */
@@ -73,6 +78,7 @@ export interface FleetActivities {
     priority: Priority;
     cost: number;
     attempt: number;
+    usedTokens?: number;
   }): Promise<SubmitResult>;
   /** A waiting run checks that the scheduler knows it, and re-offers itself when not (batched per worker). */
   offerRun(unit: {
@@ -81,6 +87,7 @@ export interface FleetActivities {
     priority: Priority;
     cost: number;
     attempt: number;
+    usedTokens?: number;
   }): Promise<OfferResult>;
   /** Usage of the runs that finished in each tenant's period (visibility), for a recovering scheduler. */
   recoverUsage(windows: { tenant: string; periodStart: number }[]): Promise<RecoveredUsage[]>;

@@ -31,7 +31,9 @@ async function nudgeQueuedRuns(client: Client, config: Config, log: Logger): Pro
  * After a recovery, the floor is taken again at these multiples of the lease TTL (at least 10 s):
  * runs that were in flight when the chain was lost had part of their usage in the lost ledger, and
  * visibility shows that usage only once they have closed. A single floor taken at once missed it
- * (issue 9: a tenant's `spent` 100 tokens below its runs' usage after terminate + reset).
+ * (issue 9: a tenant's `spent` 100 tokens below its runs' usage after terminate + reset). A scheduler
+ * from recovery-hold-v1 takes these follow-ups on its own timers too; the watchdog's are reminders
+ * for older chains and for a chain that continued-as-new meanwhile.
  */
 export const RECOVERY_FOLLOW_UPS = [1, 2, 4, 8, 16] as const;
 
@@ -96,7 +98,8 @@ export function startSchedulerWatchdog(opts: {
     if (followUps.length === 0 || now() < followUps[0]!) return;
     followUps = followUps.filter((t) => t > now());
     log.info({ left: followUps.length }, 'scheduler recovery: taking the usage floor again');
-    await handle().signal(recoverSignal);
+    // Only the floor: a follow-up must not hold the chain's budgeted tenants again.
+    await handle().signal(recoverSignal, { followUp: true });
   };
 
   const once = async (): Promise<void> => {

@@ -41,6 +41,18 @@ export interface CoreState {
   log: LedgerLog;
   /** Recently ended runs and attempts (bounded): a late or repeated message cannot revive them. */
   ended: EndedRuns;
+  /**
+   * When this chain began recovering its ledger (it may be behind: started fresh after a loss, or
+   * reset), or null. Meanwhile tenants created are `held` too (`recovery.ts`).
+   */
+  recoverySince: number | null;
+  /** Tenants whose queued units may exceed what their budget can still cover (checked by `refuseUncoverable`). */
+  overBudget: Set<TenantState>;
+  /**
+   * Behaviour a scheduler workflow turns on behind its `patched()` markers (not in the snapshot: each
+   * run of the chain sets it): recovery holds, budget refusals of queued units, adopted usage counted.
+   */
+  recovery: boolean;
 }
 
 /** An empty, open fleet. */
@@ -65,5 +77,8 @@ export function newCoreState(settings: FleetSettings, governor: GovernorParams, 
     fleetRate: newRate(now),
     log: new LedgerLog(),
     ended: new EndedRuns(),
+    recoverySince: null,
+    overBudget: new Set(),
+    recovery: false,
   };
 }

@@ -93,6 +93,18 @@ function submitOne(s: CoreState, u: UnitSubmission, now: number, call: DoorCall)
     s.counters.shed++;
     return { runId, ...shed };
   }
+  // A retry of a run this chain knows nothing of (no lease, no ended attempt): the chain was lost or
+  // reset while it ran, and what it used was paid into the lost ledger. Under a budget it is counted,
+  // or the budget would cover those tokens twice until the run closes and a later floor finds them
+  // (without one the floor settles it, as for an adopted run).
+  if (s.recovery && attempt > 0 && !lease && t.ledger.budget !== null && s.ended.get(runId) === undefined) {
+    const used = tokenCount(u.usedTokens ?? 0);
+    if (used > 0) {
+      touchLedger(s, t, now);
+      t.ledger.spent += used;
+      s.log.append(t.id, now, runId, 'charge', used);
+    }
+  }
   enqueue(s, t, laneOf(u.priority), runId, cost, attempt);
   s.counters.submitted++;
   return { runId, accepted: true, duplicate: false, held: s.draining };

@@ -19,13 +19,15 @@ export function parkReason(t: TenantState, f: Flow): 'cap' | 'budget' | null {
 export function refreshTenant(s: CoreState, t: TenantState): void {
   const capped = t.inFlight >= t.settings.maxInFlight;
   const left = remaining(t.ledger);
+  // A budgeted tenant whose `spent` may be behind (a recovering chain, no floor yet) admits nothing.
+  const held = isHeld(t);
   let budgetBlocked = false;
   for (const f of t.flows) {
     let want = false;
     if (f.live > 0) {
       const broke = (f.units[f.head] as QueuedUnit).cost > left;
       budgetBlocked ||= broke;
-      want = !capped && !broke;
+      want = !capped && !broke && !held;
     }
     const lane = s.lanes[f.lane];
     if (want && f.hi < 0) lane.enter(f);
@@ -40,6 +42,24 @@ export function refreshTenant(s: CoreState, t: TenantState): void {
   } else {
     s.budgetParked.delete(t);
   }
+  if (s.recovery && mayBeUncoverable(t)) s.overBudget.add(t);
+}
+
+/** Whether the tenant has a budget and a recovering chain has not floored its `spent` yet. */
+export function isHeld(t: TenantState): boolean {
+  return t.held === true && t.ledger.budget !== null;
+}
+
+/**
+ * Whether some queued unit of a tenant that fails on an exhausted budget (not `park`) cannot be
+ * covered even if every running unit freed its reservation unused: its queued cost is above
+ * `budget − spent` (a check, not the decision: `refuseUncoverable` rolls the period first).
+ */
+export function mayBeUncoverable(t: TenantState): boolean {
+  const b = t.ledger.budget;
+  return (
+    b !== null && t.queued > 0 && t.settings.onBudgetExhausted !== 'park' && t.queuedCost > b - t.ledger.spent
+  );
 }
 
 /** Earliest period end among tenants withheld by their budget (exact, O(parked)); Infinity when none. */

@@ -1,5 +1,6 @@
 import { fleetCap, nextCandidate } from './admission';
 import type { CoreState } from './core';
+import { isHeld } from './eligibility';
 import { liveUnits } from './fair-queue';
 import { bucketReadyAt, concurrencyCap, isPaused } from './governor';
 import { admissibleLanes, floorOf } from './lanes';
@@ -54,6 +55,12 @@ export function explain(s: CoreState, runId: string, now: number): WaitingOn | n
     return w(
       'tenant_in_flight_cap',
       `Tenant ${t.id} has ${t.inFlight} of ${t.settings.maxInFlight} allowed units running; this one starts when one of them finishes.`,
+    );
+  }
+  if (isHeld(t)) {
+    return w(
+      'budget',
+      `The scheduler is recovering tenant ${t.id}'s ledger after it was lost or reset; work under a budget waits until its usage is counted again (seconds).`,
     );
   }
   const left = remainingAt(t.ledger, now);

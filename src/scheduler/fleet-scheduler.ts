@@ -8,7 +8,15 @@ import { FALLBACK_FLEET_SETTINGS, sanitizeFleet } from './fleet-settings';
 import type { SettingsPatch } from './fleet-settings';
 import { observe } from './governor';
 import { cancel, charge, expireLeases, release, renew, topUp } from './lease-lifecycle';
-import { floorSpent, recoveryWindows } from './recovery';
+import {
+  beginRecovery,
+  holdWindowMs,
+  floorSpent,
+  needsFloor,
+  recoveryWindows,
+  refuseUncoverable,
+} from './recovery';
+import type { BudgetRefusal } from './recovery';
 import { fromSnapshot, toSnapshot } from './snapshot';
 import type { AnySchedulerSnapshot, SchedulerSnapshot } from './snapshot-format';
 import { fleetStatus, fleetSummary, tenantStatus } from './status';
@@ -83,7 +91,11 @@ export class FleetScheduler {
       evictIdle(this.s, now, 0, this.s.tenants.size - MAX_CORE_TENANTS + 1);
       if (this.s.tenants.size >= MAX_CORE_TENANTS) return false;
     }
-    this.s.tenants.set(id, createTenant(id, this.s.nextOrd++, clean, now));
+    const created = createTenant(id, this.s.nextOrd++, clean, now);
+    // A tenant that (re)appears while the chain recovers may have spent in the lost chain: held too.
+    const since = this.s.recoverySince;
+    if (since !== null && now < since + holdWindowMs(this.s)) created.held = true;
+    this.s.tenants.set(id, created);
     return true;
   }
 
@@ -201,9 +213,62 @@ export class FleetScheduler {
     return recoveryWindows(this.s, now, unbounded);
   }
 
-  /** Raises tenants' `spent` to usage recovered from finished runs (after a lost or reset chain). */
-  floorSpent(recovered: { tenant: string; periodStart: number; tokens: number }[], now: number): void {
-    floorSpent(this.s, recovered, now);
+  /**
+   * Raises tenants' `spent` to usage recovered from finished runs (after a lost or reset chain); a
+   * tenant in the figures is no longer held. `requestedAt`: when the figures were asked for (a floor
+   * asked for after the recovery's hold window ends the recovery).
+   */
+  floorSpent(
+    recovered: { tenant: string; periodStart: number; tokens: number }[],
+    now: number,
+    requestedAt?: number,
+  ): void {
+    floorSpent(this.s, recovered, now, requestedAt);
+  }
+
+  /**
+   * Turns on what a scheduler workflow enables behind its patch markers: recovery holds, budget
+   * refusals of queued units (`refuseUncoverable`), and adopted runs' usage counted. Off by default:
+   * a chain replaying older history decides as it did.
+   */
+  enableRecovery(): void {
+    if (this.s.recovery) return;
+    this.s.recovery = true;
+    for (const t of this.s.tenants.values()) refreshTenant(this.s, t);
+  }
+
+  /**
+   * The chain may be behind its lost or reset past: tenants with a budget admit nothing until a usage
+   * floor covering them lands (`floorSpent`); tenants without one keep admitting. No-op while a
+   * recovery is under way.
+   */
+  beginRecovery(now: number): void {
+    beginRecovery(this.s, now);
+  }
+
+  /** When the current recovery began, or null. */
+  recoverySince(): number | null {
+    return this.s.recoverySince;
+  }
+
+  /** Whether some tenant is held until a usage floor lands. */
+  needsFloor(): boolean {
+    return needsFloor(this.s);
+  }
+
+  /** Queued units their tenant's budget can no longer cover, taken out of the queue (their runs fail). */
+  refuseUncoverable(now: number): BudgetRefusal[] {
+    return refuseUncoverable(this.s, now);
+  }
+
+  /** The lease length in force (the recovery's follow-up floors are spaced by it). */
+  leaseTtlSeconds(): number {
+    return this.s.settings.leaseTtlSeconds;
+  }
+
+  /** How long a recovery holds budgeted tenants at least (a floor asked for after it lifts the hold). */
+  recoveryHoldMs(): number {
+    return holdWindowMs(this.s);
   }
 
   /** Queued or in flight. */

@@ -1,4 +1,6 @@
 export { FleetScheduler } from './fleet-scheduler';
+export type { BudgetRefusal } from './recovery';
+export { RECOVERY_HOLD_WINDOW_MS, holdWindowMs } from './recovery';
 export type { SchedulerInit } from './fleet-scheduler';
 export type { SettingsPatch } from './fleet-settings';
 export type { AnySchedulerSnapshot, SchedulerSnapshot, SchedulerSnapshotV1 } from './snapshot-format';

@@ -179,6 +179,14 @@ function adopt(s: CoreState, r: Renewal, now: number): void {
   const charged = perCall ? used : 0;
   touchLedger(s, t, now);
   reserve(t.ledger, reserved - charged);
+  // It paid into the ledger this chain lost: under a budget it is counted here, or the budget would
+  // cover those tokens twice until the run closes and a later usage floor finds them (a floor counts
+  // closed runs only). Without a budget the floor settles it: counting here may count twice what the
+  // lost chain's last reports also bring (scheduler-loss drill: `spent` up to 10 % above the bill).
+  if (s.recovery && charged > 0 && t.ledger.budget !== null) {
+    consume(t.ledger, 0, charged);
+    s.log.append(t.id, now, r.runId, 'charge', charged);
+  }
   t.inFlight++;
   const lane = Math.max(0, PRIORITIES.indexOf(r.priority ?? 'standard')) as Lane;
   s.leases.add({

@@ -43,6 +43,11 @@ export interface TenantState {
   rate: RateState;
   /** Last time the tenant submitted anything (accepted or shed) or had a unit admitted. */
   seenAt: number;
+  /**
+   * Its `spent` may be behind (the chain is recovering and no usage floor has landed for it yet):
+   * with a budget it admits nothing until one does (`recovery.ts`).
+   */
+  held?: boolean;
 }
 
 export interface Lease {

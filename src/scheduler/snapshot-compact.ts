@@ -123,6 +123,7 @@ export function encodeV2(s: SchedulerSnapshotV1): SchedulerSnapshotV2 {
       t.settings.budget.tokens,
       t.settings.budget.period,
     ];
+    if (t.settings.onBudgetExhausted === 'park') settings.push(1);
     const [ps, pe, reserved, spent] = t.ledger;
     const rate: RateTuple =
       t.rate.since === undefined
@@ -193,13 +194,27 @@ export function decodeV2(s: SchedulerSnapshotV2): SchedulerSnapshotV1 {
   const t0 = s.t0;
   const abs = (x: number) => x + t0;
   const tenants = s.tenants.map((tuple): TenantSnapshot => {
-    const [id, ord, [weight, maxQueued, maxInFlight, tokens, period], ledger, rate, tags, seen, queues] =
-      tuple;
+    const [
+      id,
+      ord,
+      [weight, maxQueued, maxInFlight, tokens, period, park],
+      ledger,
+      rate,
+      tags,
+      seen,
+      queues,
+    ] = tuple;
     const [ps, pe, reserved, spent] = ledger;
     const t: TenantSnapshot = {
       id,
       ord,
-      settings: { weight, maxQueued, maxInFlight, budget: { tokens, period } },
+      settings: {
+        weight,
+        maxQueued,
+        maxInFlight,
+        budget: { tokens, period },
+        ...(park === 1 ? { onBudgetExhausted: 'park' as const } : {}),
+      },
       ledger: [abs(ps), pe === null ? null : abs(pe), reserved, spent],
       rate:
         rate.length === 3

@@ -55,6 +55,12 @@ export interface SnapshotFleet {
   credits: [number, number, number];
   fleetRate: RateState;
   nextOrd: number;
+  /**
+   * When the chain began recovering its ledger (absent: not recovering, or older code). A chain
+   * restored while recovering holds every tenant again until its next floor (a bounded snapshot
+   * keeps no per-tenant flag).
+   */
+  recoverySince?: number;
 }
 
 /**
@@ -72,8 +78,8 @@ export interface SchedulerSnapshotV1 extends SnapshotFleet {
   ended?: EndedTuple[];
 }
 
-/** [weight, maxQueued, maxInFlight, budget tokens, budget period] */
-export type SettingsTuple = [number, number, number, number | null, TenantSettings['budget']['period']];
+/** [weight, maxQueued, maxInFlight, budget tokens, budget period, 1 when `onBudgetExhausted` is `park`] */
+export type SettingsTuple = [number, number, number, number | null, TenantSettings['budget']['period'], 1?];
 /** [count, at, since?] with times relative to t0 */
 export type RateTuple = [number, number] | [number, number, number];
 

@@ -78,6 +78,7 @@ function toSnapshotV1(s: CoreState): SchedulerSnapshotV1 {
     credits: [...s.credits],
     fleetRate: { ...s.fleetRate },
     nextOrd: s.nextOrd,
+    ...(s.recoverySince !== null ? { recoverySince: s.recoverySince } : {}),
     tenants,
     leases: s.leases
       .all()
@@ -147,6 +148,9 @@ function fromSnapshotV1(snap: SchedulerSnapshotV1): CoreState {
     fleetRate: { ...snap.fleetRate },
     log: LedgerLog.restore(snap.log),
     ended: EndedRuns.restore(snap.ended),
+    recoverySince: snap.recoverySince ?? null,
+    overBudget: new Set(),
+    recovery: false,
   };
   const byOrd = new Map<number, TenantState>();
   for (const ts of snap.tenants) {
@@ -174,6 +178,7 @@ function fromSnapshotV1(snap: SchedulerSnapshotV1): CoreState {
         lanes[lane as Lane].units++;
       });
     });
+    if (s.recoverySince !== null) t.held = true;
     s.tenants.set(t.id, t);
     byOrd.set(t.ord, t);
   }

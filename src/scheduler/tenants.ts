@@ -35,6 +35,9 @@ export function sanitizeSettings(s: TenantSettings): TenantSettings {
         tokens === null || tokens === undefined || !Number.isFinite(tokens) ? null : Math.max(0, tokens),
       period: PERIODS.includes(s.budget?.period) ? s.budget.period : 'none',
     },
+    // Kept only when it is `park` (the default, `fail`, is absent): queued units of a `park` tenant
+    // wait for its budget, the others end when it can no longer cover them (`refuseUncoverable`).
+    ...(s.onBudgetExhausted === 'park' ? { onBudgetExhausted: 'park' as const } : {}),
   };
 }
 
@@ -89,6 +92,7 @@ export function evictIdle(s: CoreState, now: number, idleMs: number, max = Infin
   for (const t of idle) {
     s.tenants.delete(t.id);
     s.budgetParked.delete(t);
+    s.overBudget.delete(t);
     s.log.dropTenant(t.id);
   }
   return idle.map((t) => t.id);

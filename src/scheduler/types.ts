@@ -39,6 +39,11 @@ export interface UnitSubmission {
   attempt?: number;
   /** A failed run started again on purpose (batch resume): the core forgets that it finished. */
   redrive?: boolean;
+  /**
+   * Tokens the run used in its earlier attempts (a retry's, attempt > 0). A recovering chain that
+   * knows nothing of the run counts them: they were paid into the ledger it lost.
+   */
+  usedTokens?: number;
 }
 
 /** `invalid_unit`: a unit not in the API's forms (the submit update refuses it alone, not its neighbours). */

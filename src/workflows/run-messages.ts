@@ -14,6 +14,12 @@ export interface AdmitNotice {
 export const admitSignal = defineSignal<[AdmitNotice]>('admit');
 /** The scheduler took the slot back (the lease expired): the run must queue again before its next step. */
 export const leaseRevokedSignal = defineSignal<[{ attempt: number }]>('leaseRevoked');
+/**
+ * The scheduler took the queued attempt out of line: its tenant's budget can no longer cover it. A
+ * run set to `fail` on an exhausted budget fails with `budget_exhausted`; one set to `park` waits and
+ * offers itself again.
+ */
+export const budgetRefusedSignal = defineSignal<[{ attempt: number; message: string }]>('budgetRefused');
 /** The scheduler was lost or reset (sent by the watchdog): a waiting run checks on it now. */
 export const reofferSignal = defineSignal<[]>('reoffer');
 export const cancelRunSignal = defineSignal<[]>('cancelRun');

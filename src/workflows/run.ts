@@ -18,6 +18,7 @@ import { runAgent } from './agents';
 import type { AgentContext } from './agents';
 import {
   admitSignal,
+  budgetRefusedSignal,
   cancelRunSignal,
   decisionSignal,
   leaseRevokedSignal,
@@ -104,13 +105,22 @@ export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<
   setHandler(cancelRunSignal, () => void (state.cancelRequested = true));
   let nudged = false;
   setHandler(reofferSignal, () => void (nudged = true));
+  // Why the scheduler refused this run for good while it waited (its tenant's budget cannot cover it).
+  let budgetRefusal: string | null = null;
+  const failsOnBudget = (spec.onBudgetExhausted ?? 'fail') === 'fail';
+  setHandler(budgetRefusedSignal, (r) => {
+    if (state.admission !== null || r?.attempt !== state.attempt) return; // stale
+    // A `park` run (its tenant's setting changed since it was accepted) offers itself again and waits.
+    if (failsOnBudget) budgetRefusal = String(r.message);
+    else nudged = true;
+  });
   setHandler(decisionSignal, (d) => {
     if (state.status === 'awaiting_approval' && !state.decision) state.decision = d;
   });
   setHandler(runViewQuery, () => state.view());
   setHandler(runSpecQuery, () => spec);
 
-  const settled = () => state.admission !== null || state.cancelRequested;
+  const settled = () => state.admission !== null || state.cancelRequested || budgetRefusal !== null;
   /**
    * Waits for the admission. From v3, while it does not come, the run checks that the scheduler knows
    * it and re-offers itself when not (the scheduler was lost or reset, or the submitter died between
@@ -133,6 +143,18 @@ export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<
           state.requeue();
           r = await checks.offerRun(unit(state.attempt));
         }
+        // A single run (not a batch's item, which its batch offers again) refused for its budget on a
+        // re-offer (the scheduler lost it meanwhile) ends like a queued unit the budget cannot cover.
+        if (
+          r.state === 'refused' &&
+          r.code === 'budget_exhausted' &&
+          failsOnBudget &&
+          spec.batchId === undefined &&
+          patched('budget-refusal-v1')
+        ) {
+          budgetRefusal = r.message ?? 'Tenant budget exhausted.';
+          break;
+        }
         if (r.state === 'refused' || r.state === 'unavailable')
           wait = Math.min(maxMs, Math.max(wait, REOFFER_FLOOR_MS, r.retryAfterSeconds * 1000));
       }
@@ -153,15 +175,26 @@ export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<
   let hash = 0;
   for (let i = 0; i < spec.runId.length; i++) hash = (hash * 31 + spec.runId.charCodeAt(i)) >>> 0;
   const jitter = (hash % 1000) / 1000;
+  // v requeue-usage-v1: a retry says what the run used so far (a recovering scheduler that lost the
+  // run counts it against the budget).
+  const usage = (attempt: number) =>
+    attempt > 0 && state.usage > 0 && patched('requeue-usage-v1') ? { usedTokens: state.usage } : {};
   const unit = (attempt: number) => ({
     runId: spec.runId,
     tenant: spec.tenant,
     priority: spec.priority,
     cost: Math.max(1, spec.estimatedTokens - state.usage),
     attempt,
+    ...usage(attempt),
   });
   const waitForSlot = async (checkNow = false): Promise<void> => {
     await awaitAdmission(checkNow);
+    if (!state.admission && !state.cancelRequested && budgetRefusal !== null && patched('budget-refusal-v1'))
+      throw ApplicationFailure.create({
+        type: 'BudgetExhausted',
+        message: budgetRefusal,
+        nonRetryable: true,
+      });
     if (!state.admission) {
       await local.cancelQueued(spec.runId);
       throw new RunCancelled();
@@ -180,6 +213,7 @@ export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<
         priority: spec.priority,
         cost,
         attempt: state.attempt,
+        ...usage(state.attempt),
       });
       if (r.accepted) break;
       await sleep(v3 ? Math.max(REOFFER_FLOOR_MS, r.retryAfterSeconds * 1000) : r.retryAfterSeconds * 1000);

@@ -51,9 +51,11 @@ export const drainSignal = defineSignal<[{ intake?: 'refuse' | 'hold' }?]>('drai
 export const resumeSignal = defineSignal<[]>('resume');
 /**
  * Sent by the watchdog when the chain is new or was reset: raise each tenant's `spent` to the usage
- * of the runs that finished in its period (visibility), so a lost ledger cannot be spent twice.
+ * of the runs that finished in its period (visibility), so a lost ledger cannot be spent twice. From
+ * recovery-hold-v1 the chain also holds budgeted tenants until that floor lands; `followUp: true`
+ * (the watchdog's later reminders) only takes the floor again.
  */
-export const recoverSignal = defineSignal<[]>('recover');
+export const recoverSignal = defineSignal<[{ followUp?: boolean }?]>('recover');
 
 /** A tenant's usage recovered from finished runs: `tokens` used since `periodStart`. */
 export interface RecoveredUsage {

@@ -53,7 +53,8 @@ export function isWellFormedUnit(u: unknown): u is UnitSubmission {
     PRIORITIES.includes(u.priority as never) &&
     isNumberIn(u.cost, 0, MAX_TOKENS) &&
     (u.attempt === undefined || (isCount(u.attempt) && u.attempt <= MAX_ATTEMPT)) &&
-    (u.redrive === undefined || typeof u.redrive === 'boolean')
+    (u.redrive === undefined || typeof u.redrive === 'boolean') &&
+    (u.usedTokens === undefined || isNumberIn(u.usedTokens, 0, MAX_TOKENS))
   );
 }
 

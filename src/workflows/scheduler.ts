@@ -57,7 +57,7 @@ const { recoverUsage } = proxyActivities<FleetActivities>({
   retry: { initialInterval: '2s', maximumInterval: '1 minute', maximumAttempts: 5 },
 });
 
-const { notifyAdmissions, notifyRevoked } = proxyActivities<FleetActivities>({
+const { notifyAdmissions, notifyRevoked, notifyBudgetRefused } = proxyActivities<FleetActivities>({
   // A few hundred idempotent signals take a second; a worker killed mid-notice must not leave its
   // runs unaware of their admission until their leases expire, so the retry comes quickly.
   startToCloseTimeout: '15 seconds',
@@ -66,6 +66,13 @@ const { notifyAdmissions, notifyRevoked } = proxyActivities<FleetActivities>({
 
 /** Admission notices per activity: one activity tells many runs (a few events per batch, not per run). */
 const NOTICE_BATCH = 250;
+
+/**
+ * After a recovery begins, the usage floor is taken again at these multiples of the lease TTL (at
+ * least 10 s), on the scheduler's own timers: runs in flight when the chain was lost had part of their
+ * usage in the lost ledger, and visibility shows it only once they have closed.
+ */
+export const RECOVERY_FOLLOW_UPS = [1, 2, 4, 8, 16] as const;
 
 /**
  * The fleet's one long-lived scheduler: owns admission, fairness, the governor, the ledger and the
@@ -86,6 +93,49 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
     core.patchSettings({ interactiveReserve: DEFAULT_INTERACTIVE_RESERVE });
   let dirty = true;
   let pending = 0;
+
+  // v recovery-hold-v1: a chain that may be behind (started without a snapshot, i.e. after a loss or
+  // for the first time, or reset: its run id is no longer the one its start event recorded) holds
+  // budgeted tenants' admissions until a usage floor it asks for itself has landed, takes the floor
+  // again on its own timers, and ends queued units a budget can no longer cover (budget_exhausted).
+  const recovery = patched('recovery-hold-v1');
+  if (recovery) core.enableRecovery();
+  let recoverRequested = false;
+  let floorInFlight = false;
+  const armFollowUps = (since: number): void => {
+    const step = Math.max(10, core.leaseTtlSeconds()) * 1000;
+    // The floor that lifts the hold comes right after the hold window; the follow-ups after it.
+    const ats = [since + core.recoveryHoldMs() + 1, ...RECOVERY_FOLLOW_UPS.map((k) => since + k * step)];
+    for (const at of ats.filter((x) => x > Date.now()).sort((a, b) => a - b))
+      void sleep(at - Date.now()).then(() => {
+        recoverRequested = true;
+        dirty = true;
+      });
+  };
+  /** A held tenant waits for a floor and the hold window is over (before it, a floor lifts no hold). */
+  const floorDue = (): boolean => {
+    const since = core.recoverySince();
+    return since !== null && Date.now() > since + core.recoveryHoldMs() && core.needsFloor();
+  };
+  const startRecovery = (): void => {
+    if (core.recoverySince() === null) {
+      const now = Date.now();
+      core.beginRecovery(now);
+      armFollowUps(now);
+    }
+    recoverRequested = true;
+    dirty = true;
+  };
+  if (recovery) {
+    const info = workflowInfo();
+    const since = core.recoverySince();
+    if (!input.snapshot || info.runId !== info.originalExecutionRunId) startRecovery();
+    else if (since !== null) {
+      // Continued-as-new while recovering: every tenant is held again until the next floor.
+      recoverRequested = true;
+      armFollowUps(since);
+    }
+  }
 
   const status = (): SchedulerStatus => ({
     ...core.status(Date.now()),
@@ -114,6 +164,8 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
         if (!core.upsertTenant(t.tenant, t.settings, Date.now()))
           log.warn('scheduler holds its maximum of busy tenants; tenant not added yet', { tenant: t.tenant });
       }
+      // A tenant that appeared while recovering is held: it needs a floor of its own.
+      if (recovery && floorDue()) recoverRequested = true;
       dirty = true;
     },
     { validator: validateUpsertTenants },
@@ -155,8 +207,10 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
     core.resume(Date.now());
     dirty = true;
   });
-  let recoverRequested = false;
-  setHandler(recoverSignal, () => {
+  // The watchdog's: a new or reset chain (hold and floor), or a follow-up (floor only).
+  setHandler(recoverSignal, (arg) => {
+    const followUp = (arg as { followUp?: unknown } | null | undefined)?.followUp === true;
+    if (recovery && !followUp) startRecovery();
     recoverRequested = true;
     dirty = true;
   });
@@ -222,11 +276,27 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
     }
     dirty = false;
     const now = Date.now();
-    if (recoverRequested) {
+    // One floor at a time from recovery-hold-v1: one asked for meanwhile follows when it lands.
+    if (recoverRequested && !floorInFlight) {
       recoverRequested = false;
       // v recover-unbounded-periods: a tenant without a budget period is floored at all its runs' usage.
       const windows = core.recoveryWindows(now, patched('recover-unbounded-periods'));
-      track(recoverUsage(windows).then((usage) => core.floorSpent(usage, Date.now())));
+      if (!recovery) track(recoverUsage(windows).then((usage) => core.floorSpent(usage, Date.now())));
+      else {
+        floorInFlight = true;
+        track(
+          recoverUsage(windows)
+            .then((usage) => core.floorSpent(usage, Date.now(), now))
+            .catch((err: unknown) => {
+              recoverRequested = true; // a held tenant must not wait for the next follow-up
+              throw err;
+            })
+            .finally(() => {
+              floorInFlight = false;
+              if (floorDue()) recoverRequested = true;
+            }),
+        );
+      }
     }
     const expired = core.expireLeases(now);
     // Revocations go out in batches like admissions (v2): one activity per NOTICE_BATCH runs.
@@ -234,6 +304,13 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
     for (let i = 0; i < expired.length; i += batched ? NOTICE_BATCH : expired.length) {
       const part = expired.slice(i, batched ? i + NOTICE_BATCH : expired.length);
       track(notifyRevoked(part.map((a) => ({ runId: a.runId, attempt: a.attempt }))));
+    }
+    if (recovery) {
+      // Queued units their tenant's budget can no longer cover end now (budget_exhausted), not when
+      // the period rolls: their runs are told, in batches.
+      const refused = core.refuseUncoverable(now);
+      for (let i = 0; i < refused.length; i += NOTICE_BATCH)
+        track(notifyBudgetRefused(refused.slice(i, i + NOTICE_BATCH)));
     }
     const admissions = core.admit(now);
     if (admissions.length > 0) dispatch(admissions);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AGENTS } from '../../src/agents/catalog';
 import { tenantQuery } from '../../src/workflows/scheduler-messages';
 import { newChainAfter, resetScheduler, terminateScheduler } from '../../bench/lib/scheduler-loss';
 import { startBareRun, startTestStack, waitFor } from '../support/stack';
@@ -121,6 +122,71 @@ describe('the scheduler recovers from termination and reset (real dev server, CL
     const status = (await s.call('GET', '/v1/admin/scheduler')).body;
     expect(status.inFlight).toBe(0);
     expect(status.queued.total).toBe(0);
+  });
+
+  // Issue 9's drill: a budget that binds was spent twice, because the chain started after the
+  // terminate admitted the tenant's runs before its usage floor had landed; and units the budget could
+  // no longer cover stayed queued until the day rolled. Now the new chain holds the budgeted tenant
+  // until its floor lands, and a unit its budget cannot cover fails `budget_exhausted`.
+  it('a budget that binds across a terminate: spent and bill never pass it, every run ends', async () => {
+    const tenant = `loss-c-${s.id}`;
+    const input = { steps: 2, tokensPerStep: 50, stepMs: 400, effect: true };
+    const cost = AGENTS.synthetic.estimate(AGENTS.synthetic.input.parse(input));
+    const budget = 10 * cost;
+    const key = await s.tenant(tenant, { maxInFlight: 4, budget: { tokens: budget, period: 'day' } });
+    /** 202 → its run id; 429 budget_exhausted → null; anything else is retried for a minute. */
+    const offer = async (): Promise<string | null> => {
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const r = await s.call('POST', '/v1/runs', { token: key, body: { agent: 'synthetic', input } });
+        if (r.status === 202) return r.body.runId as string;
+        if (r.body?.error?.code === 'budget_exhausted') return null;
+        if (Date.now() > deadline) throw new Error(`submit: ${r.status} ${JSON.stringify(r.body)}`);
+        await new Promise((res) => setTimeout(res, 500));
+      }
+    };
+    const first = await Promise.all(Array.from({ length: 10 }, offer));
+    expect(first.every((id) => id !== null)).toBe(true);
+    // The budget is fully taken: the door refuses one more.
+    expect(await offer()).toBeNull();
+    await waitFor(
+      () => s.call('GET', `/v1/tenants/me`, { token: key }),
+      (r) => (r.body?.ledger?.spent ?? 0) >= 3 * cost,
+      120_000,
+      250,
+    );
+    const before = await scheduler().describe();
+    const terminatedAt = Date.now();
+    await terminateScheduler(s.config.temporal.address!, s.config.schedulerWorkflowId);
+    // More of the tenant's work arrives while the chain is lost and its successor's ledger is empty.
+    const second = await Promise.all(Array.from({ length: 6 }, offer));
+    await newChainWithin(before.runId!, terminatedAt);
+    const ids = [...first, ...second].filter((id): id is string => id !== null);
+    const views = await allTerminal(ids, () => key);
+    expect(views.filter((v) => !TERMINAL.includes(v?.status)).map((v) => `${v.runId}:${v.status}`)).toEqual(
+      [],
+    );
+    // Runs end completed, or failed because the budget could not cover them: nothing else.
+    for (const v of views.filter((x) => x.status !== 'completed'))
+      expect(v).toMatchObject({ status: 'failed', error: { code: 'budget_exhausted' } });
+    const used = views.reduce((n, v) => n + v.usage.tokens, 0);
+    const ledger = await waitFor(
+      () => scheduler().query(tenantQuery, tenant),
+      (t) => (t?.ledger.spent ?? 0) >= used,
+      60_000,
+      1000,
+    );
+    const billed = (
+      (await (await fetch(`${s.simUrl!}/admin/bill`)).json()) as { tenants: Record<string, number> }
+    ).tenants[tenant];
+    console.log(
+      `budget across a terminate: ${views.filter((v) => v.status === 'completed').length} completed, ` +
+        `${views.filter((v) => v.status === 'failed').length} failed budget_exhausted, ` +
+        `used ${used}, spent ${ledger!.ledger.spent}, billed ${billed}, budget ${budget}`,
+    );
+    expect(ledger!.ledger.spent).toBeGreaterThanOrEqual(used);
+    expect(ledger!.ledger.spent).toBeLessThanOrEqual(budget);
+    expect(billed ?? 0).toBeLessThanOrEqual(budget);
   });
 
   it('a run whose submitter died between start and submit offers itself and completes', async () => {
