@@ -57,7 +57,7 @@ export async function startDirectWorker(opts: {
       startRun: () => Promise.reject(new Error('the direct path starts no runs from activities')),
       discardRun: () => Promise.reject(new Error('the direct path discards no runs from activities')),
       // No scheduler on this path, so none ever recovers.
-      recoverUsage: () => Promise.resolve({ usage: [], scanned: 0, truncated: false }),
+      recoverUsage: () => Promise.resolve({ usage: [], activeRuns: 0, scanned: 0, truncated: false }),
       schedulerId: 'no-scheduler',
       mailbox,
       model: createModelClient({

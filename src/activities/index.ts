@@ -28,7 +28,7 @@ export interface ActivityDeps {
   /** Usage of runs finished in each tenant's period (visibility), for a recovering scheduler. */
   recoverUsage: (
     windows: { tenant: string; periodStart: number }[],
-  ) => Promise<{ usage: RecoveredUsage[]; scanned: number; truncated: boolean }>;
+  ) => Promise<{ usage: RecoveredUsage[]; activeRuns: number; scanned: number; truncated: boolean }>;
   schedulerId: string;
   mailbox: SchedulerMailbox;
   model: ModelClient;
@@ -190,10 +190,11 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
     async recoverUsage(windows) {
       const r = await deps.recoverUsage(windows);
       deps.log.warn(
-        { tenants: r.usage.length, scanned: r.scanned, truncated: r.truncated },
+        { tenants: r.usage.length, activeRuns: r.activeRuns, scanned: r.scanned, truncated: r.truncated },
         'recovered tenant usage from finished runs',
       );
-      return r.usage;
+      // A truncated scan is no proof of anything: without `activeRuns` the hold keeps its window.
+      return r.truncated ? r.usage : { usage: r.usage, activeRuns: r.activeRuns };
     },
 
     async startBatchChunk(chunk) {

@@ -1,6 +1,6 @@
 import type { BudgetExhaustedMode } from '../contract/fleet-port';
 import type { AdmitNotice } from '../workflows/run-messages';
-import type { RecoveredUsage } from '../workflows/scheduler-messages';
+import type { RecoveredUsage, RecoveryFigures } from '../workflows/scheduler-messages';
 import type { Priority, Release, SubmitResult, TopUpResult } from '../scheduler/types';
 
 /**
@@ -90,7 +90,9 @@ export interface FleetActivities {
     usedTokens?: number;
   }): Promise<OfferResult>;
   /** Usage of the runs that finished in each tenant's period (visibility), for a recovering scheduler. */
-  recoverUsage(windows: { tenant: string; periodStart: number }[]): Promise<RecoveredUsage[]>;
+  recoverUsage(
+    windows: { tenant: string; periodStart: number }[],
+  ): Promise<RecoveredUsage[] | RecoveryFigures>;
   /** Creates one chunk of a batch's runs; returns how many it created and the items still refused. */
   startBatchChunk(
     chunk: BatchChunk,

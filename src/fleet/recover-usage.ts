@@ -14,21 +14,31 @@ export async function recoverUsage(
   client: Client,
   taskQueue: string,
   windows: readonly { tenant: string; periodStart: number }[],
-): Promise<{ usage: RecoveredUsage[]; scanned: number; truncated: boolean }> {
-  if (windows.length === 0) return { usage: [], scanned: 0, truncated: false };
+): Promise<{ usage: RecoveredUsage[]; activeRuns: number; scanned: number; truncated: boolean }> {
+  const q = taskQueue.replace(/'/g, "\\'");
+  // Runs past admission (open, no longer queued) are counted before the finished ones are read: a run
+  // that closes in between is then either still counted or already visible as finished, never missed
+  // by both. Queued runs used nothing, or carry what they used when they offer themselves again.
+  const activeRuns = (
+    await client.workflow.count(
+      `WorkflowType = 'runWorkflow' AND TaskQueue = '${q}' AND ExecutionStatus = 'Running' AND RunStatus != 'queued'`,
+    )
+  ).count;
+  if (windows.length === 0) return { usage: [], activeRuns, scanned: 0, truncated: false };
   const byTenant = new Map(windows.map((w) => [w.tenant, { ...w, tokens: 0 }]));
   const since = Math.min(...windows.map((w) => w.periodStart));
   const query =
-    `WorkflowType = 'runWorkflow' AND TaskQueue = '${taskQueue.replace(/'/g, "\\'")}'` +
+    `WorkflowType = 'runWorkflow' AND TaskQueue = '${q}'` +
     ` AND ExecutionStatus != 'Running' AND CloseTime >= '${new Date(since).toISOString()}'`;
   let scanned = 0;
   for await (const wf of client.workflow.list({ query, pageSize: 1000 })) {
-    if (++scanned > MAX_SCANNED) return { usage: [...byTenant.values()], scanned, truncated: true };
+    if (++scanned > MAX_SCANNED)
+      return { usage: [...byTenant.values()], activeRuns, scanned, truncated: true };
     const tenant = wf.typedSearchAttributes.get(TenantIdKey);
     const w = tenant === undefined ? undefined : byTenant.get(tenant);
     const closed = wf.closeTime?.getTime() ?? 0;
     const used = Number(wf.memo?.usageTokens ?? 0);
     if (w && closed >= w.periodStart && Number.isFinite(used)) w.tokens += used;
   }
-  return { usage: [...byTenant.values()], scanned, truncated: false };
+  return { usage: [...byTenant.values()], activeRuns, scanned, truncated: false };
 }

@@ -222,8 +222,10 @@ export class FleetScheduler {
     recovered: { tenant: string; periodStart: number; tokens: number }[],
     now: number,
     requestedAt?: number,
+    /** No run workflow was open past admission when the floor looked: none of a lost chain can come back. */
+    quiet = false,
   ): void {
-    floorSpent(this.s, recovered, now, requestedAt);
+    floorSpent(this.s, recovered, now, requestedAt, quiet);
   }
 
   /**

@@ -75,8 +75,16 @@ export function floorSpent(
   recovered: readonly { tenant: string; periodStart: number; tokens: number }[],
   now: number,
   requestedAt?: number,
+  /**
+   * No run workflow was open past its admission when the floor looked: every run a lost chain had
+   * admitted has closed and is in the figures (a queued one carries its usage when it offers itself
+   * again), so the floor ends the recovery whenever it was asked for (a first start, a loss while
+   * nothing ran) instead of after the hold window.
+   */
+  quiet = false,
 ): void {
   const since = s.recoverySince ?? -Infinity;
+  const final = requestedAt !== undefined && (quiet || requestedAt >= since + holdWindowMs(s));
   for (const r of recovered) {
     const t = s.tenants.get(r.tenant);
     if (!t || !Number.isFinite(r.tokens)) continue;
@@ -85,7 +93,7 @@ export function floorSpent(
     if (window !== r.periodStart) continue;
     // Floored after the hold window (every run of the lost chain is back or closed): what it admits
     // from now on is counted against it.
-    if (t.held && requestedAt !== undefined && requestedAt >= since + holdWindowMs(s)) {
+    if (t.held && final) {
       t.held = false;
       refreshTenant(s, t);
     }
@@ -96,13 +104,7 @@ export function floorSpent(
     refreshTenant(s, t);
   }
   // The recovery ends with a floor asked for after its window, when nothing is held any more.
-  if (
-    s.recoverySince !== null &&
-    requestedAt !== undefined &&
-    requestedAt >= s.recoverySince + holdWindowMs(s) &&
-    !needsFloor(s)
-  )
-    s.recoverySince = null;
+  if (s.recoverySince !== null && final && !needsFloor(s)) s.recoverySince = null;
 }
 
 /** A queued unit its tenant's budget can no longer cover: the run ends with `budget_exhausted`. */

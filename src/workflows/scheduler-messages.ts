@@ -64,6 +64,26 @@ export interface RecoveredUsage {
   tokens: number;
 }
 
+/**
+ * What a usage floor found: each tenant's usage, and how many run workflows were open past their
+ * admission when it looked (counted before the finished runs are read). None means no run of a lost
+ * chain can come back with usage the floor did not see (a queued run that had used some carries it
+ * when it offers itself again), so the recovery's hold may end at once: a first start, or a loss
+ * while nothing ran. Older workers answered the bare list.
+ */
+export interface RecoveryFigures {
+  usage: RecoveredUsage[];
+  activeRuns: number;
+}
+
+/** The figures of a floor, whichever form the activity answered in (a bare list: open runs unknown). */
+export function recoveryFigures(r: RecoveredUsage[] | RecoveryFigures): {
+  usage: RecoveredUsage[];
+  activeRuns?: number;
+} {
+  return Array.isArray(r) ? { usage: r } : r;
+}
+
 /** `temporal workflow query --workflow-id scheduler --type status` prints the object of GET /v1/admin/scheduler. */
 export const statusQuery = defineQuery<SchedulerStatus>('status');
 /** For each run id: is it queued or admitted? (A waiting run's check; a query writes no history.) */

@@ -23,6 +23,7 @@ import {
   ledgerQuery,
   patchSettingsUpdate,
   recoverSignal,
+  recoveryFigures,
   reportSignal,
   resumeSignal,
   resumeUpdate,
@@ -281,12 +282,16 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
       recoverRequested = false;
       // v recover-unbounded-periods: a tenant without a budget period is floored at all its runs' usage.
       const windows = core.recoveryWindows(now, patched('recover-unbounded-periods'));
-      if (!recovery) track(recoverUsage(windows).then((usage) => core.floorSpent(usage, Date.now())));
+      if (!recovery)
+        track(recoverUsage(windows).then((r) => core.floorSpent(recoveryFigures(r).usage, Date.now())));
       else {
         floorInFlight = true;
         track(
           recoverUsage(windows)
-            .then((usage) => core.floorSpent(usage, Date.now(), now))
+            .then((r) => {
+              const { usage, activeRuns } = recoveryFigures(r);
+              core.floorSpent(usage, Date.now(), now, activeRuns === 0);
+            })
             .catch((err: unknown) => {
               recoverRequested = true; // a held tenant must not wait for the next follow-up
               throw err;

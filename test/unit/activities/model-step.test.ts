@@ -23,7 +23,7 @@ function harness() {
     client: {} as Client,
     startRun: async () => 'started',
     discardRun: async () => undefined,
-    recoverUsage: async () => ({ usage: [], scanned: 0, truncated: false }),
+    recoverUsage: async () => ({ usage: [], activeRuns: 0, scanned: 0, truncated: false }),
     schedulerId: 'scheduler-test',
     mailbox: mailbox as unknown as SchedulerMailbox,
     model,

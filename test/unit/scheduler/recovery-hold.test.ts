@@ -167,4 +167,28 @@ describe('a recovering scheduler chain holds budgeted tenants until its usage fl
     );
     expect(s.tenantStatus('free', T0 + 5)!.ledger.spent).toBe(0);
   });
+
+  it('a floor that found no run workflow open ends the hold at once (a first start, a loss while idle)', () => {
+    const s = lostChain();
+    s.submit(units('capped', 2), T0);
+    expect(s.admit(T0 + 1)).toEqual([]);
+    // Within the window, with runs still open: the hold stands.
+    s.floorSpent(
+      s.recoveryWindows(T0 + 2, true).map((w) => ({ ...w, tokens: w.tenant === 'capped' ? 300 : 0 })),
+      T0 + 3,
+      T0 + 2,
+      false,
+    );
+    expect(s.admit(T0 + 3)).toEqual([]);
+    // No run open: every run of the lost chain is closed and counted, so nothing can come back.
+    s.floorSpent(
+      s.recoveryWindows(T0 + 4, true).map((w) => ({ ...w, tokens: w.tenant === 'capped' ? 300 : 0 })),
+      T0 + 5,
+      T0 + 4,
+      true,
+    );
+    expect(s.needsFloor()).toBe(false);
+    expect(s.tenantStatus('capped', T0 + 5)!.ledger.spent).toBe(300);
+    expect(s.admit(T0 + 6).map((a) => a.runId)).toEqual(['capped-standard-0', 'capped-standard-1']);
+  });
 });
