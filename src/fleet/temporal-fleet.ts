@@ -106,7 +106,16 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
     },
     async decide(runId, decision, note) {
       const handle = client.workflow.getHandle(runId);
-      const view = await orNull(handle.query(runViewQuery));
+      // Bounded as in getRun: a queued run whose first workflow task has not run yet (a batch's runs
+      // fill the task queue) holds the query with no deadline of its own; the fuzzer's approve waited
+      // past 30 s. Past the bound the status its search attributes carry decides (no worker needed).
+      const view = await withTimeout(handle.query(runViewQuery), RUN_QUERY_MS, 'runView').catch(
+        async (err: unknown) => {
+          if (notFound(err)) return null;
+          const d = await orNull(handle.describe());
+          return d ? viewFromDescription(d) : null;
+        },
+      );
       if (view?.status !== 'awaiting_approval') return false;
       await handle.signal(decisionSignal, { decision, ...(note ? { note } : {}) });
       return true;
