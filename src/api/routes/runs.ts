@@ -59,7 +59,10 @@ export function runsRouter(ctx: ApiContext): Router {
       rateLimitRequest(ctx, res);
       const body = parseOr400(DecisionRequestSchema, req.body ?? {});
       const view = await ownedRun(ctx, res, req.params.runId);
-      if (!(await ctx.fleet.decide(view.runId, decision, body.note))) {
+      // The view just read answers for a run that is not awaiting approval (reading it again would
+      // cost a second bounded query: a queued batch run's took 11 s in all); one that is, is checked
+      // again as the decision is sent.
+      if (view.status !== 'awaiting_approval' || !(await ctx.fleet.decide(view.runId, decision, body.note))) {
         throw new ApiError('conflict', `Run ${view.runId} is not awaiting approval.`, {
           status: view.status,
         });
