@@ -60,6 +60,15 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
     { lingerMs: config.submitCoalesceMs, maxUnits: 2000, maxInFlight: 2 },
   );
   const taskQueue = config.temporal.taskQueue;
+  /** Why the scheduler holds a queued run; unknown (null) when it does not answer within the bound. */
+  const waitingOnOf = (runId: string) =>
+    withTimeout(scheduler().query(explainQuery, [runId]), RUN_QUERY_MS, 'explain').then(
+      ([why]) => why ?? null,
+      (err: unknown) => {
+        if (err instanceof Error && err.message.startsWith('explain timed out')) return null;
+        throw err;
+      },
+    );
 
   const fleet: FleetPort = {
     submit: (units) => coalescer.submit(units),
@@ -77,6 +86,11 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
       });
       if (!d) return null;
       const closed = d.closeTime ? await closedRunView(handle) : null;
+      // A run queued by its search attributes also asks the scheduler why, at the same time as its own
+      // query (one after the other, a busy fleet took over 10 s); the answer is bounded like the query.
+      const explaining =
+        !closed && viewFromDescription(d).status === 'queued' ? waitingOnOf(runId) : undefined;
+      explaining?.catch(() => undefined); // awaited below only if the run is still queued
       // A running run answers its query. It needs the run's first workflow task done; right after
       // submission on a busy fleet it may not be yet, and the query waits for that task with no deadline
       // of its own (the fuzzer saw one hang over 30 s while a batch's runs filled the task queue): bound
@@ -88,10 +102,7 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
         ));
       // Runs begun before tool calls were recorded answer without the list.
       if (view) view.toolCalls ??= [];
-      if (view?.status === 'queued') {
-        const [why] = await scheduler().query(explainQuery, [runId]);
-        view.waitingOn = why ?? null;
-      }
+      if (view?.status === 'queued') view.waitingOn = await (explaining ?? waitingOnOf(runId));
       return view;
     },
     listRuns: (q) => listRuns(client, config.temporal.namespace, q),
