@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import { WorkflowIdConflictPolicy } from '@temporalio/common';
 import type { EffectStore } from '../activities/effect-store';
 import { ApiError } from '../contract/errors';
@@ -52,6 +52,21 @@ const answered = <T>(p: Promise<T>): Promise<T> =>
 const orNull = <T>(p: Promise<T>): Promise<T | null> =>
   p.catch((err: unknown) => (notFound(err) ? null : Promise.reject(err)));
 
+/**
+ * A running run's own view, its query bounded at RUN_QUERY_MS: past it (its first workflow task has
+ * not run, or its worker is busy) the view its description carries, which needs no worker.
+ */
+function boundedRunView(
+  handle: WorkflowHandle,
+  describe: () => Promise<WorkflowExecutionDescription | null>,
+): Promise<RunView | null> {
+  return withTimeout(handle.query(runViewQuery), RUN_QUERY_MS, 'runView').catch(async (err: unknown) => {
+    if (notFound(err)) return null;
+    const d = await describe();
+    return d ? viewFromDescription(d) : null;
+  });
+}
+
 /** The fleet on Temporal: the scheduler workflow for decisions, run workflows for runs, visibility for lists. */
 export function createTemporalFleet(client: Client, config: Config, effects: EffectStore): FleetPort {
   const scheduler = () => client.workflow.getHandle(config.schedulerWorkflowId);
@@ -95,11 +110,7 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
       // submission on a busy fleet it may not be yet, and the query waits for that task with no deadline
       // of its own (the fuzzer saw one hang over 30 s while a batch's runs filled the task queue): bound
       // it, and answer from what Temporal knows without a worker (search attributes, memo) past the bound.
-      const view: RunView | null =
-        closed ??
-        (await withTimeout(handle.query(runViewQuery), RUN_QUERY_MS, 'runView').catch((err: unknown) =>
-          notFound(err) ? null : viewFromDescription(d),
-        ));
+      const view: RunView | null = closed ?? (await boundedRunView(handle, async () => d));
       // Runs begun before tool calls were recorded answer without the list.
       if (view) view.toolCalls ??= [];
       if (view?.status === 'queued') view.waitingOn = await (explaining ?? waitingOnOf(runId));
@@ -120,13 +131,7 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
       // Bounded as in getRun: a queued run whose first workflow task has not run yet (a batch's runs
       // fill the task queue) holds the query with no deadline of its own; the fuzzer's approve waited
       // past 30 s. Past the bound the status its search attributes carry decides (no worker needed).
-      const view = await withTimeout(handle.query(runViewQuery), RUN_QUERY_MS, 'runView').catch(
-        async (err: unknown) => {
-          if (notFound(err)) return null;
-          const d = await orNull(handle.describe());
-          return d ? viewFromDescription(d) : null;
-        },
-      );
+      const view = await boundedRunView(handle, () => orNull(handle.describe()));
       if (view?.status !== 'awaiting_approval') return false;
       await handle.signal(decisionSignal, { decision, ...(note ? { note } : {}) });
       return true;

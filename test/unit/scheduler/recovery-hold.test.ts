@@ -27,12 +27,16 @@ function lostChain() {
   return s;
 }
 
-/** A floor with `tokens` per tenant (0 when absent), asked for at `at` and landing 1 ms later. */
-function floor(s: FleetScheduler, at: number, tokens: Record<string, number> = {}): void {
+/**
+ * A floor with `tokens` per tenant (0 when absent), asked for at `at` and landing 1 ms later; `quiet`:
+ * it found no run open past its admission.
+ */
+function floor(s: FleetScheduler, at: number, tokens: Record<string, number> = {}, quiet = false): void {
   s.floorSpent(
     s.recoveryWindows(at, true).map((w) => ({ ...w, tokens: tokens[w.tenant] ?? 0 })),
     at + 1,
     at,
+    quiet,
   );
 }
 
@@ -173,20 +177,10 @@ describe('a recovering scheduler chain holds budgeted tenants until its usage fl
     s.submit(units('capped', 2), T0);
     expect(s.admit(T0 + 1)).toEqual([]);
     // Within the window, with runs still open: the hold stands.
-    s.floorSpent(
-      s.recoveryWindows(T0 + 2, true).map((w) => ({ ...w, tokens: w.tenant === 'capped' ? 300 : 0 })),
-      T0 + 3,
-      T0 + 2,
-      false,
-    );
+    floor(s, T0 + 2, { capped: 300 });
     expect(s.admit(T0 + 3)).toEqual([]);
     // No run open: every run of the lost chain is closed and counted, so nothing can come back.
-    s.floorSpent(
-      s.recoveryWindows(T0 + 4, true).map((w) => ({ ...w, tokens: w.tenant === 'capped' ? 300 : 0 })),
-      T0 + 5,
-      T0 + 4,
-      true,
-    );
+    floor(s, T0 + 4, { capped: 300 }, true);
     expect(s.needsFloor()).toBe(false);
     expect(s.tenantStatus('capped', T0 + 5)!.ledger.spent).toBe(300);
     expect(s.admit(T0 + 6).map((a) => a.runId)).toEqual(['capped-standard-0', 'capped-standard-1']);
