@@ -60,7 +60,13 @@ describe('months of uptime: continue-as-new under load', () => {
         250,
       );
       expect(done.body).toMatchObject({ total: ROUND, completed: ROUND, failed: 0 });
-      cycles = (await s.call('GET', '/v1/admin/scheduler')).body.history.continuedAsNew as number;
+      // The status is a query: while a continue-as-new task is retried it may answer 503 for a moment.
+      const st = await waitFor(
+        () => s.call('GET', '/v1/admin/scheduler'),
+        (v) => v.status === 200,
+        60_000,
+      );
+      cycles = st.body.history.continuedAsNew as number;
     }
     const status = await waitFor(
       () => s.call('GET', '/v1/admin/scheduler'),
