@@ -1,9 +1,12 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { ClosingLineReporter } from './test/support/closing-line-reporter.mjs';
 import { LongFirstSequencer } from './test/support/long-first-sequencer.mjs';
 
 export default defineConfig({
   test: {
+    // Vitest's own output, then one plain closing line that CI reads (see the reporter).
+    reporters: ['default', new ClosingLineReporter()],
     // Known long integration files start first, so they do not run alone at the end.
     sequence: { sequencer: LongFirstSequencer },
     projects: [
