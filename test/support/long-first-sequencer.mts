@@ -3,25 +3,30 @@ import type { TestSpecification } from 'vitest/node';
 
 /**
  * The integration files that take longest on a 2-core machine, longest first (measured in one run
- * of the whole suite; `npm test` prints each file's duration). Without a results cache (a fresh
- * clone, CI) vitest starts larger files first, and these are small files: started last, they ran
- * alone at the end of the run for minutes while the other worker was idle. Files not listed follow
- * in vitest's order.
+ * of the integration project, 2026-12-01, at a load average of 11-15: about twice a quiet machine's
+ * figures, but the order is what counts; `npm test` prints each file's duration; seconds). Without a results cache (a fresh clone, CI) vitest starts larger
+ * files first, and these are small files: started last, they ran alone at the end of the run for
+ * minutes while the other worker was idle. Files not listed (each under 20 s) follow in vitest's
+ * order.
  */
 const LONG_FIRST = [
-  'test/integration/drills.test.ts',
-  'test/integration/continue-as-new.test.ts',
-  'test/integration/parts.test.ts',
-  'test/integration/backpressure.test.ts',
-  'test/integration/fairness.test.ts',
-  'test/integration/flood.test.ts',
-  'test/e2e/cli.test.ts',
-  'test/integration/gates-batches.test.ts',
-  'test/integration/priority-execution.test.ts',
-  'test/integration/budget-cap.test.ts',
-  'test/integration/scheduler-loss.test.ts',
-  'test/integration/events.test.ts',
-  'test/integration/ledger.test.ts',
+  'test/integration/continue-as-new.test.ts', // 177
+  'test/integration/drills.test.ts', // 151
+  'test/integration/fairness.test.ts', // 121
+  'test/integration/flood.test.ts', // 115
+  'test/integration/backpressure.test.ts', // 94
+  'test/integration/budget-cap.test.ts', // 94
+  'test/integration/events.test.ts', // 88
+  'test/integration/batch-parts.test.ts', // 79
+  'test/e2e/cli.test.ts', // 75
+  'test/integration/governor-faults.test.ts', // 64
+  'test/integration/gates-batches.test.ts', // 55
+  'test/integration/scheduler-loss.test.ts', // 53
+  'test/integration/parts.test.ts', // 45
+  'test/integration/priority-execution.test.ts', // 44
+  'test/integration/ledger.test.ts', // 31
+  'test/integration/drain.test.ts', // 28
+  'test/e2e/console.test.ts', // 20
 ];
 
 /** Vitest's order (projects and groups as configured), with the known long files of a project first. */
