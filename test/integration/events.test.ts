@@ -153,9 +153,13 @@ describe('events in, runs out (real dev server)', () => {
     ).toBe(200);
     const replay = await s.call('POST', '/v1/events/evt-shed-1/replay', { token: poorKey });
     expect(replay.status).toBe(202);
+    // A budgeted tenant created in the scheduler chain's first minute is held until the chain's usage
+    // floor after its hold window (about 60 s after the stack started): the default 60-s wait could
+    // end a second before the run did.
     const run = await waitFor(
       () => s.call('GET', `/v1/runs/${runId}`, { token: poorKey }),
       (r) => r.body?.status === 'completed',
+      180_000,
     );
     expect(run.body.status).toBe('completed');
     expect((await s.call('GET', '/v1/events/evt-shed-1', { token: poorKey })).body.outcome).toBe('started');
