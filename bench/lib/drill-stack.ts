@@ -117,11 +117,6 @@ export async function startDrillStack(opts: {
   onStatus?: (status: any) => void;
   /** Start an effect sink (in this process) and send every run's effect to it too. */
   sink?: boolean;
-  /**
-   * The dev server keeps its state in memory instead of a SQLite file: about twice the throughput on a
-   * 2-core machine (no fsyncs), for a drill that never restarts Temporal (`restartTemporal` refuses).
-   */
-  inMemory?: boolean;
 }): Promise<LocalDrillStack> {
   const log = opts.log ?? (() => {});
   const dir = mkdtempSync(path.join(os.tmpdir(), 'fairway-drill-'));
@@ -131,7 +126,7 @@ export async function startDrillStack(opts: {
     cliPath: process.env.TEMPORAL_CLI_PATH,
     port,
     uiPort: undefined,
-    dbFile: opts.inMemory ? undefined : dbFile,
+    dbFile,
     namespace: 'default',
   };
   let dev: DevServer | undefined;
@@ -243,7 +238,6 @@ export async function startDrillStack(opts: {
         return sink.ledger.summary();
       },
       async restartTemporal() {
-        if (opts.inMemory) throw new Error('restartTemporal: this drill stack keeps Temporal in memory');
         const t0 = Date.now();
         const old = dev;
         dev = undefined;

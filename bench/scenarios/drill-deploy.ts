@@ -18,8 +18,6 @@ export interface DrillOptions {
   log?: (m: string) => void;
   /** Called with every scheduler status the drill reads (progress reporting). */
   onStatus?: (status: any) => void;
-  /** Temporal's state in memory, not in a SQLite file (faster; the deploy drill never restarts it). */
-  inMemory?: boolean;
 }
 
 export interface DeployDrillResult {
@@ -62,12 +60,7 @@ export interface DeployDrillResult {
 export async function runDeployDrill(o: DrillOptions): Promise<DeployDrillResult> {
   const log = o.log ?? (() => {});
   const t0 = Date.now();
-  const s = await startDrillStack({
-    concurrency: o.concurrency,
-    log,
-    onStatus: o.onStatus,
-    inMemory: o.inMemory,
-  });
+  const s = await startDrillStack({ concurrency: o.concurrency, log, onStatus: o.onStatus });
   try {
     await s.startWorker('v1');
     const token = await s.tenant('drill-deploy', { maxQueued: 100_000, maxInFlight: o.concurrency });

@@ -5,9 +5,8 @@ import { ledgerMismatch } from '../../bench/lib/drill-stack';
 
 /**
  * Issue 6's drills at reduced size (`npm run drill:deploy` and `npm run drill:chaos` run 1,000 units
- * with the same scenarios and checks). Each starts its own dev server (the chaos drill's on a SQLite
- * file, so that it can restart it with its state; the deploy drill's in memory) and runs the worker as
- * a child process. The chaos test
+ * with the same scenarios and checks). Each starts its own dev server on a SQLite file, so that the
+ * chaos drill can restart it with its state, and runs the worker as a child process. The chaos test
  * strikes its faults 1–3 s apart instead of waiting for recovery after each (every SIGKILL costs
  * Temporal's 10 s workflow-task timeout), which keeps it well inside a minute.
  */
@@ -38,9 +37,7 @@ function expectEveryUnitOnce(
 
 describe('deploy and chaos drills', () => {
   it('deploy: drain refuses at the door, admits nothing, lets in-flight finish; v2 resumes; nothing lost or doubled', async () => {
-    // Temporal's state in memory: this drill never restarts it, and on a SQLite file the same drill
-    // took 76-104 s here (fsyncs), in memory about 27 s.
-    const r = await runDeployDrill({ ...SIZE, inMemory: true });
+    const r = await runDeployDrill(SIZE);
     console.log(
       `deploy drill: drain ${r.drainMs} ms with ${r.atDrain.inFlight} in flight; resume → admission in ${r.timeToResumeMs} ms`,
     );
