@@ -198,40 +198,55 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
     },
 
     async startBatchChunk(chunk) {
-      const items = chunk.items ?? (await storedItems().readItems(chunk.batchId, chunk.indexes));
-      const specs = chunk.indexes.map((index, i) => ({
-        runId: `${chunk.batchId}-${index}`,
-        tenant: chunk.tenant,
-        agent: chunk.agent,
-        priority: chunk.priority,
-        input: items[i],
-        // Never below the agent's own estimate for this item (the batch's figure is a mean).
-        estimatedTokens: Math.max(chunk.estimatedTokensPerItem, itemEstimate(chunk.agent, items[i])),
-        batchId: chunk.batchId,
-        ...(chunk.onBudgetExhausted ? { onBudgetExhausted: chunk.onBudgetExhausted } : {}),
-        createdAt: chunk.createdAt,
-      }));
-      // The one offer sequence (runs first, then the scheduler; a run that already finished, from a
-      // retried chunk, is not offered again). A refused item stays started: the batch offers it again.
-      const ports: RunOfferPorts = {
-        startRun: deps.startRun,
-        discardRun: deps.discardRun,
-        submit: (units) => cancellable(() => scheduler().executeUpdate(submitUpdate, { args: [units] })),
-      };
-      const outcomes = await offerRuns(ports, specs, { onRefused: 'keep', concurrency: 32 });
-      const refused = outcomes.flatMap((o, i) =>
-        o.state === 'refused'
-          ? [{ index: chunk.indexes[i]!, retryAfterSeconds: o.refusal.retryAfterSeconds }]
-          : [],
-      );
-      return { started: specs.length, refused };
+      // Heartbeats say this worker is alive: a chunk whose worker died is retried after the
+      // workflow's heartbeat timeout, not its 5-minute start-to-close timeout.
+      const ctx = Context.current();
+      const beat = setInterval(() => ctx.heartbeat(), CHUNK_HEARTBEAT_MS);
+      try {
+        return await startChunk(chunk);
+      } finally {
+        clearInterval(beat);
+      }
     },
 
     async releaseBatchItems(batchId) {
       await storedItems().dropItems(batchId);
     },
   };
+
+  async function startChunk(chunk: Parameters<FleetActivities['startBatchChunk']>[0]) {
+    const items = chunk.items ?? (await storedItems().readItems(chunk.batchId, chunk.indexes));
+    const specs = chunk.indexes.map((index, i) => ({
+      runId: `${chunk.batchId}-${index}`,
+      tenant: chunk.tenant,
+      agent: chunk.agent,
+      priority: chunk.priority,
+      input: items[i],
+      // Never below the agent's own estimate for this item (the batch's figure is a mean).
+      estimatedTokens: Math.max(chunk.estimatedTokensPerItem, itemEstimate(chunk.agent, items[i])),
+      batchId: chunk.batchId,
+      ...(chunk.onBudgetExhausted ? { onBudgetExhausted: chunk.onBudgetExhausted } : {}),
+      createdAt: chunk.createdAt,
+    }));
+    // The one offer sequence (runs first, then the scheduler; a run that already finished, from a
+    // retried chunk, is not offered again). A refused item stays started: the batch offers it again.
+    const ports: RunOfferPorts = {
+      startRun: deps.startRun,
+      discardRun: deps.discardRun,
+      submit: (units) => cancellable(() => scheduler().executeUpdate(submitUpdate, { args: [units] })),
+    };
+    const outcomes = await offerRuns(ports, specs, { onRefused: 'keep', concurrency: 32 });
+    const refused = outcomes.flatMap((o, i) =>
+      o.state === 'refused'
+        ? [{ index: chunk.indexes[i]!, retryAfterSeconds: o.refusal.retryAfterSeconds }]
+        : [],
+    );
+    return { started: specs.length, refused };
+  }
 }
+
+/** How often a batch chunk's activity heartbeats (the batch workflow's heartbeat timeout is 30 s). */
+const CHUNK_HEARTBEAT_MS = 5000;
 
 /** `p`, or a CancelledFailure once `signal` aborts (a shared call this activity no longer waits for). */
 function untilCancelled<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {

@@ -5,6 +5,8 @@ import type { AnyBatchSpec } from '../contract/fleet-port';
 
 const { startBatchChunk, releaseBatchItems } = proxyActivities<FleetActivities>({
   startToCloseTimeout: '5 minutes',
+  // The chunk's activity heartbeats every 5 s: a chunk whose worker died is retried after 30 s.
+  heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1s', maximumInterval: '30s' },
 });
 
