@@ -2,7 +2,7 @@ import { LaneQueue } from './fair-queue';
 import { newGovernor } from './governor';
 import type { GovernorState } from './governor';
 import { LeaseTable } from './leases';
-import { EndedRuns } from './ended';
+import { EndedRuns, MAX_ENDED_RUNS } from './ended';
 import { LedgerLog } from './ledger-log';
 import type { QueuedUnit, TenantState } from './queue-state';
 import { newRate } from './rate';
@@ -53,10 +53,26 @@ export interface CoreState {
    * run of the chain sets it): recovery holds, budget refusals of queued units, adopted usage counted.
    */
   recovery: boolean;
+  /**
+   * Counts each run's end once however often its messages come back (not in the snapshot: each run
+   * of the chain sets it behind its `patched()` marker). A finished run's last workflow task may run
+   * its local activities again, minutes later: its step's renewal and its release arrive once more,
+   * maybe after the bounded `ended` memory forgot the run. Outside a recovery, then, a renewal the
+   * core holds no lease for is not adopted (this chain admitted every run that can still be
+   * running), and a release it holds neither a lease nor a memory of its attempt for changes
+   * nothing; and a release that finishes the run on the attempt whose lease expired is the run's
+   * end, counted once. `ended` forgets finished runs before expired attempts.
+   */
+  honest: boolean;
 }
 
 /** An empty, open fleet. */
-export function newCoreState(settings: FleetSettings, governor: GovernorParams, now: number): CoreState {
+export function newCoreState(
+  settings: FleetSettings,
+  governor: GovernorParams,
+  now: number,
+  endedMemory = MAX_ENDED_RUNS,
+): CoreState {
   return {
     settings,
     governorParams: { ...governor },
@@ -76,9 +92,10 @@ export function newCoreState(settings: FleetSettings, governor: GovernorParams, 
     draining: false,
     fleetRate: newRate(now),
     log: new LedgerLog(),
-    ended: new EndedRuns(),
+    ended: new EndedRuns(endedMemory),
     recoverySince: null,
     overBudget: new Set(),
     recovery: false,
+    honest: false,
   };
 }

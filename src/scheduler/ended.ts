@@ -23,6 +23,12 @@ export type EndedTuple = [string, number, 0 | 1, number];
 
 export class EndedRuns {
   private readonly byRun = new Map<string, Ended>();
+  /**
+   * Forget finished runs first, expired attempts only when nothing else is left: an expired attempt
+   * is rare (one per revoke) and its run is still going, so a late message about it is likelier; a
+   * finished run forgotten is refused by its closed workflow. Set by the core (`honest`).
+   */
+  keepExpired = false;
 
   constructor(private readonly max = MAX_ENDED_RUNS) {}
 
@@ -38,10 +44,15 @@ export class EndedRuns {
   record(runId: string, e: Ended): void {
     this.byRun.delete(runId);
     this.byRun.set(runId, e);
-    while (this.byRun.size > this.max) {
-      const oldest = this.byRun.keys().next().value as string;
-      this.byRun.delete(oldest);
-    }
+    while (this.byRun.size > this.max) this.byRun.delete(this.evictable());
+  }
+
+  /** The entry to forget: the oldest, or with `keepExpired` the oldest finished one if any. */
+  private evictable(): string {
+    const oldest = this.byRun.keys().next().value as string;
+    if (!this.keepExpired) return oldest;
+    for (const [id, e] of this.byRun) if (e.final) return id;
+    return oldest;
   }
 
   forget(runId: string): void {

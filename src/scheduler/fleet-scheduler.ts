@@ -46,6 +46,8 @@ import { nextWakeAt } from './wake';
 export interface SchedulerInit {
   settings: FleetSettings;
   governor: GovernorParams;
+  /** How many ended runs the core remembers (default `MAX_ENDED_RUNS`; tests make it tiny). */
+  endedMemory?: number;
 }
 
 /**
@@ -61,12 +63,17 @@ export class FleetScheduler {
 
   static create(init: SchedulerInit, now: number): FleetScheduler {
     return new FleetScheduler(
-      newCoreState(sanitizeFleet(FALLBACK_FLEET_SETTINGS, init.settings), init.governor, now),
+      newCoreState(
+        sanitizeFleet(FALLBACK_FLEET_SETTINGS, init.settings),
+        init.governor,
+        now,
+        init.endedMemory,
+      ),
     );
   }
 
-  static restore(snapshot: AnySchedulerSnapshot): FleetScheduler {
-    return new FleetScheduler(fromSnapshot(snapshot));
+  static restore(snapshot: AnySchedulerSnapshot, opts: { endedMemory?: number } = {}): FleetScheduler {
+    return new FleetScheduler(fromSnapshot(snapshot, opts.endedMemory));
   }
 
   snapshot(): SchedulerSnapshot {
@@ -271,6 +278,16 @@ export class FleetScheduler {
   /** How long a recovery holds budgeted tenants at least (a floor asked for after it lifts the hold). */
   recoveryHoldMs(): number {
     return holdWindowMs(this.s);
+  }
+
+  /**
+   * Turns on what a scheduler workflow enables behind its `honest-counters-v1` marker: each run's
+   * end counted once although its last messages may come back after the core forgot it (see
+   * `CoreState.honest`). Off by default: a chain replaying older history decides as it did.
+   */
+  enableHonestCounts(): void {
+    this.s.honest = true;
+    this.s.ended.keepExpired = true;
   }
 
   /** Queued or in flight. */

@@ -7,6 +7,7 @@ import { budgetRetryAfter } from './retry-after';
 import { toAdmission } from './leases';
 import type { Lane, Lease } from './queue-state';
 import { touchLedger } from './tenants';
+import type { Ended } from './ended';
 import { PRIORITIES } from './types';
 import type { Admission, Charge, Release, Renewal, TopUpResult } from './types';
 
@@ -114,7 +115,7 @@ const chargedAtEnd = (l: Lease, used: number) => (l.perCall ? l.charged : Math.m
 
 /**
  * Releases finished units (and gated ones, which are not finished). A repeat, a stale attempt or a
- * finished run is ignored. A release the core holds no lease for (the scheduler chain was lost or
+ * finished run is ignored (with `honest`, outside a recovery, also one the core forgot). A release the core holds no lease for (the scheduler chain was lost or
  * reset meanwhile) still charges its tenant what the run used, once; an attempt whose lease expired
  * is charged only what its release reports beyond what the expiry charged. A `perCall` release
  * charges nothing more: its calls were charged one by one.
@@ -136,23 +137,46 @@ export function release(s: CoreState, releases: readonly Release[], now: number)
     if (!t) continue;
     const e = s.ended.get(r.runId);
     if (e && (e.final || e.attempt > r.attempt)) continue;
+    if (forgotten(s, r, e)) continue;
     const charged = e && e.attempt === r.attempt ? e.charged : 0;
     const extra = r.perCall === true ? 0 : Math.max(0, tokenCount(r.usedTokens) - charged);
     if (l) expireLease(s, l, now); // an older attempt's lease cannot outlive a newer attempt's release
     touchLedger(s, t, now);
     settle(t.ledger, 0, extra);
     s.log.append(t.id, now, r.runId, 'settle', extra);
-    if (!e || e.attempt < r.attempt) count(s, r.outcome);
+    if (countsWithoutLease(s, r, e)) count(s, r.outcome);
     s.ended.record(r.runId, { attempt: r.attempt, final, charged: charged + extra });
     refreshTenant(s, t);
   }
 }
 
 /**
+ * With `honest`, outside a recovery: a release the core holds neither a lease nor a memory of its
+ * attempt for. This chain admitted every attempt of its runs, so that attempt ended here and was
+ * forgotten since; the message is a repeat (a run's last workflow task ran its release again after
+ * `ended` forgot the run): counted and charged already, it changes nothing.
+ */
+function forgotten(s: CoreState, r: Release, e: Ended | undefined): boolean {
+  return s.honest && s.recoverySince === null && !(e && e.attempt === r.attempt);
+}
+
+/**
+ * Whether a release of an attempt the core holds no lease for counts its outcome: when the core
+ * remembers no end of that attempt or a later one (the chain lost it), and with `honest` also when
+ * it finishes the run on the attempt whose lease expired (the run's one end: nothing counted it).
+ */
+function countsWithoutLease(s: CoreState, r: Release, e: Ended | undefined): boolean {
+  if (!e || e.attempt < r.attempt) return true;
+  return s.honest && !e.final && r.outcome !== 'gated';
+}
+
+/**
  * Extends the leases of matching (runId, attempt) and records the usage reported so far. A renewal
  * from a running run the core holds no lease for (after the scheduler was lost or reset), which names
  * its tenant and whose attempt has not ended, puts the run back under a lease: it is running anyway,
- * and this way its slot, reservation and usage count again.
+ * and this way its slot, reservation and usage count again. With `honest` only while the chain
+ * recovers: otherwise it admitted every run still going, and the renewal is a repeat of a run whose
+ * end it forgot.
  */
 export function renew(s: CoreState, renewals: readonly Renewal[], now: number): void {
   for (const r of renewals) {
@@ -169,6 +193,9 @@ function adopt(s: CoreState, r: Renewal, now: number): void {
   const t = r.tenant === undefined ? undefined : s.tenants.get(r.tenant);
   const attempt = tokenCount(r.attempt);
   if (!t || s.ended.isPast(r.runId, attempt)) return;
+  // Outside a recovery this chain admitted every run still going: a renewal it holds no lease for
+  // comes from a run whose end it forgot (its last workflow task ran its step again).
+  if (s.honest && s.recoverySince === null) return;
   const queued = s.queued.get(r.runId);
   if (queued && queued.attempt > attempt) return; // it already asked for a newer attempt
   if (queued) cancel(s, [r.runId], false);

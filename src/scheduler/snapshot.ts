@@ -40,8 +40,8 @@ export function toSnapshot(s: CoreState): SchedulerSnapshot {
 }
 
 /** Restores from any snapshot version a scheduler may continue-as-new with (older code wrote version 1). */
-export function fromSnapshot(snap: AnySchedulerSnapshot): CoreState {
-  return fromSnapshotV1(snap.v === 2 ? decodeV2(snap) : snap);
+export function fromSnapshot(snap: AnySchedulerSnapshot, endedMemory?: number): CoreState {
+  return fromSnapshotV1(snap.v === 2 ? decodeV2(snap) : snap, endedMemory);
 }
 
 function toSnapshotV1(s: CoreState): SchedulerSnapshotV1 {
@@ -117,7 +117,7 @@ function cloneSettings(x: TenantSettings): TenantSettings {
   return { ...x, budget: { ...x.budget } };
 }
 
-function fromSnapshotV1(snap: SchedulerSnapshotV1): CoreState {
+function fromSnapshotV1(snap: SchedulerSnapshotV1, endedMemory?: number): CoreState {
   if (snap.v !== 1) throw new Error(`Unsupported scheduler snapshot version ${String(snap.v)}`);
   const lanes = [new LaneQueue(0), new LaneQueue(1), new LaneQueue(2)] as CoreState['lanes'];
   lanes.forEach((q, i) => (q.vtime = snap.vtime[i] as number));
@@ -147,10 +147,11 @@ function fromSnapshotV1(snap: SchedulerSnapshotV1): CoreState {
     draining: snap.draining,
     fleetRate: { ...snap.fleetRate },
     log: LedgerLog.restore(snap.log),
-    ended: EndedRuns.restore(snap.ended),
+    ended: EndedRuns.restore(snap.ended, endedMemory),
     recoverySince: snap.recoverySince ?? null,
     overBudget: new Set(),
     recovery: false,
+    honest: false,
   };
   const byOrd = new Map<number, TenantState>();
   for (const ts of snap.tenants) {

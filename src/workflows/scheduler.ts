@@ -101,6 +101,9 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
   // again on its own timers, and ends queued units a budget can no longer cover (budget_exhausted).
   const recovery = patched('recovery-hold-v1');
   if (recovery) core.enableRecovery();
+  // v honest-counters-v1: each run's end counted once although a run's last workflow task may send
+  // its renewal and release again after the core forgot the run (issue 15; `CoreState.honest`).
+  if (patched('honest-counters-v1')) core.enableHonestCounts();
   let recoverRequested = false;
   let floorInFlight = false;
   const armFollowUps = (since: number): void => {

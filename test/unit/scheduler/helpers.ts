@@ -31,10 +31,15 @@ export function makeFleet(
     settings?: Partial<FleetSettings>;
     governor?: Partial<GovernorParams>;
     tenants?: Record<string, Partial<TenantSettings>>;
+    endedMemory?: number;
   } = {},
 ): FleetScheduler {
   const s = FleetScheduler.create(
-    { settings: fleetSettings(opts.settings), governor: openGovernor(opts.governor) },
+    {
+      settings: fleetSettings(opts.settings),
+      governor: openGovernor(opts.governor),
+      ...(opts.endedMemory === undefined ? {} : { endedMemory: opts.endedMemory }),
+    },
     T0,
   );
   for (const [id, over] of Object.entries(opts.tenants ?? {}))
