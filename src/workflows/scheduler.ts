@@ -104,6 +104,11 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
   // v honest-counters-v1: each run's end counted once although a run's last workflow task may send
   // its renewal and release again after the core forgot the run (issue 15; `CoreState.honest`).
   if (patched('honest-counters-v1')) core.enableHonestCounts();
+  // v quiet-floor-follow-up-v1: a floor that found no run open past admission is taken again at once
+  // while a tenant is still held (one created while that floor was in flight), instead of after the
+  // hold window: a first start no longer holds the budgeted tenants created in its first seconds for
+  // a minute.
+  const quietFollowUp = recovery && patched('quiet-floor-follow-up-v1');
   let recoverRequested = false;
   let floorInFlight = false;
   const armFollowUps = (since: number): void => {
@@ -289,11 +294,13 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
         track(recoverUsage(windows).then((r) => core.floorSpent(recoveryFigures(r).usage, Date.now())));
       else {
         floorInFlight = true;
+        let landedQuiet = false;
         track(
           recoverUsage(windows)
             .then((r) => {
               const { usage, activeRuns } = recoveryFigures(r);
-              core.floorSpent(usage, Date.now(), now, activeRuns === 0);
+              landedQuiet = activeRuns === 0;
+              core.floorSpent(usage, Date.now(), now, landedQuiet);
             })
             .catch((err: unknown) => {
               recoverRequested = true; // a held tenant must not wait for the next follow-up
@@ -301,7 +308,7 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
             })
             .finally(() => {
               floorInFlight = false;
-              if (floorDue()) recoverRequested = true;
+              if (floorDue() || (quietFollowUp && landedQuiet && core.needsFloor())) recoverRequested = true;
             }),
         );
       }
