@@ -51,6 +51,12 @@ const answered = <T>(p: Promise<T>): Promise<T> =>
   });
 const orNull = <T>(p: Promise<T>): Promise<T | null> =>
   p.catch((err: unknown) => (notFound(err) ? null : Promise.reject(err)));
+/** True once a signal is sent; false when its run closed after it was read (not found by then). */
+const signalled = (p: Promise<void>): Promise<boolean> =>
+  p.then(
+    () => true,
+    (err: unknown) => (notFound(err) ? false : Promise.reject(err)),
+  );
 
 /**
  * A running run's own view, its query bounded at RUN_QUERY_MS: past it (its first workflow task has
@@ -123,8 +129,8 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
       const handle = client.workflow.getHandle(runId);
       const d = await orNull(handle.describe());
       if (d?.status.name !== 'RUNNING' || d.type !== 'runWorkflow') return false;
-      await handle.signal(cancelRunSignal);
-      return true;
+      // It may finish between the description and the signal: then there is nothing to cancel (409).
+      return signalled(handle.signal(cancelRunSignal));
     },
     async decide(runId, decision, note) {
       const handle = client.workflow.getHandle(runId);
@@ -133,8 +139,7 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
       // past 30 s. Past the bound the status its search attributes carry decides (no worker needed).
       const view = await boundedRunView(handle, () => orNull(handle.describe()));
       if (view?.status !== 'awaiting_approval') return false;
-      await handle.signal(decisionSignal, { decision, ...(note ? { note } : {}) });
-      return true;
+      return signalled(handle.signal(decisionSignal, { decision, ...(note ? { note } : {}) }));
     },
 
     async createBatch(spec) {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { openSqliteEffectStore } from '../../../src/activities/effect-store';
 import { createApp } from '../../../src/api/app';
 import { openStore, type ApiStore } from '../../../src/api/stores/store';
@@ -96,17 +96,28 @@ describe.skipIf(postgresMissing)('API store outage (PostgreSQL restarted under t
   );
 
   it('survives the server dying under a client checked out of the pool (a transaction between statements)', async () => {
+    // This test timed out once in a while in the whole unit project (never alone): the steps it
+    // reached are printed when it does not finish, to tell where it waits.
+    const t0 = Date.now();
+    const steps: string[] = [];
+    const mark = (m: string) => steps.push(`${m} +${Date.now() - t0} ms`);
+    onTestFailed(() => console.error(`store-outage: the steps reached: ${steps.join('; ')}`));
     const pool = openPool(await server.freshDatabase(), 2);
     try {
+      mark(`database ready on port ${server.pg.port}`);
       const client = await pool.connect();
       await client.query('BEGIN');
+      mark('transaction begun');
       await server.pg.child().kill();
+      mark('server killed');
       // The query fails once the connection has ended, the moment the client also emits 'error'
       // (no listener of the test's own: unhandled, that event would end the process).
       const err: unknown = await client.query('SELECT 1').catch((e: unknown) => e);
+      mark('query answered');
       expect(isPgUnavailable(err)).toBe(true);
       client.release(true);
       await server.pg.restart({ kill: false });
+      mark('server restarted');
       const r = await pool.query<{ one: number }>('SELECT 1 AS one');
       expect(r.rows).toEqual([{ one: 1 }]);
     } finally {
