@@ -94,6 +94,33 @@ export interface LocalDrillStack extends DrillStack {
   startApi(name: string): Promise<{ url: string; child: WorkerChild }>;
 }
 
+/**
+ * HTTP against one API process at `baseUrl` (the admin token unless `token`); a network error or
+ * timeout (a process that died) answers status 0.
+ */
+export async function callApi(
+  baseUrl: string,
+  method: string,
+  route: string,
+  o: { body?: unknown; token?: string; timeoutMs?: number } = {},
+): Promise<Reply> {
+  try {
+    const res = await fetch(`${baseUrl}${route}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${o.token ?? ADMIN}`,
+        ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}),
+      signal: AbortSignal.timeout(o.timeoutMs ?? 10_000),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+  } catch (err) {
+    return { status: 0, body: { error: String(err) }, headers: new Headers() };
+  }
+}
+
 const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
     const srv = createServer();
@@ -177,23 +204,7 @@ export async function startDrillStack(opts: {
     );
     const apiUrl = api.apiUrl!;
 
-    const call: DrillStack['call'] = async (method, route, o = {}) => {
-      try {
-        const res = await fetch(`${apiUrl}${route}`, {
-          method,
-          headers: {
-            authorization: `Bearer ${o.token ?? ADMIN}`,
-            ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}),
-          },
-          ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}),
-          signal: AbortSignal.timeout(o.timeoutMs ?? 10_000),
-        });
-        const text = await res.text();
-        return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
-      } catch (err) {
-        return { status: 0, body: { error: String(err) }, headers: new Headers() };
-      }
-    };
+    const call: DrillStack['call'] = (method, route, o) => callApi(apiUrl, method, route, o);
 
     const stack: LocalDrillStack = {
       dir,

@@ -115,8 +115,8 @@ const chargedAtEnd = (l: Lease, used: number) => (l.perCall ? l.charged : Math.m
 
 /**
  * Releases finished units (and gated ones, which are not finished). A repeat, a stale attempt or a
- * finished run is ignored (with `honest`, outside a recovery, also one the core forgot). A release the core holds no lease for (the scheduler chain was lost or
- * reset meanwhile) still charges its tenant what the run used, once; an attempt whose lease expired
+ * finished run is ignored (with `honest`, outside a recovery, also one the core forgot). A release
+ * the core holds no lease for (the scheduler chain was lost or reset meanwhile) still charges its tenant what the run used, once; an attempt whose lease expired
  * is charged only what its release reports beyond what the expiry charged. A `perCall` release
  * charges nothing more: its calls were charged one by one.
  */
@@ -157,8 +157,14 @@ export function release(s: CoreState, releases: readonly Release[], now: number)
  * `ended` forgot the run): counted and charged already, it changes nothing.
  */
 function forgotten(s: CoreState, r: Release, e: Ended | undefined): boolean {
-  return s.honest && s.recoverySince === null && !(e && e.attempt === r.attempt);
+  return admittedAllItsRuns(s) && !(e && e.attempt === r.attempt);
 }
+
+/**
+ * With `honest`, outside a recovery: this chain admitted every run that can still be going, so a
+ * message about a run it holds no lease for is a repeat from a run whose end it forgot.
+ */
+const admittedAllItsRuns = (s: CoreState): boolean => s.honest && s.recoverySince === null;
 
 /**
  * Whether a release of an attempt the core holds no lease for counts its outcome: when the core
@@ -193,9 +199,8 @@ function adopt(s: CoreState, r: Renewal, now: number): void {
   const t = r.tenant === undefined ? undefined : s.tenants.get(r.tenant);
   const attempt = tokenCount(r.attempt);
   if (!t || s.ended.isPast(r.runId, attempt)) return;
-  // Outside a recovery this chain admitted every run still going: a renewal it holds no lease for
-  // comes from a run whose end it forgot (its last workflow task ran its step again).
-  if (s.honest && s.recoverySince === null) return;
+  // A renewal from a run whose end this chain forgot (its last workflow task ran its step again).
+  if (admittedAllItsRuns(s)) return;
   const queued = s.queued.get(r.runId);
   if (queued && queued.attempt > attempt) return; // it already asked for a newer attempt
   if (queued) cancel(s, [r.runId], false);

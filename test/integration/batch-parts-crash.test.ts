@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { sleep, startDrillStack, until, type Reply } from '../../bench/lib/drill-stack';
+import { callApi, sleep, startDrillStack, until, type Reply } from '../../bench/lib/drill-stack';
 import { openBatchItems } from '../../src/activities/open-batch-items';
 
 /**
@@ -25,27 +25,9 @@ const ITEMS = 40;
 const PART = 10;
 const item = (i: number) => ({ steps: 1 + (i % 3), tokensPerStep: 10, stepMs: 100, effect: true });
 
-/** A JSON request against one API process, answered status 0 when the process is gone. */
-async function callAt(
-  url: string,
-  method: string,
-  route: string,
-  token: string,
-  body?: unknown,
-): Promise<Reply> {
-  try {
-    const res = await fetch(`${url}${route}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      signal: AbortSignal.timeout(30_000),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
-  } catch (err) {
-    return { status: 0, body: { error: String(err) }, headers: new Headers() };
-  }
-}
+/** A JSON request against one API process as the tenant `token`; status 0 once the process is gone. */
+const callAt = (url: string, method: string, route: string, token: string, body?: unknown): Promise<Reply> =>
+  callApi(url, method, route, { token, timeoutMs: 30_000, ...(body !== undefined ? { body } : {}) });
 
 /**
  * Sends a part's request over a plain socket, its headers and only the first half of its body;
