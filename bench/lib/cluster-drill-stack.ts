@@ -8,8 +8,8 @@ import type { FairwayCluster } from '../../src/cluster/fairway-cluster';
 import { TEMPORAL_SERVER_VERSION, ensureServerTools } from '../../src/cluster/server-tools';
 import { loadConfig } from '../../src/config';
 import type { SinkSummary } from '../../src/effectsink/sink';
-import { fetchBill, until } from './drill-stack';
-import type { DrillStack, Reply } from './drill-stack';
+import { callApi, fetchBill, until } from './drill-stack';
+import type { DrillStack } from './drill-stack';
 
 const ADMIN = 'drill-admin-token-cluster-0123456789abcdef';
 
@@ -65,24 +65,12 @@ export async function startClusterDrillStack(opts: {
   });
   const workers = [...cluster.workers];
   let turn = 0;
-  const call: DrillStack['call'] = async (method, route, o = {}) => {
-    const base = cluster.apiUrls[turn++ % cluster.apiUrls.length]!;
-    try {
-      const res = await fetch(`${base}${route}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${o.token ?? ADMIN}`,
-          ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}),
-        },
-        ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}),
-        signal: AbortSignal.timeout(o.timeoutMs ?? 10_000),
-      });
-      const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers } as Reply;
-    } catch (err) {
-      return { status: 0, body: { error: String(err) }, headers: new Headers() };
-    }
-  };
+  // Both APIs take requests, in turn.
+  const call: DrillStack['call'] = (method, route, o = {}) =>
+    callApi(cluster.apiUrls[turn++ % cluster.apiUrls.length]!, method, route, {
+      ...o,
+      token: o.token ?? ADMIN, // this cluster's own admin token
+    });
   const stop = async () => {
     await cluster.stop();
     // Every process's log outlives the drill (a failure is read there), the data does not.
