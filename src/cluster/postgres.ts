@@ -99,7 +99,7 @@ export async function startPostgres(opts: PostgresOptions): Promise<Postgres> {
     const r = spawnSync(init.command, init.args, { encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`initdb failed: ${r.stderr || r.stdout}`);
   }
-  const port = opts.port ?? (await freePort(host));
+  let port = opts.port ?? (await freePort(host));
   const launch = async () => {
     const run = asServerUser(path.join(bin, 'postgres'), [
       '-D',
@@ -124,7 +124,15 @@ export async function startPostgres(opts: PostgresOptions): Promise<Postgres> {
       readyTimeoutMs: 120_000,
     });
   };
-  let child = await launch();
+  const firstLaunch = async (tries = 1): Promise<Child> =>
+    launch().catch(async (err: unknown) => {
+      // A port chosen here can be taken by another process before PostgreSQL binds it (parallel test
+      // files each start a server): choose another. A port the caller chose is not changed.
+      if (opts.port !== undefined || tries >= 5 || !String(err).includes('Address already in use')) throw err;
+      port = await freePort(host);
+      return firstLaunch(tries + 1);
+    });
+  let child = await firstLaunch();
   const url = (database: string) => `postgres://${user}:${password}@${host}:${port}/${database}`;
   return {
     host,

@@ -17,8 +17,9 @@ export class ClosingLineReporter implements Reporter {
         else if (state === 'failed') failed += 1;
         else skipped += 1;
       }
-      // A file that failed to load (a syntax error, a throwing hook) has no tests to count.
-      if (module.state() === 'failed' && [...module.children.allTests()].length === 0) failed += 1;
+      // A file that failed on its own (it did not load, or a beforeAll hook threw and its tests were
+      // skipped) counts as one failure.
+      if (module.state() === 'failed' && ![...module.children.allTests('failed')].length) failed += 1;
     }
     failed += unhandledErrors.length;
     process.stdout.write(`\nTests: ${passed} passed, ${failed} failed, ${skipped} skipped\n`);
