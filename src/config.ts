@@ -103,6 +103,9 @@ const EnvSchema = z.object({
   RUN_MAX_WALL_SECONDS: int(DEFAULT_RUN_CAPS.maxWallSeconds),
   SUBMIT_COALESCE_MS: int(15),
   MAILBOX_FLUSH_MS: int(100),
+  CHARGE_OWNER_DEAD_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
+  CHARGE_SWEEP_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
+  CHARGE_KEEP_SETTLED_SECONDS: z.coerce.number().int().min(0).default(3600),
   RUN_REOFFER_FIRST_SECONDS: z.coerce.number().int().min(1).default(300),
   RUN_REOFFER_MAX_SECONDS: z.coerce.number().int().min(1).default(1800),
   GATE_TIMEOUT_SECONDS: z.preprocess(
@@ -193,6 +196,11 @@ export interface Config {
   governor: GovernorParams;
   submitCoalesceMs: number;
   mailboxFlushMs: number;
+  /**
+   * Durable call charges (src/activities/call-charges.ts): a worker unseen for `ownerDeadMs` is dead
+   * and its uncharged calls are swept every `sweepMs`; settled rows are kept `keepSettledMs`.
+   */
+  charges: { ownerDeadMs: number; sweepMs: number; keepSettledMs: number };
   /**
    * A queued run not admitted `reofferFirstSeconds` after its start checks that the scheduler knows it
    * (and re-offers itself when not); while still not admitted it checks again, backing off ×2 up to
@@ -294,6 +302,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     submitCoalesceMs: e.SUBMIT_COALESCE_MS,
     mailboxFlushMs: e.MAILBOX_FLUSH_MS,
+    charges: {
+      ownerDeadMs: e.CHARGE_OWNER_DEAD_SECONDS * 1000,
+      sweepMs: e.CHARGE_SWEEP_SECONDS * 1000,
+      keepSettledMs: e.CHARGE_KEEP_SETTLED_SECONDS * 1000,
+    },
     runs: {
       reofferFirstSeconds: e.RUN_REOFFER_FIRST_SECONDS,
       reofferMaxSeconds: Math.max(e.RUN_REOFFER_FIRST_SECONDS, e.RUN_REOFFER_MAX_SECONDS),

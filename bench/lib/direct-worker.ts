@@ -5,6 +5,8 @@ import type { Logger } from 'pino';
 import { createActivities } from '../../src/activities';
 import { effectStoreLocation, openEffectStore } from '../../src/activities/open-effect-store';
 import { SchedulerMailbox } from '../../src/activities/mailbox';
+import { CallCharges } from '../../src/activities/call-charges';
+import { openSqliteCallIntents } from '../../src/activities/call-intents';
 import { createModelClient } from '../../src/activities/model-client';
 import type { Config } from '../../src/config';
 import type { Charge, Release, Renewal } from '../../src/scheduler/types';
@@ -47,6 +49,10 @@ export async function startDirectWorker(opts: {
   const connection = await NativeConnection.connect({ address: opts.address });
   const mailbox = new NoSchedulerMailbox(opts.client, 'no-scheduler', 3_600_000, () => null, opts.log);
   const effects = await openEffectStore(effectStoreLocation(opts.config));
+  // No scheduler to charge on this path: the calls' intents live in this process's memory only, so
+  // no fleet worker's sweep ever charges them to a scheduler that never saw these runs.
+  const intents = openSqliteCallIntents(':memory:');
+  const calls = new CallCharges(intents, mailbox, opts.config.charges, opts.log);
   const worker = await Worker.create({
     connection,
     namespace: opts.config.temporal.namespace,
@@ -60,6 +66,7 @@ export async function startDirectWorker(opts: {
       recoverUsage: () => Promise.resolve({ usage: [], activeRuns: 0, scanned: 0, truncated: false }),
       schedulerId: 'no-scheduler',
       mailbox,
+      calls,
       model: createModelClient({
         baseUrl: opts.modelBaseUrl,
         apiKey: opts.config.model.apiKey,
@@ -84,6 +91,8 @@ export async function startDirectWorker(opts: {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await done;
       await mailbox.close();
+      await calls.close();
+      await intents.close();
       await effects.close();
       await connection.close();
     },

@@ -4,6 +4,7 @@ import type { Client } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { Logger } from 'pino';
 import { estimateTokens } from '../agents/catalog';
+import { stepWorstCase } from '../contract/model-call';
 import { offerRuns } from '../contract/offer-runs';
 import type { RunOfferPorts } from '../contract/offer-runs';
 import { mapLimit } from '../util/map-limit';
@@ -12,6 +13,8 @@ import { submitUpdate, topUpUpdate } from '../workflows/scheduler-messages';
 import type { RecoveredUsage } from '../workflows/scheduler-messages';
 import { deliverEffect } from '../effectsink/sink';
 import type { BatchItemStore } from './batch-items';
+import type { CallCharges } from './call-charges';
+import { certainlyUnbilled } from './call-outcome';
 import type { EffectStore } from './effect-store';
 import type { SchedulerMailbox } from './mailbox';
 import type { ModelClient } from './model-client';
@@ -31,6 +34,8 @@ export interface ActivityDeps {
   ) => Promise<{ usage: RecoveredUsage[]; activeRuns: number; scanned: number; truncated: boolean }>;
   schedulerId: string;
   mailbox: SchedulerMailbox;
+  /** Every model call's durable intent and charge (see {@link CallCharges}); a worker without it makes no model call. */
+  calls?: Pick<CallCharges, 'begin' | 'billed' | 'unbilled' | 'uncertain'>;
   model: ModelClient;
   effects: EffectStore;
   /** Where an applied effect is delivered (the effect sink); undefined: the store's row is the effect. */
@@ -57,6 +62,11 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
     throw new Error(
       'this worker has no batch item store (it cannot read the items of a batch sent in parts)',
     );
+  };
+  /** The call ledger; a worker without one cannot charge a call durably, so it makes none (retried until it can). */
+  const callLedger = () => {
+    if (deps.calls) return deps.calls;
+    throw new Error('this worker has no call intent store (it cannot charge a model call durably)');
   };
   const cancellable = <R>(fn: () => Promise<R>): Promise<R> =>
     client.withAbortSignal(Context.current().cancellationSignal, fn);
@@ -114,7 +124,8 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
       };
       mailbox.renew({ ...who, usedTokens: req.usedSoFar });
       // A retried regular step whose earlier attempt was billed (its heartbeat says so: a worker died
-      // after the call) does not call again: the call was made, charged and reserved once.
+      // after the call) does not call again. Nor does it charge: that attempt's call intent is charged
+      // once, by its worker's mailbox or, that worker being dead, by another worker's sweep.
       const billed = (ctx.info.heartbeatDetails as { billedTokens?: unknown } | undefined)?.billedTokens;
       let usedTokens: number;
       if (!ctx.info.isLocal && typeof billed === 'number' && billed >= 0) usedTokens = billed;
@@ -122,15 +133,28 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
         const tenant = req.tenant ?? (await tenantOf(req.runId));
         if (tenant === undefined)
           deps.log.warn({ runId: req.runId }, 'run without a tenant: its call goes unbilled');
-        ({ usedTokens } = await model.complete({
-          tenant,
-          runId: req.runId,
-          step: req.step,
-          tokens: req.tokens,
-          signal: ctx.cancellationSignal,
-        }));
-        // Every call the provider billed is charged, retried or parallel, whether or not the lease still holds.
-        if (tenant !== undefined) mailbox.charge({ ...lease, tenant, tokens: usedTokens });
+        // Every call the provider bills is charged, retried or parallel, whether or not the lease still
+        // holds, and whether or not this worker lives to report it (the intent is durable first).
+        const calls = callLedger();
+        const call = tenant === undefined ? undefined : { ...lease, tenant };
+        const reserved = stepWorstCase(req.runId, req.step, req.tokens);
+        const key = call && (await calls.begin({ ...call, step: req.step, reserved }));
+        try {
+          ({ usedTokens } = await model.complete({
+            tenant,
+            runId: req.runId,
+            step: req.step,
+            tokens: req.tokens,
+            signal: ctx.cancellationSignal,
+          }));
+        } catch (err) {
+          if (call && key !== undefined) {
+            if (certainlyUnbilled(err)) await calls.unbilled(key);
+            else calls.uncertain(key, { ...call, tokens: reserved });
+          }
+          throw err;
+        }
+        if (call && key !== undefined) await calls.billed(key, { ...call, tokens: usedTokens });
         if (!ctx.info.isLocal) ctx.heartbeat({ billedTokens: usedTokens });
       }
       mailbox.renew({ ...who, usedTokens: req.usedSoFar + usedTokens });

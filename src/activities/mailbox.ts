@@ -23,6 +23,10 @@ interface Waiter {
 export class SchedulerMailbox {
   /** Billed tokens per run attempt (key `tenant\u0000runId\u0000attempt`), summed until the next flush. */
   private charges = new Map<string, Charge>();
+  /** The call intent keys of the pending charges (settled once a report carrying them is delivered). */
+  private chargeKeys: string[] = [];
+  /** Hears the call intent keys of every report delivered to the scheduler. */
+  onCharged: ((keys: string[]) => void) | undefined;
   private releases: Release[] = [];
   private cancels: string[] = [];
   private unreachable: { runId: string; attempt: number }[] = [];
@@ -53,8 +57,12 @@ export class SchedulerMailbox {
     return this.awaitFlush();
   }
 
-  /** Books a call's billed tokens; fire-and-forget like a renewal, but never dropped (a failed flush keeps it). */
-  charge(c: Charge): void {
+  /**
+   * Books a call's billed tokens; fire-and-forget like a renewal, but never dropped (a failed flush
+   * keeps it). `keys`: the calls' intent keys, handed to `onCharged` once the charge is delivered.
+   */
+  charge(c: Charge, keys: readonly string[] = []): void {
+    this.chargeKeys.push(...keys);
     if (!(c.tokens > 0)) return;
     const key = `${c.tenant}\u0000${c.runId}\u0000${c.attempt}`;
     const prev = this.charges.get(key);
@@ -90,8 +98,14 @@ export class SchedulerMailbox {
     if (this.unreachable.length) report.unreachable = this.unreachable;
     if (this.renewals.size) report.renewals = [...this.renewals.values()];
     if (this.unsent.length) report.observations = this.unsent.slice(-MAX_UNSENT_OBSERVATIONS);
-    if (Object.keys(report).length === 0) return;
+    if (Object.keys(report).length === 0) {
+      // Keys of calls that billed nothing: nothing to deliver, settled as they are.
+      if (this.chargeKeys.length) this.onCharged?.(this.chargeKeys.splice(0));
+      return;
+    }
     const waiters = this.waiters;
+    const keys = this.chargeKeys;
+    this.chargeKeys = [];
     this.charges = new Map();
     this.releases = [];
     this.cancels = [];
@@ -107,6 +121,7 @@ export class SchedulerMailbox {
           this.failures = 0;
           this.notBefore = 0;
           waiters.forEach((w) => w.resolve());
+          if (keys.length) this.onCharged?.(keys);
         },
         (err: unknown) => {
           this.failures++;
@@ -117,6 +132,7 @@ export class SchedulerMailbox {
             'scheduler report failed; retrying with backoff',
           );
           for (const c of report.charges ?? []) this.charge(c);
+          this.chargeKeys.push(...keys);
           this.releases.push(...(report.releases ?? []));
           this.cancels.push(...(report.cancels ?? []));
           this.unreachable.push(...(report.unreachable ?? []));

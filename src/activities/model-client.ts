@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
+import { ProviderErrorAnswer } from './call-outcome';
 import { parseRateLimitHeaders } from './provider/rate-limit-headers';
 import type { ParsedRateLimit } from './provider/rate-limit-headers';
 import { CALL_KEY_HEADER, TENANT_HEADER } from './provider/call-key';
@@ -135,7 +136,7 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
         });
       }
       if (res.status >= 500)
-        throw new Error(`Model plane answered ${res.status} for ${context}: ${error.message}`);
+        throw new ProviderErrorAnswer(`Model plane answered ${res.status} for ${context}: ${error.message}`);
       throw ApplicationFailure.create({
         type: ModelErrorType.rejected,
         nonRetryable: true,

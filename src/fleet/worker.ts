@@ -5,6 +5,8 @@ import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { effectStoreLocation, openEffectStore } from '../activities/open-effect-store';
 import { batchItemsLocation, openBatchItems } from '../activities/open-batch-items';
+import { callIntentsLocation, openCallIntents } from '../activities/open-call-intents';
+import { CallCharges } from '../activities/call-charges';
 import { createActivities } from '../activities';
 import { SchedulerMailbox } from '../activities/mailbox';
 import { createModelClient } from '../activities/model-client';
@@ -57,37 +59,31 @@ export async function startFleetWorker(opts: {
     await effects.close();
     throw err;
   });
-  const taskQueue = opts.taskQueue ?? config.temporal.taskQueue;
-  const worker = await Worker.create({
-    connection: opts.connection,
-    namespace: config.temporal.namespace,
-    taskQueue,
-    ...(opts.workflows ?? { workflowsPath }),
-    activities: createActivities({
-      client,
-      startRun: (spec, o) => startRunWorkflow(client, taskQueue, spec, config.runs, o),
-      discardRun: (runId) => discardRunWorkflow(client, config.temporal.namespace, runId),
-      recoverUsage: (windows) => recoverUsage(client, taskQueue, windows),
-      schedulerId: config.schedulerWorkflowId,
-      mailbox,
-      model,
-      effects,
-      effectSinkUrl: config.effectSinkUrl,
-      batchItems,
-      log,
-    }),
-    identity: `fairway-worker@${config.buildId}/${process.pid}`,
-    // A deploy must not cancel in-flight steps: let them finish before the worker exits.
-    ...shutdownOptions(config.shutdownGraceSeconds, config.shutdownForceSeconds),
-    maxConcurrentActivityTaskExecutions: 400,
-    maxConcurrentLocalActivityExecutions: 400,
-    maxConcurrentWorkflowTaskExecutions: 100,
-    maxCachedWorkflows: 2000,
-  });
-  const done = runWorker(worker, (m) => log.warn({ taskQueue }, m)).finally(async () => {
-    await mailbox.close();
+  const intents = await openCallIntents(callIntentsLocation(config)).catch(async (err: unknown) => {
     await effects.close();
     await batchItems.close();
+    throw err;
+  });
+  const calls = new CallCharges(intents, mailbox, config.charges, log);
+  mailbox.onCharged = (keys) => calls.settled(keys);
+  const closeStores = async () => {
+    await calls.close();
+    await intents.close();
+    await effects.close();
+    await batchItems.close();
+  };
+  const taskQueue = opts.taskQueue ?? config.temporal.taskQueue;
+  // Before the worker polls: this process is seen alive, and dead workers' calls are charged.
+  const worker = await calls
+    .start()
+    .then(() => createWorker())
+    .catch(async (err: unknown) => {
+      await closeStores();
+      throw err;
+    });
+  const done = runWorker(worker, (m) => log.warn({ taskQueue }, m)).finally(async () => {
+    await mailbox.close();
+    await closeStores();
   });
   return {
     worker,
@@ -97,4 +93,34 @@ export async function startFleetWorker(opts: {
       await done;
     },
   };
+
+  function createWorker(): Promise<Worker> {
+    return Worker.create({
+      connection: opts.connection,
+      namespace: config.temporal.namespace,
+      taskQueue,
+      ...(opts.workflows ?? { workflowsPath }),
+      activities: createActivities({
+        client,
+        startRun: (spec, o) => startRunWorkflow(client, taskQueue, spec, config.runs, o),
+        discardRun: (runId) => discardRunWorkflow(client, config.temporal.namespace, runId),
+        recoverUsage: (windows) => recoverUsage(client, taskQueue, windows),
+        schedulerId: config.schedulerWorkflowId,
+        mailbox,
+        calls,
+        model,
+        effects,
+        effectSinkUrl: config.effectSinkUrl,
+        batchItems,
+        log,
+      }),
+      identity: `fairway-worker@${config.buildId}/${process.pid}`,
+      // A deploy must not cancel in-flight steps: let them finish before the worker exits.
+      ...shutdownOptions(config.shutdownGraceSeconds, config.shutdownForceSeconds),
+      maxConcurrentActivityTaskExecutions: 400,
+      maxConcurrentLocalActivityExecutions: 400,
+      maxConcurrentWorkflowTaskExecutions: 100,
+      maxCachedWorkflows: 2000,
+    });
+  }
 }

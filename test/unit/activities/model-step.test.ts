@@ -1,24 +1,50 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import pino from 'pino';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createActivities } from '../../../src/activities';
+import { CallCharges } from '../../../src/activities/call-charges';
+import { openSqliteCallIntents } from '../../../src/activities/call-intents';
+import type { CallIntentStore } from '../../../src/activities/call-intents';
 import type { EffectStore } from '../../../src/activities/effect-store';
 import type { SchedulerMailbox } from '../../../src/activities/mailbox';
 import type { ModelClient } from '../../../src/activities/model-client';
+import { stepWorstCase } from '../../../src/contract/model-call';
 import type { Charge } from '../../../src/scheduler';
 
-/** The model step with a counting provider and mailbox: what is called, charged and checkpointed. */
-function harness() {
-  const calls: { runId: string; step: number; tokens: number }[] = [];
-  const charges: Charge[] = [];
+const log = pino({ level: 'silent' });
+const stores: CallIntentStore[] = [];
+afterEach(async () => {
+  for (const s of stores.splice(0)) await s.close();
+});
+
+/**
+ * The model step with a counting provider and mailbox, and a real (in-memory) call intent store:
+ * what is called, recorded, charged and checkpointed.
+ */
+function harness(answer?: () => Promise<number>) {
+  const calls: { runId: string; step: number; tokens: number; rowsBefore: number }[] = [];
+  const charges: { charge: Charge; keys: readonly string[] }[] = [];
+  const intents = openSqliteCallIntents(':memory:');
+  stores.push(intents);
   const model: ModelClient = {
     complete: async (req) => {
-      calls.push({ runId: req.runId, step: req.step, tokens: req.tokens });
-      return { usedTokens: req.tokens, latencyMs: 1 };
+      const { unsettled } = await intents.counts();
+      calls.push({ runId: req.runId, step: req.step, tokens: req.tokens, rowsBefore: unsettled });
+      return { usedTokens: answer ? await answer() : req.tokens, latencyMs: 1 };
     },
   };
-  const mailbox = { renew: () => undefined, charge: (c: Charge) => void charges.push(c) };
+  const mailbox = {
+    renew: () => undefined,
+    charge: (charge: Charge, keys: readonly string[] = []) => void charges.push({ charge, keys }),
+  };
+  const ledger = new CallCharges(
+    intents,
+    mailbox,
+    { ownerDeadMs: 30_000, sweepMs: 10_000, keepSettledMs: 0 },
+    log,
+  );
   const activities = createActivities({
     client: {} as Client,
     startRun: async () => 'started',
@@ -26,11 +52,12 @@ function harness() {
     recoverUsage: async () => ({ usage: [], activeRuns: 0, scanned: 0, truncated: false }),
     schedulerId: 'scheduler-test',
     mailbox: mailbox as unknown as SchedulerMailbox,
+    calls: ledger,
     model,
     effects: {} as EffectStore,
-    log: pino({ level: 'silent' }),
+    log,
   });
-  return { activities, calls, charges };
+  return { activities, calls, charges, intents };
 }
 
 const req = {
@@ -43,17 +70,28 @@ const req = {
   usedSoFar: 0,
   leaseTtlMs: 60_000,
 };
+const worst = stepWorstCase(req.runId, req.step, req.tokens);
 
 describe('modelStep', () => {
-  it('calls once, charges what was billed, and checkpoints the bill in its heartbeat', async () => {
+  it('records the call before it goes, charges what was billed with its key, and checkpoints the bill', async () => {
     const h = harness();
     const env = new MockActivityEnvironment({ isLocal: false, attempt: 1 });
     const beats: unknown[] = [];
     env.on('heartbeat', (d: unknown) => beats.push(d));
     await expect(env.run(h.activities.modelStep, req)).resolves.toEqual({ usedTokens: 300 });
-    expect(h.calls).toHaveLength(1);
-    expect(h.charges).toEqual([{ runId: req.runId, attempt: 0, perCall: true, tenant: 'a', tokens: 300 }]);
+    expect(h.calls).toMatchObject([{ rowsBefore: 1 }]);
+    expect(h.charges).toHaveLength(1);
+    expect(h.charges[0]!.charge).toEqual({
+      runId: req.runId,
+      attempt: 0,
+      perCall: true,
+      tenant: 'a',
+      tokens: 300,
+    });
+    expect(h.charges[0]!.keys).toHaveLength(1);
     expect(beats).toContainEqual({ billedTokens: 300 });
+    // The row waits for the report's delivery: only `settle` ends it.
+    expect(await h.intents.counts()).toEqual({ rows: 1, unsettled: 1 });
   });
 
   it('a retried regular step whose earlier attempt was billed does not call (or charge) again', async () => {
@@ -66,6 +104,7 @@ describe('modelStep', () => {
     await expect(env.run(h.activities.modelStep, req)).resolves.toEqual({ usedTokens: 280 });
     expect(h.calls).toHaveLength(0);
     expect(h.charges).toHaveLength(0);
+    expect(await h.intents.counts()).toEqual({ rows: 0, unsettled: 0 });
   });
 
   it('a retry without a billed checkpoint calls again (a 429 or 5xx was never billed)', async () => {
@@ -74,5 +113,33 @@ describe('modelStep', () => {
     await expect(env.run(h.activities.modelStep, req)).resolves.toEqual({ usedTokens: 300 });
     expect(h.calls).toHaveLength(1);
     expect(h.charges).toHaveLength(1);
+  });
+
+  it('a local step run twice (a re-run after a crash) makes two calls under two keys', async () => {
+    const h = harness();
+    for (let i = 0; i < 2; i++)
+      await new MockActivityEnvironment({ isLocal: true, attempt: 1 }).run(h.activities.modelStep, req);
+    const keys = h.charges.flatMap((c) => c.keys);
+    expect(keys).toHaveLength(2);
+    expect(new Set(keys).size).toBe(2);
+    expect(await h.intents.counts()).toEqual({ rows: 2, unsettled: 2 });
+  });
+
+  it('a call the provider refused (429) leaves no row and charges nothing', async () => {
+    const h = harness(() =>
+      Promise.reject(ApplicationFailure.create({ type: 'ModelThrottled', message: 'throttled' })),
+    );
+    const env = new MockActivityEnvironment({ isLocal: true, attempt: 1 });
+    await expect(env.run(h.activities.modelStep, req)).rejects.toThrow('throttled');
+    expect(h.charges).toHaveLength(0);
+    expect(await h.intents.counts()).toEqual({ rows: 0, unsettled: 0 });
+  });
+
+  it('a call whose outcome is unknown (cut mid-flight) is charged its worst case', async () => {
+    const h = harness(() => Promise.reject(new Error('socket hang up')));
+    const env = new MockActivityEnvironment({ isLocal: true, attempt: 1 });
+    await expect(env.run(h.activities.modelStep, req)).rejects.toThrow('socket hang up');
+    expect(h.charges.map((c) => c.charge.tokens)).toEqual([worst]);
+    expect(h.charges[0]!.keys).toHaveLength(1);
   });
 });

@@ -1,0 +1,135 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { CallCharges } from '../../../src/activities/call-charges';
+import type { CallIntentStore } from '../../../src/activities/call-intents';
+import { openCallIntents } from '../../../src/activities/open-call-intents';
+import type { Charge } from '../../../src/scheduler';
+import { postgresEngine, sqliteEngine } from '../../support/store-engines';
+
+/**
+ * The sweep that charges a dead worker's calls, over a real store (SQLite and PostgreSQL). Each
+ * worker's mailbox here records what it was asked to charge, and "delivers" on demand (hands the
+ * keys back, as the real mailbox does once its report signal succeeded).
+ */
+let dir: string;
+const engines = [sqliteEngine('call-intents.db', () => dir), postgresEngine()];
+const TIMING = { ownerDeadMs: 30_000, sweepMs: 10_000, keepSettledMs: 60_000 };
+const log = pino({ level: 'silent' });
+
+describe.each(engines)('call charges sweep ($name)', (engine) => {
+  const open: CallIntentStore[] = [];
+  const workers: CallCharges[] = [];
+  let now = 1_000_000;
+  beforeAll(async () => {
+    if (!engine.skip) await engine.setup();
+  }, 120_000);
+  afterAll(() => engine.teardown(), 120_000);
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'fairway-call-charges-'));
+  });
+  afterEach(async () => {
+    for (const w of workers.splice(0)) await w.close();
+    for (const s of open.splice(0)) await s.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A worker process: its own store connection, mailbox and owner id, on the shared location. */
+  async function worker(location: string) {
+    const store = await openCallIntents(location);
+    open.push(store);
+    const charged: { charge: Charge; keys: readonly string[] }[] = [];
+    const mailbox = {
+      charge: (charge: Charge, keys: readonly string[] = []) => charged.push({ charge, keys }),
+    };
+    const w = new CallCharges(store, mailbox, TIMING, log, () => now);
+    workers.push(w);
+    const deliver = async () => {
+      w.settled(charged.flatMap((c) => c.keys));
+      await w.close(); // waits for the settle write
+    };
+    return { w, store, charged, deliver };
+  }
+  const call = (runId: string, reserved: number) => ({ tenant: 't', runId, attempt: 1, step: 1, reserved });
+  const tokens = (cs: { charge: Charge }[]) => cs.map((c) => c.charge.tokens).sort((a, b) => a - b);
+
+  it.skipIf(engine.skip)(
+    "charges a dead worker's billed calls their bill, its cut calls their reservation, its delivered calls nothing",
+    async () => {
+      const location = await engine.location();
+      const a = await worker(location);
+      await a.store.beat(a.w.owner, now);
+      const billed = await a.w.begin(call('run-1', 100));
+      await a.w.billed(billed, { tenant: 't', runId: 'run-1', attempt: 1, tokens: 90 });
+      await a.w.begin(call('run-2', 120)); // cut: the worker died before the bill came
+      const delivered = await a.w.begin(call('run-3', 50));
+      await a.w.billed(delivered, { tenant: 't', runId: 'run-3', attempt: 1, tokens: 50 });
+      a.w.settled([delivered]);
+      await a.w.close();
+      // SIGKILL: a's mailbox (holding run-1's charge) is gone. b starts within the dead time: nothing.
+      const b = await worker(location);
+      now += TIMING.ownerDeadMs - 1;
+      expect(await b.w.sweep()).toBe(0);
+      now += 2;
+      expect(await b.w.sweep()).toBe(2);
+      expect(tokens(b.charged)).toEqual([90, 120]);
+      expect(b.charged.every((c) => c.keys.length === 1 && c.charge.tenant === 't')).toBe(true);
+      // Delivered, they are settled: no sweep (of b, or of c once b is dead too) charges them again.
+      await b.deliver();
+      now += TIMING.ownerDeadMs * 2;
+      const c = await worker(location);
+      expect(await c.w.sweep()).toBe(0);
+      expect((await c.store.counts()).unsettled).toBe(0);
+    },
+  );
+
+  it.skipIf(engine.skip)('never takes the rows of a worker that keeps beating', async () => {
+    const location = await engine.location();
+    const a = await worker(location);
+    for (let i = 0; i < 5; i++) await a.w.begin(call(`run-${i}`, 10));
+    const b = await worker(location);
+    for (let i = 0; i < 4; i++) {
+      await a.store.beat(a.w.owner, now);
+      now += TIMING.ownerDeadMs / 2;
+      expect(await b.w.sweep()).toBe(0);
+    }
+    expect(b.charged).toEqual([]);
+  });
+
+  it.skipIf(engine.skip)('two sweepers charge each dead call once between them', async () => {
+    const location = await engine.location();
+    const a = await worker(location);
+    for (let i = 0; i < 1200; i++) await a.w.begin(call(`run-${i}`, 1 + (i % 7)));
+    now += TIMING.ownerDeadMs + 1;
+    const [b, c] = await Promise.all([worker(location), worker(location)]);
+    const [nb, nc] = await Promise.all([b.w.sweep(), c.w.sweep()]);
+    expect(nb + nc).toBe(1200);
+    const keys = [...b.charged, ...c.charged].flatMap((x) => x.keys);
+    expect(new Set(keys).size).toBe(1200);
+    const sum = (cs: { charge: Charge }[]) => cs.reduce((s, x) => s + x.charge.tokens, 0);
+    expect(sum(b.charged) + sum(c.charged)).toBe(
+      Array.from({ length: 1200 }, (_, i) => 1 + (i % 7)).reduce((s, x) => s + x, 0),
+    );
+  });
+
+  it.skipIf(engine.skip)('stays bounded: settled rows are deleted once kept long enough', async () => {
+    const location = await engine.location();
+    const a = await worker(location);
+    for (let i = 0; i < 20; i++) {
+      const key = await a.w.begin(call(`run-${i}`, 10));
+      await a.w.billed(key, { tenant: 't', runId: `run-${i}`, attempt: 1, tokens: 10 });
+    }
+    await a.deliver();
+    expect(await a.store.counts()).toEqual({ rows: 20, unsettled: 0 });
+    const b = await worker(location);
+    now += TIMING.keepSettledMs - 1;
+    await b.w.sweep();
+    expect(await b.store.counts()).toEqual({ rows: 20, unsettled: 0 });
+    now += 2;
+    await b.w.sweep();
+    expect(await b.store.counts()).toEqual({ rows: 0, unsettled: 0 });
+    expect(b.charged).toEqual([]);
+  });
+});
