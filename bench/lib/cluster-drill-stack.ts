@@ -47,6 +47,9 @@ export async function startClusterDrillStack(opts: {
     DEFAULT_TENANT_MAX_IN_FLIGHT: String(opts.concurrency),
     TENANT_RATE_PER_SECOND: '100000',
     MAILBOX_FLUSH_MS: '50',
+    // A SIGKILLed worker's uncharged calls are charged by another worker within seconds, not 40 s.
+    CHARGE_OWNER_DEAD_SECONDS: '5',
+    CHARGE_SWEEP_SECONDS: '1',
     SHUTDOWN_GRACE_SECONDS: '60',
     MODEL_TPM: '1000000000',
     MODEL_RPM: '100000000',
