@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -7,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config';
 import { startDevServer } from '../src/infra/dev-server';
 import { resolveSchemathesis, type SchemathesisCommand } from '../src/infra/schemathesis-cli';
+import { unbannered } from '../src/infra/schemathesis-output';
 import { startStack } from '../src/stack';
 
 /**
@@ -67,10 +69,23 @@ function runPass(st: SchemathesisCommand, schemaUrl: string, pass: Pass, reportD
   ];
   console.log(`\n== schemathesis, ${pass.name} pass (seed ${seed}, ≤${examples} examples per operation)`);
   // Asynchronously: the API under test answers from this very process.
-  const child = spawn(st.command, args, { stdio: 'inherit', env: { ...process.env, ...st.env } });
+  const child = spawn(st.command, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...st.env },
+  });
+  // Line by line, so that no pytest-style banner reaches CI's log as it is (see schemathesis-output.ts).
+  const copied = [child.stdout, child.stderr].map(
+    (from, i) =>
+      new Promise<void>((done) => {
+        const to = i === 0 ? process.stdout : process.stderr;
+        createInterface({ input: from, crlfDelay: Infinity })
+          .on('line', (line) => to.write(`${unbannered(line)}\n`))
+          .on('close', done);
+      }),
+  );
   return new Promise((resolve) => {
     child.on('error', () => resolve(1));
-    child.on('exit', (code) => resolve(code ?? 1));
+    child.on('close', (code) => void Promise.all(copied).then(() => resolve(code ?? 1)));
   });
 }
 

@@ -3,6 +3,7 @@ import { NamespaceNotFoundError } from '@temporalio/common';
 import { ApiError } from '../contract/errors';
 import { isPgUnavailable } from '../util/pg';
 import type { FleetPort } from '../contract/fleet-port';
+import { isUnansweredUpdate } from './with-retry';
 
 const TRANSIENT = [4 /* DEADLINE_EXCEEDED */, 8 /* RESOURCE_EXHAUSTED */, 14 /* UNAVAILABLE */];
 
@@ -10,6 +11,8 @@ function isTransient(err: unknown): boolean {
   // An update RPC that timed out (e.g. while the cluster's history service or database recovers): the
   // caller cannot tell whether it landed, and every scheduler message is idempotent, so retrying is right.
   if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
+  // Still unanswered after withRetry's attempts (workers stopping for a long while): nothing changed.
+  if (isUnansweredUpdate(err)) return true;
   if (!(err instanceof ServiceError)) return err instanceof Error && err.name === 'TransportError';
   const code = (err.cause as { code?: number } | undefined)?.code;
   return code !== undefined && TRANSIENT.includes(code);
