@@ -123,8 +123,10 @@ export function openSqliteCallIntents(filePath: string): CallIntentStore {
   const db = new Database(filePath, { timeout: BUSY_TIMEOUT_MS });
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   db.pragma('journal_mode = WAL');
-  // FULL: a row written before a call must survive the host losing power, not only the process dying.
-  db.pragma('synchronous = FULL');
+  // NORMAL, as the effect store: a committed row survives the process dying (SIGKILL), which is what it
+  // is for, without an fsync per call blocking the event loop; a host losing power may lose the last
+  // rows (PostgreSQL, `DATABASE_URL`, for that).
+  db.pragma('synchronous = NORMAL');
   db.exec(CALL_INTENTS_DDL);
   const q = Object.fromEntries(Object.entries(CALL_SQL).map(([k, sql]) => [k, db.prepare(sql)])) as Record<
     keyof typeof CALL_SQL,
