@@ -223,7 +223,8 @@ export async function startDrillStack(opts: {
         return r.status === 200 ? r.body : null;
       },
       async tenant(name, settings = {}) {
-        const r = await call('PUT', `/v1/admin/tenants/${name}`, { body: settings });
+        // Set-up, once: a starved machine may take the new scheduler chain well past a call's usual 10 s.
+        const r = await call('PUT', `/v1/admin/tenants/${name}`, { body: settings, timeoutMs: 180_000 });
         if (r.status !== 201) throw new Error(`tenant ${name}: ${r.status} ${JSON.stringify(r.body)}`);
         return r.body.apiKey as string;
       },

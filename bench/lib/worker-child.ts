@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createWriteStream, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { tsEntry } from '../../src/infra/ts-entry';
 
 const ROOT = path.join(__dirname, '..', '..');
-const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
 
 /** Every child still alive: killed outright if this process exits without stopping them. */
 const live = new Set<ChildProcess>();
@@ -13,8 +13,7 @@ process.on('exit', () => {
 });
 
 /**
- * The tsx wrapper runs the worker as its own child: it relays SIGTERM, but a SIGKILL stops only the
- * wrapper and would orphan the worker. So each worker gets its own process group, killed as one.
+ * Each worker gets its own process group, killed as one: whatever the process started goes with it.
  */
 function killGroup(c: ChildProcess): void {
   try {
@@ -50,7 +49,8 @@ export async function spawnWorker(opts: {
 }): Promise<WorkerChild> {
   const entry = opts.entry ?? 'worker';
   const readyLine = `"msg":"${entry} started"`;
-  const child = spawn(TSX, [path.join('src', 'entry', `${entry}.ts`)], {
+  const { command, args } = tsEntry(path.join('src', 'entry', `${entry}.ts`));
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: { ...process.env, ...opts.env, BUILD_ID: opts.buildId, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],

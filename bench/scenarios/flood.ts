@@ -40,6 +40,25 @@ async function poll<T>(
 }
 
 /**
+ * The scheduler's counters after a flood of `total` units, checked as the flood's acceptance reads
+ * ("every unit completes, none lost, none run twice"); one line per violation, none when it holds.
+ * Admissions count attempts: a run whose lease expired before its step (a loaded machine) is admitted
+ * again, and its expired attempt is counted in `expired`. So every run was admitted, every admission
+ * that did not expire ended in one run's completion, and each run was counted completed exactly once.
+ */
+export function floodCounterFailures(c: Record<string, number | undefined>, total: number): string[] {
+  const { admitted = 0, expired = 0, adopted = 0, completed = 0 } = c;
+  const failures: string[] = [];
+  if (admitted < total) failures.push(`admitted ${admitted} < ${total} units`);
+  if (admitted - expired > total) failures.push(`admitted ${admitted} - expired ${expired} > ${total} units`);
+  if (adopted !== 0) failures.push(`adopted ${adopted} leases outside a recovery`);
+  if (completed !== total) failures.push(`completed ${completed} ≠ ${total} units`);
+  for (const k of ['failed', 'cancelled', 'inFlight', 'queued'] as const)
+    if ((c[k] ?? 0) !== 0) failures.push(`${k} ${c[k]}`);
+  return failures;
+}
+
+/**
  * Issue 3's flood: tenant A submits `aUnits` units; one second later tenant B (same weight)
  * submits `bUnits`; then every unit must complete exactly once. Returns what a test asserts.
  */

@@ -1,9 +1,9 @@
 import path from 'node:path';
+import { tsEntry } from '../infra/ts-entry';
 import { spawnChild } from './child';
 import type { Child } from './child';
 
 const projectRoot = path.resolve(__dirname, '..', '..');
-const TSX = path.join(projectRoot, 'node_modules', '.bin', 'tsx');
 
 export type FairwayRole = 'worker' | 'api' | 'sim' | 'sink';
 
@@ -27,8 +27,7 @@ export function spawnFairway(opts: {
 }): Promise<Child> {
   return spawnChild({
     name: opts.name,
-    command: TSX,
-    args: [path.join('src', 'entry', `${opts.role}.ts`)],
+    ...tsEntry(path.join('src', 'entry', `${opts.role}.ts`)),
     cwd: projectRoot,
     env: opts.env,
     logFile: path.join(opts.logDir, `${opts.name}.log`),

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runFlood } from '../../bench/scenarios/flood';
+import { floodCounterFailures, runFlood } from '../../bench/scenarios/flood';
 import { startTestStack } from '../support/stack';
 import type { TestStack } from '../support/stack';
 
@@ -29,15 +29,9 @@ describe('flood: a tenant that dumps its backlog does not delay a tenant with 10
     expect(r.submitAccepted).toBe(10);
     expect(r.aAdmissionsWhileBWaited).toBeLessThan(100);
     const total = A_UNITS + 10;
-    expect(r.counters).toMatchObject({
-      admitted: total,
-      completed: total,
-      failed: 0,
-      cancelled: 0,
-      expired: 0,
-      inFlight: 0,
-      queued: 0,
-    });
+    // Every unit admitted and completed exactly once; a lease that expired on a loaded machine is
+    // admitted again and counted in `expired` (the same check as `npm run bench -- flood`).
+    expect(floodCounterFailures(r.counters, total), JSON.stringify(r.counters)).toEqual([]);
     expect(r.effects).toMatchObject({ effects: total, duplicates: 0 });
     expect(r.batch).toMatchObject({ total: A_UNITS, failed: 0, cancelled: 0 });
   });

@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { tsEntry } from '../../src/infra/ts-entry';
 
 const root = path.resolve(__dirname, '..', '..');
-const tsx = path.join(root, 'node_modules', '.bin', 'tsx');
 
 /** A port nothing listens on right now. */
 export function freePort(): Promise<number> {
@@ -31,7 +31,8 @@ export interface Part {
  * such as the Temporal dev server, can be checked for afterwards), with exactly `env` on top of PATH/HOME.
  */
 export function startPart(name: string, env: Record<string, string>): Part {
-  const child = spawn(tsx, [path.join('src', 'entry', `${name}.ts`)], {
+  const { command, args } = tsEntry(path.join('src', 'entry', `${name}.ts`));
+  const child = spawn(command, args, {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     detached: true,
