@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runChaosDrill } from '../../bench/scenarios/drill-chaos';
 import { runDeployDrill } from '../../bench/scenarios/drill-deploy';
-import { ledgerMismatch } from '../../bench/lib/drill-stack';
 
 /**
  * Issue 6's drills at reduced size (`npm run drill:deploy` and `npm run drill:chaos` run 1,000 units
@@ -56,16 +55,14 @@ describe('deploy and chaos drills', () => {
     );
     expect(r.faults.filter((f) => f.kind === 'kill-worker')).toHaveLength(3);
     expect(r.faults.filter((f) => f.kind === 'restart-temporal')).toHaveLength(1);
-    // The ledger never charges more than the provider billed, and nothing stays reserved. It can charge
-    // less: a call the provider billed whose charge died with a SIGKILLed worker's memory. That gap is
-    // open (a durable pre-charge per call is the fix; `npm run drill:chaos` reports it as FAIL), and at
-    // most the calls in flight at the three kills.
+    // The ledger never charges less than the provider billed, and nothing stays reserved. It can charge
+    // more: a call a SIGKILL cut before the provider served it is charged its worst case (durable call
+    // charges), at most one call per run in flight at each of the four faults.
     const l = r.ledger;
-    const gap = ledgerMismatch(l);
-    expectEveryUnitOnce({ ...r, failures: r.failures.filter((f) => !gap.includes(f)) });
+    expectEveryUnitOnce(r);
     expect(l.reserved).toBe(0);
-    expect(l.spent).toBeLessThanOrEqual(l.billed);
+    expect(l.spent).toBeGreaterThanOrEqual(l.billed);
     const perCall = Math.ceil(l.billed / (UNITS * SIZE.steps));
-    expect(l.billed - l.spent).toBeLessThanOrEqual(3 * SIZE.concurrency * perCall);
+    expect(l.spent - l.billed).toBeLessThanOrEqual(4 * SIZE.concurrency * perCall);
   });
 });
