@@ -11,7 +11,7 @@ import { mapLimit } from '../util/map-limit';
 import { admitSignal, budgetRefusedSignal, leaseRevokedSignal } from '../workflows/run-messages';
 import { submitUpdate, topUpUpdate } from '../workflows/scheduler-messages';
 import type { RecoveredUsage } from '../workflows/scheduler-messages';
-import { deliverEffect } from '../effectsink/sink';
+import { deliverOnce } from '../effectsink/deliver-once';
 import type { BatchItemStore } from './batch-items';
 import type { CallCharges } from './call-charges';
 import { certainlyUnbilled } from './call-outcome';
@@ -181,14 +181,11 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
     },
 
     async applyEffect(req) {
-      const { applied, delivered } = await effects.apply(req.key, { runId: req.runId });
-      // The store guards the delivery: a key it has seen delivered is not sent again. A crash between
-      // the delivery and its record sends it once more on retry, which the sink counts as a duplicate.
-      if (deps.effectSinkUrl && !delivered) {
-        await deliverEffect(deps.effectSinkUrl, req.key);
-        await effects.markDelivered(req.key);
-      }
-      return { applied };
+      const state = await effects.apply(req.key, { runId: req.runId });
+      // The store guards the delivery: a key it has seen delivered is not sent again, and one a crashed
+      // attempt may have sent is looked up at the sink first (see deliverOnce).
+      if (deps.effectSinkUrl) await deliverOnce(effects, deps.effectSinkUrl, req.key, state);
+      return { applied: state.applied };
     },
 
     async releaseLease(release) {

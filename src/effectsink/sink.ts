@@ -98,7 +98,8 @@ export interface RunningSink {
 /**
  * The effect sink: an HTTP service standing in for the outside world an effect reaches.
  * `POST /deliveries` with `{"key": "<idempotency key>"}` records one delivery (always, however
- * often the key came before: counting repeats is the point); `GET /summary` answers what it saw.
+ * often the key came before: counting repeats is the point); `GET /summary` answers what it saw;
+ * `GET /deliveries/<key>` whether a key was delivered (200 with the count, or 404).
  */
 export async function startEffectSink(opts: {
   port: number;
@@ -117,6 +118,20 @@ export async function startEffectSink(opts: {
       const url = new URL(req.url ?? '/', 'http://sink');
       if (req.method === 'GET' && url.pathname === '/summary') return send(res, 200, ledger.summary());
       if (req.method === 'GET' && url.pathname === '/healthz') return send(res, 200, { ok: true });
+      // A sender that lost its own record of a delivery (it crashed after sending) asks before resending,
+      // as it would ask any receiver that honours idempotency keys. Counting is unchanged: every POST counts.
+      if (req.method === 'GET' && url.pathname.startsWith('/deliveries/')) {
+        let key: string;
+        try {
+          key = decodeURIComponent(url.pathname.slice('/deliveries/'.length));
+        } catch {
+          return send(res, 400, { error: { code: 'invalid_request', message: 'malformed key' } });
+        }
+        const times = ledger.timesDelivered(key);
+        return times > 0
+          ? send(res, 200, { key, deliveries: times })
+          : send(res, 404, { error: { code: 'not_found', message: `no delivery of ${key}` } });
+      }
       if (req.method === 'POST' && url.pathname === '/deliveries') {
         const text = await readBody(req);
         if (text === undefined)
@@ -213,4 +228,15 @@ export async function deliverEffect(
     signal: signal ?? AbortSignal.timeout(10_000),
   });
   if (res.status !== 200) throw new Error(`effect sink answered ${res.status}`);
+}
+
+/** Whether the sink has received a delivery of `key` (a 404 says it has not; anything else throws). */
+export async function sinkHasDelivery(sinkUrl: string, key: string, signal?: AbortSignal): Promise<boolean> {
+  const res = await fetch(`${sinkUrl}/deliveries/${encodeURIComponent(key)}`, {
+    signal: signal ?? AbortSignal.timeout(10_000),
+  });
+  await res.arrayBuffer();
+  if (res.status === 200) return true;
+  if (res.status === 404) return false;
+  throw new Error(`effect sink answered ${res.status} to a delivery lookup`);
 }

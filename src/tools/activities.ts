@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import type { EffectStore } from '../activities/effect-store';
-import { deliverEffect } from '../effectsink/sink';
+import { deliverOnce } from '../effectsink/deliver-once';
 import { mayCall } from './registry';
 import type { ToolActivities, ToolName, ToolRequest, ToolResponse } from './registry';
 
@@ -42,12 +42,10 @@ const IMPLS: Record<ToolName, (deps: ToolDeps) => Impl> = {
     return { target, finding: parseInt(digest(target), 16) % 7 === 0 ? 'issue' : 'clean' };
   },
   pager: (deps) => async (req, credential) => {
-    const { applied, delivered } = await deps.effects.apply(req.key, { runId: req.runId, tool: 'pager' });
-    if (deps.effectSinkUrl && !delivered) {
-      await deliverEffect(deps.effectSinkUrl, req.key, undefined, { tool: 'pager', credential });
-      await deps.effects.markDelivered(req.key);
-    }
-    return { paged: true, applied };
+    const state = await deps.effects.apply(req.key, { runId: req.runId, tool: 'pager' });
+    if (deps.effectSinkUrl)
+      await deliverOnce(deps.effects, deps.effectSinkUrl, req.key, state, { tool: 'pager', credential });
+    return { paged: true, applied: state.applied };
   },
 };
 
