@@ -150,8 +150,11 @@ const HEADLINES: Record<string, (d: any) => string> = {
 /** `ledger spent = bill` (or ≠) when the drill recorded its ledger check; nothing for older files. */
 const ledger = (d: any): string =>
   d.ledger
-    ? `; ledger spent ${n(d.ledger.spent)} ${d.ledger.spent === d.ledger.billed ? '=' : '≠'} bill ${n(d.ledger.billed)}` +
-      (d.ledger.billedAgain ? ` (${n(d.ledger.billedAgain)} of it steps served again)` : '')
+    ? `; ledger spent ${n(d.ledger.spent)} ${d.ledger.spent === d.ledger.billed ? '=' : d.ledger.spent > d.ledger.billed ? '>' : '<'} bill ${n(d.ledger.billed)}` +
+      (d.ledger.billedAgain ? ` (${n(d.ledger.billedAgain)} of it steps served again)` : '') +
+      (d.ledger.spent > d.ledger.billed
+        ? `, over by ${n(d.ledger.spent - d.ledger.billed)}: calls cut by a crash, charged their worst case`
+        : '')
     : '';
 /** What the effect sink counted (cluster drills). */
 const sink = (d: any): string =>
