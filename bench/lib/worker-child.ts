@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { tsEntry } from '../../src/infra/ts-entry';
+import { logChildOutput } from '../../src/util/child-log';
 
 const ROOT = path.join(__dirname, '..', '..');
 
@@ -57,9 +58,7 @@ export async function spawnWorker(opts: {
     detached: true,
   });
   live.add(child);
-  const out = createWriteStream(opts.logFile, { flags: 'a' });
-  child.stdout.pipe(out);
-  child.stderr.pipe(out);
+  logChildOutput(child, opts.logFile);
   const exited = new Promise<number | string>((resolve) =>
     child.once('exit', (code, signal) => {
       live.delete(child);

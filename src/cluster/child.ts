@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
+import { logChildOutput } from '../util/child-log';
 
 /** Every child still alive: killed outright if this process exits without stopping them. */
 const live = new Set<ChildProcess>();
@@ -59,9 +60,7 @@ export async function spawnChild(opts: SpawnOptions): Promise<Child> {
   });
   await spawned;
   live.add(child);
-  const out = createWriteStream(opts.logFile, { flags: 'a' });
-  child.stdout!.pipe(out);
-  child.stderr!.pipe(out);
+  logChildOutput(child, opts.logFile);
   const exited = new Promise<number | string>((resolve) =>
     child.once('exit', (code, signal) => {
       live.delete(child);
