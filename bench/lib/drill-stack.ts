@@ -15,6 +15,7 @@ import { startStack } from '../../src/stack';
 import type { Stack } from '../../src/stack';
 import { spawnWorker } from './worker-child';
 import type { WorkerChild } from './worker-child';
+import { mapLimit } from '../../src/util/map-limit';
 
 const ADMIN = 'drill-admin-token-0123456789abcdef';
 
@@ -470,10 +471,18 @@ export async function tally(
   const status = await s.status();
   const effects = (await s.call('GET', '/v1/admin/effects/summary')).body;
   const done = await completedRunIds(s, token);
-  const lostRunIds = accepted.filter((id) => !done.has(id));
+  // The list is read from visibility, which may lag a loaded server by seconds: a run missing from
+  // it is read itself (its workflow, strongly consistent) before it counts as lost.
+  const missing = accepted.filter((id) => !done.has(id));
+  const stillMissing = await mapLimit(missing.slice(0, 200), 8, async (id) => {
+    const r = await s.call('GET', `/v1/runs/${encodeURIComponent(id)}`, { token });
+    return r.status === 200 && r.body?.status === 'completed' ? null : id;
+  });
+  const lostRunIds = [...stillMissing.filter((id): id is string => id !== null), ...missing.slice(200)];
   const counters = status?.counters ?? {};
-  // A unit admitted twice ran twice; an effect applied twice is a double side effect.
-  const extraAdmissions = Math.max(0, (counters.admitted ?? 0) - accepted.length);
+  // A unit admitted twice ran twice, unless its first lease expired (a loaded machine) and it was
+  // admitted again, which the counters count in `expired`; an effect applied twice is a double side effect.
+  const extraAdmissions = Math.max(0, (counters.admitted ?? 0) - (counters.expired ?? 0) - accepted.length);
   return {
     lost: lostRunIds.length,
     lostRunIds: lostRunIds.slice(0, 20),
