@@ -1,19 +1,11 @@
-import { inTransaction, migrate, openPool } from '../util/pg';
+import { inTransaction, migrate, numberedSql, openPool } from '../util/pg';
 import type { Migration } from '../util/pg';
 import { BATCH_ITEMS_DDL, BATCH_SQL, decideAppend, pickItems, toStoredBatch } from './batch-items';
 import type { AppendOutcome, BatchItemStore, BatchRow } from './batch-items';
 
 const MIGRATIONS: Migration[] = [{ version: 1, sql: BATCH_ITEMS_DDL }];
 
-/** `?` placeholders numbered as PostgreSQL wants them (`$1`, `$2`, …). */
-const numbered = (sql: string): string => {
-  let n = 0;
-  return sql.replace(/\?/g, () => `$${++n}`);
-};
-const SQL = Object.fromEntries(Object.entries(BATCH_SQL).map(([k, v]) => [k, numbered(v)])) as Record<
-  keyof typeof BATCH_SQL,
-  string
->;
+const SQL = numberedSql(BATCH_SQL);
 
 /** The batch item store on PostgreSQL (`DATABASE_URL`): every API and worker on every host shares it. */
 export async function openPgBatchItems(url: string): Promise<BatchItemStore> {

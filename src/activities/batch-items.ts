@@ -1,8 +1,7 @@
-import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import type Database from 'better-sqlite3';
 import type { BudgetExhaustedMode } from '../contract/fleet-port';
 import type { Priority } from '../scheduler/types';
+import { openSqliteFile } from '../util/sqlite';
 
 /**
  * A batch sent in parts (`POST /v1/batches/open`, `…/items`, `…/commit`): its items wait here, never
@@ -202,11 +201,7 @@ export const BATCH_SQL = {
 
 /** The SQLite store in `filePath` (created with its directory; WAL and a busy timeout let processes share it). */
 export function openSqliteBatchItems(filePath: string): BatchItemStore {
-  if (filePath !== ':memory:') mkdirSync(dirname(filePath), { recursive: true });
-  const db = new Database(filePath, { timeout: 5000 });
-  db.pragma('busy_timeout = 5000');
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
+  const db = openSqliteFile(filePath);
   db.exec(BATCH_ITEMS_DDL);
   const q = Object.fromEntries(Object.entries(BATCH_SQL).map(([k, sql]) => [k, db.prepare(sql)])) as Record<
     keyof typeof BATCH_SQL,

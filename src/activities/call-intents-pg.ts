@@ -1,26 +1,14 @@
-import { migrate, openPool } from '../util/pg';
+import { migrate, numberedPlaceholders, numberedSql, openPool } from '../util/pg';
 import type { Migration } from '../util/pg';
-import { CALL_INTENTS_DDL, CALL_SQL, ORPHANS_WHERE, toOrphan } from './call-intents';
+import { CALL_INTENTS_DDL, CALL_SQL, claimOrphansSql, toOrphan } from './call-intents';
 import type { CallIntentStore, OrphanRow } from './call-intents';
 
 const MIGRATIONS: Migration[] = [{ version: 1, sql: CALL_INTENTS_DDL }];
 
-/** `?` placeholders numbered as PostgreSQL wants them (`$1`, `$2`, …). */
-const numbered = (sql: string): string => {
-  let n = 0;
-  return sql.replace(/\?/g, () => `$${++n}`);
-};
-const SQL = Object.fromEntries(Object.entries(CALL_SQL).map(([k, v]) => [k, numbered(v)])) as Record<
-  keyof typeof CALL_SQL,
-  string
->;
+const SQL = numberedSql(CALL_SQL);
 // SKIP LOCKED: a row another sweeper is taking is left to it; a row it took meanwhile fails the
 // re-checked condition (its owner is alive now) and is not taken twice.
-const CLAIM = numbered(
-  `UPDATE call_intents SET owner = ? WHERE key IN (
-     SELECT key FROM call_intents WHERE ${ORPHANS_WHERE} ORDER BY created_at LIMIT ? FOR UPDATE SKIP LOCKED
-   ) RETURNING key, tenant, run_id, attempt, reserved, tokens`,
-);
+const CLAIM = numberedPlaceholders(claimOrphansSql('FOR UPDATE SKIP LOCKED'));
 
 /** The call intent store on PostgreSQL (`DATABASE_URL`): every worker on every host shares it. */
 export async function openPgCallIntents(url: string): Promise<CallIntentStore> {

@@ -1,6 +1,5 @@
-import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import type Database from 'better-sqlite3';
+import { openSqliteFile } from '../util/sqlite';
 
 /**
  * A model call a worker is about to make, written durably before the call goes, so that its charge
@@ -92,9 +91,17 @@ export const CALL_SQL = {
   unsettled: 'SELECT count(*) AS n FROM call_intents WHERE settled_at IS NULL',
 };
 
-/** The rows a sweep may take: unsettled, of an owner other than the taker and not seen lately. */
-export const ORPHANS_WHERE =
-  'settled_at IS NULL AND owner <> ? AND owner NOT IN (SELECT owner FROM call_owners WHERE seen_at >= ?)';
+/**
+ * Takes the rows a sweep may take (unsettled, of an owner other than the taker and not seen lately)
+ * for the taker, oldest first, in one statement; `lock` is what the engine adds to the inner select
+ * (PostgreSQL: `FOR UPDATE SKIP LOCKED`). Parameters: taker, taker, seen since, limit.
+ */
+export const claimOrphansSql = (lock: string): string =>
+  `UPDATE call_intents SET owner = ? WHERE key IN (
+     SELECT key FROM call_intents
+     WHERE settled_at IS NULL AND owner <> ? AND owner NOT IN (SELECT owner FROM call_owners WHERE seen_at >= ?)
+     ORDER BY created_at LIMIT ? ${lock}
+   ) RETURNING key, tenant, run_id, attempt, reserved, tokens`;
 
 export interface OrphanRow {
   key: string;
@@ -114,19 +121,10 @@ export const toOrphan = (r: OrphanRow): OrphanedCall => ({
   tokens: r.tokens === null ? null : Number(r.tokens),
 });
 
-/** Waits this long for another connection's write lock (the processes of a host share the file). */
-const BUSY_TIMEOUT_MS = 5000;
-
 /** The SQLite call intent store in `filePath` (created with its directory as needed). */
 export function openSqliteCallIntents(filePath: string): CallIntentStore {
-  if (filePath !== ':memory:') mkdirSync(dirname(filePath), { recursive: true });
-  const db = new Database(filePath, { timeout: BUSY_TIMEOUT_MS });
-  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-  db.pragma('journal_mode = WAL');
-  // NORMAL, as the effect store: a committed row survives the process dying (SIGKILL), which is what it
-  // is for, without an fsync per call blocking the event loop; a host losing power may lose the last
-  // rows (PostgreSQL, `DATABASE_URL`, for that).
-  db.pragma('synchronous = NORMAL');
+  // A committed row survives the process dying (SIGKILL), which is what it is for (see openSqliteFile).
+  const db = openSqliteFile(filePath);
   db.exec(CALL_INTENTS_DDL);
   const q = Object.fromEntries(Object.entries(CALL_SQL).map(([k, sql]) => [k, db.prepare(sql)])) as Record<
     keyof typeof CALL_SQL,
@@ -134,11 +132,7 @@ export function openSqliteCallIntents(filePath: string): CallIntentStore {
   >;
   const settleOne = db.prepare('UPDATE call_intents SET settled_at = ? WHERE key = ? AND settled_at IS NULL');
   // One statement under the write lock: two sweepers cannot both take a row.
-  const claim = db.prepare(
-    `UPDATE call_intents SET owner = ? WHERE key IN (
-       SELECT key FROM call_intents WHERE ${ORPHANS_WHERE} ORDER BY created_at LIMIT ?
-     ) RETURNING key, tenant, run_id, attempt, reserved, tokens`,
-  );
+  const claim = db.prepare(claimOrphansSql(''));
   const settleTx = db.transaction((keys: readonly string[], now: number) => {
     for (const k of keys) settleOne.run(now, k);
   });

@@ -1,6 +1,4 @@
-import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { openSqliteFile } from '../util/sqlite';
 
 /** The body of `GET /v1/admin/effects/summary`. */
 export interface EffectSummary {
@@ -27,9 +25,6 @@ export interface EffectStore {
   summary(): Promise<EffectSummary>;
   close(): Promise<void>;
 }
-
-/** Waits this long for another connection's write lock before failing (processes share the file). */
-const BUSY_TIMEOUT_MS = 5000;
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS effects (
@@ -58,11 +53,7 @@ export const SUMMARY_SQL = {
 
 /** The SQLite effect store in `filePath` (created with its directory as needed; WAL and a busy timeout let processes share it). */
 export function openSqliteEffectStore(filePath: string): EffectStore {
-  if (filePath !== ':memory:') mkdirSync(dirname(filePath), { recursive: true });
-  const db = new Database(filePath, { timeout: BUSY_TIMEOUT_MS });
-  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
+  const db = openSqliteFile(filePath);
   db.exec(SCHEMA);
   // Migration 2: when the effect's delivery was confirmed (files from before it lack the column).
   const columns = db.prepare("SELECT name FROM pragma_table_info('effects')").pluck().all() as string[];

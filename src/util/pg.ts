@@ -4,6 +4,19 @@ import type { PoolClient } from 'pg';
 /** True when `location` names a PostgreSQL database rather than a file. */
 export const isPostgresUrl = (location: string): boolean => /^postgres(ql)?:\/\//.test(location);
 
+/** `?` placeholders numbered as PostgreSQL wants them (`$1`, `$2`, …). */
+export function numberedPlaceholders(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+/** A set of statements written with `?` placeholders (shared with SQLite), numbered for PostgreSQL. */
+export function numberedSql<K extends string>(statements: Record<K, string>): Record<K, string> {
+  return Object.fromEntries(
+    Object.entries<string>(statements).map(([k, v]) => [k, numberedPlaceholders(v)]),
+  ) as Record<K, string>;
+}
+
 /** A connection pool that does not crash the process when an idle connection dies (e.g. a server restart). */
 export function openPool(url: string, max = 10): Pool {
   const pool = new Pool({ connectionString: url, max, connectionTimeoutMillis: 10_000 });

@@ -1,6 +1,4 @@
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import Database from 'better-sqlite3';
+import { resolve } from 'node:path';
 import { isPostgresUrl } from '../../util/pg';
 import { EVENTS_DDL } from './event-store';
 import type { EventStore } from './event-store';
@@ -10,6 +8,7 @@ import type { IdempotencyStore } from './idempotency';
 import { openPgApiStore } from './pg/api-store-pg';
 import { migrateTenants, SqliteTenantStore, TENANTS_DDL } from './tenants';
 import type { TenantRecord, TenantStore } from './tenants';
+import { openSqliteFile } from '../../util/sqlite';
 
 /**
  * The API's own state: tenants (settings and key hashes), idempotency keys, events. One interface,
@@ -29,11 +28,7 @@ const SCHEMA_VERSION = 3;
 
 /** Opens (creating file and directory if needed) the SQLite API store at `filePath`; `:memory:` works too. */
 export function openSqliteStore(filePath: string): ApiStore {
-  if (filePath !== ':memory:') mkdirSync(dirname(filePath), { recursive: true });
-  const db = new Database(filePath);
-  db.pragma('journal_mode = WAL');
-  db.pragma('busy_timeout = 5000');
-  db.pragma('synchronous = NORMAL');
+  const db = openSqliteFile(filePath);
   const version = db.pragma('user_version', { simple: true }) as number;
   if (version < SCHEMA_VERSION) {
     db.exec(
