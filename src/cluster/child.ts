@@ -134,20 +134,6 @@ export async function spawnChild(opts: SpawnOptions): Promise<Child> {
   return handle;
 }
 
-/** A free TCP port on `host` (the kernel's pick; released before it is returned). */
-export function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.once('error', reject);
-    srv.listen({ port: 0, host }, () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 const canBind = (host: string, port: number): Promise<boolean> =>
   new Promise((resolve) => {
     const srv = net.createServer();
@@ -157,8 +143,11 @@ const canBind = (host: string, port: number): Promise<boolean> =>
   });
 
 /**
- * Distinct free ports below the kernel's ephemeral range: Temporal stores membership ports in a
- * SMALLINT column (at most 32767), and ports there are not handed out to outgoing connections.
+ * Distinct free ports below the kernel's ephemeral range (32768 and up): ports there are not handed
+ * out to outgoing connections or to another process's `listen(0)`, so a port chosen now is still free
+ * when the process it is meant for binds it seconds later (a port the kernel picked was taken in the
+ * meantime by a busy suite's outgoing connections: EADDRINUSE). Temporal also stores membership ports
+ * in a SMALLINT column (at most 32767).
  */
 export async function freeLowPorts(
   n: number,
@@ -175,11 +164,9 @@ export async function freeLowPorts(
   return [...ports];
 }
 
-/** Distinct free ports (the kernel could hand out one twice across separate calls). */
-export async function freePorts(n: number, host = '127.0.0.1'): Promise<number[]> {
-  const ports = new Set<number>();
-  while (ports.size < n) ports.add(await freePort(host));
-  return [...ports];
+/** A free TCP port on `host` for another process to bind later (below the ephemeral range; see freeLowPorts). */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  return (await freeLowPorts(1, host))[0]!;
 }
 
 /** True when something accepts TCP connections at host:port. */

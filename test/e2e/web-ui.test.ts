@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,16 +6,9 @@ import { loadConfig } from '../../src/config';
 import { ensureScheduler } from '../../src/fleet/scheduler-handle';
 import { startDevServer } from '../../src/infra/dev-server';
 import type { DevServer } from '../../src/infra/dev-server';
+import { freePort } from '../../src/cluster/child';
 
 const CHROMIUM = '/usr/bin/chromium';
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
 
 /** What an operator sees: the Temporal Web UI of the embedded dev server lists the scheduler workflow. */
 describe('Temporal Web UI (headless Chromium)', () => {

@@ -1,5 +1,4 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
@@ -8,6 +7,7 @@ import { inject } from 'vitest';
 import { spawnWorker } from '../../bench/lib/worker-child';
 import { signPayload } from '../../src/events/signature';
 import { ADMIN, startExtraWorker, startTestStack, waitFor, type TestStack } from '../support/stack';
+import { freePort } from '../../src/cluster/child';
 
 /**
  * Issue 13, part 1 on the real dev server: signed events deduplicated to one run, bad signatures
@@ -28,17 +28,6 @@ const cloudEvent = (id: string, steps = 1) =>
     source: SOURCE,
     data: { severity: 'high', steps },
   });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, () => {
-      const addr = srv.address();
-      srv.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
-    });
-  });
-}
 
 async function runExists(s: TestStack, runId: string): Promise<boolean> {
   try {

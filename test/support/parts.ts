@@ -1,23 +1,12 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { tsEntry } from '../../src/infra/ts-entry';
 
 const root = path.resolve(__dirname, '..', '..');
 
-/** A port nothing listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+/** A port nothing listens on right now, for a part to bind later. */
+export { freePort } from '../../src/cluster/child';
 
 export interface Part {
   name: string;
