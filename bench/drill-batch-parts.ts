@@ -18,9 +18,14 @@ async function main(): Promise<void> {
     check: 500,
     complete: 1,
   });
+  // The drill is about the items' path (door, store, batch workflow, runs), not admission pacing (which
+  // has its own tests and drills): the governor starts at the simulator's quota instead of ramping up
+  // to it from 2M tokens a minute (an audit run reserves 25,000), and the dev server keeps its state in
+  // memory (nothing here restarts it).
   const stack = await startDrillStack({
     concurrency: f.concurrency,
-    env: { DEFAULT_TENANT_MAX_IN_FLIGHT: '1000' },
+    inMemory: true,
+    env: { DEFAULT_TENANT_MAX_IN_FLIGHT: '1000', GOVERNOR_INITIAL_TPM: '100000000' },
   });
   await stack.startWorker('drill-batch-parts');
   const connection = await Connection.connect({ address: stack.temporalAddress });
@@ -33,6 +38,7 @@ async function main(): Promise<void> {
         check: f.check,
         complete: f.complete !== 0,
         timeoutMs: 24 * 3600_000,
+        pollMs: 15_000,
         log: (m) => process.stdout.write(`\r· ${m}   `),
       },
     );

@@ -37,6 +37,11 @@ export const SCENARIOS: { scenario: string; title: string; command: string }[] =
     command: 'npm run drill:scheduler-loss',
   },
   { scenario: 'drill-batch', title: 'Batch resume drill', command: 'npm run drill:batch' },
+  {
+    scenario: 'drill-batch-parts',
+    title: 'Batch sent in parts',
+    command: 'npm run drill:batch-parts',
+  },
 ];
 
 const n = (x: unknown, digits = 0): string =>
@@ -145,6 +150,12 @@ const HEADLINES: Record<string, (d: any) => string> = {
     `(unexpected ${n(d.reran?.unexpected?.length)}, missing ${n(d.reran?.missing?.length)}); final ${n(d.final?.completed)} / ` +
     `${n(d.final?.failed)}; other tenant ${n(d.other?.finishedWhileBatchPending)} of ${n(d.other?.submitted)} runs done ` +
     `while the batch was pending; ${n(d.seconds)} s`,
+  'drill-batch-parts': (d) =>
+    `${verdict(d.pass)}: ${n(d.items)} maximal audit items (${n(d.itemBytes / 1e6, 1)} MB) in ${n(d.parts)} parts; ` +
+    `as one request ${n(d.oneRequestStatus)}; a part sent again appended ${d.retriedPart?.replayed === true ? 'once' : 'twice'}; ` +
+    `final ${n(d.final?.completed)} completed / ${n(d.final?.failed)} failed in ${n(d.runSeconds)} s ` +
+    `(${n(d.items / d.runSeconds, 2)} items/s, ${n((50 * d.items) / d.runSeconds)} tool calls/s); ` +
+    `batch history ${n(d.batchHistoryBytes / 1e3)} kB; ${n(d.checked)} runs checked one by one, ${n(d.mismatched?.length)} wrong`,
 };
 
 /** `ledger spent = bill` (or ≠) when the drill recorded its ledger check; nothing for older files. */
