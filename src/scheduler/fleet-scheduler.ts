@@ -59,6 +59,8 @@ export interface SchedulerInit {
  * never change state, so they are safe in Temporal queries.
  */
 export class FleetScheduler {
+  private cutAfterGentle = false;
+
   private constructor(private readonly s: CoreState) {}
 
   static create(init: SchedulerInit, now: number): FleetScheduler {
@@ -171,7 +173,7 @@ export class FleetScheduler {
 
   /** Feeds model-plane observations (worker reports) to the token governor. */
   observe(obs: ModelObservation[], now: number): void {
-    observe(this.s.governor, this.s.governorParams, obs, now, this.s.leases.size);
+    observe(this.s.governor, this.s.governorParams, obs, now, this.s.leases.size, this.cutAfterGentle);
     for (const o of obs) {
       this.s.counters.modelCalls += Math.max(0, o.calls);
       this.s.counters.throttled += Math.max(0, o.throttled);
@@ -285,6 +287,11 @@ export class FleetScheduler {
    * end counted once although its last messages may come back after the core forgot it (see
    * `CoreState.honest`). Off by default: a chain replaying older history decides as it did.
    */
+  /** A throttle cuts even inside a gentle slowdown's cooldown (see `observe` in governor.ts). */
+  enableCutAfterGentle(): void {
+    this.cutAfterGentle = true;
+  }
+
   enableHonestCounts(): void {
     this.s.honest = true;
     this.s.ended.keepExpired = true;

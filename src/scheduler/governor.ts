@@ -21,6 +21,11 @@ export interface GovernorState {
   pausedUntil: number;
   lastThrottleAt: number | null;
   lastDecreaseAt: number | null;
+  /**
+   * The last cut a throttle made (concurrency and tokens); a throttle cuts again once per cooldown
+   * after it. Undefined in a state from before it existed (then `lastDecreaseAt` stands for it).
+   */
+  lastCutAt?: number | null;
   decreases: number;
   increases: number;
   /** The provider's advertised tokens-per-minute limit, as last reported; null until one is. */
@@ -62,6 +67,7 @@ export function newGovernor(p: GovernorParams, now: number): GovernorState {
     pausedUntil: 0,
     lastThrottleAt: null,
     lastDecreaseAt: null,
+    lastCutAt: null,
     decreases: 0,
     increases: 0,
     providerTokensPerMinute: null,
@@ -216,6 +222,7 @@ function decreaseBy(
   const flowing = Math.min(g.concurrencyLimit, Math.max(inFlight, p.minConcurrency));
   g.concurrencyLimit = Math.max(p.minConcurrency, Math.floor(flowing * factor));
   decreaseTokens(g, p, factor, now);
+  g.lastCutAt = now;
 }
 
 function decreaseTokens(g: GovernorState, p: GovernorParams, factor: number, now: number): void {
@@ -250,6 +257,12 @@ export function observe(
   obs: readonly ModelObservation[],
   now: number,
   inFlight: number,
+  /**
+   * A throttle cuts unless a throttle cut within the cooldown, whatever gentle slowdown came before
+   * it. Without it (chains begun before), a gentle slowdown's cooldown also held back a throttle's cut:
+   * under load, reports that showed the bucket low before any 429 left the concurrency uncut.
+   */
+  cutAfterGentle = false,
 ): void {
   const w = foldObservations(obs, p.remainingLowWater);
   if (w.calls === 0) return;
@@ -266,7 +279,9 @@ export function observe(
   const spending = recentPerMinute(g, now);
   if (w.throttled > 0) {
     g.lastThrottleAt = now;
-    if (!coolingDown) decreaseBy(g, p, p.decrease, now, inFlight);
+    const lastCut = cutAfterGentle && g.lastCutAt !== undefined ? g.lastCutAt : g.lastDecreaseAt;
+    if (lastCut === null || now - lastCut >= p.decreaseCooldownMs)
+      decreaseBy(g, p, p.decrease, now, inFlight);
     const until = pauseEnd(w, p, now);
     if (until > now) g.pausedUntil = Math.max(g.pausedUntil, until);
   } else if (w.low && spending >= (g.providerTokensPerMinute ?? Infinity) * p.quotaShare) {

@@ -105,6 +105,8 @@ function restoreGovernor(snap: SchedulerSnapshotV1): GovernorState {
   const g = { ...fresh, ...snap.governor };
   return {
     ...g,
+    // A snapshot from before throttle cuts were told apart: its last decrease stands for its last cut.
+    lastCutAt: snap.governor.lastCutAt !== undefined ? snap.governor.lastCutAt : snap.governor.lastDecreaseAt,
     served: { ...g.served },
     recent: { ...g.recent },
     admitted: { ...g.admitted },

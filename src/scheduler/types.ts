@@ -184,7 +184,10 @@ export interface GovernorParams {
   quotaShare: number;
   /** The longest the fleet pauses for one report's Retry-After, ms, however long the provider asks. */
   maxPauseMs: number;
-  /** After a decrease, further throttles within this window do not decrease again. */
+  /**
+   * After a throttle's cut, further throttles within this window do not cut again; a gentle slowdown
+   * (remaining tokens low) waits as long after any decrease, and does not hold back a throttle's cut.
+   */
   decreaseCooldownMs: number;
   /**
    * Slow down before the wall: when remaining/limit drops below this while tokens are spent at the

@@ -109,6 +109,10 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
   // hold window: a first start no longer holds the budgeted tenants created in its first seconds for
   // a minute.
   const quietFollowUp = recovery && patched('quiet-floor-follow-up-v1');
+  // v throttle-cut-after-gentle-v1: a throttle cuts concurrency and tokens even inside the cooldown of a
+  // gentle slowdown (remaining tokens low) that came first; under load such reports could arrive before
+  // any 429 and the concurrency was then left uncut for a whole cooldown.
+  if (patched('throttle-cut-after-gentle-v1')) core.enableCutAfterGentle();
   let recoverRequested = false;
   let floorInFlight = false;
   const armFollowUps = (since: number): void => {
