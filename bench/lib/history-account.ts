@@ -71,3 +71,40 @@ export function diffCounts(
   for (const [k, v] of Object.entries(after)) if (v - (before[k] ?? 0) !== 0) out[k] = v - (before[k] ?? 0);
   return out;
 }
+
+/** A workflow task that failed or timed out in some execution of a chain, with why. */
+export interface TaskTrouble {
+  runId: string;
+  at: string;
+  kind: 'failed' | 'timedOut';
+  /** The server's cause (failed) or timeout type (timed out), and the failure's message. */
+  cause: string;
+  message: string;
+}
+
+/** Every workflow task of a chain (all executions of `workflowId`) that failed or timed out. */
+export async function chainTaskTrouble(client: Client, workflowId: string): Promise<TaskTrouble[]> {
+  const runIds: string[] = [];
+  for await (const w of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runIds.push(w.runId);
+  const per = await mapLimit(runIds, 4, async (runId) => {
+    const h = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+    const out: TaskTrouble[] = [];
+    for (const e of (h.events ?? []) as (HistoryEvent & Record<string, any>)[]) {
+      const at = new Date(eventMs(e)).toISOString();
+      const failed = e.workflowTaskFailedEventAttributes;
+      const timedOut = e.workflowTaskTimedOutEventAttributes;
+      if (failed)
+        out.push({
+          runId,
+          at,
+          kind: 'failed',
+          cause: String(failed.cause ?? '?'),
+          message: String(failed.failure?.message ?? '').slice(0, 300),
+        });
+      else if (timedOut)
+        out.push({ runId, at, kind: 'timedOut', cause: String(timedOut.timeoutType ?? '?'), message: '' });
+    }
+    return out;
+  });
+  return per.flat().sort((a, b) => a.at.localeCompare(b.at));
+}

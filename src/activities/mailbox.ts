@@ -1,24 +1,51 @@
+import { randomUUID } from 'node:crypto';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Charge, ModelObservation, Release, Renewal } from '../scheduler/types';
-import { reportSignal } from '../workflows/scheduler-messages';
+import { reportSignal, reportUpdate } from '../workflows/scheduler-messages';
 import type { WorkerReport } from '../workflows/scheduler-messages';
 
 /** Windows kept while the scheduler is unreachable; older ones are stale news and dropped. */
 const MAX_UNSENT_OBSERVATIONS = 20;
 /** Longest pause between attempts while the scheduler does not answer (the watchdog restarts it). */
 const MAX_BACKOFF_MS = 10_000;
+/** How long reports go as signals after the scheduler was found without the update handler (a deploy under way). */
+const SIGNAL_FALLBACK_MS = 60_000;
 
 interface Waiter {
   resolve(): void;
   reject(err: unknown): void;
 }
 
+/** One report on its way: sent again as it is, under the same id, until it is delivered. */
+interface Outgoing {
+  id: string;
+  report: WorkerReport;
+  waiters: Waiter[];
+  keys: string[];
+}
+
+/** This worker began to stop while its report update was on its way (see `deliver`). */
+class Stopping extends Error {}
+
+/** How often a report update on its way checks whether this worker began to stop. */
+const STOPPING_POLL_MS = 100;
+
+/** The scheduler's code has no `workerReport` update handler (a worker of an older version ran it). */
+const noReportHandler = (err: unknown): boolean =>
+  err instanceof WorkflowUpdateFailedError &&
+  /No registered handler for update/.test(err.cause?.message ?? err.message);
+
 /**
  * The worker's one channel into the scheduler. Releases, renewals, cancellations and model
- * observations from every run on this worker are coalesced into one `report` signal per flush,
- * because one workflow absorbs only a limited rate of signals (see docs/temporal-facts.md).
- * A release resolves only once its signal is durably in the scheduler's history.
+ * observations from every run on this worker are coalesced into one report per flush, because one
+ * workflow absorbs only a limited rate of messages (see docs/temporal-facts.md). A report is a
+ * `workerReport` update with an id of its own: a signal arriving during the scheduler's
+ * continue-as-new would fail that task, an update is handed back and sent to the next run
+ * (scheduler-messages.ts). One report is in flight at a time; one that failed is sent again as it
+ * was, under its id (the server answers a repeat to the same run once), before anything newer.
+ * A release resolves only once its report is in the scheduler's history.
  */
 export class SchedulerMailbox {
   /** Billed tokens per run attempt (key `tenant\u0000runId\u0000attempt`), summed until the next flush. */
@@ -31,8 +58,15 @@ export class SchedulerMailbox {
   private cancels: string[] = [];
   private unreachable: { runId: string; attempt: number }[] = [];
   private renewals = new Map<string, Renewal>();
-  /** Model windows whose signal failed: sent with the next one, so a throttle is never lost. */
+  /** Model windows not sent yet (kept while the scheduler is unreachable), so a throttle is never lost. */
   private unsent: ModelObservation[] = [];
+  /** A report whose delivery failed: the next flush sends it again, as it is. */
+  private resend: Outgoing | undefined;
+  /** Report ids: this mailbox's own prefix and a sequence number. */
+  private readonly idPrefix = randomUUID().slice(0, 8);
+  private seq = 0;
+  /** Until then reports go as signals (the scheduler was found without the update handler). */
+  private signalsUntil = 0;
   private waiters: Waiter[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
@@ -46,6 +80,13 @@ export class SchedulerMailbox {
     private readonly flushMs: number,
     private readonly observations: () => ModelObservation | null,
     private readonly log: Logger,
+    /**
+     * True once this worker stops: it no longer takes workflow tasks, so an update may find no worker
+     * to run the scheduler's task (the only one, or the last of a fleet being deployed) and never be
+     * answered, holding every release behind it. From then on reports go as signals, which the server
+     * records without a worker; an update on its way is sent again as a signal (same id).
+     */
+    private readonly stopping: () => boolean = () => false,
   ) {
     this.timer = setInterval(() => void this.flush(), flushMs);
     this.timer.unref();
@@ -83,12 +124,8 @@ export class SchedulerMailbox {
     return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
   }
 
-  /** Sends everything pending as one signal; on failure keeps it for the next tick. */
-  async flush(force = false): Promise<void> {
-    if (this.flushing) return this.flushing;
-    // A missing or unreachable scheduler is retried with backoff, not at full speed; what is pending
-    // is kept (a new chain takes releases it holds no lease for, and charges them once).
-    if (!force && Date.now() < this.notBefore) return;
+  /** Takes everything pending as one report, or null when there is nothing to send. */
+  private take(): Outgoing | null {
     const observation = this.observations();
     if (observation) this.unsent.push(observation);
     const report: WorkerReport = {};
@@ -101,10 +138,16 @@ export class SchedulerMailbox {
     if (Object.keys(report).length === 0) {
       // Keys of calls that billed nothing: nothing to deliver, settled as they are.
       if (this.chargeKeys.length) this.onCharged?.(this.chargeKeys.splice(0));
-      return;
+      return null;
     }
-    const waiters = this.waiters;
-    const keys = this.chargeKeys;
+    const id = `report-${this.idPrefix}-${++this.seq}`;
+    report.id = id;
+    const out: Outgoing = {
+      id,
+      report,
+      waiters: this.waiters,
+      keys: this.chargeKeys,
+    };
     this.chargeKeys = [];
     this.charges = new Map();
     this.releases = [];
@@ -113,15 +156,56 @@ export class SchedulerMailbox {
     this.renewals = new Map();
     this.unsent = [];
     this.waiters = [];
-    this.flushing = this.client.workflow
-      .getHandle(this.schedulerId)
-      .signal(reportSignal, report)
+    return out;
+  }
+
+  /**
+   * Delivers one report: an update under its id, or a signal while this worker stops or the scheduler
+   * lacks the handler. The scheduler applies a report id once per run, whichever way it came.
+   */
+  private async deliver(out: Outgoing): Promise<void> {
+    const handle = this.client.workflow.getHandle(this.schedulerId);
+    if (this.stopping() || Date.now() < this.signalsUntil) return handle.signal(reportSignal, out.report);
+    try {
+      await this.unlessStopping(handle.executeUpdate(reportUpdate, { args: [out.report], updateId: out.id }));
+    } catch (err) {
+      if (err instanceof Stopping) return handle.signal(reportSignal, out.report);
+      if (!noReportHandler(err)) throw err;
+      this.signalsUntil = Date.now() + SIGNAL_FALLBACK_MS;
+      this.log.warn('the scheduler has no workerReport update handler (older code): reporting by signal');
+      await handle.signal(reportSignal, out.report);
+    }
+  }
+
+  /** `p`, or a `Stopping` rejection as soon as this worker begins to stop (`p` is then left to itself). */
+  private unlessStopping<T>(p: Promise<T>): Promise<T> {
+    p.catch(() => undefined);
+    return new Promise<T>((resolve, reject) => {
+      const timer = setInterval(() => {
+        if (!this.stopping()) return;
+        clearInterval(timer);
+        reject(new Stopping('worker stopping'));
+      }, STOPPING_POLL_MS);
+      p.then(resolve, reject).finally(() => clearInterval(timer));
+    });
+  }
+
+  /** Sends a failed report again, or everything pending as one report; on failure keeps it for the next tick. */
+  async flush(force = false): Promise<void> {
+    if (this.flushing) return this.flushing;
+    // A missing or unreachable scheduler is retried with backoff, not at full speed; what is pending
+    // is kept (a new chain takes releases it holds no lease for, and charges them once).
+    if (!force && Date.now() < this.notBefore) return;
+    const out = this.resend ?? this.take();
+    this.resend = undefined;
+    if (!out) return;
+    this.flushing = this.deliver(out)
       .then(
         () => {
           this.failures = 0;
           this.notBefore = 0;
-          waiters.forEach((w) => w.resolve());
-          if (keys.length) this.onCharged?.(keys);
+          out.waiters.forEach((w) => w.resolve());
+          if (out.keys.length) this.onCharged?.(out.keys);
         },
         (err: unknown) => {
           this.failures++;
@@ -131,15 +215,7 @@ export class SchedulerMailbox {
             { err: String(err), failures: this.failures, retryInMs: backoff },
             'scheduler report failed; retrying with backoff',
           );
-          for (const c of report.charges ?? []) this.charge(c);
-          this.chargeKeys.push(...keys);
-          this.releases.push(...(report.releases ?? []));
-          this.cancels.push(...(report.cancels ?? []));
-          this.unreachable.push(...(report.unreachable ?? []));
-          for (const r of report.renewals ?? [])
-            if (!this.renewals.has(r.runId)) this.renewals.set(r.runId, r);
-          this.unsent.unshift(...(report.observations ?? []));
-          this.waiters.push(...waiters);
+          this.resend = out;
         },
       )
       .finally(() => (this.flushing = undefined));
@@ -150,6 +226,8 @@ export class SchedulerMailbox {
   async close(): Promise<void> {
     clearInterval(this.timer);
     await this.flush(true);
+    // A report sent again, then what came meanwhile: at most two more.
+    if (this.resend || this.waiters.length) await this.flush(true);
     if (this.waiters.length) await this.flush(true);
   }
 }

@@ -40,12 +40,15 @@ export async function startFleetWorker(opts: {
 }): Promise<FleetWorker> {
   const { config, client, log } = opts;
   const window = new ObservationWindow(config.model.maxPauseMs);
+  // Set once the worker exists: from its shutdown on, the mailbox reports by signal (see its `stopping`).
+  const started: { worker?: Worker } = {};
   const mailbox = new SchedulerMailbox(
     client,
     config.schedulerWorkflowId,
     config.mailboxFlushMs,
     () => window.drain(Date.now()),
     log,
+    () => started.worker !== undefined && !['INITIALIZED', 'RUNNING'].includes(started.worker.getState()),
   );
   const model = createModelClient({
     baseUrl: opts.modelBaseUrl,
@@ -81,6 +84,7 @@ export async function startFleetWorker(opts: {
       await closeStores();
       throw err;
     });
+  started.worker = worker;
   const done = runWorker(worker, (m) => log.warn({ taskQueue }, m)).finally(async () => {
     await mailbox.close();
     await closeStores();

@@ -18,6 +18,11 @@ import type {
 
 /** What a worker's mailbox sends in one signal: many runs' releases and renewals, one model window. */
 export interface WorkerReport {
+  /**
+   * The report's own id (the mailbox's prefix and sequence number): one run of the scheduler applies a
+   * report once, however many times it arrives (an update sent again, the same report as a signal).
+   */
+  id?: string;
   /** What the provider billed for this worker's calls since the last report, per run attempt. */
   charges?: Charge[];
   releases?: Release[];
@@ -45,6 +50,16 @@ export const topUpUpdate = defineUpdate<TopUpResult, [{ runId: string; attempt: 
   'topUp',
 );
 
+/**
+ * A worker's report as an update (the mailbox's way; reports were signals before). A signal that arrives
+ * while the scheduler's continue-as-new task is in flight fails that task (UnhandledCommand), and the
+ * retry replays the whole run, long enough for the next report to fail it again: under a stream of
+ * reports on a busy machine admission stopped for seconds. An update the closing run did not take is
+ * handed back to its sender, who sends it again to the next run; the task never fails. The id the
+ * mailbox gives each report lets the server answer a report sent twice to one run only once.
+ */
+export const reportUpdate = defineUpdate<void, [WorkerReport]>('workerReport');
+/** The same report as a signal: from workers whose scheduler has no `workerReport` handler yet. */
 export const reportSignal = defineSignal<[WorkerReport]>('report');
 /** The operator's switch, also from the CLI: `temporal workflow signal --workflow-id scheduler --name drain`. */
 export const drainSignal = defineSignal<[{ intake?: 'refuse' | 'hold' }?]>('drain');

@@ -101,3 +101,19 @@ export function summaryLine(s: FleetSummary): string {
     ` · admitted ${s.counters.admitted} · governor ${s.governor.tokensPerMinute} tpm${s.governor.throttledRecently ? ' (throttled)' : ''}`
   );
 }
+
+/**
+ * Applies each report once in this run, by its id (reports without one, from older workers, always):
+ * the same report may arrive as an update sent again and as a signal (a stopping worker's).
+ */
+export function reportsOnce(apply: (report: WorkerReport) => void): (report: WorkerReport) => void {
+  const applied = new Set<string>();
+  return (report) => {
+    const id = (report as { id?: unknown } | null | undefined)?.id;
+    if (typeof id === 'string') {
+      if (applied.has(id)) return;
+      applied.add(id);
+    }
+    apply(report);
+  };
+}

@@ -25,6 +25,7 @@ import {
   recoverSignal,
   recoveryFigures,
   reportSignal,
+  reportUpdate,
   resumeSignal,
   resumeUpdate,
   statusQuery,
@@ -34,7 +35,7 @@ import {
   topUpUpdate,
   upsertTenantsUpdate,
 } from './scheduler-messages';
-import { applyReport, summaryLine } from './scheduler-support';
+import { applyReport, reportsOnce, summaryLine } from './scheduler-support';
 import {
   validateDrain,
   validateSettingsPatch,
@@ -208,9 +209,14 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
     { validator: () => undefined },
   );
   // Signal handlers never throw: a malformed message is logged and dropped, never fails the scheduler.
-  setHandler(reportSignal, (report) => {
+  // Reports come as updates (the mailbox's way) or as signals (workers of an older version,
+  // and a stopping worker, whose updates no longer find a workflow worker of its own): the same report
+  // may arrive both ways, or twice, and is applied once in this run. Neither handler throws.
+  const onReport = reportsOnce((report) => {
     dirty = applyReport(core, report, Date.now()) || dirty;
   });
+  setHandler(reportSignal, onReport);
+  setHandler(reportUpdate, onReport);
   setHandler(drainSignal, (arg) => {
     const intake = (arg as { intake?: unknown } | null | undefined)?.intake === 'hold' ? 'hold' : 'refuse';
     core.drain(intake, Date.now());

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chainEvents } from '../../bench/lib/history-account';
+import { chainTaskTrouble } from '../../bench/lib/history-account';
 import { runStorm } from '../../bench/lib/storm-run';
 import type { ApiCall } from '../../bench/lib/storm-run';
 import { startTestStack } from '../support/stack';
@@ -73,8 +73,9 @@ describe.each([DIALECT])('quota storm (shortened), %s rate-limit headers', (dial
       },
     });
     if (!r.pass) for (const x of r.seconds) console.log(JSON.stringify(x));
-    const failedTasks = (await chainEvents(s.client, s.config.schedulerWorkflowId)).workflowTaskFailed ?? 0;
-    console.log(`storm: the scheduler's chain had ${failedTasks} failed workflow tasks`);
+    const trouble = await chainTaskTrouble(s.client, s.config.schedulerWorkflowId);
+    console.log(`storm: the scheduler's chain had ${trouble.length} failed or timed-out workflow tasks`);
+    for (const x of trouble) console.log(`storm: workflow task ${JSON.stringify(x)}`);
     if (r.slowStatus.length > 0)
       console.log(`storm: slow scheduler status queries ${JSON.stringify(r.slowStatus)}`);
     for (const c of r.checks) console.log(`storm: ${c.pass ? 'PASS' : 'FAIL'} ${c.name}: ${c.detail}`);

@@ -1,32 +1,50 @@
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { SchedulerMailbox } from '../../../src/activities/mailbox';
 import type { WorkerReport } from '../../../src/workflows/scheduler-messages';
 
-/** A client whose scheduler handle takes report signals, or refuses them while `down`. */
+/**
+ * A client whose scheduler handle takes report updates (recording each delivery with its update
+ * id), refuses them while `down`, answers "no handler" while `old` (a scheduler of an older version),
+ * and takes report signals.
+ */
 function scheduler() {
-  const reports: WorkerReport[] = [];
-  const state = { down: false };
+  const updates: { id: string; report: WorkerReport }[] = [];
+  const signals: WorkerReport[] = [];
+  const state = { down: false, old: false, lostAnswer: false };
   const client = {
     workflow: {
       getHandle: () => ({
+        executeUpdate: async (_def: unknown, o: { args: [WorkerReport]; updateId: string }) => {
+          if (state.down) throw new Error('scheduler unreachable');
+          if (state.old)
+            throw new WorkflowUpdateFailedError(
+              'Workflow Update failed',
+              ApplicationFailure.nonRetryable('No registered handler for update: workerReport'),
+            );
+          updates.push({ id: o.updateId, report: o.args[0] });
+          if (state.lostAnswer) throw new Error('deadline exceeded');
+        },
         signal: async (_def: unknown, report: WorkerReport) => {
           if (state.down) throw new Error('scheduler unreachable');
-          reports.push(report);
+          signals.push(report);
         },
       }),
     },
   } as unknown as Client;
-  return { client, reports, state };
+  return { client, updates, signals, state };
 }
 
 const charge = (runId: string, tokens: number) => ({ tenant: 't', runId, attempt: 0, tokens });
+const quiet = pino({ level: 'silent' });
 
 describe('the mailbox hands back the call keys of delivered charges', () => {
   it('only after the report carrying them was delivered, keeping them across a failed one', async () => {
     const s = scheduler();
-    const mailbox = new SchedulerMailbox(s.client, 'sched', 3_600_000, () => null, pino({ level: 'silent' }));
+    const mailbox = new SchedulerMailbox(s.client, 'sched', 3_600_000, () => null, quiet);
     const settled: string[][] = [];
     mailbox.onCharged = (keys) => settled.push(keys);
     mailbox.charge(charge('r1', 10), ['k1']);
@@ -36,15 +54,113 @@ describe('the mailbox hands back the call keys of delivered charges', () => {
     expect(settled).toEqual([]);
     mailbox.charge(charge('r2', 7), ['k3']);
     s.state.down = false;
+    // The failed report goes again as it was; what came meanwhile follows in the next one.
     await mailbox.flush(true);
-    expect(settled).toEqual([['k1', 'k2', 'k3']]);
-    expect(s.reports).toHaveLength(1);
-    expect(s.reports[0]!.charges).toEqual(expect.arrayContaining([charge('r1', 15), charge('r2', 7)]));
+    expect(settled).toEqual([['k1', 'k2']]);
+    await mailbox.flush(true);
+    expect(settled).toEqual([['k1', 'k2'], ['k3']]);
+    expect(s.updates.map((u) => u.report.charges)).toEqual([[charge('r1', 15)], [charge('r2', 7)]]);
     // A call billed nothing: its key is settled with the next flush, with nothing to send.
     mailbox.charge(charge('r3', 0), ['k4']);
     await mailbox.flush(true);
-    expect(settled).toEqual([['k1', 'k2', 'k3'], ['k4']]);
-    expect(s.reports).toHaveLength(1);
+    expect(settled).toEqual([['k1', 'k2'], ['k3'], ['k4']]);
+    expect(s.updates).toHaveLength(2);
+    await mailbox.close();
+  });
+});
+
+describe('reports are updates with ids of their own', () => {
+  it('a report whose answer was lost is sent again under the same id, never merged into a newer one', async () => {
+    const s = scheduler();
+    const mailbox = new SchedulerMailbox(s.client, 'sched', 3_600_000, () => null, quiet);
+    mailbox.charge(charge('r1', 10));
+    // Delivered, but the answer is lost: the mailbox cannot tell, and sends it again.
+    s.state.lostAnswer = true;
+    await mailbox.flush(true);
+    s.state.lostAnswer = false;
+    mailbox.charge(charge('r1', 3));
+    await mailbox.flush(true);
+    await mailbox.flush(true);
+    const [first, again, next] = s.updates;
+    // The same report under the same id (the report carries it too): the server answers a repeat to
+    // one run once, and the scheduler applies an id once per run.
+    expect(again).toEqual(first);
+    expect(first!.report.id).toBe(first!.id);
+    expect(next!.id).not.toBe(first!.id);
+    expect(next!.report.charges).toEqual([charge('r1', 3)]);
+    expect(new Set(s.updates.map((u) => u.id)).size).toBe(2);
+    await mailbox.close();
+  });
+
+  it('a release resolves once its report is delivered, after a failure too', async () => {
+    const s = scheduler();
+    const mailbox = new SchedulerMailbox(s.client, 'sched', 3_600_000, () => null, quiet);
+    s.state.down = true;
+    let released = false;
+    const release = mailbox
+      .release({ runId: 'r1', attempt: 0, usedTokens: 10, outcome: 'completed' })
+      .then(() => (released = true));
+    await mailbox.flush(true);
+    expect(released).toBe(false);
+    s.state.down = false;
+    await mailbox.flush(true);
+    await release;
+    expect(s.updates.map((u) => u.report.releases?.map((r) => r.runId))).toEqual([['r1']]);
+    await mailbox.close();
+  });
+
+  it('a worker that begins to stop reports by signal, and its update on the way goes again as a signal under its id', async () => {
+    const signals: WorkerReport[] = [];
+    let answer: (() => void) | undefined;
+    const client = {
+      workflow: {
+        getHandle: () => ({
+          // No workflow worker takes the scheduler's task any more: the update is never answered.
+          executeUpdate: () => new Promise<void>((resolve) => (answer = resolve)),
+          signal: async (_def: unknown, report: WorkerReport) => void signals.push(report),
+        }),
+      },
+    } as unknown as Client;
+    let stopping = false;
+    const mailbox = new SchedulerMailbox(
+      client,
+      'sched',
+      3_600_000,
+      () => null,
+      quiet,
+      () => stopping,
+    );
+    let released = false;
+    const release = mailbox
+      .release({ runId: 'r1', attempt: 0, usedTokens: 10, outcome: 'completed' })
+      .then(() => (released = true));
+    const flushed = mailbox.flush(true);
+    await new Promise((r) => setTimeout(r, 250));
+    expect(released).toBe(false);
+    stopping = true;
+    await flushed;
+    await release;
+    expect(signals.map((r) => r.releases?.map((x) => x.runId))).toEqual([['r1']]);
+    // The same id as the update: the scheduler applies it once if the update is answered later too.
+    expect(signals[0]!.id).toMatch(/^report-[0-9a-f]{8}-1$/);
+    answer?.();
+    // Later reports go as signals at once.
+    mailbox.charge(charge('r2', 4));
+    await mailbox.flush(true);
+    expect(signals.map((r) => r.charges)).toEqual([undefined, [charge('r2', 4)]]);
+    await mailbox.close();
+  });
+
+  it('reports by signal while the scheduler has no update handler (older code mid-deploy)', async () => {
+    const s = scheduler();
+    const mailbox = new SchedulerMailbox(s.client, 'sched', 3_600_000, () => null, quiet);
+    s.state.old = true;
+    mailbox.charge(charge('r1', 10));
+    await mailbox.flush(true);
+    mailbox.charge(charge('r2', 4));
+    await mailbox.flush(true);
+    expect(s.updates).toEqual([]);
+    expect(s.signals.map((r) => r.charges)).toEqual([[charge('r1', 10)], [charge('r2', 4)]]);
     await mailbox.close();
   });
 });

@@ -13,7 +13,7 @@ import { handClock, stormCore } from './sim-client';
 /**
  * Both rate-limit header dialects, through the whole path a worker's model calls take to the
  * governor: the simulator's HTTP answers, the model client's parsing, the observation window, the
- * mailbox's report signal (JSON, as Temporal's converter carries it) and the scheduler's report
+ * mailbox's report update (JSON, as Temporal's converter carries it) and the scheduler's report
  * handler over the real policy core. The integration storm runs end to end in one dialect; this
  * proves the other reaches the governor with the same figures (`npm run bench -- storm` runs either
  * at full size with SIM_HEADER_DIALECT).
@@ -44,13 +44,13 @@ async function chain(dialect: 'openai' | 'anthropic') {
     onObservation: (x) => window.add(x),
     now: clock.now,
   });
-  // The mailbox's only use of Temporal is one signal to the scheduler: record what it would carry.
+  // The mailbox's only use of Temporal is one report update to the scheduler: record what it would carry.
   const reports: WorkerReport[] = [];
   const temporal = {
     workflow: {
       getHandle: () => ({
-        signal: async (_signal: unknown, report: WorkerReport) => {
-          reports.push(JSON.parse(JSON.stringify(report)) as WorkerReport);
+        executeUpdate: async (_update: unknown, o: { args: [WorkerReport] }) => {
+          reports.push(JSON.parse(JSON.stringify(o.args[0])) as WorkerReport);
         },
       }),
     },
