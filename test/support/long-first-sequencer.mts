@@ -2,34 +2,36 @@ import { BaseSequencer } from 'vitest/node';
 import type { TestSpecification } from 'vitest/node';
 
 /**
- * The integration files that take longest on a 2-core machine, longest first (measured in one run
- * of the integration project, 2026-12-01, at a load average of 11-15: about twice a quiet machine's
- * figures, but the order is what counts; `npm test` prints each file's duration; seconds). Without a results cache (a fresh clone, CI) vitest starts larger
- * files first, and these are small files: started last, they ran alone at the end of the run for
- * minutes while the other worker was idle. Files not listed (each under 20 s) follow in vitest's
- * order. budget-cap (94) and governor-faults (64) took about 10 s each alone after the quiet-floor
- * follow-up (a first start held their budgeted tenants for a minute) and are no longer listed.
+ * The files of the integration group (integration, storm and cluster projects, one pool of workers)
+ * that take longest, longest first, so that none is left to run alone at the end while the other
+ * workers idle (without a results cache, on a fresh clone and in CI, vitest starts larger files
+ * first, and these are small files). Seconds alone on a 2-core machine with one other file beside
+ * it (`npm test` prints each file's duration), measured 2026-12-01. The storm goes first: it uses
+ * about a third of the machine for 100 s. The cluster test (about 17 s, most of it starting
+ * PostgreSQL and four Temporal services) goes after the long files. Files not listed (each under
+ * 20 s) follow in vitest's order.
  */
 const LONG_FIRST = [
-  'test/integration/continue-as-new.test.ts', // 177
-  'test/integration/drills.test.ts', // 151
-  'test/integration/fairness.test.ts', // 121
-  'test/integration/flood.test.ts', // 115
-  'test/integration/backpressure.test.ts', // 94
-  'test/integration/batch-parts.test.ts', // 79
-  'test/e2e/cli.test.ts', // 75
-  'test/integration/gates-batches.test.ts', // 55
-  'test/integration/scheduler-loss.test.ts', // 53
-  'test/integration/parts.test.ts', // 45
-  'test/integration/priority-execution.test.ts', // 44
-  'test/integration/ledger.test.ts', // 31
-  'test/integration/batch-parts-crash.test.ts', // about 30 (new on main, not in that run)
-  'test/integration/events.test.ts', // 88 then; 22 alone at low load since the quiet-floor follow-up
-  'test/integration/drain.test.ts', // 28
-  'test/e2e/console.test.ts', // 20
+  'test/integration/storm.test.ts', // 88
+  'test/integration/drills.test.ts', // 91
+  'test/integration/fairness.test.ts', // 59
+  'test/integration/scheduler-loss.test.ts', // 58
+  'test/integration/backpressure.test.ts', // 53
+  'test/integration/flood.test.ts', // 46
+  'test/integration/continue-as-new.test.ts', // 86 with 20 slots and rounds of 50; about 35 now
+  'test/integration/batch-parts.test.ts', // 34
+  'test/integration/parts.test.ts', // 25
+  'test/integration/gates-batches.test.ts', // 24
+  'test/integration/charge-crash.test.ts', // 24
+  'test/integration/batch-parts-crash.test.ts', // 23
+  'test/cluster/cluster-smoke.test.ts', // 17
+  'test/e2e/cli.test.ts', // 19
+  'test/integration/events.test.ts', // 19
+  'test/integration/priority-execution.test.ts', // 18
+  'test/integration/ledger.test.ts', // 15
 ];
 
-/** Vitest's order (projects and groups as configured), with the known long files of a project first. */
+/** Vitest's order (groups as configured), with the known long files of a group first, whatever their project. */
 export class LongFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
@@ -38,10 +40,6 @@ export class LongFirstSequencer extends BaseSequencer {
       return i < 0 ? LONG_FIRST.length : i;
     };
     const order = new Map(sorted.map((f, i) => [f, i]));
-    return [...sorted].sort((a, b) => {
-      // Groups and projects keep the base order; within one project, known long files go first.
-      if (a.project !== b.project) return order.get(a)! - order.get(b)!;
-      return rank(a) - rank(b) || order.get(a)! - order.get(b)!;
-    });
+    return [...sorted].sort((a, b) => rank(a) - rank(b) || order.get(a)! - order.get(b)!);
   }
 }

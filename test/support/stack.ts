@@ -102,19 +102,38 @@ export async function startTestStack(
   };
 }
 
-/** Polls `fn` until `done` holds or the deadline passes (then returns the last value). */
+/**
+ * Polls `fn` until `done` holds or the deadline passes (then returns the last value). A wait met
+ * after more than a third of its deadline says so on stderr, with its caller: a deadline under three
+ * times what the wait takes on a quiet machine is one that a busy machine misses.
+ */
 export async function waitFor<T>(
   fn: () => Promise<T>,
   done: (v: T) => boolean,
   timeoutMs = 60_000,
   everyMs = 200,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  const t0 = Date.now();
+  const deadline = t0 + timeoutMs;
   for (;;) {
     const v = await fn();
-    if (done(v) || Date.now() > deadline) return v;
+    const met = done(v);
+    if (met || Date.now() > deadline) {
+      const took = Date.now() - t0;
+      if (met && took * 3 > timeoutMs) console.warn(slowWait(took, timeoutMs));
+      return v;
+    }
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+/** `waitFor: met after 7,100 of 20,000 ms (test/integration/x.test.ts:40)`. */
+function slowWait(took: number, timeoutMs: number): string {
+  const caller = (new Error().stack ?? '')
+    .split('\n')
+    .map((l) => /(test\/(?:integration|e2e|cluster)\/[^:)]+:\d+)/.exec(l)?.[1])
+    .find((x) => x !== undefined);
+  return `waitFor: met after ${took.toLocaleString('en-US')} of ${timeoutMs.toLocaleString('en-US')} ms (${caller ?? 'unknown caller'})`;
 }
 
 /**
