@@ -73,7 +73,8 @@ describe('per-step reservation: runs that under-declare cannot spend past the bu
         billed: await bill(tenant),
       }),
       (v) => v.me.ledger.reserved === 0 && v.me.ledger.spent === v.billed,
-      30_000,
+      // 10 s once in the suite (a recovery floor in flight): three times that and more.
+      60_000,
     );
 
   it('fail: a budget of 5,000 and 20 runs declaring 1 token that use 1,000 each; at most 5 complete, the rest fail budget_exhausted, spent ≤ 5,000 = the bill', async () => {
