@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 import { ClosingLineReporter } from './test/support/closing-line-reporter.mjs';
 import { LongFirstSequencer } from './test/support/long-first-sequencer.mjs';
 
-/** Workers of the group that runs the integration, storm and cluster projects together. */
+/** Workers of the group that runs the integration and cluster projects together. */
 const INTEGRATION_WORKERS = 3;
 
 export default defineConfig({
@@ -29,10 +29,8 @@ export default defineConfig({
           testTimeout: 30_000,
         },
       },
-      // One group of three workers: the integration files (two at a time, on one shared dev server),
-      // the storm on a dev server of its own, and the cluster smoke test. The storm starts first and
-      // uses about a third of the machine for its 100 s: run after the rest, alone, it added that
-      // time to the suite while a core idled, and so did the cluster test (LongFirstSequencer).
+      // One group of three workers: the integration files (on one shared dev server) and the cluster
+      // smoke test, the long files first (LongFirstSequencer). The storm runs after them, alone.
       {
         test: {
           name: 'integration',
@@ -60,14 +58,16 @@ export default defineConfig({
       },
       {
         test: {
-          // The storm measures throughput against a quota over time, on a dev server of its own so
-          // that the other files' workflows do not share its server's persistence.
+          // The storm measures throughput against a quota over time, on a dev server of its own, last
+          // and alone. Run first beside two other files it passed 4 times in 5 and once missed its
+          // recovery figure (never back to 90% of the quota within 25 s: the scheduler's status took
+          // 8-11 s on the starved machine); alone it costs the suite its 90 s.
           name: 'storm',
           include: ['test/integration/storm.test.ts'],
           globalSetup: ['test/support/global-setup.ts'],
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
           pool: 'forks',
-          maxWorkers: INTEGRATION_WORKERS,
+          maxWorkers: 1,
           testTimeout: 480_000,
           hookTimeout: 180_000,
         },

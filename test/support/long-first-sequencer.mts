@@ -2,17 +2,15 @@ import { BaseSequencer } from 'vitest/node';
 import type { TestSpecification } from 'vitest/node';
 
 /**
- * The files of the integration group (integration, storm and cluster projects, one pool of workers)
+ * The files of the integration group (integration and cluster projects, one pool of workers)
  * that take longest, longest first, so that none is left to run alone at the end while the other
  * workers idle (without a results cache, on a fresh clone and in CI, vitest starts larger files
  * first, and these are small files). Seconds alone on a 2-core machine with one other file beside
- * it (`npm test` prints each file's duration), measured 2026-12-01. The storm goes first: it uses
- * about a third of the machine for 100 s. The cluster test (about 17 s, most of it starting
+ * it (`npm test` prints each file's duration), measured 2026-12-01. The cluster test (about 17 s, most of it starting
  * PostgreSQL and four Temporal services) goes after the long files. Files not listed (each under
  * 20 s) follow in vitest's order.
  */
 const LONG_FIRST = [
-  'test/integration/storm.test.ts', // 88
   'test/integration/drills.test.ts', // 91
   'test/integration/fairness.test.ts', // 59
   'test/integration/scheduler-loss.test.ts', // 58
