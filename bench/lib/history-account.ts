@@ -45,21 +45,32 @@ export function perRun(histories: Record<string, number>[], runs = histories.len
   return Object.fromEntries(Object.entries(total).map(([k, v]) => [k, v / Math.max(1, runs)]));
 }
 
-/**
- * Every execution of one workflow id (the scheduler continues-as-new) with its events by type; a
- * snapshot before and one after a phase give the phase's events.
- */
-export async function chainEvents(client: Client, workflowId: string): Promise<Record<string, number>> {
+/** Each execution of one workflow id (the scheduler continues-as-new) with its history's events. */
+export async function chainHistories(
+  client: Client,
+  workflowId: string,
+): Promise<{ runId: string; events: HistoryEvent[] }[]> {
   const runIds: string[] = [];
   for await (const w of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runIds.push(w.runId);
-  const per = await mapLimit(runIds, 4, async (runId) => {
+  return mapLimit(runIds, 4, async (runId) => {
     const h = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-    const counts: Record<string, number> = {};
-    for (const e of (h.events ?? []) as HistoryEvent[])
-      counts[eventName(e)] = (counts[eventName(e)] ?? 0) + 1;
-    return counts;
+    return { runId, events: (h.events ?? []) as HistoryEvent[] };
   });
-  return perRun(per, 1);
+}
+
+/** A chain's events by type, all its executions together. */
+export function eventCounts(histories: { events: HistoryEvent[] }[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const h of histories) for (const e of h.events) counts[eventName(e)] = (counts[eventName(e)] ?? 0) + 1;
+  return counts;
+}
+
+/**
+ * Every execution of one workflow id with its events by type; a snapshot before and one after a
+ * phase give the phase's events.
+ */
+export async function chainEvents(client: Client, workflowId: string): Promise<Record<string, number>> {
+  return eventCounts(await chainHistories(client, workflowId));
 }
 
 /** after − before, per type (types that did not change are left out). */
@@ -82,14 +93,11 @@ export interface TaskTrouble {
   message: string;
 }
 
-/** Every workflow task of a chain (all executions of `workflowId`) that failed or timed out. */
-export async function chainTaskTrouble(client: Client, workflowId: string): Promise<TaskTrouble[]> {
-  const runIds: string[] = [];
-  for await (const w of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runIds.push(w.runId);
-  const per = await mapLimit(runIds, 4, async (runId) => {
-    const h = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-    const out: TaskTrouble[] = [];
-    for (const e of (h.events ?? []) as (HistoryEvent & Record<string, any>)[]) {
+/** Every workflow task of a chain (all executions, as `chainHistories` reads them) that failed or timed out. */
+export function taskTrouble(histories: { runId: string; events: HistoryEvent[] }[]): TaskTrouble[] {
+  const out: TaskTrouble[] = [];
+  for (const { runId, events } of histories)
+    for (const e of events as (HistoryEvent & Record<string, any>)[]) {
       const at = new Date(eventMs(e)).toISOString();
       const failed = e.workflowTaskFailedEventAttributes;
       const timedOut = e.workflowTaskTimedOutEventAttributes;
@@ -104,7 +112,5 @@ export async function chainTaskTrouble(client: Client, workflowId: string): Prom
       else if (timedOut)
         out.push({ runId, at, kind: 'timedOut', cause: String(timedOut.timeoutType ?? '?'), message: '' });
     }
-    return out;
-  });
-  return per.flat().sort((a, b) => a.at.localeCompare(b.at));
+  return out.sort((a, b) => a.at.localeCompare(b.at));
 }

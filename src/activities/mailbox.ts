@@ -18,10 +18,9 @@ interface Waiter {
   reject(err: unknown): void;
 }
 
-/** One report on its way: sent again as it is, under the same id, until it is delivered. */
+/** One report on its way: sent again as it is, under its id (`report.id`), until it is delivered. */
 interface Outgoing {
-  id: string;
-  report: WorkerReport;
+  report: WorkerReport & { id: string };
   waiters: Waiter[];
   keys: string[];
 }
@@ -140,11 +139,8 @@ export class SchedulerMailbox {
       if (this.chargeKeys.length) this.onCharged?.(this.chargeKeys.splice(0));
       return null;
     }
-    const id = `report-${this.idPrefix}-${++this.seq}`;
-    report.id = id;
     const out: Outgoing = {
-      id,
-      report,
+      report: { ...report, id: `report-${this.idPrefix}-${++this.seq}` },
       waiters: this.waiters,
       keys: this.chargeKeys,
     };
@@ -167,7 +163,9 @@ export class SchedulerMailbox {
     const handle = this.client.workflow.getHandle(this.schedulerId);
     if (this.stopping() || Date.now() < this.signalsUntil) return handle.signal(reportSignal, out.report);
     try {
-      await this.unlessStopping(handle.executeUpdate(reportUpdate, { args: [out.report], updateId: out.id }));
+      await this.unlessStopping(
+        handle.executeUpdate(reportUpdate, { args: [out.report], updateId: out.report.id }),
+      );
     } catch (err) {
       if (err instanceof Stopping) return handle.signal(reportSignal, out.report);
       if (!noReportHandler(err)) throw err;

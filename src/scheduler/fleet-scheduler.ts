@@ -283,15 +283,19 @@ export class FleetScheduler {
   }
 
   /**
-   * Turns on what a scheduler workflow enables behind its `honest-counters-v1` marker: each run's
-   * end counted once although its last messages may come back after the core forgot it (see
-   * `CoreState.honest`). Off by default: a chain replaying older history decides as it did.
+   * Turns on what a scheduler workflow enables behind its `throttle-cut-after-gentle-v1` marker: a
+   * throttle cuts even inside a gentle slowdown's cooldown (see `observe` in governor.ts). Off by
+   * default: a chain replaying older history decides as it did.
    */
-  /** A throttle cuts even inside a gentle slowdown's cooldown (see `observe` in governor.ts). */
   enableCutAfterGentle(): void {
     this.cutAfterGentle = true;
   }
 
+  /**
+   * Turns on what a scheduler workflow enables behind its `honest-counters-v1` marker: each run's
+   * end counted once although its last messages may come back after the core forgot it (see
+   * `CoreState.honest`). Off by default: a chain replaying older history decides as it did.
+   */
   enableHonestCounts(): void {
     this.s.honest = true;
     this.s.ended.keepExpired = true;

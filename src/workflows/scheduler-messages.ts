@@ -16,7 +16,7 @@ import type {
   WaitingOn,
 } from '../scheduler/types';
 
-/** What a worker's mailbox sends in one signal: many runs' releases and renewals, one model window. */
+/** What a worker's mailbox sends in one report: many runs' releases and renewals, its model windows. */
 export interface WorkerReport {
   /**
    * The report's own id (the mailbox's prefix and sequence number): one run of the scheduler applies a

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chainEvents, chainTaskTrouble } from '../../bench/lib/history-account';
+import { chainHistories, eventCounts, taskTrouble } from '../../bench/lib/history-account';
 import { startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
 
@@ -95,11 +95,9 @@ describe('months of uptime: continue-as-new under load', () => {
     // while that task is in flight fails it (UnhandledCommand) and its retry replays the whole run; the
     // worker's reports came as signals every 50 ms before, and failed such tasks again and again. The
     // watchdog's few recover signals still can, at most once each.
-    const chain = s.config.schedulerWorkflowId;
-    const [trouble, events] = await Promise.all([
-      chainTaskTrouble(s.client, chain),
-      chainEvents(s.client, chain),
-    ]);
+    const histories = await chainHistories(s.client, s.config.schedulerWorkflowId);
+    const trouble = taskTrouble(histories);
+    const events = eventCounts(histories);
     const unhandled = trouble.filter((t) => t.message.includes('UnhandledCommand'));
     const signals = Object.entries(events)
       .filter(([name]) => name.startsWith('workflowExecutionSignaled'))

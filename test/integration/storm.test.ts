@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chainTaskTrouble } from '../../bench/lib/history-account';
+import { chainHistories, taskTrouble } from '../../bench/lib/history-account';
 import { runStorm } from '../../bench/lib/storm-run';
 import type { ApiCall } from '../../bench/lib/storm-run';
 import { startTestStack } from '../support/stack';
@@ -73,7 +73,7 @@ describe.each([DIALECT])('quota storm (shortened), %s rate-limit headers', (dial
       },
     });
     if (!r.pass) for (const x of r.seconds) console.log(JSON.stringify(x));
-    const trouble = await chainTaskTrouble(s.client, s.config.schedulerWorkflowId);
+    const trouble = taskTrouble(await chainHistories(s.client, s.config.schedulerWorkflowId));
     console.log(`storm: the scheduler's chain had ${trouble.length} failed or timed-out workflow tasks`);
     for (const x of trouble) console.log(`storm: workflow task ${JSON.stringify(x)}`);
     if (r.slowStatus.length > 0)
