@@ -4,7 +4,7 @@ import { startDrillStack, runDrillMain } from './lib/drill-stack';
 import { runBatchParts } from './scenarios/batch-parts';
 
 /**
- * `npm run drill:batch-parts [-- --items 10000 --partItems 150 --concurrency 64 --check 500 --complete 1]`: issue 11
+ * `npm run drill:batch-parts [-- --items 10000 --partItems 150 --concurrency 64 --check 500 --complete 1 --reofferFirstSeconds 3600]`: issue 11
  * row 1 at full size on a dev server of its own, with the worker in a child process (it reads the
  * items the API stored from the shared file): a batch of maximal audit items (about 25 KB each; 10,000
  * is about 250 MB) sent in parts, every run checked to complete (`check` of them one by one).
@@ -17,15 +17,25 @@ async function main(): Promise<void> {
     concurrency: 64,
     check: 500,
     complete: 1,
+    reofferFirstSeconds: 3600,
   });
   // The drill is about the items' path (door, store, batch workflow, runs), not admission pacing (which
   // has its own tests and drills): the governor starts at the simulator's quota instead of ramping up
   // to it from 2M tokens a minute (an audit run reserves 25,000), and the dev server keeps its state in
-  // memory (nothing here restarts it).
+  // memory (nothing here restarts it). A queued run checks that the scheduler knows it after 5-10 min,
+  // then at ×2 up to 30 min (RUN_REOFFER_*): with 9,900 runs queued behind 64 slots those checks (two
+  // workflow tasks, an activity and a timer each, about 11 events) cost the dev server more than the
+  // runs it was running, and the rate fell from 2 to 0.5 items a second within 20 minutes. The checks
+  // recover a lost scheduler (scheduler-loss tests and drill); here they start after an hour.
   const stack = await startDrillStack({
     concurrency: f.concurrency,
     inMemory: true,
-    env: { DEFAULT_TENANT_MAX_IN_FLIGHT: '1000', GOVERNOR_INITIAL_TPM: '100000000' },
+    env: {
+      DEFAULT_TENANT_MAX_IN_FLIGHT: '1000',
+      GOVERNOR_INITIAL_TPM: '100000000',
+      RUN_REOFFER_FIRST_SECONDS: String(f.reofferFirstSeconds),
+      RUN_REOFFER_MAX_SECONDS: String(2 * f.reofferFirstSeconds),
+    },
   });
   await stack.startWorker('drill-batch-parts');
   const connection = await Connection.connect({ address: stack.temporalAddress });
