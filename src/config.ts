@@ -103,6 +103,7 @@ const EnvSchema = z.object({
   RUN_MAX_WALL_SECONDS: int(DEFAULT_RUN_CAPS.maxWallSeconds),
   SUBMIT_COALESCE_MS: int(15),
   MAILBOX_FLUSH_MS: int(100),
+  WORKFLOW_BUNDLE_PATH: optionalString,
   CHARGE_OWNER_DEAD_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
   CHARGE_SWEEP_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
   CHARGE_KEEP_SETTLED_SECONDS: z.coerce.number().int().min(0).default(3600),
@@ -196,6 +197,12 @@ export interface Config {
   governor: GovernorParams;
   submitCoalesceMs: number;
   mailboxFlushMs: number;
+  /**
+   * A prebuilt workflow bundle (`bundleWorkflowCode`'s output, built from this same code) that the
+   * worker loads instead of bundling `src/workflows` when it starts (about 5 s of CPU). Unset: bundled
+   * at start. The test harness builds one bundle and hands it to the worker processes it spawns.
+   */
+  workflowBundlePath: string | undefined;
   /**
    * Durable call charges (src/activities/call-charges.ts): a worker unseen for `ownerDeadMs` is dead
    * and its uncharged calls are swept every `sweepMs`; settled rows are kept `keepSettledMs`.
@@ -302,6 +309,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     submitCoalesceMs: e.SUBMIT_COALESCE_MS,
     mailboxFlushMs: e.MAILBOX_FLUSH_MS,
+    workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     charges: {
       ownerDeadMs: e.CHARGE_OWNER_DEAD_SECONDS * 1000,
       sweepMs: e.CHARGE_SWEEP_SECONDS * 1000,

@@ -14,8 +14,9 @@ export interface BatchPartsResult {
   /** The items' size as JSON, all parts together. */
   itemBytes: number;
   batchId: string;
-  /** The same items as one `POST /v1/batches`: refused at the door (413), never failed later. */
+  /** The same items (or `oneRequestItems` of them) as one `POST /v1/batches`: refused at the door (413), never failed later. */
   oneRequestStatus: number;
+  oneRequestBytes: number;
   /** A part sent twice: the second answer says `replayed` and the total does not move. */
   retriedPart: { replayed: boolean; totalBefore: number; totalAfter: number };
   /** The batch workflow's whole history, as JSON: its input holds a count, not the items. */
@@ -50,6 +51,12 @@ export async function runBatchParts(
     complete?: boolean;
     /** How often the batch's view is read while its runs finish (ms; default 2,000). */
     pollMs?: number;
+    /**
+     * How many maximal items the single `POST /v1/batches` carries (default `items`, at least `items`):
+     * more than the parts when they are too few to exceed the door's start-argument limit, so that the
+     * refusal is still tested without running that many audit runs (50 tool calls each).
+     */
+    oneRequestItems?: number;
     log?: (m: string) => void;
   },
 ): Promise<BatchPartsResult> {
@@ -61,12 +68,17 @@ export async function runBatchParts(
   const itemBytes = Buffer.byteLength(JSON.stringify(items));
 
   // Only when it fits the 4 MB body: then the door's 1.5 MiB start-argument limit must refuse it.
+  const oneRequest = Array.from({ length: Math.max(opts.items, opts.oneRequestItems ?? 0) }, (_, i) =>
+    maximalAuditItem(i),
+  );
+  const oneRequestBytes = Buffer.byteLength(JSON.stringify(oneRequest));
   const oneRequestStatus =
-    itemBytes < 4_000_000
-      ? (await s.call('POST', '/v1/batches', { token: key, body: { agent: 'audit', items } })).status
+    oneRequestBytes < 4_000_000
+      ? (await s.call('POST', '/v1/batches', { token: key, body: { agent: 'audit', items: oneRequest } }))
+          .status
       : 413;
   if (oneRequestStatus !== 413)
-    failures.push(`one request of ${itemBytes} bytes answered ${oneRequestStatus}`);
+    failures.push(`one request of ${oneRequestBytes} bytes answered ${oneRequestStatus}`);
 
   const t0 = Date.now();
   const opened = await s.call('POST', '/v1/batches/open', { token: key, body: { agent: 'audit' } });
@@ -161,6 +173,7 @@ export async function runBatchParts(
     itemBytes,
     batchId,
     oneRequestStatus,
+    oneRequestBytes,
     retriedPart,
     batchHistoryBytes,
     appendSeconds: (t1 - t0) / 1000,

@@ -29,6 +29,10 @@ export type WorkflowSource = Pick<WorkerOptions, 'workflowBundle'> | Pick<Worker
 
 export const workflowsPath = path.join(__dirname, '..', 'workflows');
 
+/** A prebuilt bundle when configured (`WORKFLOW_BUNDLE_PATH`), else the workflows folder, bundled at start. */
+export const workflowSource = (bundlePath: string | undefined): WorkflowSource =>
+  bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath };
+
 export async function startFleetWorker(opts: {
   config: Config;
   connection: NativeConnection;
@@ -103,7 +107,7 @@ export async function startFleetWorker(opts: {
       connection: opts.connection,
       namespace: config.temporal.namespace,
       taskQueue,
-      ...(opts.workflows ?? { workflowsPath }),
+      ...(opts.workflows ?? workflowSource(config.workflowBundlePath)),
       activities: createActivities({
         client,
         startRun: (spec, o) => startRunWorkflow(client, taskQueue, spec, config.runs, o),

@@ -13,16 +13,25 @@ interface Result {
   stderr: string;
 }
 
-/** `npx fairway …` as an operator runs it: a child process with only the documented variables set. */
-function fairway(args: string[], env: Record<string, string>): Promise<Result> {
+/**
+ * `fairway …` as an operator runs it: a child process with only the documented variables set. `npx`
+ * (the way the README says to run it) for the first status and the first failing exit code; the
+ * package's own bin (`bin/fairway.cjs`, what npx resolves `fairway` to) for the rest: npx reads the
+ * whole installed dependency tree first, about a CPU-second a call on a 2-core machine.
+ */
+function fairway(args: string[], env: Record<string, string>, via: 'npx' | 'bin' = 'bin'): Promise<Result> {
   const clean: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (v !== undefined && k !== 'ADMIN_TOKEN' && !k.startsWith('FAIRWAY_')) clean[k] = v;
   }
+  const [file, argv] =
+    via === 'npx'
+      ? ['npx', ['fairway', ...args]]
+      : [process.execPath, [path.join(root, 'bin', 'fairway.cjs'), ...args]];
   return new Promise((resolve) => {
     execFile(
-      'npx',
-      ['fairway', ...args],
+      file,
+      argv,
       { cwd: root, env: { ...clean, ...env }, encoding: 'utf8', timeout: 120_000 },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
@@ -49,7 +58,7 @@ describe('npx fairway against a running stack', () => {
   });
 
   it('status prints the scheduler as a table, and as JSON with --json', async () => {
-    const r = await fairway(['status'], env);
+    const r = await fairway(['status'], env, 'npx');
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^mode\s+open \(intake open\)$/m);
@@ -115,7 +124,7 @@ describe('npx fairway against a running stack', () => {
   });
 
   it('fails clearly: bad token 3, unknown run 4, usage 2, unreachable 1', async () => {
-    const bad = await fairway(['status'], { FAIRWAY_URL: s.apiUrl!, FAIRWAY_ADMIN_TOKEN: 'wrong' });
+    const bad = await fairway(['status'], { FAIRWAY_URL: s.apiUrl!, FAIRWAY_ADMIN_TOKEN: 'wrong' }, 'npx');
     expect(bad.code).toBe(3);
     expect(bad.stderr).toMatch(/refused the admin token/);
     const none = await fairway(['status'], { FAIRWAY_URL: s.apiUrl! });

@@ -4,6 +4,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { callApi, sleep, startDrillStack, until, type Reply } from '../../bench/lib/drill-stack';
 import { openBatchItems } from '../../src/activities/open-batch-items';
+import { childWorkersUseSuiteBundle } from '../support/suite-bundle';
+
+childWorkersUseSuiteBundle();
 
 /**
  * Issue 11: a batch sent in parts loses nothing and runs nothing twice when the processes serving it
@@ -59,7 +62,7 @@ async function halfSent(
 
 describe('a batch sent in parts across crashes (separate API and worker processes)', () => {
   it('APIs SIGKILLed mid-part and after a 200, a commit cut before its start, the worker SIGKILLed after the commit: every item runs once', async () => {
-    const s = await startDrillStack({ concurrency: 20, sink: true });
+    const s = await startDrillStack({ concurrency: 20, sink: true, inMemory: true });
     try {
       await s.startWorker('w1');
       const key = await s.tenant('crashparts', { maxQueued: 1000, maxInFlight: 100 });

@@ -2,8 +2,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { workflowsPath } from '../../src/fleet/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startRunWorkflow } from '../../src/fleet/start-run';
 import type { BudgetExhaustedMode } from '../../src/contract/fleet-port';
 import { submitUpdate } from '../../src/workflows/scheduler-messages';
@@ -116,8 +115,9 @@ describe('per-step reservation: runs that under-declare cannot spend past the bu
           : [],
       ),
     );
+    // The suite's bundle, built by the global setup from the same workflows folder (bundling again here cost seconds of CPU).
     const replays = Worker.runReplayHistories(
-      { workflowsPath },
+      { workflowBundle: { codePath: inject('workflowBundlePath') } },
       histories.map(({ r, history }) => ({ workflowId: r.runId, history })),
     );
     for await (const replay of replays) expect(replay.error).toBeUndefined();

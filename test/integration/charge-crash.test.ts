@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { startDrillStack, submitUnits, until } from '../../bench/lib/drill-stack';
 import type { LocalDrillStack } from '../../bench/lib/drill-stack';
 import { stepWorstCase } from '../../src/contract/model-call';
+import { childWorkersUseSuiteBundle } from '../support/suite-bundle';
+
+childWorkersUseSuiteBundle();
 
 /**
  * Issues 10 and 12: a call the provider billed is charged to its tenant even when the worker that
@@ -57,7 +60,7 @@ async function settled(s: LocalDrillStack, token: string, tenant: string): Promi
 
 describe('charges of a SIGKILLed worker (durable call intents)', () => {
   it('calls billed but not yet reported when the worker dies are charged by the next worker: exact when none was cut, within one worst-case step per run when some were', async () => {
-    const s = await startDrillStack({ concurrency: 40 });
+    const s = await startDrillStack({ concurrency: 40, inMemory: true });
     try {
       await s.startWorker('w1', { MAILBOX_FLUSH_MS: '3600000' });
       const exactKey = await s.tenant('exact', { maxQueued: 100, maxInFlight: 40 });

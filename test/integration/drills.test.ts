@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { runChaosDrill } from '../../bench/scenarios/drill-chaos';
 import { runDeployDrill } from '../../bench/scenarios/drill-deploy';
+import { childWorkersUseSuiteBundle } from '../support/suite-bundle';
+
+childWorkersUseSuiteBundle();
 
 /**
  * Issue 6's drills at reduced size (`npm run drill:deploy` and `npm run drill:chaos` run 1,000 units

@@ -2,8 +2,9 @@ import { BaseSequencer } from 'vitest/node';
 import type { TestSpecification } from 'vitest/node';
 
 /**
- * The files of the integration group (integration and cluster projects, one pool of workers)
- * that take longest, longest first, so that none is left to run alone at the end while the other
+ * The storm, first in the first group (the unit files share that group's two workers, one at a time
+ * while the storm runs), then the files of the integration group (integration and cluster projects,
+ * one pool of workers) that take longest, longest first, so that none is left to run alone at the end while the other
  * workers idle (without a results cache, on a fresh clone and in CI, vitest starts larger files
  * first, and these are small files). Seconds alone on a 2-core machine with one other file beside
  * it (`npm test` prints each file's duration), measured 2026-12-01. The cluster test (about 17 s, most of it starting
@@ -11,6 +12,7 @@ import type { TestSpecification } from 'vitest/node';
  * 20 s) follow in vitest's order.
  */
 const LONG_FIRST = [
+  'test/integration/storm.test.ts', // 88, in the first group, beside the unit files
   'test/integration/drills.test.ts', // 91
   'test/integration/fairness.test.ts', // 59
   'test/integration/scheduler-loss.test.ts', // 58
