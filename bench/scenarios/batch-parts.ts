@@ -68,10 +68,14 @@ export async function runBatchParts(
   const itemBytes = Buffer.byteLength(JSON.stringify(items));
 
   // Only when it fits the 4 MB body: then the door's 1.5 MiB start-argument limit must refuse it.
-  const oneRequest = Array.from({ length: Math.max(opts.items, opts.oneRequestItems ?? 0) }, (_, i) =>
-    maximalAuditItem(i),
-  );
-  const oneRequestBytes = Buffer.byteLength(JSON.stringify(oneRequest));
+  // The parts' items, and more after them when `oneRequestItems` asks for more (never built or
+  // measured twice: at 10,000 items they are 250 MB of JSON).
+  const extra = Math.max(0, (opts.oneRequestItems ?? 0) - opts.items);
+  const oneRequest =
+    extra === 0
+      ? items
+      : [...items, ...Array.from({ length: extra }, (_, k) => maximalAuditItem(opts.items + k))];
+  const oneRequestBytes = extra === 0 ? itemBytes : Buffer.byteLength(JSON.stringify(oneRequest));
   const oneRequestStatus =
     oneRequestBytes < 4_000_000
       ? (await s.call('POST', '/v1/batches', { token: key, body: { agent: 'audit', items: oneRequest } }))

@@ -4,6 +4,7 @@ import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startRunWorkflow } from '../../src/fleet/start-run';
+import { workflowSource } from '../../src/fleet/worker';
 import type { BudgetExhaustedMode } from '../../src/contract/fleet-port';
 import { submitUpdate } from '../../src/workflows/scheduler-messages';
 import { startTestStack, waitFor } from '../support/stack';
@@ -117,7 +118,7 @@ describe('per-step reservation: runs that under-declare cannot spend past the bu
     );
     // The suite's bundle, built by the global setup from the same workflows folder (bundling again here cost seconds of CPU).
     const replays = Worker.runReplayHistories(
-      { workflowBundle: { codePath: inject('workflowBundlePath') } },
+      workflowSource(inject('workflowBundlePath')),
       histories.map(({ r, history }) => ({ workflowId: r.runId, history })),
     );
     for await (const replay of replays) expect(replay.error).toBeUndefined();

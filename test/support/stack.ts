@@ -6,7 +6,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { startRunWorkflow } from '../../src/fleet/start-run';
 import type { StartOutcome } from '../../src/contract/offer-runs';
-import { startFleetWorker } from '../../src/fleet/worker';
+import { startFleetWorker, workflowSource } from '../../src/fleet/worker';
 import { loadConfig } from '../../src/config';
 import type { Config } from '../../src/config';
 import { startStack } from '../../src/stack';
@@ -62,7 +62,7 @@ export async function startTestStack(
     config,
     { temporal: false, sim: true, worker: opts.parts?.worker ?? true, api: true },
     {
-      workflows: { workflowBundle: { codePath: inject('workflowBundlePath') } },
+      workflows: workflowSource(inject('workflowBundlePath')),
       ...(opts.scheduler ? { scheduler: opts.scheduler } : {}),
     },
   );
@@ -151,7 +151,7 @@ export async function startExtraWorker(
     client: s.client,
     modelBaseUrl: s.modelBaseUrl,
     log: s.log,
-    workflows: { workflowBundle: { codePath: inject('workflowBundlePath') } },
+    workflows: workflowSource(inject('workflowBundlePath')),
     ...(taskQueue ? { taskQueue } : {}),
   });
   return {
