@@ -7,8 +7,10 @@ import { startBenchStack } from '../bench/lib/bench-stack';
  * `npm run fixtures`: records real histories of the scheduler and run workflows (completed,
  * failed, cancelled, human-gated, continued-as-new) into test/fixtures/histories, for the replay
  * test that fails CI when a code change would break running workflows. Re-record deliberately,
- * only after a compatible change (or behind `patched()`).
+ * only after a compatible change (or behind `patched()`). `npm run fixtures -- run-audit` records only
+ * the fixtures named (the others keep the histories of the code that recorded them).
  */
+const only = new Set(process.argv.slice(2));
 async function main(): Promise<void> {
   const s = await startBenchStack(
     { FLEET_CONCURRENCY: '4', MODEL_TPM: '1000000000', MODEL_RPM: '100000000' },
@@ -44,6 +46,7 @@ async function main(): Promise<void> {
     await s.call('POST', '/v1/admin/resume');
 
     const save = async (name: string, workflowId: string, runId?: string) => {
+      if (only.size > 0 && !only.has(name)) return;
       const history = await s.client.workflow.getHandle(workflowId, runId).fetchHistory();
       writeFileSync(path.join(out, `${name}.pb`), temporal.api.history.v1.History.encode(history).finish());
       console.log(`recorded ${name} (${history.events?.length} events)`);

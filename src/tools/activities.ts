@@ -30,6 +30,14 @@ function digest(text: string): string {
   return createHash('sha256').update(text).digest('hex').slice(0, 8);
 }
 
+/** The most targets one scanner call reads (an audit item has at most 50). */
+const SCAN_MAX_TARGETS = 50;
+
+const scan = (target: string) => ({
+  target,
+  finding: parseInt(digest(target), 16) % 7 === 0 ? 'issue' : 'clean',
+});
+
 type Impl = (req: ToolRequest, credential: string) => Promise<Record<string, unknown>>;
 
 const IMPLS: Record<ToolName, (deps: ToolDeps) => Impl> = {
@@ -37,9 +45,10 @@ const IMPLS: Record<ToolName, (deps: ToolDeps) => Impl> = {
     incident: str(req.args.incident),
     record: `INC-${digest(str(req.args.incident))}`,
   }),
+  // One target (`target`, runs begun before audit-scan-chunk-v1) or up to SCAN_MAX_TARGETS (`targets`).
   scanner: () => async (req) => {
-    const target = str(req.args.target, 500);
-    return { target, finding: parseInt(digest(target), 16) % 7 === 0 ? 'issue' : 'clean' };
+    if (!Array.isArray(req.args.targets)) return scan(str(req.args.target, 500));
+    return { findings: req.args.targets.slice(0, SCAN_MAX_TARGETS).map((t) => scan(str(t, 500))) };
   },
   pager: (deps) => async (req, credential) => {
     const state = await deps.effects.apply(req.key, { runId: req.runId, tool: 'pager' });

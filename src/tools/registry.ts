@@ -17,7 +17,11 @@ export interface ToolDefinition {
 export const TOOLS: Record<ToolName, ToolDefinition> = {
   lookup: { name: 'lookup', description: 'Reads an incident record.', scopes: ['incidents:read'] },
   pager: { name: 'pager', description: 'Pages the on-call engineer (an effect).', scopes: ['pages:write'] },
-  scanner: { name: 'scanner', description: 'Scans one audit target.', scopes: ['targets:scan'] },
+  scanner: {
+    name: 'scanner',
+    description: 'Scans audit targets (one call reads up to 50).',
+    scopes: ['targets:scan'],
+  },
 };
 
 /** The tools each built-in agent declares; a call to any other tool is refused and recorded. */

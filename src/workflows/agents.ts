@@ -20,6 +20,8 @@ export interface AgentContext {
 
 /** Agents use tools from this version on; runs begun before it replay without them. */
 const TOOLS_PATCH = 'agent-tools-v1';
+/** An audit calls the scanner once per chunk of targets from this version on, once per target before. */
+const SCAN_CHUNK_PATCH = 'audit-scan-chunk-v1';
 
 type Json = Record<string, unknown>;
 const num = (v: unknown, d: number): number => (typeof v === 'number' && Number.isFinite(v) ? v : d);
@@ -72,10 +74,23 @@ async function triage(input: Json, ctx: AgentContext): Promise<unknown> {
 async function audit(input: Json, ctx: AgentContext): Promise<unknown> {
   const targets = Array.isArray(input.targets) ? input.targets.map(String) : [];
   const tools = patched(TOOLS_PATCH);
+  const oneScanPerChunk = tools && patched(SCAN_CHUNK_PATCH);
   const findings: { target: string; tokens: number; finding?: unknown }[] = [];
-  // Fan out a few at a time inside the run's one slot; each item scans its target through the scanner tool.
+  // Fan out a few at a time inside the run's one slot: the chunk's model steps in parallel, then one
+  // scanner call for the chunk's targets. Before audit-scan-chunk-v1 each target had a scanner call
+  // of its own: three history events and a workflow task or more each, a maximal item's 50 calls more
+  // than half its history (the 10,000-item drill, README).
   for (let i = 0; i < targets.length; i += 4) {
     const chunk = targets.slice(i, i + 4);
+    if (oneScanPerChunk) {
+      const tokens = await Promise.all(chunk.map(() => ctx.step(500)));
+      const scan = await ctx.tool('scanner', { targets: chunk }, `scan-${i}`);
+      const found = Array.isArray(scan.findings) ? (scan.findings as { finding?: unknown }[]) : [];
+      findings.push(
+        ...chunk.map((target, j) => ({ target, tokens: tokens[j] ?? 0, finding: found[j]?.finding })),
+      );
+      continue;
+    }
     const done = await Promise.all(
       chunk.map(async (target, j) => {
         const tokens = await ctx.step(500);

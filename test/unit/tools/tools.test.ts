@@ -81,6 +81,32 @@ describe('tool activities', () => {
     await effects.close();
   });
 
+  it('scans one target (runs begun before audit-scan-chunk-v1) or a chunk of them, with the same findings', async () => {
+    const effects = store();
+    const acts = createToolActivities(['scanner'], {
+      credentials: { scanner: 'scan-secret' },
+      effects,
+      effectSinkUrl: undefined,
+    });
+    const call = (args: Record<string, unknown>) =>
+      acts.scanner!({ tool: 'scanner', agent: 'audit', runId: 'r1', key: 'r1:scan-0', args });
+    const targets = Array.from({ length: 60 }, (_, i) => `host-${i}.example`);
+    const one = await Promise.all(targets.map(async (target) => (await call({ target })).data));
+    for (const f of one)
+      expect(f).toMatchObject({
+        target: expect.any(String),
+        finding: expect.stringMatching(/^(clean|issue)$/),
+      });
+    // Some issues and some clean among 60: the finding depends on the target.
+    expect(new Set(one.map((f) => f.finding)).size).toBe(2);
+    const chunk = (await call({ targets: targets.slice(0, 4) })).data;
+    expect(chunk).toEqual({ findings: one.slice(0, 4) });
+    // At most 50 targets a call (an audit item's maximum), each cut to 500 characters.
+    const all = (await call({ targets: [...targets, 'x'.repeat(600)] })).data as { findings: unknown[] };
+    expect(all.findings).toEqual(one.slice(0, 50));
+    await effects.close();
+  });
+
   it('will not serve a tool without its credential', () => {
     const effects = store();
     expect(() =>
