@@ -54,12 +54,15 @@ describe('backpressure: queue caps, spend cap and throttling on a real stack', (
   });
   afterAll(() => s?.close());
 
-  it('sheds the excess of a 300-unit burst with 429 queue_full and Retry-After; every 202 completes', async () => {
+  // Three times the queue's cap at once (the shedding and the spread of Retry-After do not depend on the size).
+  const BURST = 150;
+  const CAP = 50;
+  it('sheds the excess of a burst of three times the queue cap with 429 queue_full and Retry-After; every 202 completes', async () => {
     const tenant = `bp-burst-${s.id}`;
-    const key = await s.tenant(tenant, { maxQueued: 100, maxInFlight: 5 });
+    const key = await s.tenant(tenant, { maxQueued: CAP, maxInFlight: 5 });
     const input = { steps: 1, tokensPerStep: 50, stepMs: 300 };
     const answers: Reply[] = await Promise.all(
-      Array.from({ length: 300 }, () =>
+      Array.from({ length: BURST }, () =>
         s.call('POST', '/v1/runs', { token: key, body: { agent: 'synthetic', input } }),
       ),
     );
@@ -68,9 +71,9 @@ describe('backpressure: queue caps, spend cap and throttling on a real stack', (
     const accepted = answers.filter((a) => a.status === 202);
     const shed = answers.filter((a) => a.status !== 202);
     // Exactly the cap, plus what was admitted (leaving the queue) while the burst came in.
-    expect(accepted.length).toBeGreaterThanOrEqual(100);
-    expect(accepted.length).toBeLessThanOrEqual(100 + admittedByNow);
-    expect(shed.length).toBe(300 - accepted.length);
+    expect(accepted.length).toBeGreaterThanOrEqual(CAP);
+    expect(accepted.length).toBeLessThanOrEqual(CAP + admittedByNow);
+    expect(shed.length).toBe(BURST - accepted.length);
     for (const a of shed) {
       expect(a.status).toBe(429);
       expect(a.body.error.code).toBe('queue_full');
@@ -158,7 +161,9 @@ describe('backpressure: queue caps, spend cap and throttling on a real stack', (
 
     const governor = await waitFor(
       async () => (await scheduler()).governor,
-      (g) => g.decreases > govBefore.decreases,
+      // The wall itself, not only the gentle slowdown before it (a report that shows the bucket low
+      // before any 429 decreases too: with reports flushed every 100 ms that one may come first).
+      (g) => g.decreases > govBefore.decreases && g.throttledRecently,
       30_000,
       250,
     );

@@ -86,15 +86,16 @@ describe('the budget ledger', () => {
     expect(kinds.has('reserve')).toBe(true);
     expect(kinds.has('settle')).toBe(true);
 
-    // Durability: the balances are the same after 20+ continue-as-new cycles and a worker restart.
+    // Durability: the balances are the same after 5+ continue-as-new cycles and a worker restart (each
+    // cycle carries the ledger in the snapshot; the 100-cycle run is continue-as-new.test.ts).
     const before = (await s.call('GET', '/v1/admin/scheduler')).body.history.continuedAsNew as number;
     for (let i = 0; i < 200; i++) {
       const st = await s.call('PATCH', '/v1/admin/scheduler', { body: { concurrency: 20 + (i % 2) } });
       expect(st.status).toBe(200);
-      if (st.body.history.continuedAsNew >= before + 20) break;
+      if (st.body.history.continuedAsNew >= before + 5) break;
     }
     expect((await s.call('GET', '/v1/admin/scheduler')).body.history.continuedAsNew).toBeGreaterThanOrEqual(
-      before + 20,
+      before + 5,
     );
     await s.worker!.close();
     restarted = await startExtraWorker(s);

@@ -55,7 +55,6 @@ export async function startTestStack(
     // Tests poll many runs at once; the per-tenant request limit has its own unit tests.
     TENANT_REQUEST_RATE_PER_SECOND: '100000',
     LOG_LEVEL: 'warn',
-    MAILBOX_FLUSH_MS: '50',
     ...env,
   });
   const stack = await startStack(
