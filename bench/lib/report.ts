@@ -154,7 +154,7 @@ const HEADLINES: Record<string, (d: any) => string> = {
     `${verdict(d.pass)}: ${n(d.items)} maximal audit items (${n(d.itemBytes / 1e6, 1)} MB) in ${n(d.parts)} parts; ` +
     `as one request ${n(d.oneRequestStatus)}; a part sent again appended ${d.retriedPart?.replayed === true ? 'once' : 'twice'}; ` +
     `final ${n(d.final?.completed)} completed / ${n(d.final?.failed)} failed in ${n(d.runSeconds)} s ` +
-    `(${n(d.items / d.runSeconds, 2)} items/s, ${n((50 * d.items) / d.runSeconds)} tool calls/s); ` +
+    `(${n(d.items / d.runSeconds, 2)} items/s, ${n((50 * d.items) / d.runSeconds)} model calls/s); ` +
     `batch history ${n(d.batchHistoryBytes / 1e3)} kB; ${n(d.checked)} runs checked one by one, ${n(d.mismatched?.length)} wrong`,
 };
 

@@ -45,6 +45,14 @@ export interface PostgresOptions {
   logFile: string;
   user?: string;
   log?: (m: string) => void;
+  /**
+   * false: `fsync=off` (tests' throwaway servers). A SIGKILLed server loses nothing either way (the
+   * kernel keeps what it wrote); what fsync=off skips after such a crash is the start-up pass that
+   * fsyncs every file of the data directory, which on a busy disk can take minutes. Default true.
+   */
+  fsync?: boolean;
+  /** How long a start may take to print "ready" (default 120 s). */
+  readyTimeoutMs?: number;
 }
 
 /**
@@ -114,6 +122,7 @@ export async function startPostgres(opts: PostgresOptions): Promise<Postgres> {
       'max_connections=400',
       '-c',
       'shared_buffers=128MB',
+      ...(opts.fsync === false ? ['-c', 'fsync=off'] : []),
     ]);
     return spawnChild({
       name: 'postgres',
@@ -121,7 +130,7 @@ export async function startPostgres(opts: PostgresOptions): Promise<Postgres> {
       args: run.args,
       logFile: opts.logFile,
       readyText: 'database system is ready to accept connections',
-      readyTimeoutMs: 120_000,
+      readyTimeoutMs: opts.readyTimeoutMs ?? 120_000,
     });
   };
   const firstLaunch = async (tries = 1): Promise<Child> =>

@@ -22,7 +22,14 @@ let counter = 0;
 export async function startTestPostgres(): Promise<TestPostgres> {
   const dir = mkdtempSync(path.join(tmpdir(), 'fairway-pg-'));
   chmodSync(dir, 0o755); // the server runs as the postgres user when the tests run as root
-  const pg = await startPostgres({ dir: path.join(dir, 'data'), logFile: path.join(dir, 'postgres.log') });
+  // fsync off: a throwaway server (see PostgresOptions.fsync), and the outage tests SIGKILL it. A start
+  // that hangs fails after 60 s, within the tests' own 120 s, so its log tail shows in the failure.
+  const pg = await startPostgres({
+    dir: path.join(dir, 'data'),
+    logFile: path.join(dir, 'postgres.log'),
+    fsync: false,
+    readyTimeoutMs: 60_000,
+  });
   return {
     pg,
     async freshDatabase() {
