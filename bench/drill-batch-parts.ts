@@ -21,15 +21,16 @@ async function main(): Promise<void> {
   });
   // The drill is about the items' path (door, store, batch workflow, runs), not admission pacing (which
   // has its own tests and drills): the governor starts at the simulator's quota instead of ramping up
-  // to it from 2M tokens a minute (an audit run reserves 25,000), and the dev server keeps its state in
-  // memory (nothing here restarts it). A queued run checks that the scheduler knows it after 5-10 min,
-  // then at ×2 up to 30 min (RUN_REOFFER_*): with 9,900 runs queued behind 64 slots those checks (two
-  // workflow tasks, an activity and a timer each, about 11 events) cost the dev server more than the
-  // runs it was running, and the rate fell from 2 to 0.5 items a second within 20 minutes. The checks
-  // recover a lost scheduler (scheduler-loss tests and drill); here they start after an hour.
+  // to it from 2M tokens a minute (an audit run reserves 25,000). The dev server keeps its state in a
+  // SQLite file: in memory, it died of a SIGSEGV inside SQLite (modernc.org/sqlite in the CLI's 1.9.1)
+  // after 8,946 of the 10,000 runs, at 4.2 GB resident, and took the other runs with it. A queued run
+  // checks that the scheduler knows it after 5-10 min, then at ×2 up to 30 min (RUN_REOFFER_*): with
+  // 9,900 runs queued behind 64 slots those checks (two workflow tasks, an activity and a timer each,
+  // about 11 events) cost the dev server more than the runs it was running, and the rate fell from 2
+  // to 0.5 items a second within 20 minutes. The checks recover a lost scheduler (scheduler-loss tests
+  // and drill); here they start after an hour.
   const stack = await startDrillStack({
     concurrency: f.concurrency,
-    inMemory: true,
     env: {
       DEFAULT_TENANT_MAX_IN_FLIGHT: '1000',
       GOVERNOR_INITIAL_TPM: '100000000',
@@ -49,6 +50,7 @@ async function main(): Promise<void> {
         complete: f.complete !== 0,
         timeoutMs: 24 * 3600_000,
         pollMs: 15_000,
+        stallMs: 600_000,
         log: (m) => process.stdout.write(`\r· ${m}   `),
       },
     );

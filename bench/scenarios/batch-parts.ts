@@ -51,6 +51,8 @@ export async function runBatchParts(
     complete?: boolean;
     /** How often the batch's view is read while its runs finish (ms; default 2,000). */
     pollMs?: number;
+    /** Gives up when no run of the batch has ended for this long (a dead server); default: never. */
+    stallMs?: number;
     /**
      * How many maximal items the single `POST /v1/batches` carries (default `items`, at least `items`):
      * more than the parts when they are too few to exceed the door's start-argument limit, so that the
@@ -132,11 +134,19 @@ export async function runBatchParts(
   // Every run exists once the batch workflow returns (its last chunk offered).
   if (!complete) await s.client.workflow.getHandle(batchId).result();
   const deadline = complete ? Date.now() + opts.timeoutMs : 0;
+  let ended = -1;
+  let endedAt = Date.now();
   for (let first = true; first || Date.now() < deadline; first = false) {
     const r = await s.call('GET', `/v1/batches/${batchId}`, { token: key });
     if (r.status === 200) view = r.body as View;
     log(`batch: ${view.completed} completed, ${view.running} running, ${view.queued} queued`);
-    if (view.completed + view.failed + view.cancelled >= opts.items) break;
+    const nowEnded = view.completed + view.failed + view.cancelled;
+    if (nowEnded >= opts.items) break;
+    if (nowEnded !== ended) [ended, endedAt] = [nowEnded, Date.now()];
+    else if (opts.stallMs !== undefined && Date.now() - endedAt > opts.stallMs) {
+      failures.push(`no run ended for ${Math.round(opts.stallMs / 1000)} s, at ${nowEnded} of ${opts.items}`);
+      break;
+    }
     // Each read counts the batch's runs by status in visibility (six counts over every run of the
     // batch): at 10,000 runs every 2 s that took half a core of the dev server from the runs.
     await sleep(opts.pollMs ?? 2000);
