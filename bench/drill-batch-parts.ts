@@ -9,6 +9,9 @@ import { runBatchParts } from './scenarios/batch-parts';
  * items the API stored from the shared file): a batch of maximal audit items (about 25 KB each; 10,000
  * is about 250 MB) sent in parts, every run checked to complete (`check` of them one by one).
  * `--complete 0` stops once every item's run exists (the batch workflow returned; counted in visibility).
+ * Here, run it with `TMPDIR=/dev/shm`: the dev server's SQLite file lives in the drill's temporary
+ * directory, and on this machine's disk the dev server ran about 60 audit runs a minute against
+ * 170–240 with the file in RAM.
  */
 async function main(): Promise<void> {
   const f = flags(process.argv.slice(2), {
