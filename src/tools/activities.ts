@@ -33,10 +33,11 @@ function digest(text: string): string {
 /** The most targets one scanner call reads (an audit item has at most 50). */
 const SCAN_MAX_TARGETS = 50;
 
-const scan = (target: string) => ({
-  target,
-  finding: parseInt(digest(target), 16) % 7 === 0 ? 'issue' : 'clean',
-});
+/** One target's finding; the target cut to an audit target's 500 characters (src/agents/catalog.ts). */
+const scan = (raw: unknown) => {
+  const target = str(raw, 500);
+  return { target, finding: parseInt(digest(target), 16) % 7 === 0 ? 'issue' : 'clean' };
+};
 
 type Impl = (req: ToolRequest, credential: string) => Promise<Record<string, unknown>>;
 
@@ -47,8 +48,8 @@ const IMPLS: Record<ToolName, (deps: ToolDeps) => Impl> = {
   }),
   // One target (`target`, runs begun before audit-scan-chunk-v1) or up to SCAN_MAX_TARGETS (`targets`).
   scanner: () => async (req) => {
-    if (!Array.isArray(req.args.targets)) return scan(str(req.args.target, 500));
-    return { findings: req.args.targets.slice(0, SCAN_MAX_TARGETS).map((t) => scan(str(t, 500))) };
+    if (!Array.isArray(req.args.targets)) return scan(req.args.target);
+    return { findings: req.args.targets.slice(0, SCAN_MAX_TARGETS).map(scan) };
   },
   pager: (deps) => async (req, credential) => {
     const state = await deps.effects.apply(req.key, { runId: req.runId, tool: 'pager' });

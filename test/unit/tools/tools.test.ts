@@ -101,7 +101,7 @@ describe('tool activities', () => {
     expect(new Set(one.map((f) => f.finding)).size).toBe(2);
     const chunk = (await call({ targets: targets.slice(0, 4) })).data;
     expect(chunk).toEqual({ findings: one.slice(0, 4) });
-    // At most 50 targets a call (an audit item's maximum), each cut to 500 characters.
+    // At most 50 targets a call (an audit item's maximum): the 61st, over-long one is never read.
     const all = (await call({ targets: [...targets, 'x'.repeat(600)] })).data as { findings: unknown[] };
     expect(all.findings).toEqual(one.slice(0, 50));
     await effects.close();
