@@ -14,6 +14,13 @@ export interface FloodResult {
   bUnits: number;
   /** A's admissions between B's submission and B's last admission. */
   aAdmissionsWhileBWaited: number;
+  /**
+   * A's units queued at the scheduler when B submitted, and once B's last unit had been admitted: the
+   * bound on A's admissions means something only if A could have taken them (at least 100 queued at
+   * B's submission) and stayed backlogged while B waited (some still queued after).
+   */
+  aQueuedAtB: number;
+  aQueuedAfterB: number;
   /** Jain's index over A's and B's weight-normalised token shares while both were backlogged. */
   jain: number;
   seconds: number;
@@ -59,8 +66,9 @@ export function floodCounterFailures(c: Record<string, number | undefined>, tota
 }
 
 /**
- * Issue 3's flood: tenant A submits `aUnits` units; one second later tenant B (same weight)
- * submits `bUnits`; then every unit must complete exactly once. Returns what a test asserts.
+ * Issue 3's flood: tenant A submits `aUnits` units; one second later, once A has at least 100 of
+ * them queued at the scheduler, tenant B (same weight) submits `bUnits`; then every unit must
+ * complete exactly once. Returns what a test asserts.
  */
 export async function runFlood(
   s: ScenarioStack,
@@ -69,7 +77,8 @@ export async function runFlood(
   timeoutMs = 900_000,
 ): Promise<FloodResult> {
   const t0 = Date.now();
-  const a = await s.tenant(`flood-a-${s.id}`, { maxQueued: 20_000, maxInFlight: 50 });
+  const aTenant = `flood-a-${s.id}`;
+  const a = await s.tenant(aTenant, { maxQueued: 20_000, maxInFlight: 50 });
   const b = await s.tenant(`flood-b-${s.id}`, { maxQueued: 20_000, maxInFlight: 50 });
   const unit = { steps: 1, tokensPerStep: 100, effect: true };
   const batchA = await s.call('POST', '/v1/batches', {
@@ -78,8 +87,21 @@ export async function runFlood(
   });
   if (batchA.status !== 202) throw new Error(`batch: ${batchA.status} ${JSON.stringify(batchA.body)}`);
   await sleep(1000);
-
-  const admittedAtB = (await s.call('GET', '/v1/admin/scheduler')).body.counters.admitted as number;
+  // One second after the batch is accepted its runs may not have reached the scheduler yet (the
+  // batch workflow starts them in chunks): then B would race A's arrival instead of meeting a backlog,
+  // and the bound on A's admissions would hold for want of one. So B waits until A has at least 100
+  // units (or all of them) queued at the scheduler.
+  const aQueued = (st: any) => (st?.queued?.byTenant?.[aTenant] as number | undefined) ?? 0;
+  const atB = (
+    await poll(
+      () => s.call('GET', '/v1/admin/scheduler'),
+      (v) => aQueued(v.body) >= Math.min(100, aUnits),
+      timeoutMs,
+      50,
+    )
+  ).body;
+  const admittedAtB = atB.counters.admitted as number;
+  const aQueuedAtB = aQueued(atB);
   const runsB = await Promise.all(
     Array.from({ length: bUnits }, () =>
       s.call('POST', '/v1/runs', { token: b, body: { agent: 'synthetic', input: unit } }),
@@ -96,6 +118,7 @@ export async function runFlood(
     );
     seqs.push(r.body.admissionSeq as number);
   }
+  const aQueuedAfterB = aQueued((await s.call('GET', '/v1/admin/scheduler')).body);
   const aMeanwhile = Math.max(...seqs) - admittedAtB - bIds.length;
   // Both tenants were backlogged in that window; equal weights and equal unit costs.
   const shares = [Math.max(0, aMeanwhile), bIds.length];
@@ -114,6 +137,8 @@ export async function runFlood(
     aUnits,
     bUnits,
     aAdmissionsWhileBWaited: aMeanwhile,
+    aQueuedAtB,
+    aQueuedAfterB,
     jain,
     seconds: (Date.now() - t0) / 1000,
     counters: { ...status.body.counters, inFlight: status.body.inFlight, queued: status.body.queued.total },
