@@ -81,7 +81,7 @@ const HEADLINES: Record<string, (d: any) => string> = {
     `${verdict(d.pass)}: ${n(d.counters?.admitted)} admitted in ${n(d.seconds)} s; A got ${n(d.aAdmissionsWhileBWaited)} ` +
     `admissions while B's waited` +
     (d.aQueuedAtB !== undefined
-      ? ` (A had ${n(d.aQueuedAtB)} queued then, ${n(d.aQueuedAfterB)} after)`
+      ? ` (A had ${n(d.aQueuedAtB)} queued then, at least ${n(d.aQueuedWhenBDone)} when B's last was admitted)`
       : '') +
     `; Jain's index ${n(d.jain, 3)}; ${n(d.effects?.effects)} effects, ${n(d.effects?.duplicates)} duplicates` +
     (d.aUnits !== undefined

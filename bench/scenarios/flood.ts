@@ -15,12 +15,15 @@ export interface FloodResult {
   /** A's admissions between B's submission and B's last admission. */
   aAdmissionsWhileBWaited: number;
   /**
-   * A's units queued at the scheduler when B submitted, and once B's last unit had been admitted: the
-   * bound on A's admissions means something only if A could have taken them (at least 100 queued at
-   * B's submission) and stayed backlogged while B waited (some still queued after).
+   * A's units queued at the scheduler when B submitted, and at least how many were still queued when
+   * B's last unit was admitted (queued then, less A's admissions since: A's queue only grows by
+   * arrivals). The bound on A's admissions means something only if A could have taken them (at least
+   * 100 queued at B's submission); with fewer than 100 taken, A then stayed backlogged while B waited
+   * (the second above 0). A's queue read after B's admissions have been polled may already have
+   * drained on a loaded machine; this bound does not depend on when it is read.
    */
   aQueuedAtB: number;
-  aQueuedAfterB: number;
+  aQueuedWhenBDone: number;
   /** Jain's index over A's and B's weight-normalised token shares while both were backlogged. */
   jain: number;
   seconds: number;
@@ -118,7 +121,6 @@ export async function runFlood(
     );
     seqs.push(r.body.admissionSeq as number);
   }
-  const aQueuedAfterB = aQueued((await s.call('GET', '/v1/admin/scheduler')).body);
   const aMeanwhile = Math.max(...seqs) - admittedAtB - bIds.length;
   // Both tenants were backlogged in that window; equal weights and equal unit costs.
   const shares = [Math.max(0, aMeanwhile), bIds.length];
@@ -138,7 +140,7 @@ export async function runFlood(
     bUnits,
     aAdmissionsWhileBWaited: aMeanwhile,
     aQueuedAtB,
-    aQueuedAfterB,
+    aQueuedWhenBDone: aQueuedAtB - aMeanwhile,
     jain,
     seconds: (Date.now() - t0) / 1000,
     counters: { ...status.body.counters, inFlight: status.body.inFlight, queued: status.body.queued.total },

@@ -12,8 +12,8 @@ import type { TestStack } from '../support/stack';
  *
  * The suite floods with 250 units so that the whole suite stays within six minutes on a 2-core
  * machine: the fairness bound does not depend on A's backlog size, as long as A still has at least
- * 100 queued at the scheduler when B arrives and is still backlogged when B's last unit is admitted
- * (both asserted, so the bound cannot pass for want of A's backlog); `npm run bench -- flood` runs the
+ * 100 queued at the scheduler when B arrives (asserted, so the bound cannot pass for want of A's
+ * backlog, and then A is still backlogged when B's last unit is admitted); `npm run bench -- flood` runs the
  * full 10,000 with the same scenario and checks. FLOOD_UNITS overrides.
  */
 const A_UNITS = Number(process.env.FLOOD_UNITS ?? 250);
@@ -29,11 +29,12 @@ describe('flood: a tenant that dumps its backlog does not delay a tenant with 10
     const r = await runFlood(s, A_UNITS, 10, 420_000);
     console.log(
       `flood: A received ${r.aAdmissionsWhileBWaited} admissions while B's 10 were admitted; Jain ${r.jain.toFixed(3)}; ` +
-        `A had ${r.aQueuedAtB} queued when B submitted and ${r.aQueuedAfterB} after`,
+        `A had ${r.aQueuedAtB} queued when B submitted and at least ${r.aQueuedWhenBDone} when B's last was admitted`,
     );
     expect(r.submitAccepted).toBe(10);
+    // A could have taken 100 admissions while B waited; with fewer than 100 taken (below), A was
+    // still backlogged when B's last unit was admitted (aQueuedWhenBDone > 0 follows from the two).
     expect(r.aQueuedAtB).toBeGreaterThanOrEqual(100);
-    expect(r.aQueuedAfterB).toBeGreaterThan(0);
     expect(r.aAdmissionsWhileBWaited).toBeLessThan(100);
     const total = A_UNITS + 10;
     // Every unit admitted and completed exactly once; a lease that expired on a loaded machine is
