@@ -1,4 +1,4 @@
-import { floodCounterFailures, runFlood } from './scenarios/flood';
+import { FLOOD_BOUND, floodCounterFailures, runFlood } from './scenarios/flood';
 import { flags, startBenchStack, writeResult } from './lib/bench-stack';
 
 /** `npm run bench -- flood [--units 10000]`: issue 3's flood at full size, with its checks. */
@@ -18,8 +18,8 @@ export async function runFloodBench(argv: string[]): Promise<void> {
     );
     const total = f.units + 10;
     const ok =
-      r.aAdmissionsWhileBWaited < 100 &&
-      r.aQueuedAtB >= 100 &&
+      r.aAdmissionsWhileBWaited < FLOOD_BOUND &&
+      r.aQueuedAtB >= FLOOD_BOUND &&
       floodCounterFailures(r.counters, total).length === 0 &&
       r.effects.effects === total &&
       r.effects.duplicates === 0;

@@ -79,11 +79,8 @@ const HEADLINES: Record<string, (d: any) => string> = {
     `${n(d.units)} units in batches, concurrency ${n(d.concurrency)}: ${n(d.seconds)} s, ${n(d.admissionsPerSecond, 1)} admissions/s end to end`,
   flood: (d) =>
     `${verdict(d.pass)}: ${n(d.counters?.admitted)} admitted in ${n(d.seconds)} s; A got ${n(d.aAdmissionsWhileBWaited)} ` +
-    `admissions while B's waited` +
-    (d.aQueuedAtB !== undefined
-      ? ` (A had ${n(d.aQueuedAtB)} queued then, at least ${n(d.aQueuedWhenBDone)} when B's last was admitted)`
-      : '') +
-    `; Jain's index ${n(d.jain, 3)}; ${n(d.effects?.effects)} effects, ${n(d.effects?.duplicates)} duplicates` +
+    `admissions while B's waited (A had ${n(d.aQueuedAtB)} queued then, at least ${n(d.aQueuedWhenBDone)} ` +
+    `when B's last was admitted); Jain's index ${n(d.jain, 3)}; ${n(d.effects?.effects)} effects, ${n(d.effects?.duplicates)} duplicates` +
     (d.aUnits !== undefined
       ? ` for ${n(d.aUnits + d.bUnits)} units; the scheduler counted ${n(d.counters?.completed)} completions, ` +
         `${n(d.counters?.expired)} leases expired, ${n(d.counters?.adopted)} adopted`

@@ -33,6 +33,12 @@ export interface FloodResult {
   submitAccepted: number;
 }
 
+/**
+ * Issue 3's bound: all of B's units are admitted before A receives this many more admissions. B also
+ * waits for A to have this many queued, so that A could have taken them.
+ */
+export const FLOOD_BOUND = 100;
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function poll<T>(
@@ -98,7 +104,7 @@ export async function runFlood(
   const atB = (
     await poll(
       () => s.call('GET', '/v1/admin/scheduler'),
-      (v) => aQueued(v.body) >= Math.min(100, aUnits),
+      (v) => aQueued(v.body) >= Math.min(FLOOD_BOUND, aUnits),
       timeoutMs,
       50,
     )
