@@ -7,7 +7,6 @@ import { defaultTenantSettings } from './scheduler/tenants';
 import type { FleetSettings, GovernorParams } from './scheduler/types';
 import { TOOL_NAMES } from './tools/registry';
 import { gatePolicies } from './agents/gates';
-import type { GatePolicy } from './agents/gates';
 import type { ToolName } from './tools/registry';
 
 const FLEET = FALLBACK_FLEET_SETTINGS;
@@ -33,10 +32,9 @@ export interface RunCaps {
 
 export const DEFAULT_RUN_CAPS: RunCaps = { maxTokens: 1_000_000, maxWallSeconds: 3600 };
 
-/**
- * Every environment variable Fairway reads, parsed once. Nothing else in the
- * project reads `process.env`; `.env.example` lists each with one line of meaning.
- */
+/** The admin token guards every tenant and the fleet: a short one could be guessed. */
+export const MIN_ADMIN_TOKEN_LENGTH = 32;
+
 const int = (def: number) => z.coerce.number().int().nonnegative().default(def);
 const share = (def: number) => z.coerce.number().min(0).max(1).default(def);
 const G = DEFAULT_GOVERNOR;
@@ -44,94 +42,292 @@ const optionalString = z
   .string()
   .optional()
   .transform((v) => (v === undefined || v === '' ? undefined : v));
+/** An optional integer in [min, max]; an empty value is unset. */
+const optionalInt = (min: number, max: number) =>
+  z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(min).max(max).optional());
 
-/** The admin token guards every tenant and the fleet: a short one could be guessed. */
-export const MIN_ADMIN_TOKEN_LENGTH = 32;
+/*
+ * Every environment variable Fairway reads, each with its meaning, grouped as the reference shows them.
+ * This is the one source: `npm run docs:config` writes docs/configuration.md and .env.example from it
+ * (a unit test fails when they differ), and `loadConfig` parses it. Nothing else reads `process.env`.
+ */
 
-const EnvSchema = z.object({
-  PORT: int(3000),
-  HOST: z.string().default('0.0.0.0'),
-  DATABASE_URL: optionalString,
-  EFFECT_SINK_URL: optionalString,
-  SINK_PORT: int(3003),
-  METRICS_PORT: z.preprocess(
-    (v) => (v === '' ? undefined : v),
-    z.coerce.number().int().min(0).max(65535).optional(),
+const api = {
+  PORT: int(3000).describe('HTTP port of the API (`npm run start:api`, `npm start`).'),
+  HOST: z
+    .string()
+    .default('0.0.0.0')
+    .describe('Interface the API and the simulator listen on (`npm run cluster` uses 127.0.0.1).'),
+  DATABASE_URL: optionalString.describe(
+    'PostgreSQL URL of the shared stores (effects, call intents, tenants, keys, idempotency, events); empty: SQLite files in DATA_DIR.',
   ),
-  METRICS_HOST: z.string().default('127.0.0.1'),
-  HTTP_HEADERS_TIMEOUT_MS: int(15_000),
-  HTTP_REQUEST_TIMEOUT_MS: int(60_000),
-  HTTP_MAX_CONNECTIONS: int(1000),
-  ADMIN_TOKEN: optionalString.refine(
-    (v) => v === undefined || v.length >= MIN_ADMIN_TOKEN_LENGTH,
-    `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (e.g. \`openssl rand -hex 24\`), or empty to generate one`,
+  EFFECT_SINK_URL: optionalString.describe(
+    'Base URL of an effect sink that counts deliveries (`npm run cluster` runs one); empty: none.',
   ),
-  TEMPORAL_ADDRESS: optionalString,
-  TEMPORAL_NAMESPACE: z.string().default('default'),
-  TEMPORAL_PORT: int(7233),
-  TEMPORAL_UI_PORT: int(8233),
-  TEMPORAL_CLI_PATH: optionalString,
-  TASK_QUEUE: z.string().default('fairway'),
-  DATA_DIR: z.string().default('./data'),
-  SCHEDULER_WORKFLOW_ID: z.string().default('scheduler'),
-  MODEL_BASE_URL: optionalString,
-  MODEL_API_KEY: optionalString,
-  MODEL_NAME: z.string().default('sim-1'),
-  MODEL_TPM: int(2_000_000),
-  MODEL_RPM: int(60_000),
-  SIM_PORT: int(3001),
-  SIM_SEED: int(42),
-  SIM_HEADER_DIALECT: z.enum(['openai', 'anthropic']).default('openai'),
+  SINK_PORT: int(3003).describe('Port of the effect sink (`npm run start:sink`).'),
+  METRICS_PORT: optionalInt(0, 65535).describe(
+    'Port of a metrics-only listener (GET /metrics without auth); empty: none, and /metrics on PORT needs the admin token.',
+  ),
+  METRICS_HOST: z
+    .string()
+    .default('127.0.0.1')
+    .describe(
+      'Address the metrics listener binds to; loopback by default, so only this host (or a sidecar) can scrape.',
+    ),
+  HTTP_HEADERS_TIMEOUT_MS: int(15_000).describe(
+    'A client must send its request headers within this many ms (slow clients are cut off with 408).',
+  ),
+  HTTP_REQUEST_TIMEOUT_MS: int(60_000).describe(
+    'A client must send its whole request (headers and body) within this many ms.',
+  ),
+  HTTP_MAX_CONNECTIONS: int(1000).describe('Most connections the API holds at once.'),
+  ADMIN_TOKEN: optionalString
+    .refine(
+      (v) => v === undefined || v.length >= MIN_ADMIN_TOKEN_LENGTH,
+      `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (e.g. \`openssl rand -hex 24\`), or empty to generate one`,
+    )
+    .describe(
+      `Bearer token for /v1/admin/*, /metrics and the operator view (at least ${MIN_ADMIN_TOKEN_LENGTH} characters); empty: a random one, printed once at start.`,
+    ),
+};
+
+const temporal = {
+  TEMPORAL_ADDRESS: optionalString.describe(
+    'host:port of the Temporal frontend; empty: start the embedded dev server (`temporal server start-dev`).',
+  ),
+  TEMPORAL_NAMESPACE: z.string().default('default').describe('Temporal namespace for every workflow.'),
+  TEMPORAL_PORT: int(7233).describe(
+    'gRPC port of the embedded dev server (used only when TEMPORAL_ADDRESS is empty).',
+  ),
+  TEMPORAL_UI_PORT: int(8233).describe(
+    'Web UI port of the embedded dev server (used only when TEMPORAL_ADDRESS is empty).',
+  ),
+  TEMPORAL_CLI_PATH: optionalString.describe(
+    'Path to the `temporal` CLI for the embedded dev server; empty: found on PATH or installed into .tools/.',
+  ),
+  TASK_QUEUE: z
+    .string()
+    .default('fairway')
+    .describe('Task queue that the worker polls and that workflows are started on.'),
+  DATA_DIR: z
+    .string()
+    .default('./data')
+    .describe(
+      'SQLite files live here: the embedded dev server, the effect store, call intents, batch items and the API store.',
+    ),
+  SCHEDULER_WORKFLOW_ID: z
+    .string()
+    .default('scheduler')
+    .describe('Workflow id of the long-lived scheduler workflow.'),
+  SCHEDULER_MAX_HISTORY_EVENTS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .max(40_000)
+    .default(1000)
+    .describe(
+      'The scheduler continues as new after this many history events (sooner if the server suggests it). ' +
+        'A short history keeps a replay short: a worker taking the scheduler over replays at most this many events. ' +
+        'A running chain keeps its own value.',
+    ),
+};
+
+const model = {
+  MODEL_BASE_URL: optionalString.describe(
+    'Base URL of an OpenAI-compatible model API; empty: start the embedded simulator on SIM_PORT.',
+  ),
+  MODEL_API_KEY: optionalString.describe('API key sent to the model plane as a bearer token; empty: none.'),
+  MODEL_NAME: z.string().default('sim-1').describe('Model name sent in chat-completion requests.'),
+  MODEL_TPM: int(2_000_000).describe('Simulator quota: tokens per minute.'),
+  MODEL_RPM: int(60_000).describe('Simulator quota: requests per minute.'),
+  SIM_PORT: int(3001).describe('HTTP port of the model-plane simulator (`npm run start:sim`).'),
+  SIM_SEED: int(42).describe("Seed of the simulator's pseudo-random choices (token counts, latencies)."),
+  SIM_HEADER_DIALECT: z
+    .enum(['openai', 'anthropic'])
+    .default('openai')
+    .describe(
+      'Rate-limit headers the simulator sends: openai (x-ratelimit-*) or anthropic (anthropic-ratelimit-*).',
+    ),
   MODEL_MAX_PAUSE_SECONDS: z.coerce
     .number()
     .int()
     .min(1)
     .max(3600)
-    .default(G.maxPauseMs / 1000),
-  MODEL_QUOTA_SHARE: z.coerce.number().gt(0).max(1).default(G.quotaShare),
-  FLEET_CONCURRENCY: z.coerce.number().int().min(1).max(MAX_CONCURRENCY).default(FLEET.concurrency),
-  FLOOR_STANDARD: z.coerce.number().min(0).max(0.5).default(FLEET.floors.standard),
-  FLOOR_BATCH: z.coerce.number().min(0).max(0.5).default(FLEET.floors.batch),
-  FLEET_INTERACTIVE_RESERVE: z.coerce.number().min(0).max(0.5).default(DEFAULT_INTERACTIVE_RESERVE),
-  LEASE_TTL_SECONDS: int(FLEET.leaseTtlSeconds),
-  GLOBAL_MAX_QUEUED: z.coerce.number().int().min(0).max(MAX_GLOBAL_QUEUED).default(FLEET.globalMaxQueued),
-  DEFAULT_TENANT_MAX_QUEUED: int(TENANT.maxQueued),
-  DEFAULT_TENANT_MAX_IN_FLIGHT: int(TENANT.maxInFlight),
-  TENANT_RATE_PER_SECOND: int(200),
-  TENANT_REQUEST_RATE_PER_SECOND: int(100),
-  RUN_MAX_TOKENS: int(DEFAULT_RUN_CAPS.maxTokens),
-  RUN_MAX_WALL_SECONDS: int(DEFAULT_RUN_CAPS.maxWallSeconds),
-  SUBMIT_COALESCE_MS: int(15),
-  MAILBOX_FLUSH_MS: int(100),
-  WORKFLOW_BUNDLE_PATH: optionalString,
-  CHARGE_OWNER_DEAD_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
-  CHARGE_SWEEP_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
-  CHARGE_KEEP_SETTLED_SECONDS: z.coerce.number().int().min(0).default(3600),
-  RUN_REOFFER_FIRST_SECONDS: z.coerce.number().int().min(1).default(300),
-  RUN_REOFFER_MAX_SECONDS: z.coerce.number().int().min(1).default(1800),
-  GATE_TIMEOUT_SECONDS: z.preprocess(
-    (v) => (v === '' ? undefined : v),
-    z.coerce
-      .number()
-      .int()
-      .min(1)
-      .max(30 * 24 * 3600)
-      .optional(),
+    .default(G.maxPauseMs / 1000)
+    .describe(
+      'The longest one Retry-After (or reset) may pause the fleet or hold a step, in seconds (1 to 3600).',
+    ),
+  MODEL_QUOTA_SHARE: z.coerce
+    .number()
+    .gt(0)
+    .max(1)
+    .default(G.quotaShare)
+    .describe(
+      "Fairway aims at most at this share of the account's advertised token quota, leaving the rest to other consumers of the same account (0 to 1).",
+    ),
+};
+
+const policy = {
+  FLEET_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_CONCURRENCY)
+    .default(FLEET.concurrency)
+    .describe(
+      `Starting fleet-wide limit of units admitted and running at once (1 to ${MAX_CONCURRENCY}: the scheduler's state is sized for it; live: \`PATCH /v1/admin/scheduler\`).`,
+    ),
+  FLOOR_STANDARD: z.coerce
+    .number()
+    .min(0)
+    .max(0.5)
+    .default(FLEET.floors.standard)
+    .describe('Share of admissions guaranteed to the standard lane while it has backlog (0 to 0.5).'),
+  FLOOR_BATCH: z.coerce
+    .number()
+    .min(0)
+    .max(0.5)
+    .default(FLEET.floors.batch)
+    .describe('Share of admissions guaranteed to the batch lane while it has backlog (0 to 0.5).'),
+  FLEET_INTERACTIVE_RESERVE: z.coerce
+    .number()
+    .min(0)
+    .max(0.5)
+    .default(DEFAULT_INTERACTIVE_RESERVE)
+    .describe(
+      "Share of the fleet's slots (rounded up, never all) kept free for interactive runs: standard and batch work may not take them, so an interactive run is admitted at once (0 to 0.5; 0 turns it off).",
+    ),
+  LEASE_TTL_SECONDS: int(FLEET.leaseTtlSeconds).describe(
+    "Seconds an admitted unit's slot lease lasts without renewal before the slot is reclaimed.",
   ),
-  SCHEDULER_WATCHDOG_SECONDS: z.coerce.number().int().min(1).default(5),
-  SCHEDULER_MAX_HISTORY_EVENTS: z.coerce.number().int().min(10).max(40_000).default(1000),
-  GOVERNOR_INITIAL_TPM: int(G.initialTokensPerMinute),
-  GOVERNOR_MIN_TPM: int(G.minTokensPerMinute),
-  GOVERNOR_MAX_TPM: int(G.maxTokensPerMinute),
-  GOVERNOR_DECREASE: share(G.decrease),
-  GOVERNOR_COOLDOWN_MS: int(G.decreaseCooldownMs),
-  GOVERNOR_INCREASE_TPM: int(G.increaseTokensPerMinute),
-  GOVERNOR_INCREASE_QUOTA_SHARE: share(G.increaseQuotaShare),
-  GOVERNOR_INCREASE_CONCURRENCY: z.coerce.number().nonnegative().default(G.increaseConcurrency),
-  GOVERNOR_LOW_WATER: share(G.remainingLowWater),
-  TOOL_LOOKUP_CREDENTIAL: optionalString,
-  TOOL_PAGER_CREDENTIAL: optionalString,
-  TOOL_SCANNER_CREDENTIAL: optionalString,
+  GLOBAL_MAX_QUEUED: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_GLOBAL_QUEUED)
+    .default(FLEET.globalMaxQueued)
+    .describe(
+      `Fleet-wide backlog cap (at most ${MAX_GLOBAL_QUEUED}); submissions beyond it are shed with 429. Retries of runs that lost their lease may use 10% more, no further.`,
+    ),
+  DEFAULT_TENANT_MAX_QUEUED: int(TENANT.maxQueued).describe(
+    'Default per-tenant backlog cap (queued units) before its submissions are shed with 429.',
+  ),
+  DEFAULT_TENANT_MAX_IN_FLIGHT: int(TENANT.maxInFlight).describe(
+    'Default per-tenant cap on units in flight at once.',
+  ),
+  TENANT_RATE_PER_SECOND: int(200).describe(
+    'Default per-tenant submission rate limit at the API (units per second, token bucket with a burst of twice this; a batch costs one per item; 0: no limit).',
+  ),
+  TENANT_REQUEST_RATE_PER_SECOND: int(100).describe(
+    'Default per-tenant rate of other requests at the API (reads, cancels, decisions, `/tenants/me`; a batch resume costs one per item).',
+  ),
+  RUN_MAX_TOKENS: int(DEFAULT_RUN_CAPS.maxTokens).describe(
+    'Per-run cap on tokens: a run declaring or estimated at more is refused with 400.',
+  ),
+  RUN_MAX_WALL_SECONDS: int(DEFAULT_RUN_CAPS.maxWallSeconds).describe(
+    "Per-run cap on planned wall time in seconds (e.g. the synthetic agent's steps x stepMs); more is refused with 400.",
+  ),
+  SUBMIT_COALESCE_MS: int(15).describe(
+    'The API coalesces submissions for this many ms into one batched message to the scheduler.',
+  ),
+  MAILBOX_FLUSH_MS: int(100).describe(
+    'Interval (ms) at which each worker flushes its mailbox (releases, renewals, charges, model observations) into one report to the scheduler.',
+  ),
+  WORKFLOW_BUNDLE_PATH: optionalString.describe(
+    "A prebuilt workflow bundle (bundleWorkflowCode's output, from this same code) for the worker to load instead of bundling src/workflows when it starts (about 5 s of CPU). Empty: bundled at start.",
+  ),
+  CHARGE_OWNER_DEAD_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3600)
+    .default(30)
+    .describe(
+      'Every model call is recorded (DATABASE_URL, else DATA_DIR/call-intents.db) before it goes; a worker not seen for this many seconds is dead, and another worker charges its calls whose charge it never sent.',
+    ),
+  CHARGE_SWEEP_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3600)
+    .default(10)
+    .describe('How often (seconds) each worker sweeps for the uncharged calls of dead workers.'),
+  CHARGE_KEEP_SETTLED_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(3600)
+    .describe("How long (seconds) a call's record is kept after its charge reached the scheduler."),
+  RUN_REOFFER_FIRST_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(300)
+    .describe(
+      'A queued run not admitted after this many seconds (spread up to 2x) checks that the scheduler knows it and re-offers itself if not: a safety net, since the watchdog tells queued runs to re-offer at once after a scheduler loss. While still queued it checks again, backing off x2 up to RUN_REOFFER_MAX_SECONDS.',
+    ),
+  RUN_REOFFER_MAX_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(1800)
+    .describe(
+      "The longest wait between a queued run's checks that the scheduler knows it (at least RUN_REOFFER_FIRST_SECONDS).",
+    ),
+  SCHEDULER_WATCHDOG_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(5)
+    .describe(
+      'The API and the worker check this often that the scheduler workflow runs, and start it when not.',
+    ),
+};
+
+const governor = {
+  GOVERNOR_INITIAL_TPM: int(G.initialTokensPerMinute).describe(
+    'Admitted tokens per minute before the model plane has reported anything.',
+  ),
+  GOVERNOR_MIN_TPM: int(G.minTokensPerMinute).describe(
+    'Floor of the admitted tokens per minute, however hard the provider throttles.',
+  ),
+  GOVERNOR_MAX_TPM: int(G.maxTokensPerMinute).describe('Ceiling of the admitted tokens per minute.'),
+  GOVERNOR_DECREASE: share(G.decrease).describe(
+    'Multiplicative decrease of the limits on throttling (0 to 1; 0.7 cuts by 30%).',
+  ),
+  GOVERNOR_COOLDOWN_MS: int(G.decreaseCooldownMs).describe(
+    "After a throttle's cut, further throttles within this many ms do not cut again (a gentle slowdown before the wall does not hold one back; it waits as long after any decrease); increases wait as long after a throttle.",
+  ),
+  GOVERNOR_INCREASE_TPM: int(G.increaseTokensPerMinute).describe(
+    'Additive increase of admitted tokens per minute per second of healthy calls, at least (see GOVERNOR_INCREASE_QUOTA_SHARE).',
+  ),
+  GOVERNOR_INCREASE_QUOTA_SHARE: share(G.increaseQuotaShare).describe(
+    "The same increase as a share of the provider's quota, advertised or else served (the larger applies).",
+  ),
+  GOVERNOR_INCREASE_CONCURRENCY: z.coerce
+    .number()
+    .nonnegative()
+    .default(G.increaseConcurrency)
+    .describe("Additive increase of the governor's concurrency limit, per second of healthy calls."),
+  GOVERNOR_LOW_WATER: share(G.remainingLowWater).describe(
+    "Below this share of the provider's remaining tokens, stop increasing; cut gently if spending outpaces the quota (0 to 1).",
+  ),
+};
+
+const gates = {
+  GATE_TIMEOUT_SECONDS: optionalInt(1, 30 * 24 * 3600).describe(
+    "Every gated agent's gate timeout in seconds (its outcome on timeout stays as the agent declares: triage escalates); empty: each agent's own (triage: 86400).",
+  ),
+};
+
+const tools = {
+  TOOL_LOOKUP_CREDENTIAL: optionalString.describe(
+    'Credential of the `lookup` tool; empty: a worker serving it makes up a random one (the sink cannot verify it).',
+  ),
+  TOOL_PAGER_CREDENTIAL: optionalString.describe(
+    'Credential of the `pager` tool (its effects reach the effect sink, which checks it).',
+  ),
+  TOOL_SCANNER_CREDENTIAL: optionalString.describe('Credential of the `scanner` tool.'),
   WORKER_TOOLS: z
     .string()
     .default(TOOL_NAMES.join(','))
@@ -141,113 +337,108 @@ const EnvSchema = z.object({
         .map((t) => t.trim())
         .filter((t) => t !== ''),
     )
-    .pipe(z.array(z.enum(TOOL_NAMES))),
-  BUILD_ID: z.string().default('fairway-dev'),
-  SHUTDOWN_GRACE_SECONDS: int(120),
-  SHUTDOWN_FORCE_SECONDS: int(30),
-  LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+    .pipe(z.array(z.enum(TOOL_NAMES)))
+    .describe(
+      "Tools this process's worker serves, comma-separated (each on its own task queue `<TASK_QUEUE>.tool.<name>`); empty: none (docker-compose: the fleet workers serve none, and `npm run start:tools` runs one tool worker per tool).",
+    ),
+};
+
+const processEnv = {
+  BUILD_ID: z
+    .string()
+    .default('fairway-dev')
+    .describe('Build id of this worker; restarting a worker with another BUILD_ID rehearses a deploy.'),
+  SHUTDOWN_GRACE_SECONDS: int(120).describe(
+    'On SIGTERM the worker waits up to this many seconds for in-flight activities to finish.',
+  ),
+  SHUTDOWN_FORCE_SECONDS: int(30).describe(
+    'Then it cancels them and waits this many more seconds; a step that ignores cancellation no longer holds the process: the worker stops anyway (its attempt is retried elsewhere after its timeout).',
+  ),
+  LOG_LEVEL: z
+    .enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'])
+    .default('info')
+    .describe('Log level: trace, debug, info, warn, error, fatal or silent.'),
+};
+
+/** The variables by section, in the order the reference and `.env.example` list them. */
+export const ENV_SECTIONS: readonly { title: string; vars: Record<string, z.ZodType> }[] = [
+  { title: 'API', vars: api },
+  { title: 'Temporal', vars: temporal },
+  { title: 'Model plane', vars: model },
+  { title: 'Scheduling policy', vars: policy },
+  {
+    title: 'Token governor (read when the scheduler chain is first started; a running chain keeps its own)',
+    vars: governor,
+  },
+  { title: 'Human gates', vars: gates },
+  {
+    title:
+      'Tool identities (each credential is held only by a worker serving the tool, and by the effect sink)',
+    vars: tools,
+  },
+  { title: 'Process', vars: processEnv },
+];
+
+/** Every environment variable Fairway reads. */
+export const EnvSchema = z.object({
+  ...api,
+  ...temporal,
+  ...model,
+  ...policy,
+  ...governor,
+  ...gates,
+  ...tools,
+  ...processEnv,
 });
 
 export type Env = z.infer<typeof EnvSchema>;
 
-export interface Config {
-  port: number;
-  /** The interface the API and the simulator listen on (`npm run cluster`: loopback only). */
-  host: string;
-  /** undefined: SQLite files under dataDir; set: the shared stores live in this PostgreSQL database. */
-  databaseUrl: string | undefined;
-  /** undefined: no external effect sink; set: the effect step also delivers each effect there. */
-  effectSinkUrl: string | undefined;
-  /** Port of the effect sink process (`npm run start:sink`). */
-  sinkPort: number;
-  /** A loopback-only listener serving GET /metrics without auth; undefined: metrics only on the API, admin token required. */
-  metrics: { port: number | undefined; host: string };
-  http: { headersTimeoutMs: number; requestTimeoutMs: number; maxConnections: number };
-  adminToken: string | undefined;
-  temporal: {
-    /** undefined: start the embedded dev server. */
-    address: string | undefined;
-    namespace: string;
-    port: number;
-    uiPort: number;
-    cliPath: string | undefined;
-    taskQueue: string;
-  };
-  dataDir: string;
-  schedulerWorkflowId: string;
-  /**
-   * The scheduler continues as new after this many history events (or sooner, when the server suggests
-   * it). A message that arrives while it continues as new fails that workflow task, and the retry
-   * replays the run's whole history, admitting nothing meanwhile: a short history keeps that pause short.
-   */
-  schedulerMaxHistoryEvents: number;
-  model: {
-    /** undefined: start the embedded simulator. */
-    baseUrl: string | undefined;
-    apiKey: string | undefined;
-    name: string;
-    /** The longest one Retry-After may hold a step or pause the fleet, ms (`MODEL_MAX_PAUSE_SECONDS`). */
-    maxPauseMs: number;
-  };
-  sim: { port: number; tpm: number; rpm: number; seed: number; headerDialect: 'openai' | 'anthropic' };
-  fleet: FleetSettings;
-  tenantDefaults: TenantDefaults;
-  runCaps: RunCaps;
-  /** The token governor's parameters (a new scheduler chain starts with them). */
-  governor: GovernorParams;
-  submitCoalesceMs: number;
-  mailboxFlushMs: number;
-  /**
-   * A prebuilt workflow bundle (`bundleWorkflowCode`'s output, built from this same code) that the
-   * worker loads instead of bundling `src/workflows` when it starts (about 5 s of CPU). Unset: bundled
-   * at start. The test harness builds one bundle and hands it to the worker processes it spawns.
-   */
-  workflowBundlePath: string | undefined;
-  /**
-   * Durable call charges (src/activities/call-charges.ts): a worker unseen for `ownerDeadMs` is dead
-   * and its uncharged calls are swept every `sweepMs`; settled rows are kept `keepSettledMs`.
-   */
-  charges: { ownerDeadMs: number; sweepMs: number; keepSettledMs: number };
-  /**
-   * A queued run not admitted `reofferFirstSeconds` after its start checks that the scheduler knows it
-   * (and re-offers itself when not); while still not admitted it checks again, backing off ×2 up to
-   * `reofferMaxSeconds`.
-   */
-  runs: {
-    reofferFirstSeconds: number;
-    reofferMaxSeconds: number;
-    /** Each gated agent's gate (src/agents/gates.ts), the timeouts overridden by GATE_TIMEOUT_SECONDS when set. */
-    gates: Record<string, GatePolicy>;
-  };
-  /** How often the API and worker check that the scheduler workflow runs (and start it when not). */
-  watchdogSeconds: number;
-  /**
-   * Per-tool identities: each tool's credential (TOOL_<NAME>_CREDENTIAL), read only by a worker that
-   * serves the tool and by the effect sink that authenticates it; `serve`: the tools this process's
-   * worker serves (WORKER_TOOLS, comma-separated; empty: none).
-   */
-  tools: { credentials: Partial<Record<ToolName, string>>; serve: ToolName[] };
-  buildId: string;
-  shutdownGraceSeconds: number;
-  /** After the grace, how long a worker waits for cancelled steps before it stops anyway. */
-  shutdownForceSeconds: number;
-  logLevel: Env['LOG_LEVEL'];
-}
+/** The typed configuration: the parsed environment in the shape the code uses. */
+export type Config = ReturnType<typeof toConfig>;
 
-/** Parses an environment (default: the process's) into the typed config; throws a readable error. */
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const parsed = EnvSchema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
-  }
-  const e = parsed.data;
+function toConfig(e: Env) {
+  const fleet: FleetSettings = {
+    concurrency: e.FLEET_CONCURRENCY,
+    floors: { standard: e.FLOOR_STANDARD, batch: e.FLOOR_BATCH },
+    leaseTtlSeconds: e.LEASE_TTL_SECONDS,
+    globalMaxQueued: e.GLOBAL_MAX_QUEUED,
+    interactiveReserve: e.FLEET_INTERACTIVE_RESERVE,
+  };
+  const tenantDefaults: TenantDefaults = {
+    maxQueued: e.DEFAULT_TENANT_MAX_QUEUED,
+    maxInFlight: e.DEFAULT_TENANT_MAX_IN_FLIGHT,
+    ratePerSecond: e.TENANT_RATE_PER_SECOND,
+    requestRatePerSecond: e.TENANT_REQUEST_RATE_PER_SECOND,
+  };
+  const runCaps: RunCaps = { maxTokens: e.RUN_MAX_TOKENS, maxWallSeconds: e.RUN_MAX_WALL_SECONDS };
+  /** The token governor's parameters (a new scheduler chain starts with them). */
+  const governor: GovernorParams = {
+    ...DEFAULT_GOVERNOR,
+    initialTokensPerMinute: e.GOVERNOR_INITIAL_TPM,
+    minTokensPerMinute: e.GOVERNOR_MIN_TPM,
+    maxTokensPerMinute: e.GOVERNOR_MAX_TPM,
+    quotaShare: e.MODEL_QUOTA_SHARE,
+    maxPauseMs: e.MODEL_MAX_PAUSE_SECONDS * 1000,
+    decrease: e.GOVERNOR_DECREASE,
+    decreaseCooldownMs: e.GOVERNOR_COOLDOWN_MS,
+    increaseTokensPerMinute: e.GOVERNOR_INCREASE_TPM,
+    increaseQuotaShare: e.GOVERNOR_INCREASE_QUOTA_SHARE,
+    increaseConcurrency: e.GOVERNOR_INCREASE_CONCURRENCY,
+    remainingLowWater: e.GOVERNOR_LOW_WATER,
+  };
+  const credentials: Partial<Record<ToolName, string>> = {};
+  if (e.TOOL_LOOKUP_CREDENTIAL !== undefined) credentials.lookup = e.TOOL_LOOKUP_CREDENTIAL;
+  if (e.TOOL_PAGER_CREDENTIAL !== undefined) credentials.pager = e.TOOL_PAGER_CREDENTIAL;
+  if (e.TOOL_SCANNER_CREDENTIAL !== undefined) credentials.scanner = e.TOOL_SCANNER_CREDENTIAL;
   return {
     port: e.PORT,
     host: e.HOST,
+    /** undefined: SQLite files under dataDir; set: the shared stores live in this PostgreSQL database. */
     databaseUrl: e.DATABASE_URL,
+    /** undefined: no external effect sink; set: the effect step also delivers each effect there. */
     effectSinkUrl: e.EFFECT_SINK_URL,
     sinkPort: e.SINK_PORT,
+    /** A loopback-only listener serving GET /metrics without auth; port undefined: metrics only on the API, admin token required. */
     metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST },
     http: {
       headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
@@ -256,6 +447,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     adminToken: e.ADMIN_TOKEN,
     temporal: {
+      /** undefined: start the embedded dev server. */
       address: e.TEMPORAL_ADDRESS,
       namespace: e.TEMPORAL_NAMESPACE,
       port: e.TEMPORAL_PORT,
@@ -267,9 +459,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     schedulerWorkflowId: e.SCHEDULER_WORKFLOW_ID,
     schedulerMaxHistoryEvents: e.SCHEDULER_MAX_HISTORY_EVENTS,
     model: {
+      /** undefined: start the embedded simulator. */
       baseUrl: e.MODEL_BASE_URL,
       apiKey: e.MODEL_API_KEY,
       name: e.MODEL_NAME,
+      /** The longest one Retry-After may hold a step or pause the fleet, ms. */
       maxPauseMs: e.MODEL_MAX_PAUSE_SECONDS * 1000,
     },
     sim: {
@@ -279,37 +473,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       seed: e.SIM_SEED,
       headerDialect: e.SIM_HEADER_DIALECT,
     },
-    fleet: {
-      concurrency: e.FLEET_CONCURRENCY,
-      floors: { standard: e.FLOOR_STANDARD, batch: e.FLOOR_BATCH },
-      leaseTtlSeconds: e.LEASE_TTL_SECONDS,
-      globalMaxQueued: e.GLOBAL_MAX_QUEUED,
-      interactiveReserve: e.FLEET_INTERACTIVE_RESERVE,
-    },
-    tenantDefaults: {
-      maxQueued: e.DEFAULT_TENANT_MAX_QUEUED,
-      maxInFlight: e.DEFAULT_TENANT_MAX_IN_FLIGHT,
-      ratePerSecond: e.TENANT_RATE_PER_SECOND,
-      requestRatePerSecond: e.TENANT_REQUEST_RATE_PER_SECOND,
-    },
-    runCaps: { maxTokens: e.RUN_MAX_TOKENS, maxWallSeconds: e.RUN_MAX_WALL_SECONDS },
-    governor: {
-      ...DEFAULT_GOVERNOR,
-      initialTokensPerMinute: e.GOVERNOR_INITIAL_TPM,
-      minTokensPerMinute: e.GOVERNOR_MIN_TPM,
-      maxTokensPerMinute: e.GOVERNOR_MAX_TPM,
-      quotaShare: e.MODEL_QUOTA_SHARE,
-      maxPauseMs: e.MODEL_MAX_PAUSE_SECONDS * 1000,
-      decrease: e.GOVERNOR_DECREASE,
-      decreaseCooldownMs: e.GOVERNOR_COOLDOWN_MS,
-      increaseTokensPerMinute: e.GOVERNOR_INCREASE_TPM,
-      increaseQuotaShare: e.GOVERNOR_INCREASE_QUOTA_SHARE,
-      increaseConcurrency: e.GOVERNOR_INCREASE_CONCURRENCY,
-      remainingLowWater: e.GOVERNOR_LOW_WATER,
-    },
+    fleet,
+    tenantDefaults,
+    runCaps,
+    governor,
     submitCoalesceMs: e.SUBMIT_COALESCE_MS,
     mailboxFlushMs: e.MAILBOX_FLUSH_MS,
+    /** A prebuilt workflow bundle the worker loads instead of bundling `src/workflows`; undefined: bundled at start. */
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
+    /** Durable call charges (src/activities/call-charges.ts), in ms. */
     charges: {
       ownerDeadMs: e.CHARGE_OWNER_DEAD_SECONDS * 1000,
       sweepMs: e.CHARGE_SWEEP_SECONDS * 1000,
@@ -318,26 +490,29 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     runs: {
       reofferFirstSeconds: e.RUN_REOFFER_FIRST_SECONDS,
       reofferMaxSeconds: Math.max(e.RUN_REOFFER_FIRST_SECONDS, e.RUN_REOFFER_MAX_SECONDS),
+      /** Each gated agent's gate (src/agents/gates.ts), the timeouts overridden by GATE_TIMEOUT_SECONDS when set. */
       gates: gatePolicies(e.GATE_TIMEOUT_SECONDS),
     },
+    /** How often the API and worker check that the scheduler workflow runs (and start it when not). */
     watchdogSeconds: e.SCHEDULER_WATCHDOG_SECONDS,
-    tools: {
-      credentials: Object.fromEntries(
-        (
-          [
-            ['lookup', e.TOOL_LOOKUP_CREDENTIAL],
-            ['pager', e.TOOL_PAGER_CREDENTIAL],
-            ['scanner', e.TOOL_SCANNER_CREDENTIAL],
-          ] as const
-        ).filter(([, c]) => c !== undefined),
-      ),
-      serve: [...new Set(e.WORKER_TOOLS)],
-    },
+    /** Each tool's credential, read only by a worker that serves the tool and by the effect sink; `serve`: this worker's tools. */
+    tools: { credentials, serve: [...new Set(e.WORKER_TOOLS)] },
     buildId: e.BUILD_ID,
     shutdownGraceSeconds: e.SHUTDOWN_GRACE_SECONDS,
+    /** After the grace, how long a worker waits for cancelled steps before it stops anyway. */
     shutdownForceSeconds: e.SHUTDOWN_FORCE_SECONDS,
     logLevel: e.LOG_LEVEL,
   };
+}
+
+/** Parses an environment (default: the process's) into the typed config; throws a readable error. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return toConfig(parsed.data);
 }
 
 /**
