@@ -6,7 +6,7 @@ import { BENCH_ADMIN, startBenchStack } from '../bench/lib/bench-stack';
 import { createProgress } from '../bench/lib/progress';
 
 /**
- * `npx tsx scripts/console-screenshot.ts [out.png]`: the README's console screenshot. A whole stack
+ * `npx tsx scripts/console-screenshot.ts [out.png]`: the console screenshot in docs/operating.md. A whole stack
  * (own dev server), four tenants of different weights (one with a small budget), offered about
  * twice the provider's quota; after a minute the simulator's quota is cut to 30% for 45 s, then
  * restored. The console is photographed in headless Chromium (Debian's /usr/bin/chromium) a little

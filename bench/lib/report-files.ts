@@ -5,7 +5,8 @@ import { renderTable, spliceTable } from './report';
 import type { BenchResult } from './results';
 import { RESULTS_DIR } from './results';
 
-export const README = path.join(__dirname, '..', '..', 'README.md');
+/** The page that holds the generated figures table. */
+export const BENCHMARKS = path.join(__dirname, '..', '..', 'docs', 'benchmarks.md');
 
 /** The committed results that carry provenance (older files without it are not reported). */
 export function readResults(dir = RESULTS_DIR): BenchResult[] {
@@ -16,8 +17,8 @@ export function readResults(dir = RESULTS_DIR): BenchResult[] {
     .filter((r) => typeof r.scenario === 'string' && r.provenance !== undefined);
 }
 
-/** The README as `npm run bench:report` writes it: the table spliced in, formatted as `npm run lint` wants. */
-export async function generateReadme(readme: string, results: BenchResult[]): Promise<string> {
-  const options = (await resolveConfig(README)) ?? {};
-  return format(spliceTable(readme, renderTable(results)), { ...options, filepath: README });
+/** docs/benchmarks.md as `npm run bench:report` writes it: the table spliced in, formatted as `npm run lint` wants. */
+export async function generatePage(page: string, results: BenchResult[]): Promise<string> {
+  const options = (await resolveConfig(BENCHMARKS)) ?? {};
+  return format(spliceTable(page, renderTable(results)), { ...options, filepath: BENCHMARKS });
 }

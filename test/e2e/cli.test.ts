@@ -15,7 +15,7 @@ interface Result {
 
 /**
  * `fairway …` as an operator runs it: a child process with only the documented variables set. `npx`
- * (the way the README says to run it) for the first status and the first failing exit code; the
+ * (the way docs/operating.md says to run it) for the first status and the first failing exit code; the
  * package's own bin (`bin/fairway.cjs`, what npx resolves `fairway` to) for the rest: npx reads the
  * whole installed dependency tree first, about a CPU-second a call on a 2-core machine.
  */

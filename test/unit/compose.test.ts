@@ -30,7 +30,7 @@ const emptyEnvFile = path.join(tmp, 'empty.env');
 writeFileSync(emptyEnvFile, '');
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-/** What a user sets before `docker compose up` (README): the admin token and each tool's credential. */
+/** What a user sets before `docker compose up` (docs/operating.md): the admin token and each tool's credential. */
 const TOOL_CREDENTIALS = {
   lookup: 'compose-test-lookup-credential-0123456789',
   pager: 'compose-test-pager-credential-0123456789',

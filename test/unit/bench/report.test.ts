@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BEGIN, END, renderTable, spliceTable } from '../../../bench/lib/report';
-import { README, generateReadme, readResults } from '../../../bench/lib/report-files';
+import { BENCHMARKS, generatePage, readResults } from '../../../bench/lib/report-files';
 import { commandLine } from '../../../bench/lib/results';
 import type { BenchResult } from '../../../bench/lib/results';
 
@@ -33,7 +33,7 @@ describe('bench:report', () => {
     expect(renderTable([fixture])).toBe(renderTable([structuredClone(fixture)]));
   });
 
-  it('replaces only what lies between the markers, and refuses a README without them', () => {
+  it('replaces only what lies between the markers, and refuses a page without them', () => {
     const readme = `# T\n\nbefore\n\n${BEGIN}\n\nold | table\n\n${END}\n\nafter\n`;
     expect(spliceTable(readme, 'NEW')).toBe(`# T\n\nbefore\n\n${BEGIN}\n\nNEW\n\n${END}\n\nafter\n`);
     expect(() => spliceTable('# no markers\n', 'NEW')).toThrow(/markers/);
@@ -45,8 +45,8 @@ describe('bench:report', () => {
     expect(commandLine(['node', '/repo/bench/index.ts'], 'bench:report')).toBe('npm run bench:report');
   });
 
-  it("the README's figures are exactly what the generator makes of the committed bench/results/ (no hand edits)", async () => {
-    const readme = readFileSync(README, 'utf8');
-    expect(readme).toBe(await generateReadme(readme, readResults()));
+  it("docs/benchmarks.md's figures are exactly what the generator makes of the committed bench/results/ (no hand edits)", async () => {
+    const page = readFileSync(BENCHMARKS, 'utf8');
+    expect(page).toBe(await generatePage(page, readResults()));
   });
 });
