@@ -29,8 +29,7 @@ export const LAYER_ZONES = [
   {
     target: './src/workflows',
     from: './src/activities',
-    except: ['./types.ts'],
-    message: 'Workflows import activity signatures only (activities/types).',
+    message: 'Workflows import activity signatures from src/contract (activity-types).',
   },
   {
     target: './src/workflows',
@@ -92,7 +91,7 @@ export default tseslint.config(
   {
     // The workflow sandbox: deterministic code only. No Node built-ins, no env, no clocks or randomness
     // of the host, no value imports of activities.
-    files: ['src/workflows/**/*.ts', 'src/scheduler/**/*.ts'],
+    files: ['src/workflows/**/*.ts', 'src/scheduler/**/*.ts', 'src/contract/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -103,9 +102,8 @@ export default tseslint.config(
           })),
           patterns: [
             {
-              group: ['**/activities/*', '!**/activities/types'],
-              message: 'Import activity types only (proxyActivities).',
-              allowTypeImports: true,
+              group: ['**/activities', '**/activities/*'],
+              message: 'Activity signatures are in src/contract/activity-types (proxyActivities).',
             },
             {
               group: ['@temporalio/client', '@temporalio/worker', '@temporalio/activity'],

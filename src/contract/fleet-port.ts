@@ -1,4 +1,4 @@
-import type { ToolCallView } from '../tools/registry';
+import type { ToolCallView } from './tool-registry';
 import type {
   LedgerEntry,
   Priority,

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import type { EffectStore } from '../activities/effect-store';
 import { deliverOnce } from '../effectsink/deliver-once';
-import { mayCall } from './registry';
-import type { ToolActivities, ToolName, ToolRequest, ToolResponse } from './registry';
+import { mayCall } from '../contract/tool-registry';
+import type { ToolActivities, ToolName, ToolRequest, ToolResponse } from '../contract/tool-registry';
 
 /** A credential's public key id: which key acted (for rotation and audit), not the key. */
 export function keyId(credential: string): string {

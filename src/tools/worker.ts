@@ -6,8 +6,8 @@ import { effectStoreLocation, openEffectStore } from '../activities/open-effect-
 import type { Config } from '../config';
 import { runWorker, shutdownOptions } from '../util/worker-shutdown';
 import { createToolActivities } from './activities';
-import { toolTaskQueue } from './registry';
-import type { ToolName } from './registry';
+import { toolTaskQueue } from '../contract/tool-registry';
+import type { ToolName } from '../contract/tool-registry';
 
 export interface ToolWorker {
   /** The tools served, hence the only credentials this worker read. */

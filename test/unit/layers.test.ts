@@ -54,7 +54,7 @@ describe('one-way layers (lint)', () => {
   });
 
   it.each([
-    ['src/workflows/probe.ts', "import type { FleetActivities } from '../activities/types';"],
+    ['src/workflows/probe.ts', "import type { FleetActivities } from '../contract/activity-types';"],
     ['src/activities/probe.ts', "import type { RunSpec } from '../contract/fleet-port';"],
     ['src/modelplane/probe.ts', "import { estimateTextTokens } from '../activities/provider/tokens';"],
     ['src/api/probe.ts', "import { withTimeout } from '../util/with-timeout';"],

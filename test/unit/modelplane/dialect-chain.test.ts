@@ -6,7 +6,7 @@ import { createModelClient } from '../../../src/activities/model-client';
 import { ObservationWindow } from '../../../src/activities/observations';
 import { startSimulator } from '../../../src/modelplane/server';
 import type { RunningSimulator } from '../../../src/modelplane/server';
-import type { WorkerReport } from '../../../src/workflows/scheduler-messages';
+import type { WorkerReport } from '../../../src/contract/scheduler-messages';
 import { applyReport } from '../../../src/workflows/scheduler-support';
 import { handClock, stormCore } from './sim-client';
 

@@ -6,7 +6,7 @@ import { openSqliteEffectStore } from '../../../src/activities/effect-store';
 import { AGENT_NAMES } from '../../../src/agents/catalog';
 import { loadConfig } from '../../../src/config';
 import { createToolActivities, identityOf } from '../../../src/tools/activities';
-import { AGENT_TOOLS, mayCall, toolTaskQueue } from '../../../src/tools/registry';
+import { AGENT_TOOLS, mayCall, toolTaskQueue } from '../../../src/contract/tool-registry';
 
 const dirs: string[] = [];
 afterEach(() => {

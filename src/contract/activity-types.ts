@@ -1,6 +1,6 @@
-import type { BudgetExhaustedMode } from '../contract/fleet-port';
-import type { AdmitNotice } from '../workflows/run-messages';
-import type { RecoveredUsage, RecoveryFigures } from '../workflows/scheduler-messages';
+import type { BudgetExhaustedMode } from './fleet-port';
+import type { AdmitNotice } from './run-messages';
+import type { RecoveredUsage, RecoveryFigures } from './scheduler-messages';
 import type { Priority, Release, SubmitResult, TopUpResult } from '../scheduler/types';
 
 /**

@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { RunSpec, RunView } from '../contract/fleet-port';
+import type { RunSpec, RunView } from './fleet-port';
 
 /** The scheduler's admission of one attempt of a run, with its lease. */
 export interface AdmitNotice {
