@@ -21,16 +21,16 @@ import type { SchedulerInput } from './workflows/scheduler';
 import { createTemporalFleet } from './fleet/temporal-fleet';
 import { withUnavailableAs503 } from './fleet/unavailable';
 import { startFleetWorker } from './fleet/worker';
-import { startToolWorker } from './tools/worker';
-import type { ToolWorker } from './tools/worker';
+import { startToolWorker } from './fleet/tool-worker';
+import type { ToolWorker } from './fleet/tool-worker';
 import type { FleetWorker, WorkflowSource } from './fleet/worker';
 import { startDevServer } from './infra/dev-server';
 import { installRuntime } from './infra/runtime';
 import { httpAnswers, waitFor } from './infra/wait-for';
 import type { DevServer } from './infra/dev-server';
 import { closableRetry } from './fleet/closable-retry';
-import { startSimulator } from './modelplane';
-import type { RunningSimulator } from './modelplane';
+import { startSimulator } from './standins/modelplane';
+import type { RunningSimulator } from './standins/modelplane';
 
 export interface StackParts {
   temporal: boolean;

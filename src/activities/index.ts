@@ -11,7 +11,7 @@ import { mapLimit } from '../util/map-limit';
 import { admitSignal, budgetRefusedSignal, leaseRevokedSignal } from '../contract/run-messages';
 import { submitUpdate, topUpUpdate } from '../contract/scheduler-messages';
 import type { RecoveredUsage } from '../contract/scheduler-messages';
-import { deliverOnce } from '../effectsink/deliver-once';
+import { deliverOnce } from './deliver-once';
 import type { BatchItemStore } from './batch-items';
 import type { CallCharges } from './call-charges';
 import { certainlyUnbilled } from './call-outcome';

@@ -1,7 +1,7 @@
 /**
  * The tool registry: every tool an agent may call, the scopes it acts with, and which agent may call
  * which. Pure (workflow code imports it). A tool's credential is not here: only the worker that serves
- * the tool's task queue reads it from config (src/tools/worker.ts), and nothing that workflow code
+ * the tool's task queue reads it from config (src/fleet/tool-worker.ts), and nothing that workflow code
  * sees (inputs, results, memos, history) ever carries it.
  */
 export const TOOL_NAMES = ['lookup', 'pager', 'scanner'] as const;

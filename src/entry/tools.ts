@@ -4,7 +4,7 @@ import { loadConfig } from '../config';
 import { installRuntime } from '../infra/runtime';
 import { waitFor } from '../infra/wait-for';
 import { toolTaskQueue } from '../contract/tool-registry';
-import { startToolWorker } from '../tools/worker';
+import { startToolWorker } from '../fleet/tool-worker';
 import { closeOnSignal, failStart } from './shutdown';
 
 /**

@@ -1,6 +1,6 @@
 import { getAgent } from '../../agents/catalog';
 import { ApiError } from '../../contract/errors';
-import { renderInput, triggerMatches, type EventEnvelope } from '../../events/triggers';
+import { renderInput, triggerMatches, type EventEnvelope } from '../events/triggers';
 import type { ApiContext } from '../context';
 import { canonicalHash } from '../crypto/canonical-json';
 import type { EventRecord, NewEventRun, TriggerEntry } from '../stores/event-store';

@@ -1,7 +1,7 @@
 import express, { Router, type Request, type Response } from 'express';
 import { ApiError } from '../../contract/errors';
-import { SIGNATURE_HEADER, verifySignature } from '../../events/signature';
-import type { EventEnvelope } from '../../events/triggers';
+import { SIGNATURE_HEADER, verifySignature } from '../events/signature';
+import type { EventEnvelope } from '../events/triggers';
 import type { ApiContext } from '../context';
 import {
   acceptEvent,

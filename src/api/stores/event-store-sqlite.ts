@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { TriggerSpec } from '../../events/triggers';
+import type { TriggerSpec } from '../events/triggers';
 import { EVENT_RETENTION_MS, runParams, toEvent, toTrigger } from './event-store';
 import type {
   EventRecord,

@@ -1,28 +1,14 @@
 import { resolve } from 'node:path';
 import { isPostgresUrl } from '../../util/pg';
 import { EVENTS_DDL } from './event-store';
-import type { EventStore } from './event-store';
+import type { ApiStore } from './api-store';
 import { SqliteEventStore } from './event-store-sqlite';
 import { IDEMPOTENCY_DDL, SqliteIdempotencyStore } from './idempotency';
-import type { IdempotencyStore } from './idempotency';
 import { openPgApiStore } from './pg/api-store-pg';
 import { migrateTenants, SqliteTenantStore, TENANTS_DDL } from './tenants';
-import type { TenantRecord, TenantStore } from './tenants';
 import { openSqliteFile } from '../../util/sqlite';
 
-/**
- * The API's own state: tenants (settings and key hashes), idempotency keys, events. One interface,
- * two engines: a SQLite file (one host, the embedded default) or PostgreSQL (shared by every host).
- */
-export interface ApiStore {
-  readonly tenants: TenantStore;
-  readonly idempotency: IdempotencyStore;
-  /** Events, their runs, triggers and webhook secrets. */
-  readonly events: EventStore;
-  /** Every tenant with its settings, e.g. to re-sync them to the scheduler at startup. */
-  listTenants(): Promise<TenantRecord[]>;
-  close(): Promise<void>;
-}
+export type { ApiStore } from './api-store';
 
 const SCHEMA_VERSION = 3;
 

@@ -8,7 +8,7 @@ import { canonicalHash, canonicalJson } from '../../../src/api/crypto/canonical-
 import { IDEMPOTENCY_RETENTION_MS, PENDING_CLAIM_TTL_MS } from '../../../src/api/stores/idempotency';
 import { EVENT_RETENTION_MS } from '../../../src/api/stores/event-store';
 import type { NewEvent, NewEventRun } from '../../../src/api/stores/event-store';
-import type { TriggerSpec } from '../../../src/events/triggers';
+import type { TriggerSpec } from '../../../src/api/events/triggers';
 import { TokenBuckets } from '../../../src/api/intake/token-buckets';
 import { postgresEngine, sqliteEngine } from '../../support/store-engines';
 

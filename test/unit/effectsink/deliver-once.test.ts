@@ -4,9 +4,10 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openSqliteEffectStore } from '../../../src/activities/effect-store';
 import type { EffectStore } from '../../../src/activities/effect-store';
-import { deliverOnce } from '../../../src/effectsink/deliver-once';
-import { deliverEffect, startEffectSink } from '../../../src/effectsink/sink';
-import type { RunningSink } from '../../../src/effectsink/sink';
+import { deliverOnce } from '../../../src/activities/deliver-once';
+import { deliverEffect } from '../../../src/activities/effect-delivery';
+import { startEffectSink } from '../../../src/standins/effectsink/sink';
+import type { RunningSink } from '../../../src/standins/effectsink/sink';
 
 let sink: RunningSink | undefined;
 let store: EffectStore | undefined;

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openSqliteEffectStore } from '../../../src/activities/effect-store';
 import { AGENT_NAMES } from '../../../src/agents/catalog';
 import { loadConfig } from '../../../src/config';
-import { createToolActivities, identityOf } from '../../../src/tools/activities';
+import { createToolActivities, identityOf } from '../../../src/activities/tool-activities';
 import { AGENT_TOOLS, mayCall, toolTaskQueue } from '../../../src/contract/tool-registry';
 
 const dirs: string[] = [];

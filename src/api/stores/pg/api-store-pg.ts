@@ -1,7 +1,7 @@
 import { isPgUnavailable, migrate, openPool } from '../../../util/pg';
 import type { Migration } from '../../../util/pg';
 import { ApiError } from '../../../contract/errors';
-import type { ApiStore } from '../store';
+import type { ApiStore } from '../api-store';
 import { PgEventStore } from './event-store-pg';
 import { PgIdempotencyStore } from './idempotency-pg';
 import { PgTenantStore } from './tenants-pg';

@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
-import type { TriggerSpec } from '../../../events/triggers';
+import type { TriggerSpec } from '../../events/triggers';
 import { inTransaction } from '../../../util/pg';
 import { EVENT_RETENTION_MS, runParams, toEvent, toTrigger } from '../event-store';
 import type {

@@ -8,8 +8,8 @@ export {
   formatDuration,
   parseDuration,
   parseRateLimitHeaders,
-} from '../activities/provider/rate-limit-headers';
-export type { ParsedRateLimit, RateLimitSnapshot } from '../activities/provider/rate-limit-headers';
-export { estimatePromptTokens, estimateTextTokens } from '../activities/provider/tokens';
-export { CALL_KEY_HEADER } from '../activities/provider/call-key';
+} from '../../activities/provider/rate-limit-headers';
+export type { ParsedRateLimit, RateLimitSnapshot } from '../../activities/provider/rate-limit-headers';
+export { estimatePromptTokens, estimateTextTokens } from '../../activities/provider/tokens';
+export { CALL_KEY_HEADER } from '../../activities/provider/call-key';
 export { RetryTracker } from './retry-tracker';

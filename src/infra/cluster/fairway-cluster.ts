@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import type { Config } from '../config';
+import type { Config } from '../../config';
 import { freePort } from './child';
 import type { Child } from './child';
 import { spawnFairway } from './fairway-processes';

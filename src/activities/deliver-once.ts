@@ -1,4 +1,4 @@
-import { deliverEffect, sinkHasDelivery } from './sink';
+import { deliverEffect, sinkHasDelivery } from './effect-delivery';
 
 /**
  * Delivers an applied effect to the sink once per idempotency key, across crashes. The effect store

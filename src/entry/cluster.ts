@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../config';
-import { closeOnSignal, failStart } from '../entry/shutdown';
-import { freePort } from './child';
-import { startFairwayCluster } from './fairway-cluster';
-import { ensureServerTools, ensureUiServer } from './server-tools';
+import { closeOnSignal, failStart } from './shutdown';
+import { freePort } from '../infra/cluster/child';
+import { startFairwayCluster } from '../infra/cluster/fairway-cluster';
+import { ensureServerTools, ensureUiServer } from '../infra/cluster/server-tools';
 
 /**
  * `npm run cluster`: the production shape on one host. PostgreSQL, the Temporal services as

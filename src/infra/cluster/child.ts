@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
-import { logChildOutput } from '../util/child-log';
+import { logChildOutput } from '../../util/child-log';
 
 /** Every child still alive: killed outright if this process exits without stopping them. */
 const live = new Set<ChildProcess>();

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { toolsDir } from '../infra/temporal-cli';
+import { toolsDir } from '../temporal-cli';
 
 /** The Temporal server release `npm run cluster` runs (docker-compose pins the same). */
 export const TEMPORAL_SERVER_VERSION = '1.32.2';

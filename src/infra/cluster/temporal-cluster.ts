@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
-import { FAIRWAY_SEARCH_ATTRIBUTES } from '../contract/search-attributes';
+import { FAIRWAY_SEARCH_ATTRIBUTES } from '../../contract/search-attributes';
 import { freeLowPorts, spawnChild, waitForPort } from './child';
 import type { Child } from './child';
 import { startPostgres } from './postgres';

@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Router } from 'express';
 import type { Response } from 'express';
-import { ApiError } from '../contract/errors';
+import { ApiError } from '../../contract/errors';
 import type { ConsoleSampler } from './sampler';
 import { ConsoleQuerySchema } from './schema';
-import { parseOr400 } from '../api/intake/validation';
+import { parseOr400 } from '../intake/validation';
 
 /**
  * Every asset of the page is served from this machine: the page's own files from ./static and

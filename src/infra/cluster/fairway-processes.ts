@@ -1,9 +1,9 @@
 import path from 'node:path';
-import { tsEntry } from '../infra/ts-entry';
+import { tsEntry } from '../ts-entry';
 import { spawnChild } from './child';
 import type { Child } from './child';
 
-const projectRoot = path.resolve(__dirname, '..', '..');
+const projectRoot = path.resolve(__dirname, '..', '..', '..');
 
 export type FairwayRole = 'worker' | 'api' | 'sim' | 'sink';
 

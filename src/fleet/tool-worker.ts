@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { effectStoreLocation, openEffectStore } from '../activities/open-effect-store';
 import type { Config } from '../config';
 import { runWorker, shutdownOptions } from '../util/worker-shutdown';
-import { createToolActivities } from './activities';
+import { createToolActivities } from '../activities/tool-activities';
 import { toolTaskQueue } from '../contract/tool-registry';
 import type { ToolName } from '../contract/tool-registry';
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
-import type { EffectStore } from '../activities/effect-store';
-import { deliverOnce } from '../effectsink/deliver-once';
+import type { EffectStore } from './effect-store';
+import { deliverOnce } from './deliver-once';
 import { mayCall } from '../contract/tool-registry';
 import type { ToolActivities, ToolName, ToolRequest, ToolResponse } from '../contract/tool-registry';
 

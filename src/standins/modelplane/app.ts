@@ -9,7 +9,7 @@ import {
   sendSpendCap,
   sendThrottled,
 } from './responses';
-import { CALL_KEY_HEADER, TENANT_HEADER } from '../activities/provider/call-key';
+import { CALL_KEY_HEADER, TENANT_HEADER } from '../../activities/provider/call-key';
 import {
   BystanderSchema,
   CapacitySchema,
@@ -20,7 +20,7 @@ import {
 } from './schemas';
 import { SimulatorState } from './state';
 import type { SimulatorOptions } from './state';
-import { estimatePromptTokens } from '../activities/provider/tokens';
+import { estimatePromptTokens } from '../../activities/provider/tokens';
 
 /** Completion length when a request names none (OpenAI's would be "until done"; a simulator needs a number). */
 const DEFAULT_MAX_TOKENS = 16;

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import type { FleetPort } from '../contract/fleet-port';
-import { FleetSnapshots } from '../api/fleet-snapshot';
-import type { Priority, SchedulerStatus, TenantStatus } from '../scheduler/types';
-import { PRIORITIES } from '../scheduler/types';
+import type { FleetPort } from '../../contract/fleet-port';
+import { FleetSnapshots } from '../fleet-snapshot';
+import type { Priority, SchedulerStatus, TenantStatus } from '../../scheduler/types';
+import { PRIORITIES } from '../../scheduler/types';
 import { Ring } from './ring';
 
 /** The door's shed reasons, in the order the console draws them. */

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-const projectRoot = path.resolve(__dirname, '..', '..');
+const projectRoot = path.resolve(__dirname, '..', '..', '..');
 /** Committed templates: the server's config, the Web UI's, and the dynamic config compose uses too. */
 export const templates = {
   server: path.join(projectRoot, 'deploy', 'cluster', 'temporal.yaml'),

@@ -1,7 +1,7 @@
 import { DEFAULT_LATENCY, latencyMs, seededRandom } from './latency';
 import type { LatencyModel } from './latency';
-import { anthropicRateLimitHeaders, rateLimitHeaders } from '../activities/provider/rate-limit-headers';
-import type { RateLimitSnapshot } from '../activities/provider/rate-limit-headers';
+import { anthropicRateLimitHeaders, rateLimitHeaders } from '../../activities/provider/rate-limit-headers';
+import type { RateLimitSnapshot } from '../../activities/provider/rate-limit-headers';
 import { CallLog } from './call-log';
 import { FirstCallLog } from './first-calls';
 import { RetryTracker } from './retry-tracker';
