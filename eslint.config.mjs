@@ -6,7 +6,7 @@ import { builtinModules } from 'node:module';
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
 const CORE = ['./util', './agents', './scheduler'];
-const BELOW_FLEET = [...CORE, './contract', './config.ts', './workflows', './activities'];
+const BELOW_FLEET = [...CORE, './contract', './config.ts', './stores', './workflows', './activities'];
 
 /**
  * Every room of src/ (a top-level folder or file, as a path under ./src) and the rooms it may import
@@ -19,12 +19,16 @@ export const ROOMS = {
   './scheduler': { may: [], why: 'The policy core imports nothing.' },
   './contract': { may: CORE, why: 'The contract (types, messages, pure helpers) sits on the core only.' },
   './config.ts': { may: [...CORE, './contract'], why: 'The config reads the environment and the core.' },
+  './stores': {
+    may: [...CORE, './contract'],
+    why: 'The stores (one folder each, SQLite and PostgreSQL) sit on the contract and the core.',
+  },
   './workflows': {
     may: ['./agents', './scheduler', './contract'],
     why: 'Workflows import the core and the contract (activity signatures included).',
   },
   './activities': {
-    may: [...CORE, './contract'],
+    may: [...CORE, './contract', './stores'],
     why: 'Activities sit below the fleet: inject what they need.',
   },
   './standins': {
@@ -33,8 +37,8 @@ export const ROOMS = {
   },
   './fleet': { may: BELOW_FLEET, why: 'The fleet sits below the API and the entry points.' },
   './api': {
-    may: [...BELOW_FLEET, './fleet'],
-    why: 'The API (console, events) sits below the entry points.',
+    may: [...BELOW_FLEET.filter((r) => r !== './activities'), './fleet'],
+    why: 'The API (console, events) sits below the entry points and reaches activities only through the fleet.',
   },
   './infra': {
     may: [...CORE, './contract', './config.ts'],

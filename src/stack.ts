@@ -5,10 +5,15 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import pino from 'pino';
 import type { Logger } from 'pino';
-import { effectStoreLocation, openEffectStore } from './activities/open-effect-store';
-import { batchItemsLocation, openBatchItems } from './activities/open-batch-items';
+import {
+  apiStoreLocation,
+  batchItemsLocation,
+  effectStoreLocation,
+  openBatchItems,
+  openEffectStore,
+  openStore,
+} from './stores/open';
 import { ORPHAN_COMMIT_MS, startOrphanedBatches } from './api/routes/batch-parts';
-import { apiStoreLocation, openStore } from './api/stores/store';
 import { createApps } from './api/app';
 import { EventDispatcher } from './api/intake/event-dispatch';
 import { listenWithLimits } from './api/server';

@@ -12,10 +12,10 @@ import { admitSignal, budgetRefusedSignal, leaseRevokedSignal } from '../contrac
 import { submitUpdate, topUpUpdate } from '../contract/scheduler-messages';
 import type { RecoveredUsage } from '../contract/scheduler-messages';
 import { deliverOnce } from './deliver-once';
-import type { BatchItemStore } from './batch-items';
+import type { BatchItemStore } from '../stores/batch-items/batch-items';
 import type { CallCharges } from './call-charges';
 import { certainlyUnbilled } from './call-outcome';
-import type { EffectStore } from './effect-store';
+import type { EffectStore } from '../stores/effects/effect-store';
 import type { SchedulerMailbox } from './mailbox';
 import type { ModelClient } from './model-client';
 import { OfferBatcher } from './offer-batcher';

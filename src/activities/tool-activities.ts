@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
-import type { EffectStore } from './effect-store';
+import type { EffectStore } from '../stores/effects/effect-store';
 import { deliverOnce } from './deliver-once';
 import { mayCall } from '../contract/tool-registry';
 import type { ToolActivities, ToolName, ToolRequest, ToolResponse } from '../contract/tool-registry';

@@ -1,9 +1,9 @@
 import express from 'express';
 import type { Logger } from 'pino';
-import type { ApiStore } from './stores/store';
-import { openSqliteBatchItems } from '../activities/batch-items';
-import type { BatchItemStore } from '../activities/batch-items';
-import { withDbUnavailableAs503 } from './stores/pg/api-store-pg';
+import type { ApiStore } from '../stores/api/api-store';
+import { openSqliteBatchItems } from '../stores/batch-items/batch-items';
+import type { BatchItemStore } from '../stores/batch-items/batch-items';
+import { withDbUnavailableAs503 } from '../stores/api/api-store-pg';
 import { authenticate, requireAdmin } from './middleware/auth';
 import { jsonBody } from './middleware/json-body';
 import { DEFAULT_RUN_CAPS, type RunCaps, type TenantDefaults } from '../config';

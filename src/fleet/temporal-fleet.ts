@@ -1,7 +1,7 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import { WorkflowIdConflictPolicy } from '@temporalio/common';
-import type { EffectStore } from '../activities/effect-store';
+import type { EffectStore } from '../stores/effects/effect-store';
 import { ApiError } from '../contract/errors';
 import { withTimeout } from '../util/with-timeout';
 import { batchTotal } from '../contract/fleet-port';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Worker } from '@temporalio/worker';
 import type { NativeConnection } from '@temporalio/worker';
 import type { Logger } from 'pino';
-import { effectStoreLocation, openEffectStore } from '../activities/open-effect-store';
+import { effectStoreLocation, openEffectStore } from '../stores/open';
 import type { Config } from '../config';
 import { runWorker, shutdownOptions } from '../util/worker-shutdown';
 import { createToolActivities } from '../activities/tool-activities';

@@ -49,7 +49,9 @@ describe('one-way layers (lint)', () => {
     ['src/scheduler/probe.ts', "import type { RunSpec } from '../contract/fleet-port';"],
     ['src/activities/probe.ts', "import { startSimulator } from '../standins/modelplane';"],
     ['src/standins/modelplane/probe.ts', "import { createActivities } from '../../activities';"],
-    ['src/workflows/probe.ts', "import { openEffectStore } from '../activities/open-effect-store';"],
+    ['src/workflows/probe.ts', "import { openEffectStore } from '../stores/open';"],
+    ['src/api/probe.ts', "import { createActivities } from '../activities';"],
+    ['src/stores/probe.ts', "import type { TenantView } from '../api/tenant-sync';"],
     ['src/activities/probe.ts', "import type { Config } from '../config';"],
     ['src/infra/probe.ts', "import { createApp } from '../api/app';"],
     ['src/api/probe.ts', "import { tsEntry } from '../infra/ts-entry';"],
@@ -68,6 +70,8 @@ describe('one-way layers (lint)', () => {
     ],
     ['src/cli/probe.ts', "import type { ConsoleState } from '../api/console/sampler';"],
     ['src/api/probe.ts', "import { withTimeout } from '../util/with-timeout';"],
+    ['src/api/probe.ts', "import { openStore } from '../stores/open';"],
+    ['src/activities/probe.ts', "import type { EffectStore } from '../stores/effects/effect-store';"],
   ])('allows a downward import in %s', async (file, code) => {
     expect(await layerErrors(file, code)).toEqual([]);
   });

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { FleetPort } from '../../contract/fleet-port';
-import type { ApiStore } from '../stores/store';
-import type { EventRecord, EventRunRecord, RunRefusal } from '../stores/event-store';
+import type { ApiStore } from '../../stores/api/api-store';
+import type { EventRecord, EventRunRecord, RunRefusal } from '../../stores/events/event-store';
 import { MAX_DISPATCH_ATTEMPTS, retryDelayMs } from '../events/retry';
 import { resyncTenant } from '../tenant-sync';
 

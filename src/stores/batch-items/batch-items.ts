@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
-import type { BudgetExhaustedMode } from '../contract/fleet-port';
-import type { Priority } from '../scheduler/types';
-import { openSqliteFile } from '../util/sqlite';
+import type { BudgetExhaustedMode } from '../../contract/fleet-port';
+import type { Priority } from '../../scheduler/types';
+import { openSqliteFile } from '../engine/sqlite';
 
 /**
  * A batch sent in parts (`POST /v1/batches/open`, `…/items`, `…/commit`): its items wait here, never

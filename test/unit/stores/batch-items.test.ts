@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { BatchItemStore, BatchPart, NewStoredBatch } from '../../../src/activities/batch-items';
-import { openBatchItems } from '../../../src/activities/open-batch-items';
+import type { BatchItemStore, BatchPart, NewStoredBatch } from '../../../src/stores/batch-items/batch-items';
+import { openBatchItems } from '../../../src/stores/open';
 import { postgresEngine, sqliteEngine } from '../../support/store-engines';
 
 let dir: string;

@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
-import type { TenantSettings } from '../../../scheduler/types';
-import { settingsParams, TENANT_COLUMNS, toTenantRecord } from '../tenants';
-import type { TenantRecord, TenantRow, TenantStore } from '../tenants';
+import type { TenantSettings } from '../../scheduler/types';
+import { settingsParams, TENANT_COLUMNS, toTenantRecord } from './tenants';
+import type { TenantRecord, TenantRow, TenantStore } from './tenants';
 
 /** A tenant's settings as the positional values $2–$7 of both statements (the settings' six columns). */
 function settingsValues(settings: TenantSettings): unknown[] {

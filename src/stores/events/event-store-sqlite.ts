@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { TriggerSpec } from '../events/triggers';
+import type { TriggerSpec } from '../../contract/triggers';
 import { EVENT_RETENTION_MS, runParams, toEvent, toTrigger } from './event-store';
 import type {
   EventRecord,
@@ -13,7 +13,7 @@ import type {
   RunRow,
   TriggerEntry,
 } from './event-store';
-import { LazyPrune } from './idempotency';
+import { LazyPrune } from '../idempotency/idempotency';
 
 /** The event store in the API's SQLite file. */
 export class SqliteEventStore implements EventStore {

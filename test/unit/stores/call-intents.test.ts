@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { CallIntent, CallIntentStore } from '../../../src/activities/call-intents';
-import { openCallIntents } from '../../../src/activities/open-call-intents';
+import type { CallIntent, CallIntentStore } from '../../../src/stores/call-intents/call-intents';
+import { openCallIntents } from '../../../src/stores/open';
 import { postgresEngine, sqliteEngine } from '../../support/store-engines';
 
 /** The call intent store, the same tests against a SQLite file and a PostgreSQL database. */

@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
-import { inTransaction } from '../../../util/pg';
-import { decideClaim, IDEMPOTENCY_RETENTION_MS, LazyPrune, toIdempotencyRecord } from '../idempotency';
-import type { ClaimResult, IdempotencyRecord, IdempotencyRow, IdempotencyStore } from '../idempotency';
+import { inTransaction } from '../engine/pg';
+import { decideClaim, IDEMPOTENCY_RETENTION_MS, LazyPrune, toIdempotencyRecord } from './idempotency';
+import type { ClaimResult, IdempotencyRecord, IdempotencyRow, IdempotencyStore } from './idempotency';
 
 /** The idempotency store in PostgreSQL: API processes on any hosts claim each key once between them. */
 export class PgIdempotencyStore implements IdempotencyStore {

@@ -1,5 +1,5 @@
-import { migrate, openPool } from '../util/pg';
-import type { Migration } from '../util/pg';
+import { migrate, openPool } from '../engine/pg';
+import type { Migration } from '../engine/pg';
 import { SUMMARY_SQL } from './effect-store';
 import type { EffectStore } from './effect-store';
 

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client as PgClient } from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { EffectStore } from '../../../src/activities/effect-store';
-import { openEffectStore } from '../../../src/activities/open-effect-store';
+import type { EffectStore } from '../../../src/stores/effects/effect-store';
+import { openEffectStore } from '../../../src/stores/open';
 import { postgresEngine, sqliteEngine } from '../../support/store-engines';
 import type { StoreEngine } from '../../support/store-engines';
 

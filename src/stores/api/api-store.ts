@@ -1,6 +1,6 @@
-import type { EventStore } from './event-store';
-import type { IdempotencyStore } from './idempotency';
-import type { TenantRecord, TenantStore } from './tenants';
+import type { EventStore } from '../events/event-store';
+import type { IdempotencyStore } from '../idempotency/idempotency';
+import type { TenantRecord, TenantStore } from '../tenants/tenants';
 
 /**
  * The API's own state: tenants (settings and key hashes), idempotency keys, events. One interface,

@@ -1,4 +1,4 @@
-import { openSqliteFile } from '../util/sqlite';
+import { openSqliteFile } from '../engine/sqlite';
 
 /** The body of `GET /v1/admin/effects/summary`. */
 export interface EffectSummary {

@@ -2,7 +2,7 @@
  * Run as a separate process by the effect-store test: waits for a shared start time so both
  * processes race, applies keys 0..n-1, prints how many it applied. `location`: a file or a URL.
  */
-import { openEffectStore } from '../../../src/activities/open-effect-store';
+import { openEffectStore } from '../../../src/stores/open';
 
 async function main(): Promise<void> {
   const [location, count, startAt] = process.argv.slice(2);

@@ -1,10 +1,10 @@
-import { isPgUnavailable, migrate, openPool } from '../../../util/pg';
-import type { Migration } from '../../../util/pg';
-import { ApiError } from '../../../contract/errors';
-import type { ApiStore } from '../api-store';
-import { PgEventStore } from './event-store-pg';
-import { PgIdempotencyStore } from './idempotency-pg';
-import { PgTenantStore } from './tenants-pg';
+import { isPgUnavailable, migrate, openPool } from '../engine/pg';
+import type { Migration } from '../engine/pg';
+import { ApiError } from '../../contract/errors';
+import type { ApiStore } from './api-store';
+import { PgEventStore } from '../events/event-store-pg';
+import { PgIdempotencyStore } from '../idempotency/idempotency-pg';
+import { PgTenantStore } from '../tenants/tenants-pg';
 
 /** The same tables as the SQLite file (times in ms since the epoch, JSON kept as text). */
 const MIGRATIONS: Migration[] = [

@@ -1,4 +1,4 @@
-import type { EventEnvelope, TriggerSpec } from '../events/triggers';
+import type { EventEnvelope, TriggerSpec } from '../../contract/triggers';
 import type { Refusal } from '../../scheduler/types';
 
 /**

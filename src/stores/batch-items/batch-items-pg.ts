@@ -1,5 +1,5 @@
-import { inTransaction, migrate, numberedSql, openPool } from '../util/pg';
-import type { Migration } from '../util/pg';
+import { inTransaction, migrate, numberedSql, openPool } from '../engine/pg';
+import type { Migration } from '../engine/pg';
 import { BATCH_ITEMS_DDL, BATCH_SQL, decideAppend, pickItems, toStoredBatch } from './batch-items';
 import type { AppendOutcome, BatchItemStore, BatchRow } from './batch-items';
 

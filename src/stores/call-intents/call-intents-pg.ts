@@ -1,5 +1,5 @@
-import { migrate, numberedPlaceholders, numberedSql, openPool } from '../util/pg';
-import type { Migration } from '../util/pg';
+import { migrate, numberedPlaceholders, numberedSql, openPool } from '../engine/pg';
+import type { Migration } from '../engine/pg';
 import { CALL_INTENTS_DDL, CALL_SQL, claimOrphansSql, toOrphan } from './call-intents';
 import type { CallIntentStore, OrphanRow } from './call-intents';
 

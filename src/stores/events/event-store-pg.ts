@@ -1,7 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
-import type { TriggerSpec } from '../../events/triggers';
-import { inTransaction } from '../../../util/pg';
-import { EVENT_RETENTION_MS, runParams, toEvent, toTrigger } from '../event-store';
+import type { TriggerSpec } from '../../contract/triggers';
+import { inTransaction } from '../engine/pg';
+import { EVENT_RETENTION_MS, runParams, toEvent, toTrigger } from './event-store';
 import type {
   EventRecord,
   EventRow,
@@ -14,8 +14,8 @@ import type {
   RunRow,
   TriggerEntry,
   TriggerRow,
-} from '../event-store';
-import { LazyPrune } from '../idempotency';
+} from './event-store';
+import { LazyPrune } from '../idempotency/idempotency';
 
 type Queryable = Pool | PoolClient;
 

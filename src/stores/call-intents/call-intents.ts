@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { openSqliteFile } from '../util/sqlite';
+import { openSqliteFile } from '../engine/sqlite';
 
 /**
  * A model call a worker is about to make, written durably before the call goes, so that its charge
