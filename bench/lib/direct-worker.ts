@@ -6,7 +6,7 @@ import { createActivities } from '../../src/activities';
 import { effectStoreLocation, openEffectStore } from '../../src/stores/open';
 import { SchedulerMailbox } from '../../src/activities/mailbox';
 import { CallCharges } from '../../src/activities/call-charges';
-import { openSqliteCallIntents } from '../../src/stores/call-intents/call-intents';
+import { openSqliteCallIntents } from '../../src/stores/call-intents/call-intents-sqlite';
 import { createModelClient } from '../../src/activities/model-client';
 import type { Config } from '../../src/config';
 import type { Charge, Release, Renewal } from '../../src/scheduler/types';

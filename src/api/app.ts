@@ -1,7 +1,7 @@
 import express from 'express';
 import type { Logger } from 'pino';
 import type { ApiStore } from '../stores/api/api-store';
-import { openSqliteBatchItems } from '../stores/batch-items/batch-items';
+import { openSqliteBatchItems } from '../stores/batch-items/batch-items-sqlite';
 import type { BatchItemStore } from '../stores/batch-items/batch-items';
 import { withDbUnavailableAs503 } from '../stores/api/api-store-pg';
 import { authenticate, requireAdmin } from './middleware/auth';

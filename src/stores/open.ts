@@ -3,13 +3,13 @@ import type { ApiStore } from './api/api-store';
 import { openPgApiStore } from './api/api-store-pg';
 import { openSqliteStore } from './api/api-store-sqlite';
 import type { BatchItemStore } from './batch-items/batch-items';
-import { openSqliteBatchItems } from './batch-items/batch-items';
+import { openSqliteBatchItems } from './batch-items/batch-items-sqlite';
 import { openPgBatchItems } from './batch-items/batch-items-pg';
 import type { CallIntentStore } from './call-intents/call-intents';
-import { openSqliteCallIntents } from './call-intents/call-intents';
+import { openSqliteCallIntents } from './call-intents/call-intents-sqlite';
 import { openPgCallIntents } from './call-intents/call-intents-pg';
 import type { EffectStore } from './effects/effect-store';
-import { openSqliteEffectStore } from './effects/effect-store';
+import { openSqliteEffectStore } from './effects/effect-store-sqlite';
 import { openPgEffectStore } from './effects/effect-store-pg';
 import { isPostgresUrl } from './engine/pg';
 

@@ -1,8 +1,10 @@
 import { EVENTS_DDL } from '../events/event-store';
 import type { ApiStore } from './api-store';
 import { SqliteEventStore } from '../events/event-store-sqlite';
-import { IDEMPOTENCY_DDL, SqliteIdempotencyStore } from '../idempotency/idempotency';
-import { migrateTenants, SqliteTenantStore, TENANTS_DDL } from '../tenants/tenants';
+import { IDEMPOTENCY_DDL } from '../idempotency/idempotency';
+import { SqliteIdempotencyStore } from '../idempotency/idempotency-sqlite';
+import { TENANTS_DDL } from '../tenants/tenants';
+import { migrateTenants, SqliteTenantStore } from '../tenants/tenants-sqlite';
 import { openSqliteFile } from '../engine/sqlite';
 
 const SCHEMA_VERSION = 3;

@@ -1,6 +1,3 @@
-import type Database from 'better-sqlite3';
-import { openSqliteFile } from '../engine/sqlite';
-
 /**
  * A model call a worker is about to make, written durably before the call goes, so that its charge
  * outlives the worker: the worker's mailbox carries the charge, and a worker that dies before that
@@ -120,52 +117,3 @@ export const toOrphan = (r: OrphanRow): OrphanedCall => ({
   reserved: Number(r.reserved),
   tokens: r.tokens === null ? null : Number(r.tokens),
 });
-
-/** The SQLite call intent store in `filePath` (created with its directory as needed). */
-export function openSqliteCallIntents(filePath: string): CallIntentStore {
-  // A committed row survives the process dying (SIGKILL), which is what it is for (see openSqliteFile).
-  const db = openSqliteFile(filePath);
-  db.exec(CALL_INTENTS_DDL);
-  const q = Object.fromEntries(Object.entries(CALL_SQL).map(([k, sql]) => [k, db.prepare(sql)])) as Record<
-    keyof typeof CALL_SQL,
-    Database.Statement
-  >;
-  const settleOne = db.prepare('UPDATE call_intents SET settled_at = ? WHERE key = ? AND settled_at IS NULL');
-  // One statement under the write lock: two sweepers cannot both take a row.
-  const claim = db.prepare(claimOrphansSql(''));
-  const settleTx = db.transaction((keys: readonly string[], now: number) => {
-    for (const k of keys) settleOne.run(now, k);
-  });
-  const count = (s: Database.Statement) => Number((s.get() as { n: number } | undefined)?.n ?? 0);
-
-  return {
-    async begin(i, now) {
-      q.begin.run(i.key, i.tenant, i.runId, i.attempt, i.reserved, i.owner, now);
-    },
-    async billed(key, tokens) {
-      q.billed.run(tokens, key);
-    },
-    async drop(key) {
-      q.drop.run(key);
-    },
-    async settle(keys, now) {
-      if (keys.length) settleTx.immediate(keys, now);
-    },
-    async beat(owner, now) {
-      q.beat.run(owner, now);
-    },
-    async claimOrphans(owner, deadBefore, limit) {
-      return (claim.all(owner, owner, deadBefore, limit) as OrphanRow[]).map(toOrphan);
-    },
-    async prune(settledBefore, deadBefore) {
-      q.pruneSettled.run(settledBefore);
-      q.pruneOwners.run(deadBefore);
-    },
-    async counts() {
-      return db.transaction(() => ({ rows: count(q.rows), unsettled: count(q.unsettled) }))();
-    },
-    async close() {
-      db.close();
-    },
-  };
-}

@@ -5,7 +5,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createActivities } from '../../../src/activities';
 import { CallCharges } from '../../../src/activities/call-charges';
-import { openSqliteCallIntents } from '../../../src/stores/call-intents/call-intents';
+import { openSqliteCallIntents } from '../../../src/stores/call-intents/call-intents-sqlite';
 import type { CallIntentStore } from '../../../src/stores/call-intents/call-intents';
 import type { EffectStore } from '../../../src/stores/effects/effect-store';
 import type { SchedulerMailbox } from '../../../src/activities/mailbox';

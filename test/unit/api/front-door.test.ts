@@ -15,7 +15,7 @@ import fc from 'fast-check';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openSqliteEffectStore } from '../../../src/stores/effects/effect-store';
+import { openSqliteEffectStore } from '../../../src/stores/effects/effect-store-sqlite';
 import type { RunSpec } from '../../../src/contract/fleet-port';
 import { MemoryFleet } from './memory-fleet';
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openSqliteEffectStore } from '../../../src/stores/effects/effect-store';
+import { openSqliteEffectStore } from '../../../src/stores/effects/effect-store-sqlite';
 import type { EffectStore } from '../../../src/stores/effects/effect-store';
 import type { RunSpec } from '../../../src/contract/fleet-port';
 import { defaultTenantSettings } from '../../../src/scheduler';

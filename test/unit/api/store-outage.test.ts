@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { openSqliteEffectStore } from '../../../src/stores/effects/effect-store';
+import { openSqliteEffectStore } from '../../../src/stores/effects/effect-store-sqlite';
 import { createApp } from '../../../src/api/app';
 import type { ApiStore } from '../../../src/stores/api/api-store';
 import { openStore } from '../../../src/stores/open';

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openSqliteEffectStore } from '../../../src/stores/effects/effect-store';
+import { openSqliteEffectStore } from '../../../src/stores/effects/effect-store-sqlite';
 import type { EffectStore } from '../../../src/stores/effects/effect-store';
 import { deliverOnce } from '../../../src/activities/deliver-once';
 import { deliverEffect } from '../../../src/activities/effect-delivery';

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openSqliteEffectStore } from '../../../src/stores/effects/effect-store';
+import { openSqliteEffectStore } from '../../../src/stores/effects/effect-store-sqlite';
 import { AGENT_NAMES } from '../../../src/agents/catalog';
 import { loadConfig } from '../../../src/config';
 import { createToolActivities, identityOf } from '../../../src/activities/tool-activities';
