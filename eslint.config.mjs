@@ -5,61 +5,66 @@ import { builtinModules } from 'node:module';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
-const ENTRY = ['./src/entry', './src/stack.ts', './src/main.ts', './src/cli'];
-const ABOVE_FLEET = ['./src/api', './src/console', './src/modelplane', './src/infra', ...ENTRY];
-const ABOVE_ACTIVITIES = ['./src/fleet', './src/config.ts', ...ABOVE_FLEET];
-const ABOVE_CONTRACT = ['./src/workflows', './src/activities', ...ABOVE_ACTIVITIES];
+const CORE = ['./util', './agents', './scheduler'];
+const BELOW_FLEET = [...CORE, './contract', './config.ts', './stores', './workflows', './activities'];
+
+/**
+ * Every room of src/ (a top-level folder or file, as a path under ./src) and the rooms it may import
+ * besides itself. A room imports only downward; a folder or file under src/ in no room fails
+ * test/unit/layers.test.ts, and no room may import it.
+ */
+export const ROOMS = {
+  './util': { may: [], why: 'src/util imports nothing of Fairway.' },
+  './agents': { may: [], why: 'The agent catalog is a leaf.' },
+  './scheduler': { may: [], why: 'The policy core imports nothing.' },
+  './contract': { may: CORE, why: 'The contract (types, messages, pure helpers) sits on the core only.' },
+  './config.ts': { may: [...CORE, './contract'], why: 'The config reads the environment and the core.' },
+  './stores': {
+    may: [...CORE, './contract'],
+    why: 'The stores (one folder each, SQLite and PostgreSQL) sit on the contract and the core.',
+  },
+  './workflows': {
+    may: ['./agents', './scheduler', './contract'],
+    why: 'Workflows import the core and the contract (activity signatures included).',
+  },
+  './activities': {
+    may: [...CORE, './contract', './stores'],
+    why: 'Activities sit below the fleet: inject what they need.',
+  },
+  './standins': {
+    may: ['./activities/provider'],
+    why: "Stand-ins for outside services: they may share only the model client's provider code.",
+  },
+  './fleet': { may: BELOW_FLEET, why: 'The fleet sits below the API and the entry points.' },
+  './api': {
+    may: [...BELOW_FLEET.filter((r) => r !== './activities'), './fleet'],
+    why: 'The API (console, events) sits below the entry points and reaches activities only through the fleet.',
+  },
+  './infra': {
+    may: [...CORE, './contract', './config.ts'],
+    why: 'Dev-server and cluster tooling sits below the entry points.',
+  },
+};
+/** The entry points: they may import every room. */
+const ENTRY = ['./entry', './cli', './stack.ts', './main.ts'];
+const ALL_ROOMS = [...Object.keys(ROOMS), ...ENTRY];
+for (const top of ENTRY) ROOMS[top] = { may: ALL_ROOMS, why: 'The entry points import only rooms of src/.' };
+
+/** What the workflow bundle (src/workflows/index.ts) may load; test/unit/layers.test.ts checks it. */
+export const SANDBOX = [
+  'src/workflows/**/*.ts',
+  'src/scheduler/**/*.ts',
+  'src/contract/**/*.ts',
+  'src/agents/**/*.ts',
+];
 
 /** Who may not import whom (`import-x/no-restricted-paths`); test/unit/layers.test.ts proves it bites. */
-export const LAYER_ZONES = [
-  {
-    target: './src/scheduler',
-    from: './src',
-    except: ['./scheduler'],
-    message: 'The policy core imports nothing.',
-  },
-  {
-    target: './src/util',
-    from: './src',
-    except: ['./util'],
-    message: 'src/util imports nothing of Fairway.',
-  },
-  { target: './src/agents', from: './src', except: ['./agents'], message: 'The agent catalog is a leaf.' },
-  { target: './src/contract', from: ABOVE_CONTRACT, message: 'The contract sits below the workflows.' },
-  {
-    target: './src/workflows',
-    from: './src/activities',
-    except: ['./types.ts'],
-    message: 'Workflows import activity signatures only (activities/types).',
-  },
-  {
-    target: './src/workflows',
-    from: ABOVE_ACTIVITIES,
-    message: 'Workflows import the core and the contract.',
-  },
-  {
-    target: './src/activities',
-    from: ABOVE_ACTIVITIES,
-    message: 'Activities sit below the fleet: inject what they need.',
-  },
-  { target: './src/fleet', from: ABOVE_FLEET, message: 'The fleet sits below the API and the entry points.' },
-  {
-    target: './src/api',
-    from: ['./src/modelplane', './src/infra', ...ENTRY],
-    message: 'The API sits below the entry points.',
-  },
-  {
-    target: './src/console',
-    from: ['./src/modelplane', './src/infra', ...ENTRY],
-    message: "The console is part of the API's layer: below the entry points.",
-  },
-  {
-    target: './src/modelplane',
-    from: './src',
-    except: ['./modelplane', './activities/provider'],
-    message: "The simulator stands for an outside provider: it may share only the client's provider code.",
-  },
-];
+export const LAYER_ZONES = Object.entries(ROOMS).map(([room, { may, why }]) => ({
+  target: `./src/${room.slice(2)}`,
+  from: './src',
+  except: [room, ...may.filter((r) => r !== room)],
+  message: why,
+}));
 
 export default tseslint.config(
   { ignores: ['node_modules', 'dist', '.tools', 'data', 'bench/results', 'test/fixtures'] },
@@ -83,16 +88,16 @@ export default tseslint.config(
     },
   },
   {
-    // One-way layers: util, agents, core (scheduler) <- contract <- workflows <- activities <- fleet <- api,
-    // with the entry points (src/entry, src/stack.ts, src/main.ts) on top. The simulator (src/modelplane)
-    // stands for an outside provider: it may borrow the client's header code, nothing else.
+    // One-way layers (ROOMS): util, agents, core (scheduler) <- contract <- workflows | activities <- fleet
+    // <- api, with infra beside the API and the entry points (src/entry, src/cli, src/stack.ts,
+    // src/main.ts) on top. The stand-ins (src/standins) play outside services.
     files: ['src/**/*.ts'],
     rules: { 'import-x/no-restricted-paths': ['error', { zones: LAYER_ZONES }] },
   },
   {
     // The workflow sandbox: deterministic code only. No Node built-ins, no env, no clocks or randomness
     // of the host, no value imports of activities.
-    files: ['src/workflows/**/*.ts', 'src/scheduler/**/*.ts'],
+    files: SANDBOX,
     rules: {
       'no-restricted-imports': [
         'error',
@@ -103,9 +108,8 @@ export default tseslint.config(
           })),
           patterns: [
             {
-              group: ['**/activities/*', '!**/activities/types'],
-              message: 'Import activity types only (proxyActivities).',
-              allowTypeImports: true,
+              group: ['**/activities', '**/activities/*'],
+              message: 'Activity signatures are in src/contract/activity-types (proxyActivities).',
             },
             {
               group: ['@temporalio/client', '@temporalio/worker', '@temporalio/activity'],
@@ -161,7 +165,7 @@ export default tseslint.config(
   },
   {
     // The console page's own script runs in the browser (uPlot is loaded before it by a script tag).
-    files: ['src/console/static/**/*.js'],
+    files: ['src/api/console/static/**/*.js'],
     languageOptions: {
       sourceType: 'script',
       globals: Object.fromEntries(

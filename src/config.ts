@@ -5,9 +5,9 @@ import { DEFAULT_INTERACTIVE_RESERVE } from './scheduler/reserve';
 import { MAX_CONCURRENCY, MAX_GLOBAL_QUEUED } from './scheduler/limits';
 import { defaultTenantSettings } from './scheduler/tenants';
 import type { FleetSettings, GovernorParams } from './scheduler/types';
-import { TOOL_NAMES } from './tools/registry';
+import { TOOL_NAMES } from './contract/tool-registry';
 import { gatePolicies } from './agents/gates';
-import type { ToolName } from './tools/registry';
+import type { ToolName } from './contract/tool-registry';
 
 const FLEET = FALLBACK_FLEET_SETTINGS;
 const TENANT = defaultTenantSettings();

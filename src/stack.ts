@@ -5,10 +5,15 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import pino from 'pino';
 import type { Logger } from 'pino';
-import { effectStoreLocation, openEffectStore } from './activities/open-effect-store';
-import { batchItemsLocation, openBatchItems } from './activities/open-batch-items';
+import {
+  apiStoreLocation,
+  batchItemsLocation,
+  effectStoreLocation,
+  openBatchItems,
+  openEffectStore,
+  openStore,
+} from './stores/open';
 import { ORPHAN_COMMIT_MS, startOrphanedBatches } from './api/routes/batch-parts';
-import { apiStoreLocation, openStore } from './api/stores/store';
 import { createApps } from './api/app';
 import { EventDispatcher } from './api/intake/event-dispatch';
 import { listenWithLimits } from './api/server';
@@ -21,16 +26,16 @@ import type { SchedulerInput } from './workflows/scheduler';
 import { createTemporalFleet } from './fleet/temporal-fleet';
 import { withUnavailableAs503 } from './fleet/unavailable';
 import { startFleetWorker } from './fleet/worker';
-import { startToolWorker } from './tools/worker';
-import type { ToolWorker } from './tools/worker';
+import { startToolWorker } from './fleet/tool-worker';
+import type { ToolWorker } from './fleet/tool-worker';
 import type { FleetWorker, WorkflowSource } from './fleet/worker';
 import { startDevServer } from './infra/dev-server';
 import { installRuntime } from './infra/runtime';
 import { httpAnswers, waitFor } from './infra/wait-for';
 import type { DevServer } from './infra/dev-server';
 import { closableRetry } from './fleet/closable-retry';
-import { startSimulator } from './modelplane';
-import type { RunningSimulator } from './modelplane';
+import { startSimulator } from './standins/modelplane';
+import type { RunningSimulator } from './standins/modelplane';
 
 export interface StackParts {
   temporal: boolean;

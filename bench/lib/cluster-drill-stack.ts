@@ -1,13 +1,13 @@
 import { chmodSync, cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from '../../src/cluster/child';
-import type { Child } from '../../src/cluster/child';
-import { startFairwayCluster } from '../../src/cluster/fairway-cluster';
-import type { FairwayCluster } from '../../src/cluster/fairway-cluster';
-import { TEMPORAL_SERVER_VERSION, ensureServerTools } from '../../src/cluster/server-tools';
+import { freePort } from '../../src/infra/cluster/child';
+import type { Child } from '../../src/infra/cluster/child';
+import { startFairwayCluster } from '../../src/infra/cluster/fairway-cluster';
+import type { FairwayCluster } from '../../src/infra/cluster/fairway-cluster';
+import { TEMPORAL_SERVER_VERSION, ensureServerTools } from '../../src/infra/cluster/server-tools';
 import { loadConfig } from '../../src/config';
-import type { SinkSummary } from '../../src/effectsink/sink';
+import type { SinkSummary } from '../../src/standins/effectsink/sink';
 import { callApi, fetchBill, until } from './drill-stack';
 import type { DrillStack } from './drill-stack';
 

@@ -4,18 +4,18 @@ import path from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../../src/config';
 import { stepWorstCase } from '../../src/contract/model-call';
-import { startEffectSink } from '../../src/effectsink/sink';
-import type { RunningSink, SinkSummary } from '../../src/effectsink/sink';
+import { startEffectSink } from '../../src/standins/effectsink/sink';
+import type { RunningSink, SinkSummary } from '../../src/standins/effectsink/sink';
 import { startDevServer } from '../../src/infra/dev-server';
 import type { DevServer } from '../../src/infra/dev-server';
-import { startSimulator } from '../../src/modelplane';
-import type { RunningSimulator } from '../../src/modelplane';
+import { startSimulator } from '../../src/standins/modelplane';
+import type { RunningSimulator } from '../../src/standins/modelplane';
 import { startStack } from '../../src/stack';
 import type { Stack } from '../../src/stack';
 import { spawnWorker } from './worker-child';
 import type { WorkerChild } from './worker-child';
 import { mapLimit } from '../../src/util/map-limit';
-import { freePort } from '../../src/cluster/child';
+import { freePort } from '../../src/infra/cluster/child';
 
 const ADMIN = 'drill-admin-token-0123456789abcdef';
 

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
-import type { SinkSummary } from '../../src/effectsink/sink';
-import type { CallLogSummary } from '../../src/modelplane/call-log';
-import { tenantsQuery } from '../../src/workflows/scheduler-messages';
+import type { SinkSummary } from '../../src/standins/effectsink/sink';
+import type { CallLogSummary } from '../../src/standins/modelplane/call-log';
+import { tenantsQuery } from '../../src/contract/scheduler-messages';
 import type { LocalDrillStack } from './drill-stack';
 import { simAdmin, sleep } from './drill-stack';
 

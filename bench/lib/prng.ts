@@ -1,4 +1,4 @@
-import { seededRandom } from '../../src/modelplane/latency';
+import { seededRandom } from '../../src/standins/modelplane/latency';
 
 /** Seeded PRNG (mulberry32), the simulator's own: the same seed gives the same workload everywhere. */
 export const mulberry32 = seededRandom;

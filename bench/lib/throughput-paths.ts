@@ -4,7 +4,7 @@ import type { RunSpec } from '../../src/contract/fleet-port';
 import { PriorityKey, RunStatusKey, TenantIdKey } from '../../src/contract/search-attributes';
 import { mapLimit } from '../../src/util/map-limit';
 import type { runWorkflow } from '../../src/workflows/run';
-import { admitSignal } from '../../src/workflows/run-messages';
+import { admitSignal } from '../../src/contract/run-messages';
 import { DIRECT_TASK_QUEUE } from './direct-worker';
 import { perRun, runHistory } from './history-account';
 import { percentile } from './stats';

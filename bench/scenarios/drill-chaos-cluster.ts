@@ -1,5 +1,5 @@
 import type { LedgerCheck } from '../lib/drill-stack';
-import type { SinkSummary } from '../../src/effectsink/sink';
+import type { SinkSummary } from '../../src/standins/effectsink/sink';
 import { checkSink, startClusterDrillStack } from '../lib/cluster-drill-stack';
 import type { ClusterDrillStack } from '../lib/cluster-drill-stack';
 import {

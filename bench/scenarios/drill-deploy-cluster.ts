@@ -1,4 +1,4 @@
-import type { SinkSummary } from '../../src/effectsink/sink';
+import type { SinkSummary } from '../../src/standins/effectsink/sink';
 import { checkSink, startClusterDrillStack } from '../lib/cluster-drill-stack';
 import type { LedgerCheck } from '../lib/drill-stack';
 import { answerTally, finishAndTally, tallyFailures, submitUnits, until } from '../lib/drill-stack';

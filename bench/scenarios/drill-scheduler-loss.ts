@@ -1,8 +1,8 @@
 import { Client, Connection } from '@temporalio/client';
 import { AGENTS } from '../../src/agents/catalog';
-import type { SinkSummary } from '../../src/effectsink/sink';
-import type { CallLogSummary } from '../../src/modelplane/call-log';
-import { knowsQuery } from '../../src/workflows/scheduler-messages';
+import type { SinkSummary } from '../../src/standins/effectsink/sink';
+import type { CallLogSummary } from '../../src/standins/modelplane/call-log';
+import { knowsQuery } from '../../src/contract/scheduler-messages';
 import { sleep, startDrillStack, until } from '../lib/drill-stack';
 import type { LocalDrillStack } from '../lib/drill-stack';
 import {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Charge } from '../scheduler/types';
-import type { CallIntentStore } from './call-intents';
+import type { CallIntentStore } from '../stores/call-intents/call-intents';
 import type { SchedulerMailbox } from './mailbox';
 
 /** How long owners live unseen, how often dead ones are swept, how long settled rows are kept. */

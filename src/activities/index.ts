@@ -8,19 +8,19 @@ import { stepWorstCase } from '../contract/model-call';
 import { offerRuns } from '../contract/offer-runs';
 import type { RunOfferPorts } from '../contract/offer-runs';
 import { mapLimit } from '../util/map-limit';
-import { admitSignal, budgetRefusedSignal, leaseRevokedSignal } from '../workflows/run-messages';
-import { submitUpdate, topUpUpdate } from '../workflows/scheduler-messages';
-import type { RecoveredUsage } from '../workflows/scheduler-messages';
-import { deliverOnce } from '../effectsink/deliver-once';
-import type { BatchItemStore } from './batch-items';
+import { admitSignal, budgetRefusedSignal, leaseRevokedSignal } from '../contract/run-messages';
+import { submitUpdate, topUpUpdate } from '../contract/scheduler-messages';
+import type { RecoveredUsage } from '../contract/scheduler-messages';
+import { deliverOnce } from './deliver-once';
+import type { BatchItemStore } from '../stores/batch-items/batch-items';
 import type { CallCharges } from './call-charges';
 import { certainlyUnbilled } from './call-outcome';
-import type { EffectStore } from './effect-store';
+import type { EffectStore } from '../stores/effects/effect-store';
 import type { SchedulerMailbox } from './mailbox';
 import type { ModelClient } from './model-client';
 import { OfferBatcher } from './offer-batcher';
 import { tenantLookup } from './tenant-of';
-import type { FleetActivities } from './types';
+import type { FleetActivities } from '../contract/activity-types';
 
 export interface ActivityDeps {
   client: Client;

@@ -3,8 +3,8 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Charge, ModelObservation, Release, Renewal } from '../scheduler/types';
-import { reportSignal, reportUpdate } from '../workflows/scheduler-messages';
-import type { WorkerReport } from '../workflows/scheduler-messages';
+import { reportSignal, reportUpdate } from '../contract/scheduler-messages';
+import type { WorkerReport } from '../contract/scheduler-messages';
 
 /** Windows kept while the scheduler is unreachable; older ones are stale news and dropped. */
 const MAX_UNSENT_OBSERVATIONS = 20;

@@ -2,8 +2,8 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { UnitSubmission } from '../scheduler/types';
-import { knowsQuery, submitUpdate } from '../workflows/scheduler-messages';
-import type { OfferResult } from './types';
+import { knowsQuery, submitUpdate } from '../contract/scheduler-messages';
+import type { OfferResult } from '../contract/activity-types';
 
 interface Pending {
   unit: UnitSubmission;

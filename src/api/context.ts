@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { RunCaps, TenantDefaults } from '../config';
-import type { ApiStore } from './stores/store';
-import type { BatchItemStore } from '../activities/batch-items';
+import type { ApiStore } from '../stores/api/api-store';
+import type { BatchItemStore } from '../stores/batch-items/batch-items';
 import type { FleetPort } from '../contract/fleet-port';
 import type { ApiMetrics } from './metrics/api-metrics';
 import type { TokenBuckets } from './intake/token-buckets';

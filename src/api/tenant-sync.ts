@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { ApiStore } from './stores/store';
-import type { TenantRecord } from './stores/tenants';
+import type { ApiStore } from '../stores/api/api-store';
+import type { TenantRecord } from '../stores/tenants/tenants';
 import type { FleetPort } from '../contract/fleet-port';
 
 /**

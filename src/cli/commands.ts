@@ -1,5 +1,5 @@
 import type { RunView } from '../contract/fleet-port';
-import type { ConsoleState } from '../console/sampler';
+import type { ConsoleState } from '../api/console/sampler';
 import type { SchedulerStatus } from '../scheduler/types';
 import type { ApiClient } from './client';
 import { CliError, EXIT } from './client';

@@ -1,4 +1,4 @@
-import type { ConsoleState, Sample, TenantRow } from '../console/sampler';
+import type { ConsoleState, Sample, TenantRow } from '../api/console/sampler';
 import type { SchedulerStatus } from '../scheduler/types';
 import { num, pairs, pct, rate, table } from './table';
 

@@ -1,41 +1,8 @@
-import type { Refusal, SubmitResult, UnitSubmission } from '../scheduler/types';
+import type { SubmitResult, UnitSubmission } from '../scheduler/types';
 import { mapLimit } from '../util/map-limit';
-import type { RunSpec } from './fleet-port';
+import type { OfferOptions, OfferOutcome, RunOfferPorts, RunSpec } from './fleet-port';
 
-/** `started`: the run's workflow runs (new or existing); `finished`: it ran before and is closed. */
-export type StartOutcome = 'started' | 'finished';
-
-/** The three moves of offering a run, as the fleet (or a test's fleet) makes them. */
-export interface RunOfferPorts {
-  /** Starts the run's workflow, idempotent on its id; `redrive` starts a failed one afresh. */
-  startRun(spec: RunSpec, opts?: { redrive?: boolean }): Promise<StartOutcome>;
-  /** Offers units to the scheduler; one result per unit. */
-  submit(units: UnitSubmission[]): Promise<SubmitResult[]>;
-  /** Removes a started run that holds no slot. */
-  discardRun(runId: string): Promise<void>;
-}
-
-export interface OfferOptions {
-  /** A failed run started again on purpose (batch resume): a new execution, and the core forgets it ended. */
-  redrive?: boolean;
-  /**
-   * What becomes of a refused run's workflow: `discard` (default; a refused request leaves nothing
-   * behind) or `keep` (it was accepted before, e.g. a batch item: it offers itself again later).
-   */
-  onRefused?: 'discard' | 'keep';
-  /**
-   * Called once per tenant the scheduler does not know (`unknown_tenant`: it restarted without the
-   * tenant); the tenant's runs are then offered once more.
-   */
-  resync?: (tenant: string) => Promise<void>;
-  /** Workflow starts in flight at once. */
-  concurrency?: number;
-}
-
-export type OfferOutcome =
-  | { runId: string; state: 'finished' }
-  | { runId: string; state: 'accepted'; duplicate: boolean; held: boolean }
-  | { runId: string; state: 'refused'; refusal: Refusal };
+export type { OfferOptions, OfferOutcome, RunOfferPorts, StartOutcome } from './fleet-port';
 
 /**
  * Offers runs the one way every path does (single runs, events, batch chunks, batch resumes):

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { loadConfig } from '../config';
-import { startSimulator } from '../modelplane';
+import { startSimulator } from '../standins/modelplane';
 import { closeOnSignal, failStart } from './shutdown';
 
 /** Starts the model-plane simulator alone. */

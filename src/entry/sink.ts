@@ -1,7 +1,7 @@
 import path from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../config';
-import { startEffectSink } from '../effectsink/sink';
+import { startEffectSink } from '../standins/effectsink/sink';
 import { closeOnSignal, failStart } from './shutdown';
 
 /** Starts the effect sink alone: it counts where effects land (deliveries per idempotency key). */

@@ -3,8 +3,8 @@ import pino from 'pino';
 import { loadConfig } from '../config';
 import { installRuntime } from '../infra/runtime';
 import { waitFor } from '../infra/wait-for';
-import { toolTaskQueue } from '../tools/registry';
-import { startToolWorker } from '../tools/worker';
+import { toolTaskQueue } from '../contract/tool-registry';
+import { startToolWorker } from '../fleet/tool-worker';
 import { closeOnSignal, failStart } from './shutdown';
 
 /**

@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { RecoveredUsage } from '../workflows/scheduler-messages';
+import type { RecoveredUsage } from '../contract/scheduler-messages';
 import { TenantIdKey } from '../contract/search-attributes';
 
 /** At most this many finished runs are read per recovery (a bound on its cost; logged when reached). */

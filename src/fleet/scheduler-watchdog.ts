@@ -3,8 +3,8 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Config } from '../config';
 import type { SchedulerInput } from '../workflows/scheduler';
-import { recoverSignal, statusQuery } from '../workflows/scheduler-messages';
-import { reofferSignal } from '../workflows/run-messages';
+import { recoverSignal, statusQuery } from '../contract/scheduler-messages';
+import { reofferSignal } from '../contract/run-messages';
 import { ensureScheduler } from './scheduler-handle';
 import { mapLimit } from '../util/map-limit';
 

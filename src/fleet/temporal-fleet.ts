@@ -1,14 +1,14 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import { WorkflowIdConflictPolicy } from '@temporalio/common';
-import type { EffectStore } from '../activities/effect-store';
+import type { EffectStore } from '../stores/effects/effect-store';
 import { ApiError } from '../contract/errors';
 import { withTimeout } from '../util/with-timeout';
 import { batchTotal } from '../contract/fleet-port';
 import type { BatchView, FleetPort, RunView } from '../contract/fleet-port';
 import type { Config } from '../config';
 import type { batchWorkflow } from '../workflows/batch';
-import { cancelRunSignal, decisionSignal, runSpecQuery, runViewQuery } from '../workflows/run-messages';
+import { cancelRunSignal, decisionSignal, runSpecQuery, runViewQuery } from '../contract/run-messages';
 import {
   batchCheckQuery,
   drainUpdate,
@@ -21,7 +21,7 @@ import {
   tenantQuery,
   tenantsQuery,
   upsertTenantsUpdate,
-} from '../workflows/scheduler-messages';
+} from '../contract/scheduler-messages';
 import { PRIORITY_KEY } from './priority-keys';
 import { withRetry } from './with-retry';
 import { mapLimit } from '../util/map-limit';

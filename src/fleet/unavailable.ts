@@ -1,7 +1,7 @@
 import { ServiceError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { NamespaceNotFoundError } from '@temporalio/common';
 import { ApiError } from '../contract/errors';
-import { isPgUnavailable } from '../util/pg';
+import { isPgUnavailable } from '../stores/engine/pg';
 import type { FleetPort } from '../contract/fleet-port';
 import { isUnansweredUpdate } from './with-retry';
 

@@ -3,9 +3,14 @@ import type { Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
-import { effectStoreLocation, openEffectStore } from '../activities/open-effect-store';
-import { batchItemsLocation, openBatchItems } from '../activities/open-batch-items';
-import { callIntentsLocation, openCallIntents } from '../activities/open-call-intents';
+import {
+  batchItemsLocation,
+  callIntentsLocation,
+  effectStoreLocation,
+  openBatchItems,
+  openCallIntents,
+  openEffectStore,
+} from '../stores/open';
 import { CallCharges } from '../activities/call-charges';
 import { createActivities } from '../activities';
 import { SchedulerMailbox } from '../activities/mailbox';

@@ -1,4 +1,4 @@
-import { ensureServerTools, serverBinary } from '../cluster/server-tools';
+import { ensureServerTools, serverBinary } from './cluster/server-tools';
 import { resolveSchemathesis } from './schemathesis-cli';
 import { resolveTemporalCli } from './temporal-cli';
 

@@ -1,5 +1,5 @@
 import { proxyActivities, setCurrentDetails, sleep } from '@temporalio/workflow';
-import type { FleetActivities } from '../activities/types';
+import type { FleetActivities } from '../contract/activity-types';
 import { batchTotal } from '../contract/fleet-port';
 import type { AnyBatchSpec } from '../contract/fleet-port';
 

@@ -1,8 +1,8 @@
 import { upsertSearchAttributes } from '@temporalio/workflow';
 import type { RunSpec, RunStatus, RunView } from '../contract/fleet-port';
 import { RunStatusKey } from '../contract/search-attributes';
-import type { ToolCallView } from '../tools/registry';
-import type { AdmitNotice } from './run-messages';
+import type { ToolCallView } from '../contract/tool-registry';
+import type { AdmitNotice } from '../contract/run-messages';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 

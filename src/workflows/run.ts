@@ -9,7 +9,7 @@ import {
   setHandler,
   sleep,
 } from '@temporalio/workflow';
-import type { FleetActivities } from '../activities/types';
+import type { FleetActivities } from '../contract/activity-types';
 import type { RunSpec, RunView } from '../contract/fleet-port';
 import { stepWorstCase } from '../contract/model-call';
 import type { ReleaseOutcome } from '../scheduler/types';
@@ -25,7 +25,7 @@ import {
   reofferSignal,
   runSpecQuery,
   runViewQuery,
-} from './run-messages';
+} from '../contract/run-messages';
 import { RunState } from './run-state';
 import { callTool } from './tools';
 

@@ -2,7 +2,7 @@ import { log } from '@temporalio/workflow';
 import type { FleetScheduler } from '../scheduler';
 import type { Charge, ModelObservation, Release, ReleaseOutcome, Renewal } from '../scheduler/types';
 import type { FleetSummary } from '../scheduler/status';
-import type { WorkerReport } from './scheduler-messages';
+import type { WorkerReport } from '../contract/scheduler-messages';
 
 /** Applies a worker's batched report; returns whether anything may now be admitted. Never throws. */
 export function applyReport(core: FleetScheduler, raw: WorkerReport, now: number): boolean {

@@ -8,7 +8,7 @@ import {
 } from '../scheduler/limits';
 import { PRIORITIES } from '../scheduler/types';
 import type { BudgetPeriod, SubmitResult, TenantSettings, UnitSubmission } from '../scheduler/types';
-import type { SettingsPatch } from './scheduler-messages';
+import type { SettingsPatch } from '../contract/scheduler-messages';
 
 /*
  * Update validators. They run synchronously before the handler: a throw rejects the update, writes

@@ -10,7 +10,7 @@ import {
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { FleetActivities } from '../activities/types';
+import type { FleetActivities } from '../contract/activity-types';
 import { DEFAULT_GOVERNOR, DEFAULT_INTERACTIVE_RESERVE, FleetScheduler } from '../scheduler';
 import type { AnySchedulerSnapshot } from '../scheduler';
 import type { Admission, FleetSettings, GovernorParams, SchedulerStatus } from '../scheduler/types';
@@ -34,7 +34,7 @@ import {
   tenantsQuery,
   topUpUpdate,
   upsertTenantsUpdate,
-} from './scheduler-messages';
+} from '../contract/scheduler-messages';
 import { applyReport, reportsOnce, summaryLine } from './scheduler-support';
 import {
   validateDrain,

@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities, workflowInfo } from '@temporalio/workflow';
-import { isToolName, mayCall, toolTaskQueue } from '../tools/registry';
-import type { ToolActivities, ToolCallView } from '../tools/registry';
+import { isToolName, mayCall, toolTaskQueue } from '../contract/tool-registry';
+import type { ToolActivities, ToolCallView } from '../contract/tool-registry';
 
 /**
  * One tool call from a run: refused (and recorded) unless the run's agent declared the tool, else sent

@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config';
 import { ensureScheduler } from '../../src/fleet/scheduler-handle';
 import { startDevServer } from '../../src/infra/dev-server';
 import type { DevServer } from '../../src/infra/dev-server';
-import { freePort } from '../../src/cluster/child';
+import { freePort } from '../../src/infra/cluster/child';
 
 const CHROMIUM = '/usr/bin/chromium';
 

@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { callApi, sleep, startDrillStack, until, type Reply } from '../../bench/lib/drill-stack';
-import { openBatchItems } from '../../src/activities/open-batch-items';
+import { openBatchItems } from '../../src/stores/open';
 import { childWorkersUseSuiteBundle } from '../support/suite-bundle';
 
 childWorkersUseSuiteBundle();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBatchParts } from '../../bench/scenarios/batch-parts';
-import { openBatchItems, batchItemsLocation } from '../../src/activities/open-batch-items';
+import { openBatchItems, batchItemsLocation } from '../../src/stores/open';
 import { startTestStack, type TestStack } from '../support/stack';
 
 /**

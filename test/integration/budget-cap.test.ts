@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startRunWorkflow } from '../../src/fleet/start-run';
 import { workflowSource } from '../../src/fleet/worker';
 import type { BudgetExhaustedMode } from '../../src/contract/fleet-port';
-import { submitUpdate } from '../../src/workflows/scheduler-messages';
+import { submitUpdate } from '../../src/contract/scheduler-messages';
 import { startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
 

@@ -5,9 +5,9 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { spawnWorker } from '../../bench/lib/worker-child';
-import { signPayload } from '../../src/events/signature';
+import { signPayload } from '../../src/api/events/signature';
 import { ADMIN, startExtraWorker, startTestStack, waitFor, type TestStack } from '../support/stack';
-import { freePort } from '../../src/cluster/child';
+import { freePort } from '../../src/infra/cluster/child';
 
 /**
  * Issue 13, part 1 on the real dev server: signed events deduplicated to one run, bad signatures

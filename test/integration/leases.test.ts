@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { submitUpdate } from '../../src/workflows/scheduler-messages';
+import { submitUpdate } from '../../src/contract/scheduler-messages';
 import { startBareRun, startExtraWorker, startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
 

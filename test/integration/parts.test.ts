@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, groupAlive, killPart, startPart, stopPart } from '../support/parts';
 import type { Part } from '../support/parts';
 import { waitFor } from '../support/stack';
-import { identityOf } from '../../src/tools/activities';
+import { identityOf } from '../../src/activities/tool-activities';
 
 const ADMIN = 'admin-parts-test-0123456789abcdef-0123';
 type PartName = 'temporal' | 'sim' | 'sink' | 'worker' | 'tools' | 'api';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENTS } from '../../src/agents/catalog';
-import { tenantQuery } from '../../src/workflows/scheduler-messages';
+import { tenantQuery } from '../../src/contract/scheduler-messages';
 import { newChainAfter, resetScheduler, terminateScheduler } from '../../bench/lib/scheduler-loss';
 import { startBareRun, startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';

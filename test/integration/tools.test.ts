@@ -1,10 +1,10 @@
 import { NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startEffectSink } from '../../src/effectsink/sink';
-import type { RunningSink } from '../../src/effectsink/sink';
-import { identityOf } from '../../src/tools/activities';
-import { startToolWorker } from '../../src/tools/worker';
-import type { ToolWorker } from '../../src/tools/worker';
+import { startEffectSink } from '../../src/standins/effectsink/sink';
+import type { RunningSink } from '../../src/standins/effectsink/sink';
+import { identityOf } from '../../src/activities/tool-activities';
+import { startToolWorker } from '../../src/fleet/tool-worker';
+import type { ToolWorker } from '../../src/fleet/tool-worker';
 import { startTestStack, waitFor, type TestStack } from '../support/stack';
 
 /**

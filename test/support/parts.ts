@@ -6,7 +6,7 @@ import { tsEntry } from '../../src/infra/ts-entry';
 const root = path.resolve(__dirname, '..', '..');
 
 /** A port nothing listens on right now, for a part to bind later. */
-export { freePort } from '../../src/cluster/child';
+export { freePort } from '../../src/infra/cluster/child';
 
 export interface Part {
   name: string;

@@ -1,8 +1,8 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { findPostgresBin, startPostgres } from '../../src/cluster/postgres';
-import type { Postgres } from '../../src/cluster/postgres';
+import { findPostgresBin, startPostgres } from '../../src/infra/cluster/postgres';
+import type { Postgres } from '../../src/infra/cluster/postgres';
 
 /** Why PostgreSQL store tests are skipped on this machine, or undefined when they run. */
 export const postgresMissing: string | undefined = findPostgresBin()

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { FleetPort } from '../../contract/fleet-port';
-import type { ApiStore } from '../stores/store';
-import type { EventRecord, EventRunRecord, RunRefusal } from '../stores/event-store';
-import { MAX_DISPATCH_ATTEMPTS, retryDelayMs } from '../../events/retry';
+import type { ApiStore } from '../../stores/api/api-store';
+import type { EventRecord, EventRunRecord, RunRefusal } from '../../stores/events/event-store';
+import { MAX_DISPATCH_ATTEMPTS, retryDelayMs } from '../events/retry';
 import { resyncTenant } from '../tenant-sync';
 
 export interface EventDispatcherDeps {

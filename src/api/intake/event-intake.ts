@@ -1,9 +1,9 @@
 import { getAgent } from '../../agents/catalog';
 import { ApiError } from '../../contract/errors';
-import { renderInput, triggerMatches, type EventEnvelope } from '../../events/triggers';
+import { renderInput, triggerMatches, type EventEnvelope } from '../../contract/triggers';
 import type { ApiContext } from '../context';
 import { canonicalHash } from '../crypto/canonical-json';
-import type { EventRecord, NewEventRun, TriggerEntry } from '../stores/event-store';
+import type { EventRecord, NewEventRun, TriggerEntry } from '../../stores/events/event-store';
 import type { EventOutcome } from './event-schemas';
 import { sha256Hex } from '../crypto/keys';
 import { runLink } from './run-intake';

@@ -7,7 +7,7 @@ import type { ParsedRun } from './parse-requests';
 import { assertFitsOnePayload } from './payload-limits';
 import { rateLimit, shedError } from './shed';
 import { resyncTenant } from '../tenant-sync';
-import type { TenantRecord } from '../stores/tenants';
+import type { TenantRecord } from '../../stores/tenants/tenants';
 
 export const runLink = (runId: string) => `/v1/runs/${runId}`;
 

@@ -3,7 +3,7 @@ import type { Response } from 'express';
 import type { ApiContext } from '../context';
 import { principalOf } from '../middleware/auth';
 import { ApiError } from '../../contract/errors';
-import type { TenantRecord } from '../stores/tenants';
+import type { TenantRecord } from '../../stores/tenants/tenants';
 import { resyncTenant } from '../tenant-sync';
 
 /** A scheduler refusal as the client sees it: 429 queue_full / budget_exhausted or 503 draining, with Retry-After. */

@@ -1,8 +1,8 @@
 import type { RequestHandler, Response } from 'express';
-import type { ApiStore } from '../stores/store';
+import type { ApiStore } from '../../stores/api/api-store';
 import { ApiError } from '../../contract/errors';
 import { hashApiKey, safeEqual } from '../crypto/keys';
-import type { TenantRecord } from '../stores/tenants';
+import type { TenantRecord } from '../../stores/tenants/tenants';
 import { MIN_ADMIN_TOKEN_LENGTH } from '../../config';
 
 export type Principal = { kind: 'admin' } | { kind: 'tenant'; tenant: string; record: TenantRecord };

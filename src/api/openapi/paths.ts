@@ -5,7 +5,7 @@ import { commonResponses, errorResponses, json, type Responses } from './respons
 import * as R from './schemas';
 import * as A from './schemas-admin';
 import * as S from '../intake/schemas';
-import { ConsoleQuerySchema, ConsoleStateSchema } from '../../console/schema';
+import { ConsoleQuerySchema, ConsoleStateSchema } from '../console/schema';
 
 const body = (schema: z.ZodType) => ({
   body: { required: true, content: { 'application/json': { schema } } },

@@ -6,7 +6,7 @@ import type { ApiContext } from '../context';
 import { ApiError } from '../../contract/errors';
 import { generateApiKey, hashApiKey } from '../crypto/keys';
 import { LedgerQuerySchema, TenantIdSchema, TenantPutSchema, type TenantPut } from '../intake/schemas';
-import type { TenantRecord } from '../stores/tenants';
+import type { TenantRecord } from '../../stores/tenants/tenants';
 import { parseOr400 } from '../intake/validation';
 
 function mergeSettings(

@@ -1,7 +1,7 @@
 import type { Response, Router } from 'express';
 import { getAgent } from '../../agents/catalog';
 import type { Logger } from 'pino';
-import type { BatchItemStore, StoredBatch } from '../../activities/batch-items';
+import type { BatchItemStore, StoredBatch } from '../../stores/batch-items/batch-items';
 import type { BatchVerdict } from '../../scheduler/types';
 import { ApiError } from '../../contract/errors';
 import type { FleetPort, StoredBatchSpec } from '../../contract/fleet-port';

@@ -1,7 +1,7 @@
 import express, { Router, type Request, type Response } from 'express';
 import { ApiError } from '../../contract/errors';
-import { SIGNATURE_HEADER, verifySignature } from '../../events/signature';
-import type { EventEnvelope } from '../../events/triggers';
+import { SIGNATURE_HEADER, verifySignature } from '../events/signature';
+import type { EventEnvelope } from '../../contract/triggers';
 import type { ApiContext } from '../context';
 import {
   acceptEvent,
@@ -15,7 +15,7 @@ import { CloudEventSchema, EventIdSchema, EventListQuerySchema } from '../intake
 import { parseOr400 } from '../intake/validation';
 import { authenticate, tenantOf } from '../middleware/auth';
 import { BODY_LIMIT } from '../middleware/json-body';
-import type { EventRecord } from '../stores/event-store';
+import type { EventRecord } from '../../stores/events/event-store';
 
 const JSON_TYPES = /^application\/(cloudevents\+)?json\s*(;|$)/i;
 

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { AGENT_NAMES, getAgent } from '../../agents/catalog';
 import { ApiError } from '../../contract/errors';
-import type { TriggerSpec } from '../../events/triggers';
+import type { TriggerSpec } from '../../contract/triggers';
 import type { ApiContext } from '../context';
 import { TriggerNameSchema, TriggerPutSchema } from '../intake/event-schemas';
 import { parseOr400 } from '../intake/validation';

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CallCharges } from '../../../src/activities/call-charges';
-import type { CallIntentStore } from '../../../src/activities/call-intents';
-import { openCallIntents } from '../../../src/activities/open-call-intents';
+import type { CallIntentStore } from '../../../src/stores/call-intents/call-intents';
+import { openCallIntents } from '../../../src/stores/open';
 import type { Charge } from '../../../src/scheduler';
 import { postgresEngine, sqliteEngine } from '../../support/store-engines';
 

@@ -4,7 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { SchedulerMailbox } from '../../../src/activities/mailbox';
-import type { WorkerReport } from '../../../src/workflows/scheduler-messages';
+import type { WorkerReport } from '../../../src/contract/scheduler-messages';
 
 /**
  * A client whose scheduler handle takes report updates (recording each delivery with its update

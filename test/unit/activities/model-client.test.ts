@@ -6,8 +6,8 @@ import { createModelClient, ModelErrorType } from '../../../src/activities/model
 import type { ModelClientOptions } from '../../../src/activities/model-client';
 import { ObservationWindow } from '../../../src/activities/observations';
 import type { ModelCallSample } from '../../../src/activities/observations';
-import { startSimulator } from '../../../src/modelplane/server';
-import type { RunningSimulator } from '../../../src/modelplane/server';
+import { startSimulator } from '../../../src/standins/modelplane/server';
+import type { RunningSimulator } from '../../../src/standins/modelplane/server';
 import { handClock } from '../modelplane/sim-client';
 
 const cleanups: Array<() => Promise<void>> = [];

@@ -2,7 +2,7 @@ import pino from 'pino';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EventDispatcher } from '../../../src/api/intake/event-dispatch';
-import { MAX_DISPATCH_ATTEMPTS, retryDelayMs } from '../../../src/events/retry';
+import { MAX_DISPATCH_ATTEMPTS, retryDelayMs } from '../../../src/api/events/retry';
 import { bearer, makeHarness, type Harness } from './harness';
 
 describe('event dispatch: retries with backoff, never before Retry-After, gives up on refusals only', () => {

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { signPayload } from '../../../src/events/signature';
+import { signPayload } from '../../../src/api/events/signature';
 import { bearer, makeHarness, type Harness } from './harness';
 
 const SOURCE = 'https://alerts.example.com';

@@ -9,13 +9,13 @@ import { METRICS_REFRESH_MS } from '../../../src/api/metrics/metrics-handler';
 import { DEFAULT_HTTP_LIMITS } from '../../../src/api/server';
 import { connect } from 'node:net';
 import { withLimitedServer } from './slow-client';
-import { openSqliteStore } from '../../../src/api/stores/store';
-import { IDEMPOTENCY_RETENTION_MS } from '../../../src/api/stores/idempotency';
+import { openSqliteStore } from '../../../src/stores/api/api-store-sqlite';
+import { IDEMPOTENCY_RETENTION_MS } from '../../../src/stores/idempotency/idempotency';
 import fc from 'fast-check';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openSqliteEffectStore } from '../../../src/activities/effect-store';
+import { openSqliteEffectStore } from '../../../src/stores/effects/effect-store-sqlite';
 import type { RunSpec } from '../../../src/contract/fleet-port';
 import { MemoryFleet } from './memory-fleet';
 

@@ -1,4 +1,4 @@
-import type { EffectStore } from '../../../src/activities/effect-store';
+import type { EffectStore } from '../../../src/stores/effects/effect-store';
 import { loadConfig } from '../../../src/config';
 import type {
   AnyBatchSpec,

@@ -4,15 +4,16 @@ import { join } from 'node:path';
 import pino from 'pino';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { openSqliteEffectStore } from '../../../src/activities/effect-store';
+import { openSqliteEffectStore } from '../../../src/stores/effects/effect-store-sqlite';
 import { createApp } from '../../../src/api/app';
-import { openStore, type ApiStore } from '../../../src/api/stores/store';
-import { DB_UNAVAILABLE_RETRY_SECONDS } from '../../../src/api/stores/pg/api-store-pg';
+import type { ApiStore } from '../../../src/stores/api/api-store';
+import { openStore } from '../../../src/stores/open';
+import { DB_UNAVAILABLE_RETRY_SECONDS } from '../../../src/stores/api/api-store-pg';
 import { postgresMissing, startTestPostgres } from '../../support/postgres';
 import type { TestPostgres } from '../../support/postgres';
 import { ADMIN, bearer, synthetic } from './harness';
 import { MemoryFleet } from './memory-fleet';
-import { isPgUnavailable, openPool } from '../../../src/util/pg';
+import { isPgUnavailable, openPool } from '../../../src/stores/engine/pg';
 
 if (postgresMissing) console.warn(postgresMissing);
 

@@ -2,8 +2,8 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { FleetPort } from '../../../src/contract/fleet-port';
 import { z } from 'zod';
-import { ConsoleSampler } from '../../../src/console/sampler';
-import { ConsoleStateSchema } from '../../../src/console/schema';
+import { ConsoleSampler } from '../../../src/api/console/sampler';
+import { ConsoleStateSchema } from '../../../src/api/console/schema';
 import { zeroCounters } from '../../../src/scheduler/counters';
 import type { SchedulerStatus, TenantStatus } from '../../../src/scheduler/types';
 

@@ -2,11 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openSqliteEffectStore } from '../../../src/activities/effect-store';
-import type { EffectStore } from '../../../src/activities/effect-store';
-import { deliverOnce } from '../../../src/effectsink/deliver-once';
-import { deliverEffect, startEffectSink } from '../../../src/effectsink/sink';
-import type { RunningSink } from '../../../src/effectsink/sink';
+import { openSqliteEffectStore } from '../../../src/stores/effects/effect-store-sqlite';
+import type { EffectStore } from '../../../src/stores/effects/effect-store';
+import { deliverOnce } from '../../../src/activities/deliver-once';
+import { deliverEffect } from '../../../src/activities/effect-delivery';
+import { startEffectSink } from '../../../src/standins/effectsink/sink';
+import type { RunningSink } from '../../../src/standins/effectsink/sink';
 
 let sink: RunningSink | undefined;
 let store: EffectStore | undefined;

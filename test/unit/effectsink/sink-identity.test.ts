@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { deliverEffect, startEffectSink } from '../../../src/effectsink/sink';
-import type { RunningSink } from '../../../src/effectsink/sink';
+import { deliverEffect } from '../../../src/activities/effect-delivery';
+import { startEffectSink } from '../../../src/standins/effectsink/sink';
+import type { RunningSink } from '../../../src/standins/effectsink/sink';
 
 const PAGER = 'pager-credential-0123456789abcdef';
 const LOOKUP = 'lookup-credential-0123456789abcdef';

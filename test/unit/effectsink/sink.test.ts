@@ -2,8 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { deliverEffect, startEffectSink } from '../../../src/effectsink/sink';
-import type { RunningSink } from '../../../src/effectsink/sink';
+import { deliverEffect } from '../../../src/activities/effect-delivery';
+import { startEffectSink } from '../../../src/standins/effectsink/sink';
+import type { RunningSink } from '../../../src/standins/effectsink/sink';
 
 const sinks: RunningSink[] = [];
 const dirs: string[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSignatureHeader, signPayload, verifySignature } from '../../../src/events/signature';
+import { parseSignatureHeader, signPayload, verifySignature } from '../../../src/api/events/signature';
 
 const SECRET = 'whsec_test_secret';
 const BODY = Buffer.from('{"id":"e1","type":"t","source":"s","data":{"a":1}}');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderInput, triggerMatches, valueAt, type EventEnvelope } from '../../../src/events/triggers';
+import { renderInput, triggerMatches, valueAt, type EventEnvelope } from '../../../src/contract/triggers';
 
 const event: EventEnvelope = {
   id: 'evt-1',

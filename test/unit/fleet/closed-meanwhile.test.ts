@@ -1,7 +1,7 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
-import type { EffectStore } from '../../../src/activities/effect-store';
+import type { EffectStore } from '../../../src/stores/effects/effect-store';
 import { loadConfig } from '../../../src/config';
 import { createTemporalFleet } from '../../../src/fleet/temporal-fleet';
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/contract/errors';
 import type { FleetPort } from '../../../src/contract/fleet-port';
 import { withUnavailableAs503 } from '../../../src/fleet/unavailable';
-import { isPgUnavailable } from '../../../src/util/pg';
+import { isPgUnavailable } from '../../../src/stores/engine/pg';
 
 /** A fleet whose every call fails with `err`. */
 const failing = (err: unknown) =>

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { freeLowPorts, freePort } from '../../../src/cluster/child';
+import { freeLowPorts, freePort } from '../../../src/infra/cluster/child';
 
 /**
  * A port handed to a process that binds it seconds later must not be one the kernel hands out

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SimulatorState } from '../../../src/modelplane/state';
+import { SimulatorState } from '../../../src/standins/modelplane/state';
 
 describe('simulator bill: calls served again for a call key already served', () => {
   it('bills every served call and counts, per tenant, the tokens of a key served a second time', () => {

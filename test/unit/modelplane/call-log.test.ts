@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CallLog } from '../../../src/modelplane/call-log';
+import { CallLog } from '../../../src/standins/modelplane/call-log';
 
 describe('simulator call log (where two leases of one run would show)', () => {
   it('counts sequential steps of many runs as clean, and the most calls in flight at once', () => {

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createModelClient } from '../../../src/activities/model-client';
 import { ObservationWindow } from '../../../src/activities/observations';
-import { startSimulator } from '../../../src/modelplane/server';
-import type { RunningSimulator } from '../../../src/modelplane/server';
+import { startSimulator } from '../../../src/standins/modelplane/server';
+import type { RunningSimulator } from '../../../src/standins/modelplane/server';
 import { getJson, handClock, post } from './sim-client';
 
 /** The first leg of the governor's loop: what the model client tells the worker's observation window. */

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startSimulator } from '../../../src/modelplane/server';
-import type { RunningSimulator } from '../../../src/modelplane/server';
+import { startSimulator } from '../../../src/standins/modelplane/server';
+import type { RunningSimulator } from '../../../src/standins/modelplane/server';
 import { chat } from './sim-client';
 
 const running: RunningSimulator[] = [];

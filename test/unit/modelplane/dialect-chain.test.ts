@@ -4,9 +4,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SchedulerMailbox } from '../../../src/activities/mailbox';
 import { createModelClient } from '../../../src/activities/model-client';
 import { ObservationWindow } from '../../../src/activities/observations';
-import { startSimulator } from '../../../src/modelplane/server';
-import type { RunningSimulator } from '../../../src/modelplane/server';
-import type { WorkerReport } from '../../../src/workflows/scheduler-messages';
+import { startSimulator } from '../../../src/standins/modelplane/server';
+import type { RunningSimulator } from '../../../src/standins/modelplane/server';
+import type { WorkerReport } from '../../../src/contract/scheduler-messages';
 import { applyReport } from '../../../src/workflows/scheduler-support';
 import { handClock, stormCore } from './sim-client';
 

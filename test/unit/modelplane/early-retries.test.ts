@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CALL_KEY_HEADER } from '../../../src/activities/provider/call-key';
-import { RetryTracker } from '../../../src/modelplane/retry-tracker';
-import { startSimulator } from '../../../src/modelplane/server';
-import type { RunningSimulator } from '../../../src/modelplane/server';
+import { RetryTracker } from '../../../src/standins/modelplane/retry-tracker';
+import { startSimulator } from '../../../src/standins/modelplane/server';
+import type { RunningSimulator } from '../../../src/standins/modelplane/server';
 import { getJson, handClock } from './sim-client';
 import type { SimAnswer } from './sim-client';
 

@@ -1,8 +1,8 @@
 import { afterEach } from 'vitest';
 import { DEFAULT_GOVERNOR, FleetScheduler } from '../../../src/scheduler';
 import type { GovernorParams } from '../../../src/scheduler';
-import { startSimulator } from '../../../src/modelplane/server';
-import type { RunningSimulator } from '../../../src/modelplane/server';
+import { startSimulator } from '../../../src/standins/modelplane/server';
+import type { RunningSimulator } from '../../../src/standins/modelplane/server';
 
 /** Test helpers: plain HTTP calls against a running simulator. */
 export interface SimAnswer {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TokenBucket } from '../../../src/modelplane/token-bucket';
+import { TokenBucket } from '../../../src/standins/modelplane/token-bucket';
 
 describe('TokenBucket', () => {
   it('starts full and refills continuously at quota per minute', () => {

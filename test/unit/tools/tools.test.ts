@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openSqliteEffectStore } from '../../../src/activities/effect-store';
+import { openSqliteEffectStore } from '../../../src/stores/effects/effect-store-sqlite';
 import { AGENT_NAMES } from '../../../src/agents/catalog';
 import { loadConfig } from '../../../src/config';
-import { createToolActivities, identityOf } from '../../../src/tools/activities';
-import { AGENT_TOOLS, mayCall, toolTaskQueue } from '../../../src/tools/registry';
+import { createToolActivities, identityOf } from '../../../src/activities/tool-activities';
+import { AGENT_TOOLS, mayCall, toolTaskQueue } from '../../../src/contract/tool-registry';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { reportsOnce } from '../../../src/workflows/scheduler-support';
-import type { WorkerReport } from '../../../src/workflows/scheduler-messages';
+import type { WorkerReport } from '../../../src/contract/scheduler-messages';
 
 /**
  * A report may reach one scheduler run more than once: an update sent again after its answer was

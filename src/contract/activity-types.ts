@@ -1,0 +1,102 @@
+import type { BudgetExhaustedMode } from './fleet-port';
+import type { AdmitNotice } from './run-messages';
+import type { RecoveredUsage, RecoveryFigures } from './scheduler-messages';
+import type { Priority, Release, SubmitResult, TopUpResult } from '../scheduler/types';
+
+/**
+ * What a waiting run learns when it checks on the scheduler: `known` (queued or admitted: keep
+ * waiting), `queued` (it did not know the run; now it does), `ended` (that attempt ended: ask with the
+ * next one), `refused` (re-offer after `retryAfterSeconds`), `unavailable` (no scheduler answered).
+ */
+export interface OfferResult {
+  state: 'known' | 'queued' | 'ended' | 'refused' | 'unavailable';
+  retryAfterSeconds: number;
+  /** Why it was refused (`refused` only), with the door's message. */
+  code?: string;
+  message?: string;
+}
+
+/** Activity signatures, the only thing workflow code imports from here (types only). */
+export interface StepRequest {
+  /** The run's tenant: the provider bills the call to it. Looked up from the run when absent (older workflows). */
+  tenant?: string;
+  runId: string;
+  attempt: number;
+  step: number;
+  tokens: number;
+  /** Who the run is (renewals carry it, with `tenant`, so a scheduler that lost the lease takes the run back). */
+  priority?: Priority;
+  cost?: number;
+  /** The step lasts at least this long (the synthetic agent's `stepMs`). */
+  minMs: number;
+  usedSoFar: number;
+  /** The step fails for good after using its tokens. */
+  fail?: boolean;
+  /** The lease's length: a long step renews it at a third of this. */
+  leaseTtlMs: number;
+}
+
+export interface BatchChunk {
+  batchId: string;
+  tenant: string;
+  agent: string;
+  priority: Priority;
+  /** The items, when the batch carried them; absent: the activity reads them from the batch item store. */
+  items?: unknown[];
+  /** Each item's index in the whole batch (its run id is `<batchId>-<index>`). */
+  indexes: number[];
+  estimatedTokensPerItem: number;
+  onBudgetExhausted?: BudgetExhaustedMode;
+  createdAt: string;
+}
+
+export interface FleetActivities {
+  /** Tells many runs they were admitted; returns those whose workflow could not be reached. */
+  notifyAdmissions(
+    notices: { runId: string; notice: AdmitNotice }[],
+  ): Promise<{ runId: string; attempt: number }[]>;
+  notifyRevoked(revoked: { runId: string; attempt: number }[]): Promise<void>;
+  /** Tells queued runs their tenant's budget can no longer cover them (they fail `budget_exhausted`). */
+  notifyBudgetRefused(refused: { runId: string; attempt: number; message: string }[]): Promise<void>;
+  /** One model call through the model plane; renews the run's lease as it goes. */
+  modelStep(req: StepRequest): Promise<{ usedTokens: number }>;
+  /** Applies the run's effect once per key, however often it is attempted. */
+  applyEffect(req: { key: string; runId: string }): Promise<{ applied: boolean }>;
+  /**
+   * Returns the slot through the worker's batched mailbox. The tokens were charged call by call as the
+   * provider billed them, so the release settles none of its own.
+   */
+  releaseLease(release: Release): Promise<void>;
+  /** Asks the scheduler for `tokens` more reservation for the run's current attempt (granted within budget). */
+  requestTopUp(req: { runId: string; attempt: number; tokens: number }): Promise<TopUpResult>;
+  /** Tells the scheduler a queued run was cancelled (batched with other reports). */
+  cancelQueued(runId: string): Promise<void>;
+  /** Queues the run again (after its lease was revoked, or after a human gate). */
+  resubmit(unit: {
+    runId: string;
+    tenant: string;
+    priority: Priority;
+    cost: number;
+    attempt: number;
+    usedTokens?: number;
+  }): Promise<SubmitResult>;
+  /** A waiting run checks that the scheduler knows it, and re-offers itself when not (batched per worker). */
+  offerRun(unit: {
+    runId: string;
+    tenant: string;
+    priority: Priority;
+    cost: number;
+    attempt: number;
+    usedTokens?: number;
+  }): Promise<OfferResult>;
+  /** Usage of the runs that finished in each tenant's period (visibility), for a recovering scheduler. */
+  recoverUsage(
+    windows: { tenant: string; periodStart: number }[],
+  ): Promise<RecoveredUsage[] | RecoveryFigures>;
+  /** Creates one chunk of a batch's runs; returns how many it created and the items still refused. */
+  startBatchChunk(
+    chunk: BatchChunk,
+  ): Promise<{ started: number; refused: { index: number; retryAfterSeconds: number }[] }>;
+  /** Forgets a stored batch's items once every item's run exists (the runs carry their own input). */
+  releaseBatchItems(batchId: string): Promise<void>;
+}

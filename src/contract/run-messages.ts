@@ -1,0 +1,32 @@
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { RunSpec, RunView } from './fleet-port';
+
+/** The scheduler's admission of one attempt of a run, with its lease. */
+export interface AdmitNotice {
+  attempt: number;
+  seq: number;
+  admittedAt: number;
+  leaseExpiresAt: number;
+  /** Tokens reserved in the ledger for this attempt (absent from older schedulers). */
+  reserved?: number;
+}
+
+export const admitSignal = defineSignal<[AdmitNotice]>('admit');
+/** The scheduler took the slot back (the lease expired): the run must queue again before its next step. */
+export const leaseRevokedSignal = defineSignal<[{ attempt: number }]>('leaseRevoked');
+/**
+ * The scheduler took the queued attempt out of line: its tenant's budget can no longer cover it. A
+ * run set to `fail` on an exhausted budget fails with `budget_exhausted`; one set to `park` waits and
+ * offers itself again.
+ */
+export const budgetRefusedSignal = defineSignal<[{ attempt: number; message: string }]>('budgetRefused');
+/** The scheduler was lost or reset (sent by the watchdog): a waiting run checks on it now. */
+export const reofferSignal = defineSignal<[]>('reoffer');
+export const cancelRunSignal = defineSignal<[]>('cancelRun');
+export const decisionSignal = defineSignal<[{ decision: 'approve' | 'reject'; note?: string }]>('decision');
+
+/** The run as `GET /v1/runs/:id` shows it, except `waitingOn`, which the scheduler explains. */
+export const runViewQuery = defineQuery<RunView>('runView');
+
+/** The run's own spec (its input included), for re-driving a failed run. */
+export const runSpecQuery = defineQuery<RunSpec>('runSpec');

@@ -1,0 +1,265 @@
+import { DEFAULT_LATENCY, latencyMs, seededRandom } from './latency';
+import type { LatencyModel } from './latency';
+import { anthropicRateLimitHeaders, rateLimitHeaders } from '../../activities/provider/rate-limit-headers';
+import type { RateLimitSnapshot } from '../../activities/provider/rate-limit-headers';
+import { CallLog } from './call-log';
+import { FirstCallLog } from './first-calls';
+import { RetryTracker } from './retry-tracker';
+import { TokenBucket } from './token-bucket';
+
+/** How a simulator starts: its quota, its seed and (optionally) its latency model and clock. */
+export interface SimulatorOptions {
+  /** Tokens per minute (prompt estimate + max_tokens of each call). */
+  tpm: number;
+  /** Requests per minute. */
+  rpm: number;
+  /** Seeds the latency jitter and completion ids, so runs repeat. */
+  seed: number;
+  latency?: Partial<LatencyModel>;
+  /** Clock for the quota buckets, ms; tests pass a hand-driven one. */
+  now?: () => number;
+  /** Rate-limit headers in OpenAI's dialect (default) or Anthropic's. */
+  headerDialect?: 'openai' | 'anthropic';
+  /** Anthropic mode: separate input and output token quotas per minute (default: `tpm` each). */
+  inputTpm?: number;
+  outputTpm?: number;
+}
+
+/** A call's cost: prompt (input) and completion (output) tokens. */
+export interface CallCost {
+  input: number;
+  output: number;
+}
+
+/** A scripted answer for the next calls (drills): a 429 with exactly these raw header values. */
+export interface InjectedFault {
+  /** Raw `retry-after` value, sent as is (e.g. "86400", "soon"). */
+  retryAfter?: string | undefined;
+  /** Raw reset value for the token bucket, sent as is in the dialect's reset header. */
+  resetTokens?: string | undefined;
+  /** How many calls get this answer. */
+  times: number;
+}
+
+/** The simulator's verdict on one call. */
+export type Decision =
+  | { kind: 'ok'; id: string; delayMs: number; headers: Record<string, string> }
+  | { kind: 'throttled'; waitMs: number; exhausted: string; headers: Record<string, string> }
+  | { kind: 'injected'; headers: Record<string, string> }
+  | { kind: 'spend_cap'; headers: Record<string, string> };
+
+/** The body of `GET /admin/stats`. */
+export interface SimulatorStats {
+  calls: number;
+  throttled: number;
+  tokens: number;
+  /** Calls that came back before the Retry-After their step was given (0 for a well-behaved client). */
+  earlyRetries: number;
+  quota: { tpm: number; rpm: number };
+  /** Tokens served (billed) per tenant, as the calls named it (`user` or the tenant header); "" when none did. */
+  bill: Record<string, number>;
+  /**
+   * Of `bill`, the tokens of calls served for a call key (run and step) already served once: a step
+   * that called again although its earlier call was billed (e.g. a retry after its worker died). The
+   * provider bills both; the caller's ledger has both only if the first call's charge got out.
+   */
+  billedAgain: Record<string, number>;
+  headerDialect: 'openai' | 'anthropic';
+  /** The simulated other consumer of the same account, when one runs. */
+  bystander: BystanderStats | null;
+}
+
+export interface BystanderStats {
+  tpm: number;
+  calls: number;
+  throttled: number;
+  tokens: number;
+}
+
+/** Quota buckets, the spend-cap switch and the counters of one simulator. */
+export class SimulatorState {
+  /** When on, every call is refused as `insufficient_quota` (a hard spend cap). */
+  spendCap = false;
+  /** Tenants whose calls are refused as `insufficient_quota` (their own spend cap). */
+  readonly spendCapTenants = new Set<string>();
+  /** Scripted 429s, served to the next calls first. */
+  readonly faults: InjectedFault[] = [];
+  readonly headerDialect: 'openai' | 'anthropic';
+  /** Per-step Retry-After bookkeeping: counts retries that came too early. */
+  readonly retries = new RetryTracker();
+  /** First-call arrival per run id (priority measured where the work happens). */
+  readonly firstCalls = new FirstCallLog();
+  /** Served calls' windows by call key: a step served twice, or a run's calls overlapping. */
+  readonly calls = new CallLog();
+  /** The simulator's clock, ms. */
+  readonly now: () => number;
+  private readonly tokens: TokenBucket;
+  private readonly requests: TokenBucket;
+  private readonly random: () => number;
+  private readonly latency: LatencyModel;
+  private readonly inputTokens: TokenBucket;
+  private readonly outputTokens: TokenBucket;
+  private readonly counters = { calls: 0, throttled: 0, tokens: 0 };
+  private readonly bill = new Map<string, number>();
+  private readonly billedAgain = new Map<string, number>();
+  private bystander: BystanderStats | null = null;
+  private separateInput: boolean;
+  private separateOutput: boolean;
+  private seq = 0;
+
+  constructor(opts: SimulatorOptions) {
+    this.now = opts.now ?? Date.now;
+    this.tokens = new TokenBucket(opts.tpm, this.now());
+    this.requests = new TokenBucket(opts.rpm, this.now());
+    this.headerDialect = opts.headerDialect ?? 'openai';
+    this.inputTokens = new TokenBucket(opts.inputTpm ?? opts.tpm, this.now());
+    this.outputTokens = new TokenBucket(opts.outputTpm ?? opts.tpm, this.now());
+    this.separateInput = opts.inputTpm !== undefined;
+    this.separateOutput = opts.outputTpm !== undefined;
+    this.random = seededRandom(opts.seed);
+    this.latency = { ...DEFAULT_LATENCY, ...opts.latency };
+  }
+
+  /**
+   * Decides a call and, when it passes, takes its tokens and one request. `cost` is the total, or
+   * its input/output split (Anthropic mode meters both, and the total).
+   */
+  decide(cost: number | CallCost, tenant = ''): Decision {
+    const now = this.now();
+    const split = typeof cost === 'number' ? { input: 0, output: cost } : cost;
+    const total = split.input + split.output;
+    const fault = this.faults[0];
+    if (fault) {
+      if (--fault.times <= 0) this.faults.shift();
+      return { kind: 'injected', headers: this.faultHeaders(fault, now) };
+    }
+    if (this.spendCap || this.spendCapTenants.has(tenant))
+      return { kind: 'spend_cap', headers: this.limitHeaders(now) };
+    const waits: [string, number][] = [
+      ['tokens', this.tokens.waitMs(total, now)],
+      ['requests', this.requests.waitMs(1, now)],
+    ];
+    if (this.headerDialect === 'anthropic') {
+      waits.push(['input tokens', this.inputTokens.waitMs(split.input, now)]);
+      waits.push(['output tokens', this.outputTokens.waitMs(split.output, now)]);
+    }
+    const [exhausted, waitMs] = waits.reduce((a, b) => (b[1] > a[1] ? b : a));
+    if (waitMs > 0) return { kind: 'throttled', waitMs, exhausted, headers: this.limitHeaders(now) };
+    this.tokens.take(total, now);
+    this.requests.take(1, now);
+    if (this.headerDialect === 'anthropic') {
+      this.inputTokens.take(split.input, now);
+      this.outputTokens.take(split.output, now);
+    }
+    this.seq += 1;
+    const id = `chatcmpl-sim${this.seq}-${Math.floor(this.random() * 0xffffffff)
+      .toString(16)
+      .padStart(8, '0')}`;
+    const delayMs = latencyMs(this.latency, total, this.random);
+    return { kind: 'ok', id, delayMs, headers: this.limitHeaders(now) };
+  }
+
+  /**
+   * Counts a call once it is answered; `servedTokens` is 0 unless it succeeded; `again`: its step
+   * (call key) had been served before.
+   */
+  answered(status: number, servedTokens: number, tenant = '', again = false): void {
+    this.counters.calls += 1;
+    if (status === 429) this.counters.throttled += 1;
+    this.counters.tokens += servedTokens;
+    if (servedTokens <= 0) return;
+    this.bill.set(tenant, (this.bill.get(tenant) ?? 0) + servedTokens);
+    if (again) this.billedAgain.set(tenant, (this.billedAgain.get(tenant) ?? 0) + servedTokens);
+  }
+
+  /** Tokens billed to `tenant` so far. */
+  billOf(tenant: string): number {
+    return this.bill.get(tenant) ?? 0;
+  }
+
+  /**
+   * Another consumer of the same account: one call of `callTokens` every so often, `tpm` tokens a
+   * minute in all, through the same quota (not counted in `calls`/`bill`). Returns a stop function.
+   */
+  startBystander(tpm: number, callTokens = 500): () => void {
+    const stats: BystanderStats = { tpm, calls: 0, throttled: 0, tokens: 0 };
+    this.bystander = stats;
+    const everyMs = Math.max(5, (callTokens * 60_000) / Math.max(1, tpm));
+    const timer = setInterval(() => {
+      const d = this.decide({ input: 10, output: Math.max(1, callTokens - 10) }, '\u0000bystander');
+      stats.calls += 1;
+      if (d.kind === 'ok') stats.tokens += callTokens;
+      else stats.throttled += 1;
+    }, everyMs);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
+  /** Changes the quota live; omitted fields stay. */
+  setQuota(quota: {
+    tpm?: number | undefined;
+    rpm?: number | undefined;
+    inputTpm?: number | undefined;
+    outputTpm?: number | undefined;
+  }): void {
+    const now = this.now();
+    if (quota.tpm !== undefined) this.tokens.setLimit(quota.tpm, now);
+    if (quota.rpm !== undefined) this.requests.setLimit(quota.rpm, now);
+    // Input and output quotas follow the total unless they were set apart.
+    if (quota.inputTpm !== undefined) this.separateInput = true;
+    if (quota.outputTpm !== undefined) this.separateOutput = true;
+    const input = quota.inputTpm ?? (this.separateInput ? undefined : quota.tpm);
+    const output = quota.outputTpm ?? (this.separateOutput ? undefined : quota.tpm);
+    if (input !== undefined) this.inputTokens.setLimit(input, now);
+    if (output !== undefined) this.outputTokens.setLimit(output, now);
+  }
+
+  /** Counters since start and the quota now. */
+  stats(): SimulatorStats {
+    return {
+      ...this.counters,
+      earlyRetries: this.retries.earlyRetries,
+      quota: { tpm: this.tokens.limit, rpm: this.requests.limit },
+      bill: Object.fromEntries(this.bill),
+      billedAgain: Object.fromEntries(this.billedAgain),
+      headerDialect: this.headerDialect,
+      bystander: this.bystander ? { ...this.bystander } : null,
+    };
+  }
+
+  /** The rate-limit headers of a call answered at `now`, in this simulator's dialect. */
+  limitHeaders(now: number): Record<string, string> {
+    if (this.headerDialect === 'openai') return rateLimitHeaders(this.limits(now));
+    const b = (t: TokenBucket) => ({ limit: t.limit, remaining: t.remaining(now), resetMs: t.resetMs(now) });
+    return anthropicRateLimitHeaders(
+      {
+        requests: b(this.requests),
+        tokens: b(this.tokens),
+        inputTokens: b(this.inputTokens),
+        outputTokens: b(this.outputTokens),
+      },
+      now,
+    );
+  }
+
+  private faultHeaders(f: InjectedFault, now: number): Record<string, string> {
+    const h = this.limitHeaders(now);
+    if (f.retryAfter !== undefined) h['retry-after'] = f.retryAfter;
+    if (f.resetTokens !== undefined) {
+      if (this.headerDialect === 'openai') h['x-ratelimit-reset-tokens'] = f.resetTokens;
+      else h['anthropic-ratelimit-tokens-reset'] = f.resetTokens;
+    }
+    return h;
+  }
+
+  private limits(now: number): RateLimitSnapshot {
+    return {
+      limitTokens: this.tokens.limit,
+      remainingTokens: this.tokens.remaining(now),
+      resetTokensMs: this.tokens.resetMs(now),
+      limitRequests: this.requests.limit,
+      remainingRequests: this.requests.remaining(now),
+      resetRequestsMs: this.requests.resetMs(now),
+    };
+  }
+}

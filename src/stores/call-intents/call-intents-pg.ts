@@ -1,0 +1,58 @@
+import { migrate, numberedPlaceholders, numberedSql, openPool } from '../engine/pg';
+import type { Migration } from '../engine/pg';
+import { CALL_INTENTS_DDL, CALL_SQL, claimOrphansSql, toOrphan } from './call-intents';
+import type { CallIntentStore, OrphanRow } from './call-intents';
+
+const MIGRATIONS: Migration[] = [{ version: 1, sql: CALL_INTENTS_DDL }];
+
+const SQL = numberedSql(CALL_SQL);
+// SKIP LOCKED: a row another sweeper is taking is left to it; a row it took meanwhile fails the
+// re-checked condition (its owner is alive now) and is not taken twice.
+const CLAIM = numberedPlaceholders(claimOrphansSql('FOR UPDATE SKIP LOCKED'));
+
+/** The call intent store on PostgreSQL (`DATABASE_URL`): every worker on every host shares it. */
+export async function openPgCallIntents(url: string): Promise<CallIntentStore> {
+  const pool = openPool(url);
+  try {
+    await migrate(pool, 'call-intents', MIGRATIONS);
+  } catch (err) {
+    await pool.end();
+    throw err;
+  }
+  const count = async (sql: string) => Number((await pool.query<{ n: string }>(sql)).rows[0]?.n ?? 0);
+  return {
+    async begin(i, now) {
+      await pool.query(SQL.begin, [i.key, i.tenant, i.runId, i.attempt, i.reserved, i.owner, now]);
+    },
+    async billed(key, tokens) {
+      await pool.query(SQL.billed, [tokens, key]);
+    },
+    async drop(key) {
+      await pool.query(SQL.drop, [key]);
+    },
+    async settle(keys, now) {
+      if (!keys.length) return;
+      await pool.query(
+        'UPDATE call_intents SET settled_at = $1 WHERE key = ANY($2::text[]) AND settled_at IS NULL',
+        [now, keys],
+      );
+    },
+    async beat(owner, now) {
+      await pool.query(SQL.beat, [owner, now]);
+    },
+    async claimOrphans(owner, deadBefore, limit) {
+      const r = await pool.query<OrphanRow>(CLAIM, [owner, owner, deadBefore, limit]);
+      return r.rows.map(toOrphan);
+    },
+    async prune(settledBefore, deadBefore) {
+      await pool.query(SQL.pruneSettled, [settledBefore]);
+      await pool.query(SQL.pruneOwners, [deadBefore]);
+    },
+    async counts() {
+      return { rows: await count(SQL.rows), unsettled: await count(SQL.unsettled) };
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,67 @@
+import { openSqliteFile } from '../engine/sqlite';
+import { SUMMARY_SQL } from './effect-store';
+import type { EffectStore } from './effect-store';
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS effects (
+    key TEXT PRIMARY KEY,
+    payload TEXT NOT NULL,
+    applied_at INTEGER NOT NULL
+  );
+  -- Append-only log of every attempt. It has no uniqueness of its own, so a
+  -- failure of the guard on effects.key would show here as a key applied twice.
+  CREATE TABLE IF NOT EXISTS attempts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    key TEXT NOT NULL,
+    applied INTEGER NOT NULL,
+    at INTEGER NOT NULL
+  );
+  CREATE INDEX IF NOT EXISTS attempts_applied_key ON attempts (key) WHERE applied = 1;
+`;
+
+/** The SQLite effect store in `filePath` (created with its directory as needed; WAL and a busy timeout let processes share it). */
+export function openSqliteEffectStore(filePath: string): EffectStore {
+  const db = openSqliteFile(filePath);
+  db.exec(SCHEMA);
+  // Migration 2: when the effect's delivery was confirmed (files from before it lack the column).
+  const columns = db.prepare("SELECT name FROM pragma_table_info('effects')").pluck().all() as string[];
+  if (!columns.includes('delivered_at')) db.exec('ALTER TABLE effects ADD COLUMN delivered_at INTEGER');
+
+  const insertEffect = db.prepare(
+    'INSERT OR IGNORE INTO effects (key, payload, applied_at) VALUES (?, ?, ?)',
+  );
+  const deliveredAt = db.prepare('SELECT delivered_at FROM effects WHERE key = ?').pluck();
+  const setDelivered = db.prepare(
+    'UPDATE effects SET delivered_at = ? WHERE key = ? AND delivered_at IS NULL',
+  );
+  const logAttempt = db.prepare('INSERT INTO attempts (key, applied, at) VALUES (?, ?, ?)');
+  const count = (sql: string): number => (db.prepare(sql).pluck().get() as number | undefined) ?? 0;
+
+  const applyTx = db.transaction((key: string, payload: string) => {
+    const now = Date.now();
+    const applied = insertEffect.run(key, payload, now).changes === 1;
+    logAttempt.run(key, applied ? 1 : 0, now);
+    return { applied, delivered: !applied && deliveredAt.get(key) != null };
+  });
+
+  return {
+    async apply(key, payload) {
+      // IMMEDIATE takes the write lock up front, so two processes queue on busy_timeout instead of
+      // failing to upgrade a read lock mid-transaction.
+      return applyTx.immediate(key, JSON.stringify(payload));
+    },
+    async markDelivered(key) {
+      setDelivered.run(Date.now(), key);
+    },
+    async summary() {
+      return db.transaction(() => ({
+        effects: count(SUMMARY_SQL.effects),
+        attempts: count(SUMMARY_SQL.attempts),
+        duplicates: count(SUMMARY_SQL.duplicates),
+      }))();
+    },
+    async close() {
+      db.close();
+    },
+  };
+}

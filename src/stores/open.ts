@@ -1,0 +1,83 @@
+import path from 'node:path';
+import type { ApiStore } from './api/api-store';
+import { openPgApiStore } from './api/api-store-pg';
+import { openSqliteStore } from './api/api-store-sqlite';
+import type { BatchItemStore } from './batch-items/batch-items';
+import { openSqliteBatchItems } from './batch-items/batch-items-sqlite';
+import { openPgBatchItems } from './batch-items/batch-items-pg';
+import type { CallIntentStore } from './call-intents/call-intents';
+import { openSqliteCallIntents } from './call-intents/call-intents-sqlite';
+import { openPgCallIntents } from './call-intents/call-intents-pg';
+import type { EffectStore } from './effects/effect-store';
+import { openSqliteEffectStore } from './effects/effect-store-sqlite';
+import { openPgEffectStore } from './effects/effect-store-pg';
+import { isPostgresUrl } from './engine/pg';
+
+/** What a store's location is read from. */
+export interface StoreConfig {
+  databaseUrl: string | undefined;
+  dataDir: string;
+}
+
+/**
+ * Opens a store at `location` on the engine it names: a `postgres://` URL (shared by every host) or a
+ * SQLite file path (one host; the processes on it share the file; created with its directory).
+ */
+function openAt<S>(
+  location: string,
+  sqlite: (file: string) => S,
+  pg: (url: string) => Promise<S>,
+): Promise<S> {
+  return isPostgresUrl(location) ? pg(location) : Promise.resolve(sqlite(location));
+}
+
+/** Where a store lives for a config: `DATABASE_URL` when set, else the file `DATA_DIR/<file>`. */
+function locationOf(config: StoreConfig, file: string): string {
+  return config.databaseUrl ?? path.resolve(config.dataDir, file);
+}
+
+/** The API's store (tenants, idempotency keys, events); `:memory:` works for SQLite too. */
+export function openStore(location: string): Promise<ApiStore> {
+  return openAt(location, openSqliteStore, openPgApiStore);
+}
+
+/** Where the API store lives: `DATABASE_URL`, else `DATA_DIR/fairway.db`. */
+export function apiStoreLocation(config: StoreConfig): string {
+  return locationOf(config, 'fairway.db');
+}
+
+/** The effect store (what each activity applied and delivered, by idempotency key). */
+export function openEffectStore(location: string): Promise<EffectStore> {
+  return openAt(location, openSqliteEffectStore, openPgEffectStore);
+}
+
+/** Where the effect store lives: `DATABASE_URL`, else `DATA_DIR/effects.db`. */
+export function effectStoreLocation(config: StoreConfig): string {
+  return locationOf(config, 'effects.db');
+}
+
+/** The batch item store. */
+export function openBatchItems(location: string): Promise<BatchItemStore> {
+  return openAt(location, openSqliteBatchItems, openPgBatchItems);
+}
+
+/**
+ * Where batch items live: `DATABASE_URL` (every API and worker shares it), else `DATA_DIR/batch-items.db`
+ * (the API and the workers of one host share the file, as they do the effect store).
+ */
+export function batchItemsLocation(config: StoreConfig): string {
+  return locationOf(config, 'batch-items.db');
+}
+
+/** The call intent store. */
+export function openCallIntents(location: string): Promise<CallIntentStore> {
+  return openAt(location, openSqliteCallIntents, openPgCallIntents);
+}
+
+/**
+ * Where call intents live: `DATABASE_URL` (every worker on every host sweeps the others' rows), else
+ * `DATA_DIR/call-intents.db` (the workers of one host share the file).
+ */
+export function callIntentsLocation(config: StoreConfig): string {
+  return locationOf(config, 'call-intents.db');
+}

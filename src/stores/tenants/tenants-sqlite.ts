@@ -1,0 +1,62 @@
+import type Database from 'better-sqlite3';
+import type { TenantSettings } from '../../scheduler/types';
+import { TENANT_COLUMNS, settingsParams, toTenantRecord } from './tenants';
+import type { TenantRecord, TenantRow, TenantStore } from './tenants';
+
+/** Schema v3: stores made before it gain the `on_budget_exhausted` column (every tenant `fail`). */
+export function migrateTenants(db: Database.Database): void {
+  const columns = db.prepare<[], { name: string }>('PRAGMA table_info(tenants)').all();
+  if (!columns.some((c) => c.name === 'on_budget_exhausted'))
+    db.exec(`ALTER TABLE tenants ADD COLUMN on_budget_exhausted TEXT NOT NULL DEFAULT 'fail'`);
+}
+
+/** Tenants and the sha256 of their API key, in SQLite. Keys themselves are never stored. */
+export class SqliteTenantStore implements TenantStore {
+  private readonly stmts;
+
+  constructor(db: Database.Database) {
+    this.stmts = {
+      get: db.prepare<[string], TenantRow>(`SELECT ${TENANT_COLUMNS} FROM tenants WHERE id = ?`),
+      byKey: db.prepare<[string], TenantRow>(`SELECT ${TENANT_COLUMNS} FROM tenants WHERE key_hash = ?`),
+      list: db.prepare<[], TenantRow>(`SELECT ${TENANT_COLUMNS} FROM tenants ORDER BY id`),
+      insert: db.prepare(
+        `INSERT INTO tenants (id, weight, max_queued, max_in_flight, budget_tokens, budget_period, on_budget_exhausted, key_hash, created_at, updated_at)
+         VALUES (@id, @weight, @max_queued, @max_in_flight, @budget_tokens, @budget_period, @on_budget_exhausted, @key_hash, @now, @now)
+         ON CONFLICT (id) DO NOTHING`,
+      ),
+      update: db.prepare(
+        `UPDATE tenants SET weight = @weight, max_queued = @max_queued, max_in_flight = @max_in_flight,
+           budget_tokens = @budget_tokens, budget_period = @budget_period,
+           on_budget_exhausted = @on_budget_exhausted, updated_at = @now WHERE id = @id`,
+      ),
+      setKey: db.prepare(`UPDATE tenants SET key_hash = @key_hash, updated_at = @now WHERE id = @id`),
+    };
+  }
+
+  async get(tenant: string): Promise<TenantRecord | undefined> {
+    const row = this.stmts.get.get(tenant);
+    return row && toTenantRecord(row);
+  }
+
+  async findByKeyHash(keyHash: string): Promise<TenantRecord | undefined> {
+    const row = this.stmts.byKey.get(keyHash);
+    return row && toTenantRecord(row);
+  }
+
+  async list(): Promise<TenantRecord[]> {
+    return this.stmts.list.all().map(toTenantRecord);
+  }
+
+  async create(tenant: string, settings: TenantSettings, keyHash: string, now: number): Promise<boolean> {
+    const params = { id: tenant, ...settingsParams(settings), key_hash: keyHash, now };
+    return this.stmts.insert.run(params).changes === 1;
+  }
+
+  async update(tenant: string, settings: TenantSettings, now: number): Promise<boolean> {
+    return this.stmts.update.run({ id: tenant, ...settingsParams(settings), now }).changes === 1;
+  }
+
+  async setKeyHash(tenant: string, keyHash: string, now: number): Promise<boolean> {
+    return this.stmts.setKey.run({ id: tenant, key_hash: keyHash, now }).changes === 1;
+  }
+}

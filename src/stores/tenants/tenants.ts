@@ -1,0 +1,80 @@
+import type { BudgetPeriod, TenantSettings } from '../../scheduler/types';
+
+export interface TenantRecord {
+  tenant: string;
+  settings: TenantSettings;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A row as either engine returns it (PostgreSQL's BIGINT arrives as a string). */
+export interface TenantRow {
+  id: string;
+  weight: number;
+  max_queued: number;
+  max_in_flight: number;
+  budget_tokens: number | string | null;
+  budget_period: BudgetPeriod;
+  on_budget_exhausted: 'fail' | 'park';
+  created_at: number | string;
+  updated_at: number | string;
+}
+
+/** The tenant store both engines implement (`openStore` picks one). */
+export interface TenantStore {
+  get(tenant: string): Promise<TenantRecord | undefined>;
+  findByKeyHash(keyHash: string): Promise<TenantRecord | undefined>;
+  list(): Promise<TenantRecord[]>;
+  /** Inserts a new tenant; false when the id is taken (nothing changes then). */
+  create(tenant: string, settings: TenantSettings, keyHash: string, now: number): Promise<boolean>;
+  /** Replaces a tenant's settings; false when there is no such tenant. */
+  update(tenant: string, settings: TenantSettings, now: number): Promise<boolean>;
+  /** Replaces the key hash, so the previous key stops working at once; false when there is no such tenant. */
+  setKeyHash(tenant: string, keyHash: string, now: number): Promise<boolean>;
+}
+
+export const TENANTS_DDL = `
+  CREATE TABLE IF NOT EXISTS tenants (
+    id            TEXT PRIMARY KEY,
+    weight        REAL NOT NULL,
+    max_queued    INTEGER NOT NULL,
+    max_in_flight INTEGER NOT NULL,
+    budget_tokens INTEGER,
+    budget_period TEXT NOT NULL,
+    on_budget_exhausted TEXT NOT NULL DEFAULT 'fail',
+    key_hash      TEXT NOT NULL UNIQUE,
+    created_at    INTEGER NOT NULL,
+    updated_at    INTEGER NOT NULL
+  );`;
+
+export const TENANT_COLUMNS =
+  'id, weight, max_queued, max_in_flight, budget_tokens, budget_period, on_budget_exhausted, created_at, updated_at';
+
+export function toTenantRecord(row: TenantRow): TenantRecord {
+  return {
+    tenant: row.id,
+    settings: {
+      weight: Number(row.weight),
+      maxQueued: Number(row.max_queued),
+      maxInFlight: Number(row.max_in_flight),
+      budget: {
+        tokens: row.budget_tokens === null ? null : Number(row.budget_tokens),
+        period: row.budget_period,
+      },
+      onBudgetExhausted: row.on_budget_exhausted === 'park' ? 'park' : 'fail',
+    },
+    createdAt: new Date(Number(row.created_at)).toISOString(),
+    updatedAt: new Date(Number(row.updated_at)).toISOString(),
+  };
+}
+
+export function settingsParams(s: TenantSettings) {
+  return {
+    weight: s.weight,
+    max_queued: s.maxQueued,
+    max_in_flight: s.maxInFlight,
+    budget_tokens: s.budget.tokens,
+    budget_period: s.budget.period,
+    on_budget_exhausted: s.onBudgetExhausted ?? 'fail',
+  };
+}
