@@ -102,9 +102,10 @@ export async function startTestStack(
 }
 
 /**
- * Polls `fn` until `done` holds or the deadline passes (then returns the last value). A wait met
- * after more than a third of its deadline says so on stderr, with its caller: a deadline under three
- * times what the wait takes on a quiet machine is one that a busy machine misses.
+ * Polls `fn` until `done` holds and returns that value; throws if the deadline passes first, with
+ * the caller and the last value seen. A wait met after more than a third of its deadline says so on
+ * stderr, with its caller: a deadline under three times what the wait takes on a quiet machine is
+ * one that a busy machine misses.
  */
 export async function waitFor<T>(
   fn: () => Promise<T>,
@@ -112,27 +113,74 @@ export async function waitFor<T>(
   timeoutMs = 60_000,
   everyMs = 200,
 ): Promise<T> {
+  const { value, met } = await poll(fn, done, timeoutMs, everyMs);
+  if (!met) {
+    throw new Error(
+      `waitFor: not met within ${timeoutMs.toLocaleString('en-US')} ms (${caller()}); last saw ${shown(value)}`,
+    );
+  }
+  return value;
+}
+
+/**
+ * Polls `fn` until `done` holds or the deadline passes, and returns the last value either way. Only
+ * for a caller that asserts on that value itself (to fail with diagnostics of its own).
+ */
+export async function lastValueWithin<T>(
+  fn: () => Promise<T>,
+  done: (v: T) => boolean,
+  timeoutMs = 60_000,
+  everyMs = 200,
+): Promise<T> {
+  return (await poll(fn, done, timeoutMs, everyMs)).value;
+}
+
+async function poll<T>(
+  fn: () => Promise<T>,
+  done: (v: T) => boolean,
+  timeoutMs: number,
+  everyMs: number,
+): Promise<{ value: T; met: boolean }> {
   const t0 = Date.now();
   const deadline = t0 + timeoutMs;
   for (;;) {
-    const v = await fn();
-    const met = done(v);
+    const value = await fn();
+    const met = done(value);
     if (met || Date.now() > deadline) {
       const took = Date.now() - t0;
       if (met && took * 3 > timeoutMs) console.warn(slowWait(took, timeoutMs));
-      return v;
+      return { value, met };
     }
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
 
+/** A value for an error message: a reply as its status and body, anything else as JSON, cut short. */
+function shown(v: unknown): string {
+  const r = v as Partial<Reply> | null;
+  const plain = r && typeof r === 'object' && 'status' in r && 'body' in r ? { status: r.status, body: r.body } : v;
+  let text: string;
+  try {
+    text = JSON.stringify(plain, (_k, x: unknown) => (x instanceof Map ? Object.fromEntries(x) : x)) ?? String(v);
+  } catch {
+    text = String(v);
+  }
+  return text.length > 2000 ? `${text.slice(0, 2000)}...` : text;
+}
+
+/** The first test file and line on the stack (`test/integration/x.test.ts:40`). */
+function caller(): string {
+  return (
+    (new Error().stack ?? '')
+      .split('\n')
+      .map((l) => /(test\/(?:integration|e2e|cluster)\/[^:)]+:\d+)/.exec(l)?.[1])
+      .find((x) => x !== undefined) ?? 'unknown caller'
+  );
+}
+
 /** `waitFor: met after 7,100 of 20,000 ms (test/integration/x.test.ts:40)`. */
 function slowWait(took: number, timeoutMs: number): string {
-  const caller = (new Error().stack ?? '')
-    .split('\n')
-    .map((l) => /(test\/(?:integration|e2e|cluster)\/[^:)]+:\d+)/.exec(l)?.[1])
-    .find((x) => x !== undefined);
-  return `waitFor: met after ${took.toLocaleString('en-US')} of ${timeoutMs.toLocaleString('en-US')} ms (${caller ?? 'unknown caller'})`;
+  return `waitFor: met after ${took.toLocaleString('en-US')} of ${timeoutMs.toLocaleString('en-US')} ms (${caller()})`;
 }
 
 /**
