@@ -41,7 +41,13 @@ describe('the budget ledger', () => {
     const slow: string[] = [];
     for (let i = 0; i < 6; i++)
       slow.push(await accept(post(key, { input: { steps: 4, tokensPerStep: 50, stepMs: 800 } })));
-    await new Promise((r) => setTimeout(r, 1500));
+    // Some slow ones are running (maxInFlight 4 keeps the others queued) when they are cancelled.
+    await waitFor(
+      () => Promise.all(slow.map((id) => s.call('GET', `/v1/runs/${id}`, { token: key }))),
+      (vs) => vs.some((v) => v.body?.status === 'running'),
+      60_000,
+      100,
+    );
     for (const id of slow)
       expect([202, 409]).toContain((await s.call('POST', `/v1/runs/${id}/cancel`, { token: key })).status);
 
@@ -127,7 +133,9 @@ describe('the budget ledger', () => {
       60_000,
     );
     // The provider's bill for this tenant (the simulator's own count of the tokens it served).
-    const bill = (await (await fetch(`${s.simUrl!}/admin/bill`)).json()) as { tenants: Record<string, number> };
+    const bill = (await (await fetch(`${s.simUrl!}/admin/bill`)).json()) as {
+      tenants: Record<string, number>;
+    };
     console.log(
       `race: ${accepted.length} accepted, ${shed.length} shed, spent ${me.body.ledger.spent}, billed ${bill.tenants[tenant]}`,
     );

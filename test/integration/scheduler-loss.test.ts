@@ -84,13 +84,21 @@ describe('the scheduler recovers from termination and reset (real dev server, CL
     const terminatedAt = Date.now();
     await terminateScheduler(s.config.temporal.address!, s.config.schedulerWorkflowId);
     const tookTerminate = await newChainWithin(before.runId!, terminatedAt);
+    // A new chain exists (newChainAfter throws otherwise); how fast is the drill's figure
+    // (bench/scenarios/drill-scheduler-loss.ts), not this test's.
     console.log(`new chain after terminate: ${tookTerminate} ms`);
-    expect(tookTerminate).toBeLessThan(30_000);
 
-    ids.second = [...(await submit(keyA, 8)), ...(await submit(keyB, 8))];
+    const second = [...(await submit(keyA, 8)), ...(await submit(keyB, 8))];
+    ids.second = second;
     add(keyA, ids.second.slice(0, 8));
     add(keyB, ids.second.slice(8));
-    await new Promise((r) => setTimeout(r, 3000));
+    // The new chain has admitted some of them (the reset below then forgets those admissions).
+    await waitFor(
+      () => Promise.all(second.map((id) => s.call('GET', `/v1/runs/${id}`, { token: owner.get(id)! }))),
+      (vs) => vs.some((v) => typeof v.body?.admittedAt === 'string'),
+      60_000,
+      250,
+    );
     // Reset to the first workflow task of the current run: everything since is forgotten by the chain.
     const current = await scheduler().describe();
     const resetAt = Date.now();
