@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { cliStatus, temporalCli } from '../support/cli';
-import { startTestStack, waitFor } from '../support/stack';
+import { expectEffectsOnce, startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
 
 const FAST = { MODEL_TPM: '1000000000', MODEL_RPM: '100000000' };
@@ -85,6 +85,7 @@ describe('the drain switch', () => {
     }
     const effects = await stack.call('GET', '/v1/admin/effects/summary');
     expect(effects.body).toMatchObject({ effects: 15, duplicates: 0 });
+    await expectEffectsOnce(stack, 15);
   });
 
   it('holds new work at the door (202, queued, not admitted) and releases it on resume, through the API', async () => {

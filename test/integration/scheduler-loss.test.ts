@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENTS } from '../../src/agents/catalog';
 import { tenantQuery } from '../../src/workflows/scheduler-messages';
 import { newChainAfter, resetScheduler, terminateScheduler } from '../../bench/lib/scheduler-loss';
-import { startBareRun, startTestStack, waitFor } from '../support/stack';
+import { expectEffectsOnce, startBareRun, startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
 
 const TERMINAL = ['completed', 'failed', 'cancelled'];
@@ -115,6 +115,8 @@ describe('the scheduler recovers from termination and reset (real dev server, CL
     const effects = (await s.call('GET', '/v1/admin/effects/summary')).body;
     expect(effects.duplicates).toBe(0);
     expect(effects.effects).toBe(all.length);
+    // Counted where they land; a run whose lease the lost chain held may run a step again.
+    await expectEffectsOnce(s, all.length, { reruns: true });
 
     // The recovered ledger: never below what the tenant's finished runs used, never above the budget.
     const usedA = views.filter((v) => v.tenant === tA).reduce((n, v) => n + v.usage.tokens, 0);
