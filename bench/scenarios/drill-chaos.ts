@@ -1,3 +1,5 @@
+import type { CallLogSummary } from '../../src/standins/modelplane/call-log';
+import type { SinkSummary } from '../../src/standins/effectsink/sink';
 import type { LedgerCheck } from '../lib/drill-stack';
 import { mulberry32 } from '../lib/prng';
 import {
@@ -5,6 +7,7 @@ import {
   finishAndTally,
   tallyFailures,
   crashSlack,
+  simAdmin,
   sleep,
   startDrillStack,
   submitUnits,
@@ -34,6 +37,9 @@ export interface ChaosDrillResult {
   lostRunIds: string[];
   duplicated: number;
   effects: { effects: number; attempts: number; duplicates: number };
+  /** What the effect sink counted by itself, and the simulator's log of served calls. */
+  sink: SinkSummary;
+  calls: CallLogSummary;
   counters: Record<string, number>;
   /** Every answer the clients got from the API, by HTTP status (0: network error or timeout). */
   answers: Record<string, number>;
@@ -79,7 +85,7 @@ export async function runChaosDrill(
   const at = kinds.map((_, i) => 0.1 + span * (i + rnd() * 0.8));
 
   const t0 = Date.now();
-  const s = await startDrillStack({ concurrency: o.concurrency, log, onStatus: o.onStatus });
+  const s = await startDrillStack({ concurrency: o.concurrency, log, onStatus: o.onStatus, sink: true });
   try {
     await s.startWorker('chaos-1');
     const token = await s.tenant('drill-chaos', { maxQueued: 100_000, maxInFlight: o.concurrency });
@@ -107,6 +113,8 @@ export async function runChaosDrill(
 
     const accepted = await submitting;
     const t = await finishAndTally(s, token, accepted, o.units, o.timeoutMs);
+    const sink = await s.sink();
+    const calls = await simAdmin<CallLogSummary>(s.simUrl, 'calls');
     // A crash may cut calls before the provider served them: each is charged its worst case.
     const slack = crashSlack(kinds.length, o.concurrency, accepted, o.steps, input.tokensPerStep);
     const failures = [...tallyFailures(t, o.units, slack), ...answers.failures()];
@@ -114,6 +122,8 @@ export async function runChaosDrill(
       units: o.units,
       accepted: accepted.length,
       ...t,
+      sink,
+      calls,
       answers: answers.answers,
       faults: await Promise.all(faults),
       seconds: (Date.now() - t0) / 1000,

@@ -1,8 +1,11 @@
+import type { CallLogSummary } from '../../src/standins/modelplane/call-log';
+import type { SinkSummary } from '../../src/standins/effectsink/sink';
 import type { LedgerCheck } from '../lib/drill-stack';
 import {
   answerTally,
   finishAndTally,
   tallyFailures,
+  simAdmin,
   startDrillStack,
   submitUnits,
   until,
@@ -27,6 +30,9 @@ export interface DeployDrillResult {
   lostRunIds: string[];
   duplicated: number;
   effects: { effects: number; attempts: number; duplicates: number };
+  /** What the effect sink counted by itself, and the simulator's log of served calls. */
+  sink: SinkSummary;
+  calls: CallLogSummary;
   counters: Record<string, number>;
   /** Every answer the clients got from the API, by HTTP status (0: network error or timeout). */
   answers: Record<string, number>;
@@ -60,7 +66,7 @@ export interface DeployDrillResult {
 export async function runDeployDrill(o: DrillOptions): Promise<DeployDrillResult> {
   const log = o.log ?? (() => {});
   const t0 = Date.now();
-  const s = await startDrillStack({ concurrency: o.concurrency, log, onStatus: o.onStatus });
+  const s = await startDrillStack({ concurrency: o.concurrency, log, onStatus: o.onStatus, sink: true });
   try {
     await s.startWorker('v1');
     const token = await s.tenant('drill-deploy', { maxQueued: 100_000, maxInFlight: o.concurrency });
@@ -145,6 +151,8 @@ export async function runDeployDrill(o: DrillOptions): Promise<DeployDrillResult
     const accepted = await submitting;
     log(`all ${accepted.length} units accepted`);
     const t = await finishAndTally(s, token, accepted, o.units, o.timeoutMs);
+    const sink = await s.sink();
+    const calls = await simAdmin<CallLogSummary>(s.simUrl, 'calls');
 
     const failures = [...tallyFailures(t, o.units), ...answers.failures()];
     const admissionsDuringDrain = maxAdmitted - atDrain.admitted;
@@ -157,6 +165,8 @@ export async function runDeployDrill(o: DrillOptions): Promise<DeployDrillResult
       units: o.units,
       accepted: accepted.length,
       ...t,
+      sink,
+      calls,
       answers: answers.answers,
       atDrain,
       admissionsDuringDrain,

@@ -16,7 +16,10 @@ import { waitFor } from '../support/stack';
  * FAIRWAY_CLUSTER_TEST=1, builds it first).
  */
 const wanted = process.env.FAIRWAY_CLUSTER_TEST === '1';
-const runIt = wanted || serverToolsPresent();
+/** With CI set a missing server is a failure, not a skip. */
+const required = Boolean(process.env.CI);
+const built = serverToolsPresent();
+const runIt = wanted || required || built;
 if (!runIt)
   console.warn(
     'cluster smoke test skipped: the Temporal server is not built in .tools/ (FAIRWAY_CLUSTER_TEST=1 builds it)',
@@ -42,6 +45,10 @@ describe.skipIf(!runIt)('Fairway on a Temporal cluster over PostgreSQL', () => {
 
   beforeAll(async () => {
     if (wanted) ensureServerTools((m) => console.log(m));
+    else if (!built)
+      throw new Error(
+        'CI is set and the Temporal server is not built in .tools/ (npm run tools -- --cluster builds it)',
+      );
     dir = mkdtempSync(path.join(tmpdir(), 'fairway-cluster-'));
     chmodSync(dir, 0o755); // PostgreSQL runs as the postgres user when the tests run as root
     const config = loadConfig({ PORT: '0', DATA_DIR: dir, ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'info' });

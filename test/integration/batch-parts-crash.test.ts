@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { callApi, sleep, startDrillStack, until, type Reply } from '../../bench/lib/drill-stack';
+import { callApi, startDrillStack, until, type Reply } from '../../bench/lib/drill-stack';
 import { openBatchItems } from '../../src/stores/open';
 import { childWorkersUseSuiteBundle } from '../support/suite-bundle';
 
@@ -34,7 +34,7 @@ const callAt = (url: string, method: string, route: string, token: string, body?
 
 /**
  * Sends a part's request over a plain socket, its headers and only the first half of its body;
- * resolves once they are handed to the socket, with a promise of how the connection ended: `answered N`,
+ * resolves once they are written to the kernel, with a promise of how the connection ended: `answered N`,
  * or `closed unanswered` when the server died first.
  */
 async function halfSent(
@@ -56,7 +56,9 @@ async function halfSent(
   const head =
     `POST ${route} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAuthorization: Bearer ${token}\r\n` +
     `Content-Type: application/json\r\nContent-Length: ${bytes.length}\r\n\r\n`;
-  socket.write(Buffer.concat([Buffer.from(head), bytes.subarray(0, bytes.length >> 1)]));
+  await new Promise<void>((written) =>
+    socket.write(Buffer.concat([Buffer.from(head), bytes.subarray(0, bytes.length >> 1)]), () => written()),
+  );
   return { ended }; // wrapped: an async function returning a promise would wait for it
 }
 
@@ -78,7 +80,9 @@ describe('a batch sent in parts across crashes (separate API and worker processe
 
       // API a dies while part 1's body is still arriving.
       const { ended } = await halfSent(a.url, route(batchId), key, part(1));
-      await sleep(500);
+      // A barrier: API a answers a request sent after the half part, so it has taken that connection
+      // and what arrived on it.
+      expect((await callAt(a.url, 'GET', '/healthz', key)).status).toBe(200);
       await a.child.kill();
       expect(await ended).toBe('closed unanswered');
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chainHistories, eventCounts, taskTrouble } from '../../bench/lib/history-account';
-import { startTestStack, waitFor } from '../support/stack';
+import { expectEffectsOnce, startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
 
 /**
@@ -97,6 +97,7 @@ describe('months of uptime: continue-as-new under load', () => {
     expect(status.body.inFlight).toBe(0);
     const effects = await s.call('GET', '/v1/admin/effects/summary');
     expect(effects.body).toMatchObject({ effects: units, duplicates: 0 });
+    await expectEffectsOnce(s, units);
 
     // Reports reach the scheduler as updates: none failed a continue-as-new task. A signal that arrives
     // while that task is in flight fails it (UnhandledCommand) and its retry replays the whole run; the

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { cliStatus, temporalCli } from '../support/cli';
-import { startTestStack, waitFor } from '../support/stack';
+import { expectEffectsOnce, startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
 
 const FAST = { MODEL_TPM: '1000000000', MODEL_RPM: '100000000' };
@@ -85,6 +85,7 @@ describe('the drain switch', () => {
     }
     const effects = await stack.call('GET', '/v1/admin/effects/summary');
     expect(effects.body).toMatchObject({ effects: 15, duplicates: 0 });
+    await expectEffectsOnce(stack, 15);
   });
 
   it('holds new work at the door (202, queued, not admitted) and releases it on resume, through the API', async () => {
@@ -98,8 +99,20 @@ describe('the drain switch', () => {
     const held = await s.call('GET', `/v1/runs/${runId}`, { token: key });
     expect(held.body.status).toBe('queued');
     expect(held.body.waitingOn.code).toBe('draining');
-    await new Promise((r) => setTimeout(r, 1000));
-    expect((await s.call('GET', '/v1/admin/scheduler')).body.counters.admitted).toBe(0);
+    // Three admission passes while held, each after the fleet was given more room: a settings
+    // update ends in the scheduler's admission pass (the same workflow task), and its answer comes
+    // once that task is done.
+    const before = (await s.call('GET', '/v1/admin/scheduler')).body;
+    for (let i = 1; i <= 3; i++) {
+      const patched = await s.call('PATCH', '/v1/admin/scheduler', {
+        body: { concurrency: (before.config.concurrency as number) + i },
+      });
+      expect(patched.status).toBe(200);
+    }
+    const after = (await s.call('GET', '/v1/admin/scheduler')).body;
+    expect(after.history.length).toBeGreaterThan(before.history.length);
+    expect(after.counters.admitted).toBe(0);
+    expect((await s.call('GET', `/v1/runs/${runId}`, { token: key })).body.status).toBe('queued');
 
     const resumed = await s.call('POST', '/v1/admin/resume');
     expect(resumed.body.mode).toBe('open');

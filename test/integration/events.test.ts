@@ -6,7 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { spawnWorker } from '../../bench/lib/worker-child';
 import { signPayload } from '../../src/api/events/signature';
-import { ADMIN, startExtraWorker, startTestStack, waitFor, type TestStack } from '../support/stack';
+import {
+  ADMIN,
+  expectEffectsOnce,
+  startExtraWorker,
+  startTestStack,
+  waitFor,
+  type TestStack,
+} from '../support/stack';
 import { freePort } from '../../src/infra/cluster/child';
 
 /**
@@ -95,6 +102,7 @@ describe('events in, runs out (real dev server)', () => {
     expect(runs.body.items.map((x: { runId: string }) => x.runId)).toEqual([runId]);
     const effects = await s.call('GET', '/v1/admin/effects/summary');
     expect(effects.body).toMatchObject({ effects: 1, duplicates: 0 });
+    await expectEffectsOnce(s, 1);
   });
 
   it('a bad signature, an old timestamp or a replayed body gets 401 and starts nothing', async () => {

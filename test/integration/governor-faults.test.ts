@@ -86,7 +86,9 @@ describe('a governor a header cannot break, and a budget that is a cap', () => {
     expect(stats.throttled).toBeGreaterThanOrEqual(3); // both faults and the spend cap were served
     expect(oks.map((r) => r.status)).toEqual(oks.map(() => 'completed'));
     expect(cappedRun).toMatchObject({ status: 'failed', error: { code: 'model_spend_cap' } });
-    // The day-long Retry-After paused the fleet for at most the maximum (measured from the call).
+    // The day-long Retry-After paused the fleet (the watcher saw it), for at most the maximum
+    // (measured from the call).
+    expect(worstPauseMs, 'no pause was ever seen').toBeGreaterThan(0);
     expect(worstPauseMs).toBeLessThanOrEqual(MAX_PAUSE_S * 1000);
     const governor = (await s.call('GET', '/v1/admin/scheduler')).body.governor;
     expect(

@@ -41,7 +41,13 @@ describe('the budget ledger', () => {
     const slow: string[] = [];
     for (let i = 0; i < 6; i++)
       slow.push(await accept(post(key, { input: { steps: 4, tokensPerStep: 50, stepMs: 800 } })));
-    await new Promise((r) => setTimeout(r, 1500));
+    // Some slow ones are running (maxInFlight 4 keeps the others queued) when they are cancelled.
+    await waitFor(
+      () => Promise.all(slow.map((id) => s.call('GET', `/v1/runs/${id}`, { token: key }))),
+      (vs) => vs.some((v) => v.body?.status === 'running'),
+      60_000,
+      100,
+    );
     for (const id of slow)
       expect([202, 409]).toContain((await s.call('POST', `/v1/runs/${id}/cancel`, { token: key })).status);
 
@@ -103,15 +109,19 @@ describe('the budget ledger', () => {
     expect(after.body.ledger).toEqual(me.body.ledger);
   });
 
-  it('race: 200 concurrent submissions against a budget that covers 50 admit at most 50', async () => {
-    const key = await s.tenant(`race-${s.id}`, { maxInFlight: 50, budget: { tokens: 5000, period: 'day' } });
+  it('race: 200 concurrent submissions against a budget that covers 50 admit exactly 50, billed 5,000', async () => {
+    const tenant = `race-${s.id}`;
+    const key = await s.tenant(tenant, { maxInFlight: 50, budget: { tokens: 5000, period: 'day' } });
     const replies = await Promise.all(
       Array.from({ length: 200 }, () => post(key, { input: { steps: 1, tokensPerStep: 100 } })),
     );
     const accepted = replies.filter((r) => r.status === 202);
     const shed = replies.filter((r) => r.status === 429);
     expect(accepted.length + shed.length).toBe(200);
+    // The door sheds what the budget cannot cover (queued and reserved cost included) and admits
+    // what it can: each run declares and uses 100 tokens, so 50 of them, whatever the interleaving.
     expect(accepted.length).toBeLessThanOrEqual(50);
+    expect(accepted.length, 'runs the budget covers were refused').toBe(50);
     expect(
       shed.every(
         (r) => r.body.error.code === 'budget_exhausted' && Number(r.headers.get('retry-after')) >= 1,
@@ -119,11 +129,18 @@ describe('the budget ledger', () => {
     ).toBe(true);
     const me = await waitFor(
       () => s.call('GET', '/v1/tenants/me', { token: key }),
-      (v) => v.body.inFlight === 0 && v.body.queued.total === 0,
+      (v) => v.body.inFlight === 0 && v.body.queued.total === 0 && v.body.ledger.reserved === 0,
       60_000,
     );
-    console.log(`race: ${accepted.length} accepted, ${shed.length} shed, spent ${me.body.ledger.spent}`);
+    // The provider's bill for this tenant (the simulator's own count of the tokens it served).
+    const bill = (await (await fetch(`${s.simUrl!}/admin/bill`)).json()) as {
+      tenants: Record<string, number>;
+    };
+    console.log(
+      `race: ${accepted.length} accepted, ${shed.length} shed, spent ${me.body.ledger.spent}, billed ${bill.tenants[tenant]}`,
+    );
     expect(me.body.ledger.spent).toBeLessThanOrEqual(5000);
     expect(me.body.ledger.spent).toBe(accepted.length * 100);
+    expect(bill.tenants[tenant], 'the provider billed what the ledger spent').toBe(me.body.ledger.spent);
   });
 });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, groupAlive, killPart, startPart, stopPart } from '../support/parts';
 import type { Part } from '../support/parts';
-import { waitFor } from '../support/stack';
+import { lastValueWithin, waitFor } from '../support/stack';
 import { identityOf } from '../../src/activities/tool-activities';
 
 const ADMIN = 'admin-parts-test-0123456789abcdef-0123';
@@ -89,7 +89,8 @@ describe('the parts run alone and wait for each other', () => {
       if (name === 'temporal') {
         // Temporal comes up only once the parts started before it are seen waiting for it (not exiting).
         const early = parts.filter((p) => p.name !== 'sim' && p.name !== 'sink');
-        await waitFor(
+        // The per-part checks below say which part did not wait (with its output).
+        const settled = await lastValueWithin(
           async () => early.every((p) => waiting.test(p.output()) || p.child.exitCode !== null),
           (ok) => ok,
           120_000,
@@ -99,13 +100,15 @@ describe('the parts run alone and wait for each other', () => {
           expect(p.child.exitCode, `${p.name} exited:\n${p.output().slice(-3000)}`).toBeNull();
           expect(p.output()).toMatch(waiting);
         }
+        expect(settled).toBe(true);
       }
       parts.push(startPart(name, env[name as PartName]));
       await new Promise((r) => setTimeout(r, 1_000));
     }
     const banner: Record<string, string> = { sim: 'simulator started', tools: 'tool worker started' };
     const started = (p: Part) => new RegExp(banner[p.name] ?? `${p.name} started`).test(p.output());
-    await waitFor(
+    // The per-part checks below say which part exited or did not start (with its output).
+    const up = await lastValueWithin(
       async () => parts.every(started) || parts.some((p) => p.child.exitCode !== null),
       (done) => done,
       240_000,
@@ -115,6 +118,7 @@ describe('the parts run alone and wait for each other', () => {
       expect(p.child.exitCode, `${p.name} exited:\n${p.output().slice(-3000)}`).toBeNull();
       expect(started(p), `${p.name} did not start:\n${p.output().slice(-3000)}`).toBe(true);
     }
+    expect(up).toBe(true);
     // The parts that came up before Temporal waited and never gave up with the SDK's deadline error.
     for (const p of parts) expect(p.output()).not.toMatch(/could not start/);
 

@@ -69,6 +69,7 @@ describe('priority reaches execution (real dev server, measured at the simulator
       1000,
     );
     console.log(`queued run cost: ${costs.map((c) => `${c.events} events/${c.tasks} tasks`).join(', ')}`);
+    expect(costs).toHaveLength(5);
     for (const c of costs) expect(c.tasks).toBeLessThanOrEqual(3);
 
     const lags: number[] = [];
@@ -103,6 +104,7 @@ describe('priority reaches execution (real dev server, measured at the simulator
     console.log(
       `interactive submit-to-admitted/first-call (ms) behind ${BACKLOG} batch: ${phases.join(', ')}`,
     );
+    expect(lags).toHaveLength(INTERACTIVE_RUNS);
     for (const lag of lags) expect(lag).toBeLessThan(2000);
     // The backlog was still there the whole time.
     const after = await s.call('GET', '/v1/admin/scheduler');

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENTS } from '../../src/agents/catalog';
 import { tenantQuery } from '../../src/contract/scheduler-messages';
 import { newChainAfter, resetScheduler, terminateScheduler } from '../../bench/lib/scheduler-loss';
-import { startBareRun, startTestStack, waitFor } from '../support/stack';
+import { expectEffectsOnce, startBareRun, startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
 
 const TERMINAL = ['completed', 'failed', 'cancelled'];
@@ -84,13 +84,21 @@ describe('the scheduler recovers from termination and reset (real dev server, CL
     const terminatedAt = Date.now();
     await terminateScheduler(s.config.temporal.address!, s.config.schedulerWorkflowId);
     const tookTerminate = await newChainWithin(before.runId!, terminatedAt);
+    // A new chain exists (newChainAfter throws otherwise); how fast is the drill's figure
+    // (bench/scenarios/drill-scheduler-loss.ts), not this test's.
     console.log(`new chain after terminate: ${tookTerminate} ms`);
-    expect(tookTerminate).toBeLessThan(30_000);
 
-    ids.second = [...(await submit(keyA, 8)), ...(await submit(keyB, 8))];
+    const second = [...(await submit(keyA, 8)), ...(await submit(keyB, 8))];
+    ids.second = second;
     add(keyA, ids.second.slice(0, 8));
     add(keyB, ids.second.slice(8));
-    await new Promise((r) => setTimeout(r, 3000));
+    // The new chain has admitted some of them (the reset below then forgets those admissions).
+    await waitFor(
+      () => Promise.all(second.map((id) => s.call('GET', `/v1/runs/${id}`, { token: owner.get(id)! }))),
+      (vs) => vs.some((v) => typeof v.body?.admittedAt === 'string'),
+      60_000,
+      250,
+    );
     // Reset to the first workflow task of the current run: everything since is forgotten by the chain.
     const current = await scheduler().describe();
     const resetAt = Date.now();
@@ -107,6 +115,8 @@ describe('the scheduler recovers from termination and reset (real dev server, CL
     const effects = (await s.call('GET', '/v1/admin/effects/summary')).body;
     expect(effects.duplicates).toBe(0);
     expect(effects.effects).toBe(all.length);
+    // Counted where they land; a run whose lease the lost chain held may run a step again.
+    await expectEffectsOnce(s, all.length, { reruns: true });
 
     // The recovered ledger: never below what the tenant's finished runs used, never above the budget.
     const usedA = views.filter((v) => v.tenant === tA).reduce((n, v) => n + v.usage.tokens, 0);

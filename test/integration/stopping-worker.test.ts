@@ -19,10 +19,29 @@ describe('activities waiting on the scheduler end when cancelled (real dev serve
   let client: Client;
   let activities: ReturnType<typeof createActivities>;
   const schedulerId = `unpolled-scheduler-${randomUUID().slice(0, 8)}`;
+  /** Called when the next update or query to the scheduler goes out. */
+  const requestSent: (() => void)[] = [];
 
   beforeAll(async () => {
     connection = await Connection.connect({ address: inject('temporalAddress') });
     client = new Client({ connection });
+    // Every update or query an activity sends to the scheduler is seen here as it goes out.
+    const getHandle = client.workflow.getHandle.bind(client.workflow);
+    client.workflow.getHandle = ((...args: Parameters<typeof getHandle>) => {
+      const handle = getHandle(...args);
+      const executeUpdate = handle.executeUpdate.bind(handle);
+      const query = handle.query.bind(handle);
+      const seen = () => {
+        for (const sent of requestSent.splice(0)) sent();
+      };
+      return Object.assign(handle, {
+        executeUpdate: ((...a: Parameters<typeof executeUpdate>) => (
+          seen(),
+          executeUpdate(...a)
+        )) as typeof executeUpdate,
+        query: ((...a: Parameters<typeof query>) => (seen(), query(...a))) as typeof query,
+      });
+    }) as typeof getHandle;
     await client.workflow.start('schedulerWorkflow', {
       workflowId: schedulerId,
       taskQueue: `nobody-polls-${schedulerId}`,
@@ -50,19 +69,27 @@ describe('activities waiting on the scheduler end when cancelled (real dev serve
     await connection?.close();
   });
 
-  /** Runs the activity, cancels it once it has waited a moment, and returns how it ended. */
+  /**
+   * Runs the activity, cancels it once its update or query to the scheduler is on the server, and
+   * returns how it ended.
+   */
   async function cancelWhileWaiting(
     run: (env: MockActivityEnvironment) => Promise<unknown>,
   ): Promise<unknown> {
     const env = new MockActivityEnvironment();
     let settled = false;
+    const sent = new Promise<void>((r) => requestSent.push(r));
     const outcome = run(env).then(
       (value) => ({ value }),
       (err: unknown) => ({ err }),
     );
     void outcome.then(() => (settled = true));
-    await new Promise((r) => setTimeout(r, 1500));
-    // Still waiting: nothing can answer an update on a workflow no worker runs.
+    await Promise.race([sent, outcome]);
+    // The request went out; a server round trip later (a refusal would be back by then) the
+    // scheduler's workflow task is still not taken, and the activity still waits: nothing can
+    // answer an update or a query on a workflow no worker runs.
+    const d = await client.workflow.getHandle(schedulerId).describe();
+    expect(d.raw.pendingWorkflowTask?.startedTime ?? null).toBeNull();
     expect(settled).toBe(false);
     env.cancel();
     return outcome;

@@ -4,10 +4,15 @@ import path from 'node:path';
 import { findPostgresBin, startPostgres } from '../../src/infra/cluster/postgres';
 import type { Postgres } from '../../src/infra/cluster/postgres';
 
-/** Why PostgreSQL store tests are skipped on this machine, or undefined when they run. */
-export const postgresMissing: string | undefined = findPostgresBin()
-  ? undefined
-  : 'PostgreSQL store tests skipped: initdb not found (on Debian: apt-get install postgresql).';
+const INSTALL_HINT = 'initdb not found (on Debian: apt-get install postgresql)';
+
+/**
+ * Why PostgreSQL store tests are skipped on this machine, or undefined when they run. With CI set
+ * they always run, so a missing PostgreSQL fails them (startTestPostgres throws) rather than
+ * skipping them.
+ */
+export const postgresMissing: string | undefined =
+  findPostgresBin() || process.env.CI ? undefined : `PostgreSQL store tests skipped: ${INSTALL_HINT}.`;
 
 export interface TestPostgres {
   pg: Postgres;
@@ -20,6 +25,7 @@ let counter = 0;
 
 /** A private PostgreSQL server in a temp directory on a free loopback port (initdb + postgres). */
 export async function startTestPostgres(): Promise<TestPostgres> {
+  if (!findPostgresBin()) throw new Error(`PostgreSQL store tests cannot run: ${INSTALL_HINT}`);
   const dir = mkdtempSync(path.join(tmpdir(), 'fairway-pg-'));
   chmodSync(dir, 0o755); // the server runs as the postgres user when the tests run as root
   // fsync off: a throwaway server (see PostgresOptions.fsync), and the outage tests SIGKILL it. A start

@@ -3,10 +3,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import { startRunWorkflow } from '../../src/fleet/start-run';
 import type { StartOutcome } from '../../src/contract/offer-runs';
 import { startFleetWorker, workflowSource } from '../../src/fleet/worker';
+import { startEffectSink } from '../../src/standins/effectsink/sink';
+import type { RunningSink } from '../../src/standins/effectsink/sink';
 import { loadConfig } from '../../src/config';
 import type { Config } from '../../src/config';
 import { startStack } from '../../src/stack';
@@ -32,6 +34,11 @@ export interface TestStack extends Stack {
   ): Promise<Reply<T>>;
   /** Creates a tenant (admin) and returns its key. */
   tenant(name: string, settings?: Record<string, unknown>): Promise<string>;
+  /**
+   * The effect sink every run's effect is delivered to (EFFECT_SINK_URL): the outside world's own
+   * count of what reached it, per idempotency key.
+   */
+  sink: RunningSink;
 }
 
 /**
@@ -44,7 +51,9 @@ export async function startTestStack(
 ): Promise<TestStack> {
   const id = randomUUID().slice(0, 8);
   const dataDir = mkdtempSync(path.join(os.tmpdir(), `fairway-${id}-`));
+  const sink = await startEffectSink({ port: 0, host: '127.0.0.1' });
   const config = loadConfig({
+    EFFECT_SINK_URL: sink.url,
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TASK_QUEUE: `fairway-${id}`,
     SCHEDULER_WORKFLOW_ID: `scheduler-${id}`,
@@ -64,7 +73,10 @@ export async function startTestStack(
       workflows: workflowSource(inject('workflowBundlePath')),
       ...(opts.scheduler ? { scheduler: opts.scheduler } : {}),
     },
-  );
+  ).catch(async (err: unknown) => {
+    await sink.close();
+    throw err;
+  });
   const call: TestStack['call'] = async (method, route, o = {}) => {
     const res = await fetch(`${stack.apiUrl}${route}`, {
       method,
@@ -94,17 +106,65 @@ export async function startTestStack(
       if (r.status !== 201) throw new Error(`tenant ${name}: ${r.status} ${JSON.stringify(r.body)}`);
       return r.body.apiKey as string;
     },
+    sink,
     async close() {
       await stack.close();
+      await sink.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
 
 /**
- * Polls `fn` until `done` holds or the deadline passes (then returns the last value). A wait met
- * after more than a third of its deadline says so on stderr, with its caller: a deadline under three
- * times what the wait takes on a quiet machine is one that a busy machine misses.
+ * Every effect of the `effects` runs since `since` (what `effectsSeen` returned then) landed exactly
+ * once, counted where it lands: the sink saw each key once, the simulator never had two calls of
+ * one run in flight at once, and the effect store applied each once. Unless `reruns` (a crash, a
+ * lost lease or a timed-out workflow task may legitimately run a step again: a model call the
+ * simulator serves twice, an effect step the store then refuses), the simulator also served no
+ * step twice and the effect step ran once per effect (`attempts`).
+ */
+export async function expectEffectsOnce(
+  s: TestStack,
+  effects: number,
+  opts: { since?: EffectsSeen; reruns?: boolean } = {},
+): Promise<void> {
+  const since = opts.since ?? { deliveries: 0, distinctKeys: 0, effects: 0, attempts: 0 };
+  const sink = s.sink.ledger.summary();
+  expect(sink.duplicatedKeys, `keys delivered twice: ${sink.duplicatedSample.join(', ')}`).toBe(0);
+  expect(sink.deliveries - since.deliveries, 'deliveries at the sink').toBe(effects);
+  expect(sink.distinctKeys - since.distinctKeys, 'distinct keys at the sink').toBe(effects);
+  const calls = s.sim!.state.calls.summary();
+  if (!opts.reruns)
+    expect(calls.stepsServedTwice, `steps served twice: ${calls.sample.stepsServedTwice.join(', ')}`).toBe(0);
+  expect(
+    calls.runsOverlapping,
+    `runs with two calls at once: ${calls.sample.runsOverlapping.join(', ')}`,
+  ).toBe(0);
+  const store = (await s.call('GET', '/v1/admin/effects/summary')).body;
+  expect(store.duplicates).toBe(0);
+  expect(store.effects - since.effects, 'effects in the store').toBe(effects);
+  if (!opts.reruns) expect(store.attempts - since.attempts, 'runs of the effect step').toBe(effects);
+}
+
+export interface EffectsSeen {
+  deliveries: number;
+  distinctKeys: number;
+  effects: number;
+  attempts: number;
+}
+
+/** The effect counts so far, for a later `expectEffectsOnce(s, n, { since })`. */
+export async function effectsSeen(s: TestStack): Promise<EffectsSeen> {
+  const { deliveries, distinctKeys } = s.sink.ledger.summary();
+  const store = (await s.call('GET', '/v1/admin/effects/summary')).body;
+  return { deliveries, distinctKeys, effects: store.effects, attempts: store.attempts };
+}
+
+/**
+ * Polls `fn` until `done` holds and returns that value; throws if the deadline passes first, with
+ * the caller and the last value seen. A wait met after more than a third of its deadline says so on
+ * stderr, with its caller: a deadline under three times what the wait takes on a quiet machine is
+ * one that a busy machine misses.
  */
 export async function waitFor<T>(
   fn: () => Promise<T>,
@@ -112,27 +172,76 @@ export async function waitFor<T>(
   timeoutMs = 60_000,
   everyMs = 200,
 ): Promise<T> {
+  const { value, met } = await poll(fn, done, timeoutMs, everyMs);
+  if (!met) {
+    throw new Error(
+      `waitFor: not met within ${timeoutMs.toLocaleString('en-US')} ms (${caller()}); last saw ${shown(value)}`,
+    );
+  }
+  return value;
+}
+
+/**
+ * Polls `fn` until `done` holds or the deadline passes, and returns the last value either way. Only
+ * for a caller that asserts on that value itself (to fail with diagnostics of its own).
+ */
+export async function lastValueWithin<T>(
+  fn: () => Promise<T>,
+  done: (v: T) => boolean,
+  timeoutMs = 60_000,
+  everyMs = 200,
+): Promise<T> {
+  return (await poll(fn, done, timeoutMs, everyMs)).value;
+}
+
+async function poll<T>(
+  fn: () => Promise<T>,
+  done: (v: T) => boolean,
+  timeoutMs: number,
+  everyMs: number,
+): Promise<{ value: T; met: boolean }> {
   const t0 = Date.now();
   const deadline = t0 + timeoutMs;
   for (;;) {
-    const v = await fn();
-    const met = done(v);
+    const value = await fn();
+    const met = done(value);
     if (met || Date.now() > deadline) {
       const took = Date.now() - t0;
       if (met && took * 3 > timeoutMs) console.warn(slowWait(took, timeoutMs));
-      return v;
+      return { value, met };
     }
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
 
+/** A value for an error message: a reply as its status and body, anything else as JSON, cut short. */
+function shown(v: unknown): string {
+  const r = v as Partial<Reply> | null;
+  const plain =
+    r && typeof r === 'object' && 'status' in r && 'body' in r ? { status: r.status, body: r.body } : v;
+  let text: string;
+  try {
+    text =
+      JSON.stringify(plain, (_k, x: unknown) => (x instanceof Map ? Object.fromEntries(x) : x)) ?? String(v);
+  } catch {
+    text = String(v);
+  }
+  return text.length > 2000 ? `${text.slice(0, 2000)}...` : text;
+}
+
+/** The first test file and line on the stack (`test/integration/x.test.ts:40`). */
+function caller(): string {
+  return (
+    (new Error().stack ?? '')
+      .split('\n')
+      .map((l) => /(test\/(?:integration|e2e|cluster)\/[^:)]+:\d+)/.exec(l)?.[1])
+      .find((x) => x !== undefined) ?? 'unknown caller'
+  );
+}
+
 /** `waitFor: met after 7,100 of 20,000 ms (test/integration/x.test.ts:40)`. */
 function slowWait(took: number, timeoutMs: number): string {
-  const caller = (new Error().stack ?? '')
-    .split('\n')
-    .map((l) => /(test\/(?:integration|e2e|cluster)\/[^:)]+:\d+)/.exec(l)?.[1])
-    .find((x) => x !== undefined);
-  return `waitFor: met after ${took.toLocaleString('en-US')} of ${timeoutMs.toLocaleString('en-US')} ms (${caller ?? 'unknown caller'})`;
+  return `waitFor: met after ${took.toLocaleString('en-US')} of ${timeoutMs.toLocaleString('en-US')} ms (${caller()})`;
 }
 
 /**

@@ -23,6 +23,9 @@ function composeVersion(): string | undefined {
 
 const version = composeVersion();
 const required = Boolean(process.env.CI || process.env.REQUIRE_COMPOSE);
+/** Without docker-compose the checks skip, unless CI (or REQUIRE_COMPOSE) is set: then they fail. */
+const skip = !version && !required;
+if (skip) console.warn(`docker-compose.yml checks skipped: ${INSTALL_HINT}`);
 
 // Hermetic runs: an empty --env-file so a developer's ./.env cannot change the result.
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'fairway-compose-'));
@@ -44,6 +47,7 @@ const USER_ENV = {
 };
 
 function composeConfig(env: Record<string, string | undefined>) {
+  if (!version) throw new Error(`CI or REQUIRE_COMPOSE is set: ${INSTALL_HINT}`);
   const cleanEnv: Record<string, string> = {};
   for (const [k, v] of Object.entries({ ...process.env, ...USER_ENV, ...env })) {
     if (v !== undefined && !k.startsWith('COMPOSE_')) cleanEnv[k] = v;
@@ -105,12 +109,8 @@ function readEnvExample(): Map<string, string> {
 }
 
 describe('docker-compose.yml', () => {
-  it.runIf(!version && required)('docker-compose is installed (CI or REQUIRE_COMPOSE is set)', () => {
-    throw new Error(INSTALL_HINT);
-  });
-
-  it.skipIf(!version)(
-    `validates and wires postgresql, temporal, temporal-ui, sim, worker and api${version ? '' : ` (skipped: ${INSTALL_HINT})`}`,
+  it.skipIf(skip)(
+    `validates and wires postgresql, temporal, temporal-ui, sim, worker and api${skip ? ` (skipped: ${INSTALL_HINT})` : ''}`,
     () => {
       const r = composeConfig({});
       expect(r.error).toBeUndefined();
@@ -180,8 +180,8 @@ describe('docker-compose.yml', () => {
     },
   );
 
-  it.skipIf(!version)(
-    `runs each tool on a worker of its own that holds only that tool's credential${version ? '' : ` (skipped: ${INSTALL_HINT})`}`,
+  it.skipIf(skip)(
+    `runs each tool on a worker of its own that holds only that tool's credential${skip ? ` (skipped: ${INSTALL_HINT})` : ''}`,
     () => {
       const r = composeConfig({});
       expect(r.status, r.stderr).toBe(0);
@@ -218,8 +218,8 @@ describe('docker-compose.yml', () => {
   );
 
   for (const variable of Object.keys(USER_ENV))
-    it.skipIf(!version)(
-      `refuses to start without ${variable}${version ? '' : ` (skipped: ${INSTALL_HINT})`}`,
+    it.skipIf(skip)(
+      `refuses to start without ${variable}${skip ? ` (skipped: ${INSTALL_HINT})` : ''}`,
       () => {
         const r = composeConfig({ [variable]: undefined });
         expect(r.status).not.toBe(0);

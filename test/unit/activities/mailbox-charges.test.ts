@@ -112,11 +112,16 @@ describe('reports are updates with ids of their own', () => {
   it('a worker that begins to stop reports by signal, and its update on the way goes again as a signal under its id', async () => {
     const signals: WorkerReport[] = [];
     let answer: (() => void) | undefined;
+    let sent!: () => void;
+    const updateSent = new Promise<void>((resolve) => (sent = resolve));
     const client = {
       workflow: {
         getHandle: () => ({
           // No workflow worker takes the scheduler's task any more: the update is never answered.
-          executeUpdate: () => new Promise<void>((resolve) => (answer = resolve)),
+          executeUpdate: () => {
+            sent();
+            return new Promise<void>((resolve) => (answer = resolve));
+          },
           signal: async (_def: unknown, report: WorkerReport) => void signals.push(report),
         }),
       },
@@ -135,7 +140,10 @@ describe('reports are updates with ids of their own', () => {
       .release({ runId: 'r1', attempt: 0, usedTokens: 10, outcome: 'completed' })
       .then(() => (released = true));
     const flushed = mailbox.flush(true);
-    await new Promise((r) => setTimeout(r, 250));
+    // The update is on its way and unanswered; what that unblocks runs within a turn of the loop.
+    await updateSent;
+    await new Promise((r) => setImmediate(r));
+    expect(answer).toBeDefined();
     expect(released).toBe(false);
     stopping = true;
     await flushed;

@@ -483,12 +483,20 @@ describe('issue 11: the front door', () => {
       const limits = { headersTimeoutMs: 300, requestTimeoutMs: 600, maxConnections: 1 };
       await withLimitedServer(h.app, limits, async ({ port, client }) => {
         const slow = await client();
+        let slowClosed = false;
+        slow.socket.once('close', () => (slowClosed = true));
         slow.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
-        // While it holds the only slot, a second connection is dropped.
+        // While it holds the only slot, a second connection asking a complete question is dropped
+        // unanswered, before the first one's headers timeout frees the slot.
         const second = connect(port, '127.0.0.1');
+        let secondAnswer = '';
+        second.on('data', (d: Buffer) => (secondAnswer += d.toString()));
         second.on('error', () => undefined);
+        second.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
         await new Promise((r) => second.once('close', r));
-        await new Promise((r) => slow.socket.once('close', r));
+        expect(secondAnswer, 'the connection over the cap was answered').toBe('');
+        expect(slowClosed, 'the second connection outlived the first').toBe(false);
+        if (!slowClosed) await new Promise((r) => slow.socket.once('close', r));
         expect(slow.answer()).toMatch(/^HTTP\/1\.1 408/);
       });
     }, 30_000);
