@@ -3,7 +3,6 @@ import {
   ApplicationFailure,
   condition,
   proxyActivities,
-  patched,
   proxyLocalActivities,
   upsertMemo,
   setHandler,
@@ -29,13 +28,13 @@ import {
 import { RunState } from './run-state';
 import { callTool } from './tools';
 
-/** How a queued run checks on the scheduler (from config; runs started before it existed take the defaults). */
+/** How a queued run checks on the scheduler (from config; a run started without them takes the defaults). */
 export interface RunOptions {
   /** The first check on the scheduler comes this long after the start, if no admission came. */
   reofferFirstSeconds: number;
   /** Backoff cap between checks while still not admitted. */
   reofferMaxSeconds: number;
-  /** Each gated agent's gate timeout and its outcome (runs started before gates had timeouts wait forever). */
+  /** Each gated agent's gate timeout and its outcome (a gate without one waits forever). */
   gates?: Record<string, GatePolicy>;
 }
 const DEFAULT_RUN_OPTIONS: RunOptions = { reofferFirstSeconds: 300, reofferMaxSeconds: 1800 };
@@ -94,12 +93,7 @@ function failureOf(err: unknown): { code: string; message: string; usedTokens: n
  */
 export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<RunView> {
   const opts = { ...DEFAULT_RUN_OPTIONS, ...options };
-  // v3: re-offers while waiting, revoke-before-admit, the gate's own outcome, a floor on retries.
-  const v3 = patched('run-lifecycle-v3');
-  // Per-step reservation: before each step whose worst case its reservation does not cover, the run
-  // asks the scheduler for a top-up; refused, it parks or fails with budget_exhausted (tenant setting).
-  const perStep = patched('per-step-reservation');
-  const state = new RunState(spec, v3);
+  const state = new RunState(spec);
   setHandler(admitSignal, (n) => state.admit(n));
   setHandler(leaseRevokedSignal, (r) => state.revoke(r.attempt));
   setHandler(cancelRunSignal, () => void (state.cancelRequested = true));
@@ -122,12 +116,11 @@ export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<
 
   const settled = () => state.admission !== null || state.cancelRequested || budgetRefusal !== null;
   /**
-   * Waits for the admission. From v3, while it does not come, the run checks that the scheduler knows
+   * Waits for the admission. While it does not come, the run checks that the scheduler knows
    * it and re-offers itself when not (the scheduler was lost or reset, or the submitter died between
    * start and submit), backing off ×2 up to the cap; the check is a query, batched per worker.
    */
   const awaitAdmission = async (checkNow: boolean): Promise<void> => {
-    if (!v3) return void (await condition(settled));
     const maxMs = opts.reofferMaxSeconds * 1000;
     // The first check is spread over [1, 2)× the first interval, so a batch started together does not
     // check together; later ones back off ×2 with ±10% jitter.
@@ -149,8 +142,7 @@ export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<
           r.state === 'refused' &&
           r.code === 'budget_exhausted' &&
           failsOnBudget &&
-          spec.batchId === undefined &&
-          patched('budget-refusal-v1')
+          spec.batchId === undefined
         ) {
           budgetRefusal = r.message ?? 'Tenant budget exhausted.';
           break;
@@ -175,10 +167,9 @@ export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<
   let hash = 0;
   for (let i = 0; i < spec.runId.length; i++) hash = (hash * 31 + spec.runId.charCodeAt(i)) >>> 0;
   const jitter = (hash % 1000) / 1000;
-  // v requeue-usage-v1: a retry says what the run used so far (a recovering scheduler that lost the
-  // run counts it against the budget).
-  const usage = (attempt: number) =>
-    attempt > 0 && state.usage > 0 && patched('requeue-usage-v1') ? { usedTokens: state.usage } : {};
+  // A retry says what the run used so far (a recovering scheduler that lost the run counts it
+  // against the budget).
+  const usage = (attempt: number) => (attempt > 0 && state.usage > 0 ? { usedTokens: state.usage } : {});
   const unit = (attempt: number) => ({
     runId: spec.runId,
     tenant: spec.tenant,
@@ -189,7 +180,7 @@ export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<
   });
   const waitForSlot = async (checkNow = false): Promise<void> => {
     await awaitAdmission(checkNow);
-    if (!state.admission && !state.cancelRequested && budgetRefusal !== null && patched('budget-refusal-v1'))
+    if (!state.admission && !state.cancelRequested && budgetRefusal !== null)
       throw ApplicationFailure.create({
         type: 'BudgetExhausted',
         message: budgetRefusal,
@@ -216,7 +207,7 @@ export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<
         ...usage(state.attempt),
       });
       if (r.accepted) break;
-      await sleep(v3 ? Math.max(REOFFER_FLOOR_MS, r.retryAfterSeconds * 1000) : r.retryAfterSeconds * 1000);
+      await sleep(Math.max(REOFFER_FLOOR_MS, r.retryAfterSeconds * 1000));
     }
     await waitForSlot();
   };
@@ -233,7 +224,7 @@ export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<
   };
 
   /**
-   * Makes the current attempt's reservation cover `worst` more tokens (v per-step-reservation): asks
+   * Makes the current attempt's reservation cover `worst` more tokens: asks
    * for a top-up when it does not; on refusal the run queues again (its lease is gone) or, the budget
    * being spent, parks or fails per its tenant's setting. Counts `worst` as under way when it returns.
    */
@@ -280,16 +271,11 @@ export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<
   const ctx: AgentContext = {
     step: async (tokens, opts) => {
       if (state.cancelRequested) throw new RunCancelled();
-      let worst = 0;
-      let step: number;
-      if (perStep) {
-        step = ++stepNo;
-        worst = stepWorstCase(spec.runId, step, tokens);
-        await reserveFor(worst);
-      } else {
-        if (state.revoked) await queueAgain();
-        step = ++stepNo;
-      }
+      // Before each step whose worst case its reservation does not cover, the run asks the scheduler
+      // for a top-up; refused, it parks or fails with budget_exhausted (tenant setting).
+      const step = ++stepNo;
+      const worst = stepWorstCase(spec.runId, step, tokens);
+      await reserveFor(worst);
       const a = state.admission;
       try {
         const call = (opts?.minMs ?? 0) <= SHORT_STEP_MS ? shortStep.modelStep : remote.modelStep;
@@ -334,13 +320,13 @@ export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<
     },
     gate: async () => {
       // A human may take hours: do not hold a fleet slot meanwhile. The release is the gate's own
-      // outcome (v3), not a completion: the run is not finished.
-      await release(v3 ? 'gated' : 'completed');
+      // outcome, not a completion: the run is not finished.
+      await release('gated');
       state.transition('awaiting_approval', Date.now());
       const decided = () => state.decision !== null || state.cancelRequested;
       const policy = opts.gates?.[spec.agent];
-      // From gate-timeout-v1 a gate waits at most its agent's timeout, then takes the declared outcome.
-      if (policy && patched('gate-timeout-v1')) {
+      // A gate waits at most its agent's timeout, then takes the declared outcome.
+      if (policy) {
         if (!(await condition(decided, policy.timeoutSeconds * 1000))) {
           const reject = policy.onTimeout === 'reject';
           state.decision = {
@@ -370,9 +356,8 @@ export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<
   }
   await release(outcome);
   state.transition(outcome, Date.now());
-  // v2 (a compatible change, behind a patch so runs begun by older workers replay unchanged):
-  // the run's token usage in its memo, where the Web UI and visibility listings show it.
-  if (patched('memo-usage-v2')) upsertMemo({ usageTokens: state.usage });
+  // The run's token usage in its memo, where the Web UI and visibility listings show it.
+  upsertMemo({ usageTokens: state.usage });
   if (outcome === 'failed' && state.error) {
     throw ApplicationFailure.create({
       type: 'RunFailed',

@@ -3,7 +3,6 @@ import {
   condition,
   continueAsNew,
   log,
-  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -12,7 +11,7 @@ import {
 } from '@temporalio/workflow';
 import type { FleetActivities } from '../activities/types';
 import { DEFAULT_GOVERNOR, DEFAULT_INTERACTIVE_RESERVE, FleetScheduler } from '../scheduler';
-import type { AnySchedulerSnapshot } from '../scheduler';
+import type { SchedulerSnapshot } from '../scheduler';
 import type { Admission, FleetSettings, GovernorParams, SchedulerStatus } from '../scheduler/types';
 import {
   batchCheckQuery,
@@ -47,8 +46,7 @@ import {
 export interface SchedulerInput {
   settings: FleetSettings;
   governor?: GovernorParams;
-  /** Any version: a scheduler continued-as-new by older code carries version 1. */
-  snapshot?: AnySchedulerSnapshot;
+  snapshot?: SchedulerSnapshot;
   continuedAsNew?: number;
   /** Continue-as-new after this many history events even before the server suggests it (tests, drills). */
   maxHistoryEvents?: number;
@@ -88,32 +86,18 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
         Date.now(),
       );
   const continuedAsNew = input.continuedAsNew ?? 0;
-  // A chain begun before the interactive reserve existed takes the default from its next run on: a
-  // new run records the marker, a replay of an older one finds none and decides as it did.
+  // Settings without an interactive reserve take the default.
   const chainSettings = input.snapshot?.settings ?? input.settings;
-  if (chainSettings.interactiveReserve === undefined && patched('interactive-reserve-v1'))
+  if (chainSettings.interactiveReserve === undefined)
     core.patchSettings({ interactiveReserve: DEFAULT_INTERACTIVE_RESERVE });
   let dirty = true;
   let pending = 0;
 
-  // v recovery-hold-v1: a chain that may be behind (started without a snapshot, i.e. after a loss or
-  // for the first time, or reset: its run id is no longer the one its start event recorded) holds
-  // budgeted tenants' admissions until a usage floor it asks for itself has landed, takes the floor
-  // again on its own timers, and ends queued units a budget can no longer cover (budget_exhausted).
-  const recovery = patched('recovery-hold-v1');
-  if (recovery) core.enableRecovery();
-  // v honest-counters-v1: each run's end counted once although a run's last workflow task may send
-  // its renewal and release again after the core forgot the run (issue 15; `CoreState.honest`).
-  if (patched('honest-counters-v1')) core.enableHonestCounts();
-  // v quiet-floor-follow-up-v1: a floor that found no run open past admission is taken again at once
-  // while a tenant is still held (one created while that floor was in flight), instead of after the
-  // hold window: a first start no longer holds the budgeted tenants created in its first seconds for
-  // a minute.
-  const quietFollowUp = recovery && patched('quiet-floor-follow-up-v1');
-  // v throttle-cut-after-gentle-v1: a throttle cuts concurrency and tokens even inside the cooldown of a
-  // gentle slowdown (remaining tokens low) that came first; under load such reports could arrive before
-  // any 429 and the concurrency was then left uncut for a whole cooldown.
-  if (patched('throttle-cut-after-gentle-v1')) core.enableCutAfterGentle();
+  // A chain that may be behind (started without a snapshot, i.e. after a loss or for the first time,
+  // or reset: its run id is no longer the one its start event recorded) holds budgeted tenants'
+  // admissions until a usage floor it asks for itself has landed, takes the floor again on its own
+  // timers, and ends queued units a budget can no longer cover (budget_exhausted). A floor that found
+  // no run open past admission is taken again at once while a tenant is still held.
   let recoverRequested = false;
   let floorInFlight = false;
   const armFollowUps = (since: number): void => {
@@ -140,7 +124,7 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
     recoverRequested = true;
     dirty = true;
   };
-  if (recovery) {
+  {
     const info = workflowInfo();
     const since = core.recoverySince();
     if (!input.snapshot || info.runId !== info.originalExecutionRunId) startRecovery();
@@ -179,7 +163,7 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
           log.warn('scheduler holds its maximum of busy tenants; tenant not added yet', { tenant: t.tenant });
       }
       // A tenant that appeared while recovering is held: it needs a floor of its own.
-      if (recovery && floorDue()) recoverRequested = true;
+      if (floorDue()) recoverRequested = true;
       dirty = true;
     },
     { validator: validateUpsertTenants },
@@ -209,9 +193,9 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
     { validator: () => undefined },
   );
   // Signal handlers never throw: a malformed message is logged and dropped, never fails the scheduler.
-  // Reports come as updates (the mailbox's way) or as signals (workers of an older version,
-  // and a stopping worker, whose updates no longer find a workflow worker of its own): the same report
-  // may arrive both ways, or twice, and is applied once in this run. Neither handler throws.
+  // Reports come as updates (the mailbox's way) or as signals (from a stopping worker, whose updates
+  // no longer find a workflow worker of its own): the same report may arrive both ways, or twice, and
+  // is applied once in this run. Neither handler throws.
   const onReport = reportsOnce((report) => {
     dirty = applyReport(core, report, Date.now()) || dirty;
   });
@@ -229,7 +213,7 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
   // The watchdog's: a new or reset chain (hold and floor), or a follow-up (floor only).
   setHandler(recoverSignal, (arg) => {
     const followUp = (arg as { followUp?: unknown } | null | undefined)?.followUp === true;
-    if (recovery && !followUp) startRecovery();
+    if (!followUp) startRecovery();
     recoverRequested = true;
     dirty = true;
   });
@@ -295,60 +279,51 @@ export async function schedulerWorkflow(input: SchedulerInput): Promise<void> {
     }
     dirty = false;
     const now = Date.now();
-    // One floor at a time from recovery-hold-v1: one asked for meanwhile follows when it lands.
+    // One floor at a time: one asked for meanwhile follows when it lands. A tenant without a budget
+    // period is floored at all its runs' usage.
     if (recoverRequested && !floorInFlight) {
       recoverRequested = false;
-      // v recover-unbounded-periods: a tenant without a budget period is floored at all its runs' usage.
-      const windows = core.recoveryWindows(now, patched('recover-unbounded-periods'));
-      if (!recovery)
-        track(recoverUsage(windows).then((r) => core.floorSpent(recoveryFigures(r).usage, Date.now())));
-      else {
-        floorInFlight = true;
-        let landedQuiet = false;
-        track(
-          recoverUsage(windows)
-            .then((r) => {
-              const { usage, activeRuns } = recoveryFigures(r);
-              landedQuiet = activeRuns === 0;
-              core.floorSpent(usage, Date.now(), now, landedQuiet);
-            })
-            .catch((err: unknown) => {
-              recoverRequested = true; // a held tenant must not wait for the next follow-up
-              throw err;
-            })
-            .finally(() => {
-              floorInFlight = false;
-              if (floorDue() || (quietFollowUp && landedQuiet && core.needsFloor())) recoverRequested = true;
-            }),
-        );
-      }
+      const windows = core.recoveryWindows(now);
+      floorInFlight = true;
+      let landedQuiet = false;
+      track(
+        recoverUsage(windows)
+          .then((r) => {
+            const { usage, activeRuns } = recoveryFigures(r);
+            landedQuiet = activeRuns === 0;
+            core.floorSpent(usage, Date.now(), now, landedQuiet);
+          })
+          .catch((err: unknown) => {
+            recoverRequested = true; // a held tenant must not wait for the next follow-up
+            throw err;
+          })
+          .finally(() => {
+            floorInFlight = false;
+            if (floorDue() || (landedQuiet && core.needsFloor())) recoverRequested = true;
+          }),
+      );
     }
     const expired = core.expireLeases(now);
-    // Revocations go out in batches like admissions (v2): one activity per NOTICE_BATCH runs.
-    const batched = expired.length > NOTICE_BATCH && patched('revoke-batches-v2');
-    for (let i = 0; i < expired.length; i += batched ? NOTICE_BATCH : expired.length) {
-      const part = expired.slice(i, batched ? i + NOTICE_BATCH : expired.length);
+    // Revocations go out in batches like admissions: one activity per NOTICE_BATCH runs.
+    for (let i = 0; i < expired.length; i += NOTICE_BATCH) {
+      const part = expired.slice(i, i + NOTICE_BATCH);
       track(notifyRevoked(part.map((a) => ({ runId: a.runId, attempt: a.attempt }))));
     }
-    if (recovery) {
-      // Queued units their tenant's budget can no longer cover end now (budget_exhausted), not when
-      // the period rolls: their runs are told, in batches.
-      const refused = core.refuseUncoverable(now);
-      for (let i = 0; i < refused.length; i += NOTICE_BATCH)
-        track(notifyBudgetRefused(refused.slice(i, i + NOTICE_BATCH)));
-    }
+    // Queued units their tenant's budget can no longer cover end now (budget_exhausted), not when
+    // the period rolls: their runs are told, in batches.
+    const refused = core.refuseUncoverable(now);
+    for (let i = 0; i < refused.length; i += NOTICE_BATCH)
+      track(notifyBudgetRefused(refused.slice(i, i + NOTICE_BATCH)));
     const admissions = core.admit(now);
     if (admissions.length > 0) dispatch(admissions);
     const details = summaryLine(core.summary(now));
     if (details !== lastDetails) setCurrentDetails((lastDetails = details));
   }
 
-  // Let in-flight notices and handlers finish so nothing is lost between runs of the chain; from v2
-  // for at most a minute: a notice that cannot be delivered (no worker) must not hold the chain. An
+  // Let in-flight notices and handlers finish so nothing is lost between runs of the chain, for at
+  // most a minute: a notice that cannot be delivered (no worker) must not hold the chain. An
   // admission it abandons is not lost: its lease expires, and the run re-offers itself.
-  if (patched('bounded-can-wait-v2'))
-    await condition(() => pending === 0 && allHandlersFinished(), '1 minute');
-  else await condition(() => pending === 0 && allHandlersFinished());
+  await condition(() => pending === 0 && allHandlersFinished(), '1 minute');
   // Long-idle tenants leave the core (the API re-sends a tenant it no longer knows): the input stays bounded.
   core.evictIdle(Date.now());
   await continueAsNew<typeof schedulerWorkflow>({
