@@ -56,7 +56,7 @@ export interface SnapshotFleet {
   fleetRate: RateState;
   nextOrd: number;
   /**
-   * When the chain began recovering its ledger (absent: not recovering, or older code). A chain
+   * When the chain began recovering its ledger (absent: not recovering). A chain
    * restored while recovering holds every tenant again until its next floor (a bounded snapshot
    * keeps no per-tenant flag).
    */

@@ -56,19 +56,28 @@ export function setUpdateHandlers(m: SchedulerManager): void {
     },
     { validator: validateUpsertTenants },
   );
-  setHandler(patchSettingsUpdate, (patch) => (core.patchSettings(patch), work.touched(m.status())), {
-    validator: validateSettingsPatch,
-  });
+  // Operator updates answer the status after the change.
+  const answering =
+    <A extends unknown[]>(change: (...args: A) => void) =>
+    (...args: A) => {
+      change(...args);
+      return work.touched(m.status());
+    };
+  setHandler(
+    patchSettingsUpdate,
+    answering((patch) => core.patchSettings(patch)),
+    { validator: validateSettingsPatch },
+  );
   setHandler(
     drainUpdate,
-    (arg) => (core.drain(arg?.intake ?? 'refuse', Date.now()), work.touched(m.status())),
-    {
-      validator: validateDrain,
-    },
+    answering((arg) => core.drain(arg?.intake ?? 'refuse', Date.now())),
+    { validator: validateDrain },
   );
-  setHandler(resumeUpdate, () => (core.resume(Date.now()), work.touched(m.status())), {
-    validator: () => undefined,
-  });
+  setHandler(
+    resumeUpdate,
+    answering(() => core.resume(Date.now())),
+    { validator: () => undefined },
+  );
 }
 
 /**

@@ -148,7 +148,7 @@ function lifecycleProperty(
       else if (m.k === 'release') core.release([m.r], now);
       else core.renew([m.r], now);
     };
-    // RunState.admit / RunState.revoke (v3).
+    // RunState.admit / RunState.revoke.
     const deliverToRun = (m: ToRun) => {
       const r = byId.get(m.runId)!;
       if (r.state === 'done') return;
