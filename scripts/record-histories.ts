@@ -6,9 +6,12 @@ import { startBenchStack } from '../bench/lib/bench-stack';
 /**
  * `npm run fixtures`: records real histories of the scheduler and run workflows (completed,
  * failed, cancelled, human-gated, continued-as-new) into test/fixtures/histories, for the replay
- * test that fails CI when a code change would break running workflows. Re-record deliberately,
- * only after a compatible change (or behind `patched()`). `npm run fixtures -- run-audit` records only
- * the fixtures named (the others keep the histories of the code that recorded them).
+ * test that fails CI when a code change would break running workflows. Re-record deliberately:
+ * after a compatible change, a new `patched()` branch (record beside the old fixtures), or a retired
+ * patch (CONTRIBUTING.md, "Patch lifecycle"). `npm run fixtures -- run-audit` records only the
+ * fixtures named (the others keep the histories of the code that recorded them). run-topup-failed
+ * comes from the budget-cap test: `FAIRWAY_RECORD_FIXTURES=1 npx vitest run --project integration
+ * test/integration/budget-cap.test.ts`.
  */
 const only = new Set(process.argv.slice(2));
 async function main(): Promise<void> {

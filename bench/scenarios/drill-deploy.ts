@@ -1,8 +1,10 @@
+import { Client, Connection } from '@temporalio/client';
 import type { CallLogSummary } from '../../src/standins/modelplane/call-log';
 import type { SinkSummary } from '../../src/standins/effectsink/sink';
 import type { LedgerCheck } from '../lib/drill-stack';
 import {
   answerTally,
+  completedRunIds,
   finishAndTally,
   tallyFailures,
   simAdmin,
@@ -10,6 +12,7 @@ import {
   submitUnits,
   until,
 } from '../lib/drill-stack';
+import { newChainAfter, terminateScheduler } from '../lib/scheduler-loss';
 
 export interface DrillOptions {
   units: number;
@@ -21,6 +24,15 @@ export interface DrillOptions {
   log?: (m: string) => void;
   /** Called with every scheduler status the drill reads (progress reporting). */
   onStatus?: (status: any) => void;
+}
+
+export interface DeployDrillOptions extends DrillOptions {
+  /**
+   * The upgrade across a change that is not replay-safe (CONTRIBUTING.md): with the old worker
+   * stopped, the scheduler is terminated and a new chain starts through the recovery path, before
+   * the new worker starts.
+   */
+  terminateScheduler?: boolean;
 }
 
 export interface DeployDrillResult {
@@ -50,6 +62,8 @@ export interface DeployDrillResult {
   workerExit: number | string;
   /** v2 worker spawn to ready. */
   workerStartMs: number;
+  /** Terminate to a new scheduler chain running (with `terminateScheduler`). */
+  newChainMs?: number;
   /** Resume to the first new admission, and to the first completion after it. */
   timeToResumeMs: number;
   timeToFirstCompletionMs: number;
@@ -63,7 +77,7 @@ export interface DeployDrillResult {
  * wait for `drained`; SIGTERM the v1 worker (in-flight steps finish, nothing is cancelled); start a
  * v2 worker; resume; every unit completes exactly once.
  */
-export async function runDeployDrill(o: DrillOptions): Promise<DeployDrillResult> {
+export async function runDeployDrill(o: DeployDrillOptions): Promise<DeployDrillResult> {
   const log = o.log ?? (() => {});
   const t0 = Date.now();
   const s = await startDrillStack({ concurrency: o.concurrency, log, onStatus: o.onStatus, sink: true });
@@ -116,6 +130,7 @@ export async function runDeployDrill(o: DrillOptions): Promise<DeployDrillResult
     const stopAt = Date.now();
     const workerExit = await s.worker!.stop();
     const workerStopMs = Date.now() - stopAt;
+    const newChainMs = o.terminateScheduler ? await replaceChain(s, log) : undefined;
     const startAt = Date.now();
     await s.startWorker('v2');
     const workerStartMs = Date.now() - startAt;
@@ -125,7 +140,11 @@ export async function runDeployDrill(o: DrillOptions): Promise<DeployDrillResult
       (st) => st !== null,
       o.timeoutMs,
     );
-    maxAdmitted = Math.max(maxAdmitted, before.counters.admitted);
+    // A new chain counts from zero: admissions after the resume are those beyond its own.
+    const admittedBefore = o.terminateScheduler
+      ? before.counters.admitted
+      : Math.max(maxAdmitted, before.counters.admitted);
+    if (!o.terminateScheduler) maxAdmitted = admittedBefore;
     log(`v2 answers: mode ${before.mode}, admitted ${before.counters.admitted}`);
 
     const resumeAt = Date.now();
@@ -134,7 +153,7 @@ export async function runDeployDrill(o: DrillOptions): Promise<DeployDrillResult
     await until(
       'an admission after resume',
       () => s.status(),
-      (st) => st?.counters.admitted > maxAdmitted,
+      (st) => st?.counters.admitted > admittedBefore,
       o.timeoutMs,
       50,
     );
@@ -150,7 +169,9 @@ export async function runDeployDrill(o: DrillOptions): Promise<DeployDrillResult
     const timeToFirstCompletionMs = Date.now() - resumeAt;
     const accepted = await submitting;
     log(`all ${accepted.length} units accepted`);
-    const t = await finishAndTally(s, token, accepted, o.units, o.timeoutMs);
+    const t = o.terminateScheduler
+      ? await finishAcrossChains(s, token, accepted, o.timeoutMs)
+      : await finishAndTally(s, token, accepted, o.units, o.timeoutMs);
     const sink = await s.sink();
     const calls = await simAdmin<CallLogSummary>(s.simUrl, 'calls');
 
@@ -175,6 +196,7 @@ export async function runDeployDrill(o: DrillOptions): Promise<DeployDrillResult
       workerStopMs,
       workerExit,
       workerStartMs,
+      ...(newChainMs === undefined ? {} : { newChainMs }),
       timeToResumeMs,
       timeToFirstCompletionMs,
       seconds: (Date.now() - t0) / 1000,
@@ -184,4 +206,43 @@ export async function runDeployDrill(o: DrillOptions): Promise<DeployDrillResult
   } finally {
     await s.stop();
   }
+}
+
+/** Terminates the scheduler chain (as an operator does with the CLI) and waits for its successor. */
+async function replaceChain(s: Awaited<ReturnType<typeof startDrillStack>>, log: (m: string) => void) {
+  const connection = await Connection.connect({ address: s.temporalAddress });
+  try {
+    const handle = new Client({ connection }).workflow.getHandle(s.schedulerWorkflowId);
+    const old = await handle.describe();
+    const at = Date.now();
+    await terminateScheduler(s.temporalAddress, s.schedulerWorkflowId, old.runId);
+    const next = await newChainAfter(() => handle.describe(), old.runId, at);
+    log(`scheduler terminated; a new chain runs after ${next.ms} ms`);
+    return next.ms;
+  } finally {
+    await connection.close();
+  }
+}
+
+/**
+ * Waits until every accepted unit completed (visibility, read through the API) and tallies as
+ * `finishAndTally` does. A new chain counts only what it saw itself, so its `completed` counter is
+ * replaced by the count of completed units; the ledger is the new chain's after its recovery floors.
+ */
+async function finishAcrossChains(
+  s: Awaited<ReturnType<typeof startDrillStack>>,
+  token: string,
+  accepted: string[],
+  timeoutMs: number,
+): ReturnType<typeof finishAndTally> {
+  await until(
+    'every unit completed',
+    () => completedRunIds(s, token),
+    (done) => accepted.every((id) => done.has(id)),
+    timeoutMs,
+    500,
+  );
+  const t = await finishAndTally(s, token, accepted, 0, timeoutMs);
+  const done = await completedRunIds(s, token);
+  return { ...t, counters: { ...t.counters, completed: accepted.filter((id) => done.has(id)).length } };
 }

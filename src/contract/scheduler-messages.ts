@@ -59,16 +59,24 @@ export const topUpUpdate = defineUpdate<TopUpResult, [{ runId: string; attempt: 
  * mailbox gives each report lets the server answer a report sent twice to one run only once.
  */
 export const reportUpdate = defineUpdate<void, [WorkerReport]>('workerReport');
-/** The same report as a signal: from workers whose scheduler has no `workerReport` handler yet. */
+/**
+ * The same report as a signal: what a stopping worker sends (it polls no workflow tasks any more, so
+ * an update it sends may find no worker to take it), and what the mailbox falls back to when the
+ * scheduler answers it has no update handler. Not a twin of the update: keep it.
+ */
 export const reportSignal = defineSignal<[WorkerReport]>('report');
-/** The operator's switch, also from the CLI: `temporal workflow signal --workflow-id scheduler --name drain`. */
+/**
+ * The operator's switch from the Temporal CLI (no API token needed), beside `drainUpdate` on purpose:
+ * `temporal workflow signal --workflow-id scheduler --name drain` (and `--name resume`); see
+ * CONTRIBUTING.md, "Upgrading across a change that is not replay-safe".
+ */
 export const drainSignal = defineSignal<[{ intake?: 'refuse' | 'hold' }?]>('drain');
 export const resumeSignal = defineSignal<[]>('resume');
 /**
  * Sent by the watchdog when the chain is new or was reset: raise each tenant's `spent` to the usage
- * of the runs that finished in its period (visibility), so a lost ledger cannot be spent twice. From
- * recovery-hold-v1 the chain also holds budgeted tenants until that floor lands; `followUp: true`
- * (the watchdog's later reminders) only takes the floor again.
+ * of the runs that finished in its period (visibility), so a lost ledger cannot be spent twice. The
+ * chain also holds budgeted tenants until that floor lands; `followUp: true` (the watchdog's later
+ * reminders) only takes the floor again.
  */
 export const recoverSignal = defineSignal<[{ followUp?: boolean }?]>('recover');
 

@@ -30,10 +30,10 @@ async function nudgeQueuedRuns(client: Client, config: Config, log: Logger): Pro
 /**
  * After a recovery, the floor is taken again at these multiples of the lease TTL (at least 10 s):
  * runs that were in flight when the chain was lost had part of their usage in the lost ledger, and
- * visibility shows that usage only once they have closed. A single floor taken at once missed it
- * (issue 9: a tenant's `spent` 100 tokens below its runs' usage after terminate + reset). A scheduler
- * from recovery-hold-v1 takes these follow-ups on its own timers too; the watchdog's are reminders
- * for older chains and for a chain that continued-as-new meanwhile.
+ * visibility shows that usage only once they have closed, so a single floor taken at once would
+ * miss it. The scheduler takes these follow-ups on its own timers too
+ * (`src/workflows/scheduler-recovery.ts`); the watchdog's are reminders, for a chain that
+ * continued-as-new meanwhile.
  */
 export const RECOVERY_FOLLOW_UPS = [1, 2, 4, 8, 16] as const;
 

@@ -48,22 +48,6 @@ export interface CoreState {
   recoverySince: number | null;
   /** Tenants whose queued units may exceed what their budget can still cover (checked by `refuseUncoverable`). */
   overBudget: Set<TenantState>;
-  /**
-   * Behaviour a scheduler workflow turns on behind its `patched()` markers (not in the snapshot: each
-   * run of the chain sets it): recovery holds, budget refusals of queued units, adopted usage counted.
-   */
-  recovery: boolean;
-  /**
-   * Counts each run's end once however often its messages come back (not in the snapshot: each run
-   * of the chain sets it behind its `patched()` marker). A finished run's last workflow task may run
-   * its local activities again, minutes later: its step's renewal and its release arrive once more,
-   * maybe after the bounded `ended` memory forgot the run. Outside a recovery, then, a renewal the
-   * core holds no lease for is not adopted (this chain admitted every run that can still be
-   * running), and a release it holds neither a lease nor a memory of its attempt for changes
-   * nothing; and a release that finishes the run on the attempt whose lease expired is the run's
-   * end, counted once. `ended` forgets finished runs before expired attempts.
-   */
-  honest: boolean;
 }
 
 /** An empty, open fleet. */
@@ -95,7 +79,5 @@ export function newCoreState(
     ended: new EndedRuns(endedMemory),
     recoverySince: null,
     overBudget: new Set(),
-    recovery: false,
-    honest: false,
   };
 }

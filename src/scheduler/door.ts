@@ -97,7 +97,7 @@ function submitOne(s: CoreState, u: UnitSubmission, now: number, call: DoorCall)
   // reset while it ran, and what it used was paid into the lost ledger. Under a budget it is counted,
   // or the budget would cover those tokens twice until the run closes and a later floor finds them
   // (without one the floor settles it, as for an adopted run).
-  if (s.recovery && attempt > 0 && !lease && t.ledger.budget !== null && s.ended.get(runId) === undefined) {
+  if (attempt > 0 && !lease && t.ledger.budget !== null && s.ended.get(runId) === undefined) {
     const used = tokenCount(u.usedTokens ?? 0);
     if (used > 0) {
       touchLedger(s, t, now);

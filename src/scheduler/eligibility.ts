@@ -42,7 +42,7 @@ export function refreshTenant(s: CoreState, t: TenantState): void {
   } else {
     s.budgetParked.delete(t);
   }
-  if (s.recovery && mayBeUncoverable(t)) s.overBudget.add(t);
+  if (mayBeUncoverable(t)) s.overBudget.add(t);
 }
 
 /** Whether the tenant has a budget and a recovering chain has not floored its `spent` yet. */

@@ -23,13 +23,6 @@ export type EndedTuple = [string, number, 0 | 1, number];
 
 export class EndedRuns {
   private readonly byRun = new Map<string, Ended>();
-  /**
-   * Forget finished runs first, expired attempts only when nothing else is left: an expired attempt
-   * is rare (one per revoke) and its run is still going, so a late message about it is likelier; a
-   * finished run forgotten is refused by its closed workflow. Set by the core (`honest`).
-   */
-  keepExpired = false;
-
   constructor(private readonly max = MAX_ENDED_RUNS) {}
 
   get size(): number {
@@ -47,10 +40,14 @@ export class EndedRuns {
     while (this.byRun.size > this.max) this.byRun.delete(this.evictable());
   }
 
-  /** The entry to forget: the oldest, or with `keepExpired` the oldest finished one if any. */
+  /**
+   * The entry to forget: the oldest finished run if any, else the oldest. Finished runs go first,
+   * expired attempts only when nothing else is left: an expired attempt is rare (one per revoke) and
+   * its run is still going, so a late message about it is likelier; a finished run forgotten is
+   * refused by its closed workflow.
+   */
   private evictable(): string {
     const oldest = this.byRun.keys().next().value as string;
-    if (!this.keepExpired) return oldest;
     for (const [id, e] of this.byRun) if (e.final) return id;
     return oldest;
   }

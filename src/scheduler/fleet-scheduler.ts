@@ -18,7 +18,7 @@ import {
 } from './recovery';
 import type { BudgetRefusal } from './recovery';
 import { fromSnapshot, toSnapshot } from './snapshot';
-import type { AnySchedulerSnapshot, SchedulerSnapshot } from './snapshot-format';
+import type { SchedulerSnapshot } from './snapshot-format';
 import { fleetStatus, fleetSummary, tenantStatus } from './status';
 import type { FleetSummary } from './status';
 import { MAX_CORE_TENANTS, TENANT_IDLE_EVICT_MS } from './limits';
@@ -59,8 +59,6 @@ export interface SchedulerInit {
  * never change state, so they are safe in Temporal queries.
  */
 export class FleetScheduler {
-  private cutAfterGentle = false;
-
   private constructor(private readonly s: CoreState) {}
 
   static create(init: SchedulerInit, now: number): FleetScheduler {
@@ -74,7 +72,7 @@ export class FleetScheduler {
     );
   }
 
-  static restore(snapshot: AnySchedulerSnapshot, opts: { endedMemory?: number } = {}): FleetScheduler {
+  static restore(snapshot: SchedulerSnapshot, opts: { endedMemory?: number } = {}): FleetScheduler {
     return new FleetScheduler(fromSnapshot(snapshot, opts.endedMemory));
   }
 
@@ -173,7 +171,7 @@ export class FleetScheduler {
 
   /** Feeds model-plane observations (worker reports) to the token governor. */
   observe(obs: ModelObservation[], now: number): void {
-    observe(this.s.governor, this.s.governorParams, obs, now, this.s.leases.size, this.cutAfterGentle);
+    observe(this.s.governor, this.s.governorParams, obs, now, this.s.leases.size);
     for (const o of obs) {
       this.s.counters.modelCalls += Math.max(0, o.calls);
       this.s.counters.throttled += Math.max(0, o.throttled);
@@ -218,8 +216,8 @@ export class FleetScheduler {
   }
 
   /** Each tenant's current period start (what `floorSpent` figures must be counted from). */
-  recoveryWindows(now: number, unbounded = false): { tenant: string; periodStart: number }[] {
-    return recoveryWindows(this.s, now, unbounded);
+  recoveryWindows(now: number): { tenant: string; periodStart: number }[] {
+    return recoveryWindows(this.s, now);
   }
 
   /**
@@ -235,17 +233,6 @@ export class FleetScheduler {
     quiet = false,
   ): void {
     floorSpent(this.s, recovered, now, requestedAt, quiet);
-  }
-
-  /**
-   * Turns on what a scheduler workflow enables behind its patch markers: recovery holds, budget
-   * refusals of queued units (`refuseUncoverable`), and adopted runs' usage counted. Off by default:
-   * a chain replaying older history decides as it did.
-   */
-  enableRecovery(): void {
-    if (this.s.recovery) return;
-    this.s.recovery = true;
-    for (const t of this.s.tenants.values()) refreshTenant(this.s, t);
   }
 
   /**
@@ -280,25 +267,6 @@ export class FleetScheduler {
   /** How long a recovery holds budgeted tenants at least (a floor asked for after it lifts the hold). */
   recoveryHoldMs(): number {
     return holdWindowMs(this.s);
-  }
-
-  /**
-   * Turns on what a scheduler workflow enables behind its `throttle-cut-after-gentle-v1` marker: a
-   * throttle cuts even inside a gentle slowdown's cooldown (see `observe` in governor.ts). Off by
-   * default: a chain replaying older history decides as it did.
-   */
-  enableCutAfterGentle(): void {
-    this.cutAfterGentle = true;
-  }
-
-  /**
-   * Turns on what a scheduler workflow enables behind its `honest-counters-v1` marker: each run's
-   * end counted once although its last messages may come back after the core forgot it (see
-   * `CoreState.honest`). Off by default: a chain replaying older history decides as it did.
-   */
-  enableHonestCounts(): void {
-    this.s.honest = true;
-    this.s.ended.keepExpired = true;
   }
 
   /** Queued or in flight. */

@@ -26,7 +26,8 @@ export const FALLBACK_FLEET_SETTINGS: FleetSettings = {
 /**
  * Applies a patch to fleet settings, clamping values instead of throwing (floors and the interactive
  * reserve to [0, 1], TTL ≥ 1 s, concurrency and globalMaxQueued to the maxima the snapshot's bound is
- * sized for). An interactive reserve neither had nor given stays absent (older chains replay unchanged).
+ * sized for). An interactive reserve neither had nor given stays absent (the scheduler workflow then
+ * gives it the default).
  */
 export function sanitizeFleet(s: FleetSettings, p: SettingsPatch = {}): FleetSettings {
   const reserve =

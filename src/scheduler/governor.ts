@@ -257,12 +257,6 @@ export function observe(
   obs: readonly ModelObservation[],
   now: number,
   inFlight: number,
-  /**
-   * A throttle cuts unless a throttle cut within the cooldown, whatever gentle slowdown came before
-   * it. Without it (chains begun before), a gentle slowdown's cooldown also held back a throttle's cut:
-   * under load, reports that showed the bucket low before any 429 left the concurrency uncut.
-   */
-  cutAfterGentle = false,
 ): void {
   const w = foldObservations(obs, p.remainingLowWater);
   if (w.calls === 0) return;
@@ -279,7 +273,8 @@ export function observe(
   const spending = recentPerMinute(g, now);
   if (w.throttled > 0) {
     g.lastThrottleAt = now;
-    const lastCut = cutAfterGentle && g.lastCutAt !== undefined ? g.lastCutAt : g.lastDecreaseAt;
+    // A throttle cuts unless a throttle cut within the cooldown, whatever gentle slowdown came before.
+    const lastCut = g.lastCutAt !== undefined ? g.lastCutAt : g.lastDecreaseAt;
     if (lastCut === null || now - lastCut >= p.decreaseCooldownMs)
       decreaseBy(g, p, p.decrease, now, inFlight);
     const until = pauseEnd(w, p, now);

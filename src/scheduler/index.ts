@@ -3,7 +3,7 @@ export type { BudgetRefusal } from './recovery';
 export { RECOVERY_HOLD_WINDOW_MS, holdWindowMs } from './recovery';
 export type { SchedulerInit } from './fleet-scheduler';
 export type { SettingsPatch } from './fleet-settings';
-export type { AnySchedulerSnapshot, SchedulerSnapshot, SchedulerSnapshotV1 } from './snapshot-format';
+export type { PlainSnapshot, SchedulerSnapshot } from './snapshot-format';
 export { DEFAULT_GOVERNOR } from './defaults';
 export { DEFAULT_INTERACTIVE_RESERVE } from './reserve';
 export { defaultTenantSettings } from './tenants';

@@ -115,7 +115,7 @@ const chargedAtEnd = (l: Lease, used: number) => (l.perCall ? l.charged : Math.m
 
 /**
  * Releases finished units (and gated ones, which are not finished). A repeat, a stale attempt or a
- * finished run is ignored (with `honest`, outside a recovery, also one the core forgot). A release
+ * finished run is ignored (outside a recovery, also one the core forgot). A release
  * the core holds no lease for (the scheduler chain was lost or reset meanwhile) still charges its tenant what the run used, once; an attempt whose lease expired
  * is charged only what its release reports beyond what the expiry charged. A `perCall` release
  * charges nothing more: its calls were charged one by one.
@@ -151,7 +151,7 @@ export function release(s: CoreState, releases: readonly Release[], now: number)
 }
 
 /**
- * With `honest`, outside a recovery: a release the core holds neither a lease nor a memory of its
+ * Outside a recovery: a release the core holds neither a lease nor a memory of its
  * attempt for. This chain admitted every attempt of its runs, so that attempt ended here and was
  * forgotten since; the message is a repeat (a run's last workflow task ran its release again after
  * `ended` forgot the run): counted and charged already, it changes nothing.
@@ -161,26 +161,26 @@ function forgotten(s: CoreState, r: Release, e: Ended | undefined): boolean {
 }
 
 /**
- * With `honest`, outside a recovery: this chain admitted every run that can still be going, so a
+ * Outside a recovery: this chain admitted every run that can still be going, so a
  * message about a run it holds no lease for is a repeat from a run whose end it forgot.
  */
-const admittedAllItsRuns = (s: CoreState): boolean => s.honest && s.recoverySince === null;
+const admittedAllItsRuns = (s: CoreState): boolean => s.recoverySince === null;
 
 /**
  * Whether a release of an attempt the core holds no lease for counts its outcome: when the core
- * remembers no end of that attempt or a later one (the chain lost it), and with `honest` also when
+ * remembers no end of that attempt or a later one (the chain lost it), or when
  * it finishes the run on the attempt whose lease expired (the run's one end: nothing counted it).
  */
 function countsWithoutLease(s: CoreState, r: Release, e: Ended | undefined): boolean {
   if (!e || e.attempt < r.attempt) return true;
-  return s.honest && !e.final && r.outcome !== 'gated';
+  return !e.final && r.outcome !== 'gated';
 }
 
 /**
  * Extends the leases of matching (runId, attempt) and records the usage reported so far. A renewal
  * from a running run the core holds no lease for (after the scheduler was lost or reset), which names
  * its tenant and whose attempt has not ended, puts the run back under a lease: it is running anyway,
- * and this way its slot, reservation and usage count again. With `honest` only while the chain
+ * and this way its slot, reservation and usage count again. Only while the chain
  * recovers: otherwise it admitted every run still going, and the renewal is a repeat of a run whose
  * end it forgot.
  */
@@ -215,7 +215,7 @@ function adopt(s: CoreState, r: Renewal, now: number): void {
   // cover those tokens twice until the run closes and a later usage floor finds them (a floor counts
   // closed runs only). Without a budget the floor settles it: counting here may count twice what the
   // lost chain's last reports also bring (scheduler-loss drill: `spent` up to 10 % above the bill).
-  if (s.recovery && charged > 0 && t.ledger.budget !== null) {
+  if (charged > 0 && t.ledger.budget !== null) {
     consume(t.ledger, 0, charged);
     s.log.append(t.id, now, r.runId, 'charge', charged);
   }

@@ -43,22 +43,18 @@ export function needsFloor(s: CoreState): boolean {
 }
 
 /**
- * Each tenant's current budget period: where recovered usage is counted from. With `unbounded`, a
- * period that never ends (`none`: no budget) is counted from the beginning (0), not from the moment
- * this chain created the ledger: after a loss that moment is the recovery itself, and a floor counted
- * from it missed every run that finished before (issue 9's drill: `spent` 3,050 below usage).
+ * Each tenant's current budget period: where recovered usage is counted from. A period that never
+ * ends (`none`: no budget) is counted from the beginning (0), not from the moment this chain created
+ * the ledger: after a loss that moment is the recovery itself, and a floor counted from it would miss
+ * every run that finished before.
  */
-export function recoveryWindows(
-  s: CoreState,
-  now: number,
-  unbounded = false,
-): { tenant: string; periodStart: number }[] {
+export function recoveryWindows(s: CoreState, now: number): { tenant: string; periodStart: number }[] {
   const out: { tenant: string; periodStart: number }[] = [];
   for (const t of s.tenants.values()) {
     if (touchLedger(s, t, now)) refreshTenant(s, t);
     out.push({
       tenant: t.id,
-      periodStart: unbounded && t.ledger.period === 'none' ? 0 : t.ledger.periodStart,
+      periodStart: t.ledger.period === 'none' ? 0 : t.ledger.periodStart,
     });
   }
   return out;

@@ -6,7 +6,7 @@ import type {
   LedgerTuple,
   QueueTuple,
   RateTuple,
-  SchedulerSnapshotV1,
+  PlainSnapshot,
   SchedulerSnapshotV2,
   SettingsTuple,
   TenantSnapshot,
@@ -108,7 +108,7 @@ function unpackEnded(packed: string, tenants: TenantSnapshot[]): EndedTuple[] {
   });
 }
 
-export function encodeV2(s: SchedulerSnapshotV1): SchedulerSnapshotV2 {
+export function encodeV2(s: PlainSnapshot): SchedulerSnapshotV2 {
   const t0 = s.fleetRate.at;
   const rel = (x: number) => x - t0;
   const index = new Map<number, number>();
@@ -184,13 +184,13 @@ export function encodeV2(s: SchedulerSnapshotV1): SchedulerSnapshotV2 {
       .join(';');
     return [position.get(tenant) ?? tenant, packed];
   });
-  const { v: _v, tenants: _t, leases: _l, log: _g, ended: endedRuns, ...rest } = s;
+  const { tenants: _t, leases: _l, log: _g, ended: endedRuns, ...rest } = s;
   const snap: SchedulerSnapshotV2 = { v: 2, ...rest, t0, tenants, leases, log: { next: s.log.next, rings } };
   if (endedRuns) snap.ended = packEnded(endedRuns, position);
   return snap;
 }
 
-export function decodeV2(s: SchedulerSnapshotV2): SchedulerSnapshotV1 {
+export function decodeV2(s: SchedulerSnapshotV2): PlainSnapshot {
   const t0 = s.t0;
   const abs = (x: number) => x + t0;
   const tenants = s.tenants.map((tuple): TenantSnapshot => {
@@ -258,7 +258,7 @@ export function decodeV2(s: SchedulerSnapshotV2): SchedulerSnapshotV1 {
     return [tenant, entries];
   });
   const { v: _v, t0: _t0, tenants: _t, leases: _l, log: _g, ended: endedRuns, ...rest } = s;
-  const snap: SchedulerSnapshotV1 = { v: 1, ...rest, tenants, leases, log: { next: s.log.next, rings } };
+  const snap: PlainSnapshot = { ...rest, tenants, leases, log: { next: s.log.next, rings } };
   if (endedRuns !== undefined) snap.ended = unpackEnded(endedRuns, tenants);
   return snap;
 }

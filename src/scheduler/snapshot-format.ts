@@ -34,7 +34,7 @@ export interface TenantSnapshot {
   settings: TenantSettings;
   ledger: LedgerTuple;
   rate: RateState;
-  /** Written since version 2's code; a version 1 snapshot without it takes `rate.at`. */
+  /** When the tenant was last seen (absent: `rate.at`). */
   seen?: number;
   /** Fair-queuing tags per lane. */
   tags: [number, number, number];
@@ -56,7 +56,7 @@ export interface SnapshotFleet {
   fleetRate: RateState;
   nextOrd: number;
   /**
-   * When the chain began recovering its ledger (absent: not recovering, or older code). A chain
+   * When the chain began recovering its ledger (absent: not recovering). A chain
    * restored while recovering holds every tenant again until its next floor (a bounded snapshot
    * keeps no per-tenant flag).
    */
@@ -64,13 +64,11 @@ export interface SnapshotFleet {
 }
 
 /**
- * The scheduler as plain JSON, version 1 (objects per tenant, run ids in full). Still what the
- * restore code works from: a version 2 snapshot is decoded into this shape first, and a scheduler
- * written by older code continues-as-new with this version. Parked/heap membership is not
- * stored: it is a function of the rest and is rebuilt. Cancelled units (tombstones) are dropped.
+ * The scheduler as plain JSON (objects per tenant, run ids in full): what the snapshot code works
+ * from, never stored; a snapshot is encoded from it and decoded into it. Parked/heap membership is
+ * not stored: it is a function of the rest and is rebuilt. Cancelled units (tombstones) are dropped.
  */
-export interface SchedulerSnapshotV1 extends SnapshotFleet {
-  v: 1;
+export interface PlainSnapshot extends SnapshotFleet {
   tenants: TenantSnapshot[];
   leases: LeaseTuple[];
   log: LedgerLogSnapshot;
@@ -103,7 +101,7 @@ export type TenantTuple =
     ];
 
 /**
- * Version 2, what `snapshot()` writes: the same state as version 1, encoded compactly so that it has
+ * Version 2, what `snapshot()` writes and `restore()` reads: the plain state, encoded compactly so that it has
  * a hard bound (see `limits.ts`): tuples instead of objects, run ids coded against their tenant,
  * integers in base 36 inside packed strings, times relative to `t0`. Still plain, readable JSON.
  */
@@ -131,7 +129,5 @@ export interface SchedulerSnapshotV2 extends SnapshotFleet {
   ended?: string;
 }
 
-/** What `snapshot()` writes. */
+/** What `snapshot()` writes and `restore()` reads. */
 export type SchedulerSnapshot = SchedulerSnapshotV2;
-/** What `restore()` accepts: every version a running scheduler may continue-as-new with. */
-export type AnySchedulerSnapshot = SchedulerSnapshotV1 | SchedulerSnapshotV2;

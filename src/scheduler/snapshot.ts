@@ -11,13 +11,7 @@ import { LedgerLog } from './ledger-log';
 import type { Lane, QueuedUnit, TenantState } from './queue-state';
 import { createTenant } from './tenants';
 import { decodeV2, encodeV2 } from './snapshot-compact';
-import type {
-  AnySchedulerSnapshot,
-  QueueTuple,
-  SchedulerSnapshot,
-  SchedulerSnapshotV1,
-  TenantSnapshot,
-} from './snapshot-format';
+import type { QueueTuple, SchedulerSnapshot, PlainSnapshot, TenantSnapshot } from './snapshot-format';
 import type { TenantSettings } from './types';
 
 function queueTuple(t: TenantState, lane: Lane): QueueTuple {
@@ -36,15 +30,16 @@ function queueTuple(t: TenantState, lane: Lane): QueueTuple {
 
 /** The compact snapshot (version 2) that continue-as-new carries. */
 export function toSnapshot(s: CoreState): SchedulerSnapshot {
-  return encodeV2(toSnapshotV1(s));
+  return encodeV2(toPlain(s));
 }
 
-/** Restores from any snapshot version a scheduler may continue-as-new with (older code wrote version 1). */
-export function fromSnapshot(snap: AnySchedulerSnapshot, endedMemory?: number): CoreState {
-  return fromSnapshotV1(snap.v === 2 ? decodeV2(snap) : snap, endedMemory);
+/** Restores the compact snapshot (version 2); any other version is refused. */
+export function fromSnapshot(snap: SchedulerSnapshot, endedMemory?: number): CoreState {
+  if (snap.v !== 2) throw new Error(`Unsupported scheduler snapshot version ${String(snap.v)}`);
+  return fromPlain(decodeV2(snap), endedMemory);
 }
 
-function toSnapshotV1(s: CoreState): SchedulerSnapshotV1 {
+function toPlain(s: CoreState): PlainSnapshot {
   const tenants: TenantSnapshot[] = [];
   for (const t of s.tenants.values()) {
     const l = t.ledger;
@@ -61,7 +56,6 @@ function toSnapshotV1(s: CoreState): SchedulerSnapshotV1 {
     tenants.push(snap);
   }
   return {
-    v: 1,
     settings: { ...s.settings, floors: { ...s.settings.floors } },
     governorParams: { ...s.governorParams },
     governor: {
@@ -100,7 +94,7 @@ function toSnapshotV1(s: CoreState): SchedulerSnapshotV1 {
   };
 }
 
-function restoreGovernor(snap: SchedulerSnapshotV1): GovernorState {
+function restoreGovernor(snap: PlainSnapshot): GovernorState {
   const fresh = newGovernor({ ...DEFAULT_GOVERNOR, ...snap.governorParams }, snap.governor.tokensAt);
   const g = { ...fresh, ...snap.governor };
   return {
@@ -119,8 +113,7 @@ function cloneSettings(x: TenantSettings): TenantSettings {
   return { ...x, budget: { ...x.budget } };
 }
 
-function fromSnapshotV1(snap: SchedulerSnapshotV1, endedMemory?: number): CoreState {
-  if (snap.v !== 1) throw new Error(`Unsupported scheduler snapshot version ${String(snap.v)}`);
+function fromPlain(snap: PlainSnapshot, endedMemory?: number): CoreState {
   const lanes = [new LaneQueue(0), new LaneQueue(1), new LaneQueue(2)] as CoreState['lanes'];
   lanes.forEach((q, i) => (q.vtime = snap.vtime[i] as number));
   const zero = zeroCounters();
@@ -152,8 +145,6 @@ function fromSnapshotV1(snap: SchedulerSnapshotV1, endedMemory?: number): CoreSt
     ended: EndedRuns.restore(snap.ended, endedMemory),
     recoverySince: snap.recoverySince ?? null,
     overBudget: new Set(),
-    recovery: false,
-    honest: false,
   };
   const byOrd = new Map<number, TenantState>();
   for (const ts of snap.tenants) {

@@ -1,5 +1,3 @@
-import { patched } from '@temporalio/workflow';
-
 /**
  * What each built-in agent does, as deterministic workflow code. Inputs were validated at the door
  * (src/agents/catalog.ts); here they are only read.
@@ -17,11 +15,6 @@ export interface AgentContext {
    */
   tool(name: string, args: Record<string, unknown>, key?: string): Promise<Record<string, unknown>>;
 }
-
-/** Agents use tools from this version on; runs begun before it replay without them. */
-const TOOLS_PATCH = 'agent-tools-v1';
-/** An audit calls the scanner once per chunk of targets from this version on, once per target before. */
-const SCAN_CHUNK_PATCH = 'audit-scan-chunk-v1';
 
 type Json = Record<string, unknown>;
 const num = (v: unknown, d: number): number => (typeof v === 'number' && Number.isFinite(v) ? v : d);
@@ -46,60 +39,30 @@ async function synthetic(input: Json, ctx: AgentContext): Promise<unknown> {
 }
 
 async function triage(input: Json, ctx: AgentContext): Promise<unknown> {
-  const tools = patched(TOOLS_PATCH);
   // Reads the incident through the lookup tool, then acts, once approved, through the pager tool.
-  const record = tools ? (await ctx.tool('lookup', { incident: input.incident })).record : undefined;
+  const { record } = await ctx.tool('lookup', { incident: input.incident });
   let tokens = await ctx.step(1000);
   const verdict = await ctx.gate();
   if (verdict.decision === 'reject')
-    return {
-      incident: input.incident,
-      resolution: 'rejected',
-      note: verdict.note,
-      tokens,
-      ...(tools ? { record } : {}),
-    };
+    return { incident: input.incident, resolution: 'rejected', note: verdict.note, tokens, record };
   tokens += await ctx.step(500);
-  if (tools) await ctx.tool('pager', { incident: input.incident, record }, 'remediation');
-  else await ctx.effect('remediation');
-  return {
-    incident: input.incident,
-    resolution: 'remediated',
-    note: verdict.note,
-    tokens,
-    ...(tools ? { record } : {}),
-  };
+  await ctx.tool('pager', { incident: input.incident, record }, 'remediation');
+  return { incident: input.incident, resolution: 'remediated', note: verdict.note, tokens, record };
 }
 
 async function audit(input: Json, ctx: AgentContext): Promise<unknown> {
   const targets = Array.isArray(input.targets) ? input.targets.map(String) : [];
-  const tools = patched(TOOLS_PATCH);
-  const oneScanPerChunk = tools && patched(SCAN_CHUNK_PATCH);
   const findings: { target: string; tokens: number; finding?: unknown }[] = [];
   // Fan out a few at a time inside the run's one slot: the chunk's model steps in parallel, then one
-  // scanner call for the chunk's targets. Before audit-scan-chunk-v1 each target had a scanner call
-  // of its own: three history events and a workflow task or more each, a maximal item's 50 calls more
-  // than half its history (the 10,000-item drill, README).
+  // scanner call for the chunk's targets (a call per target would cost three history events each).
   for (let i = 0; i < targets.length; i += 4) {
     const chunk = targets.slice(i, i + 4);
-    if (oneScanPerChunk) {
-      const tokens = await Promise.all(chunk.map(() => ctx.step(500)));
-      const scan = await ctx.tool('scanner', { targets: chunk }, `scan-${i}`);
-      const found = Array.isArray(scan.findings) ? (scan.findings as { finding?: unknown }[]) : [];
-      findings.push(
-        ...chunk.map((target, j) => ({ target, tokens: tokens[j] ?? 0, finding: found[j]?.finding })),
-      );
-      continue;
-    }
-    const done = await Promise.all(
-      chunk.map(async (target, j) => {
-        const tokens = await ctx.step(500);
-        if (!tools) return { target, tokens };
-        const scan = await ctx.tool('scanner', { target }, `scan-${i + j}`);
-        return { target, tokens, finding: scan.finding };
-      }),
+    const tokens = await Promise.all(chunk.map(() => ctx.step(500)));
+    const scan = await ctx.tool('scanner', { targets: chunk }, `scan-${i}`);
+    const found = Array.isArray(scan.findings) ? (scan.findings as { finding?: unknown }[]) : [];
+    findings.push(
+      ...chunk.map((target, j) => ({ target, tokens: tokens[j] ?? 0, finding: found[j]?.finding })),
     );
-    findings.push(...done);
   }
   return { findings };
 }

@@ -13,7 +13,7 @@ export class RunState {
   admission: AdmitNotice | null = null;
   firstAdmission: AdmitNotice | null = null;
   revoked = false;
-  /** Highest attempt revoked before its admission arrived (v3): that admission comes already revoked. */
+  /** Highest attempt revoked before its admission arrived: that admission comes already revoked. */
   revokedEarly = -1;
   cancelRequested = false;
   decision: { decision: 'approve' | 'reject'; note?: string } | null = null;
@@ -36,10 +36,7 @@ export class RunState {
   /** Every tool call, refused ones included: the tool, the identity it acted as, the outcome. */
   toolCalls: ToolCallView[] = [];
 
-  constructor(
-    readonly spec: RunSpec,
-    private readonly v3 = false,
-  ) {
+  constructor(readonly spec: RunSpec) {
     this.offeredCost = Math.max(1, spec.estimatedTokens);
   }
 
@@ -50,18 +47,18 @@ export class RunState {
 
   admit(notice: AdmitNotice): void {
     if (notice.attempt !== this.attempt || this.admission) return; // duplicate or stale notice
-    if (this.v3 && this.finishedAt !== null) return; // a finished run refuses every admission
+    if (this.finishedAt !== null) return; // a finished run refuses every admission
     this.admission = notice;
     this.firstAdmission ??= notice;
-    this.revoked = this.v3 && notice.attempt <= this.revokedEarly;
+    this.revoked = notice.attempt <= this.revokedEarly;
     this.attemptUsage = 0;
     this.reserved = notice.reserved ?? this.offeredCost;
   }
 
   revoke(attempt: number): void {
     if (attempt === this.attempt && this.admission) this.revoked = true;
-    // Notices travel by separate activities: a revoke may overtake its admit. Remember it (v3).
-    else if (this.v3 && attempt >= this.attempt) this.revokedEarly = Math.max(this.revokedEarly, attempt);
+    // Notices travel by separate activities: a revoke may overtake its admit. Remember it.
+    else if (attempt >= this.attempt) this.revokedEarly = Math.max(this.revokedEarly, attempt);
   }
 
   /** Starts a new attempt: the run queues again and waits for a fresh admission. */

@@ -142,3 +142,8 @@ export function validateDrain(arg: { intake?: 'refuse' | 'hold' } | undefined): 
   if (arg.intake !== undefined && arg.intake !== 'refuse' && arg.intake !== 'hold')
     refuse('intake must be "refuse" or "hold"', arg.intake);
 }
+
+export function validateTopUp(req: { runId: string; attempt: number; tokens: number }): void {
+  if (typeof req?.runId !== 'string' || !Number.isFinite(req.attempt) || !Number.isFinite(req.tokens))
+    throw new TypeError('topUp expects { runId, attempt, tokens }');
+}

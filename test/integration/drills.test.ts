@@ -74,6 +74,24 @@ describe('deploy and chaos drills', () => {
     expectEveryUnitOnce(r, false);
   });
 
+  it('deploy across a change that is not replay-safe: drain, runs finish, v1 stops, the scheduler is terminated, a new chain recovers, v2 starts, resume; nothing lost or doubled', async () => {
+    const r = await runDeployDrill({ ...SIZE, terminateScheduler: true });
+    console.log(
+      `deploy drill (terminate): drain ${r.drainMs} ms with ${r.atDrain.inFlight} in flight; new chain in ${r.newChainMs} ms; ` +
+        `resume → admission in ${r.timeToResumeMs} ms`,
+    );
+    expect(r.atDrain.inFlight).toBeGreaterThan(0);
+    expect(r.admissionsDuringDrain).toBe(0);
+    expect(r.newChainMs).toBeGreaterThanOrEqual(0);
+    expect(r.workerExit).toBe(0);
+    expect(r.accepted).toBe(UNITS);
+    expect(r.lostRunIds).toEqual([]);
+    expect(r.duplicated).toBe(0);
+    expect(r.effects).toMatchObject({ effects: UNITS, duplicates: 0 });
+    expect(r.counters).toMatchObject({ completed: UNITS, failed: 0, cancelled: 0, inFlight: 0 });
+    expect(r.failures).toEqual([]);
+  });
+
   it('chaos: worker SIGKILLed three times and Temporal restarted once; every unit completes exactly once', async () => {
     const r = await runChaosDrill({ ...SIZE, kills: 3, seed: 6, settle: false });
     console.log(

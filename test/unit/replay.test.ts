@@ -4,6 +4,7 @@ import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { workflowsPath } from '../../src/fleet/worker';
+import { PATCH_IDS } from '../../src/workflows/patches';
 
 const dir = path.join(__dirname, '..', 'fixtures', 'histories');
 const files = readdirSync(dir).filter((f) => f.endsWith('.pb'));
@@ -16,6 +17,18 @@ describe('replay of recorded histories', () => {
   it('has fixtures for the scheduler and run workflows', () => {
     expect(files.some((f) => f.startsWith('scheduler'))).toBe(true);
     expect(files.filter((f) => f.startsWith('run-')).length).toBeGreaterThanOrEqual(4);
+  });
+
+  it('records no patch marker the registry does not hold (a retired patch means re-recorded fixtures)', () => {
+    const markers = files.flatMap((f) =>
+      (temporal.api.history.v1.History.decode(readFileSync(path.join(dir, f))).events ?? []).flatMap((e) => {
+        const m = e.markerRecordedEventAttributes;
+        const data =
+          m?.markerName === 'core_patch' ? m.details?.['patch-data']?.payloads?.[0]?.data : undefined;
+        return data ? [`${f}: ${(JSON.parse(Buffer.from(data).toString()) as { id: string }).id}`] : [];
+      }),
+    );
+    expect(markers.filter((m) => !PATCH_IDS.includes(m.split(': ')[1]!))).toEqual([]);
   });
 
   it('replays every history with 0 determinism violations', async () => {

@@ -19,14 +19,11 @@ const renewal = (runId: string, attempt: number, usedTokens: number): Renewal =>
   cost: 100,
 });
 
-const fleet = (honest: boolean) => {
-  const s = makeFleet({
+const fleet = () =>
+  makeFleet({
     settings: { concurrency: 5000 },
     tenants: { a: { maxInFlight: 5000, maxQueued: 5000 } },
   });
-  if (honest) s.enableHonestCounts();
-  return s;
-};
 
 /** `n` other runs admitted and finished at `at`: the core's memory of ended runs moves on. */
 function othersEnd(s: FleetScheduler, n: number, at: number, from = 1000) {
@@ -40,13 +37,13 @@ function othersEnd(s: FleetScheduler, n: number, at: number, from = 1000) {
 }
 
 /**
- * Issue 15: the flood's counters said completed 10,048 for 10,010 runs (adopted 30). A run's last
- * workflow task that did not complete runs its local activities again (the step's model call, its
- * renewal, the release); when that comes after 1,024 other runs ended, the core had forgotten the run.
+ * A run's last workflow task that did not complete runs its local activities again (the step's model
+ * call, its renewal, the release); that may come after MAX_ENDED_RUNS other runs ended, when the core
+ * has forgotten the run.
  */
 describe('each run counted once although its last messages come back after the core forgot it', () => {
-  const flood = (honest: boolean) => {
-    const s = fleet(honest);
+  const flood = () => {
+    const s = fleet();
     const [u] = units('a', 1);
     s.submit([u!], T0);
     const [adm] = s.admit(T0);
@@ -61,7 +58,7 @@ describe('each run counted once although its last messages come back after the c
   };
 
   it('the renewal is not adopted, the release counts nothing and charges nothing', () => {
-    const { s, adopted, runId } = flood(true);
+    const { s, adopted, runId } = flood();
     expect(adopted).toBe(0);
     const st = s.status(T0 + 100_001);
     expect(st.counters).toMatchObject({ completed: MAX_ENDED_RUNS + 1, adopted: 0, expired: 0 });
@@ -71,7 +68,7 @@ describe('each run counted once although its last messages come back after the c
   });
 
   it('so does a release whose renewal did not come first (the mailbox drops a run’s renewal at its release)', () => {
-    const s = fleet(true);
+    const s = fleet();
     const [u] = units('a', 1);
     s.submit([u!], T0);
     const [adm] = s.admit(T0);
@@ -81,14 +78,8 @@ describe('each run counted once although its last messages come back after the c
     expect(s.status(T0 + 100_000).counters.completed).toBe(MAX_ENDED_RUNS + 1);
   });
 
-  it('a chain replaying older history (no honest-counters marker) decides as before: adopted and counted twice', () => {
-    const { s, adopted } = flood(false);
-    expect(adopted).toBe(1);
-    expect(s.status(T0 + 100_001).counters.completed).toBe(MAX_ENDED_RUNS + 2);
-  });
-
   it('while the chain recovers (it may have lost leases), a running run it does not know is adopted and counted', () => {
-    const s = fleet(true);
+    const s = fleet();
     s.beginRecovery(T0);
     s.renew([renewal('r-lost', 2, 30)], T0);
     expect(s.status(T0)).toMatchObject({ inFlight: 1, counters: { adopted: 1 } });
@@ -103,7 +94,7 @@ describe('each run counted once although its last messages come back after the c
 
 describe('a run that finishes on the attempt whose lease expired', () => {
   it('is counted once (the revoke came after its last step began)', () => {
-    const s = fleet(true);
+    const s = fleet();
     const [u] = units('a', 1);
     s.submit([u!], T0);
     const [adm] = s.admit(T0);
@@ -118,7 +109,7 @@ describe('a run that finishes on the attempt whose lease expired', () => {
   });
 
   it('its expired attempt outlives finished runs in the memory: a late renewal is not adopted, the release counts', () => {
-    const s = fleet(true);
+    const s = fleet();
     const [u] = units('a', 1);
     s.submit([u!], T0);
     const [adm] = s.admit(T0);
@@ -134,7 +125,7 @@ describe('a run that finishes on the attempt whose lease expired', () => {
   });
 
   it('a gated release of an expired attempt counts as gated, not completed, and once', () => {
-    const s = fleet(true);
+    const s = fleet();
     const [u] = units('a', 1);
     s.submit([u!], T0);
     s.admit(T0);

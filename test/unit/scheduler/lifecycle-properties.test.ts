@@ -69,15 +69,12 @@ function lifecycleProperty(
 ) {
   const forgets = endedMemory !== undefined;
   return fc.property(fc.array(op, { minLength: 1, maxLength: 150, size: 'max' }), (ops) => {
-    const fresh = () => {
-      const c = makeFleet({
+    const fresh = () =>
+      makeFleet({
         settings: { concurrency: 3, leaseTtlSeconds: 30 },
         tenants: { a: { maxQueued: MAX_QUEUED, maxInFlight: 3 }, f: { maxQueued: 1000, maxInFlight: 3 } },
         ...(endedMemory === undefined ? {} : { endedMemory }),
       });
-      c.enableHonestCounts();
-      return c;
-    };
     let core = fresh();
     let now = T0;
     const runs: Run[] = Array.from({ length: RUNS }, (_, i) => ({
@@ -151,7 +148,7 @@ function lifecycleProperty(
       else if (m.k === 'release') core.release([m.r], now);
       else core.renew([m.r], now);
     };
-    // RunState.admit / RunState.revoke (v3).
+    // RunState.admit / RunState.revoke.
     const deliverToRun = (m: ToRun) => {
       const r = byId.get(m.runId)!;
       if (r.state === 'done') return;
@@ -230,7 +227,6 @@ function lifecycleProperty(
         core = FleetScheduler.restore(JSON.parse(JSON.stringify(core.snapshot())), {
           ...(endedMemory === undefined ? {} : { endedMemory }),
         });
-        core.enableHonestCounts();
       } else if (o.k === 'forget') {
         if (forgets)
           for (let k = 0; k < o.n; k++)

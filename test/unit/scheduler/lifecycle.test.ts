@@ -68,6 +68,7 @@ describe('run lifecycle in the core', () => {
 
   it('a release the core holds no lease for (lost chain) charges its tenant once', () => {
     const s = makeFleet({ tenants: { a: { budget: { tokens: 1000, period: 'day' } } } });
+    s.beginRecovery(T0); // a lost chain's successor recovers
     s.release([release('r1', 0, 70)], T0);
     s.release([release('r1', 0, 70)], T0); // repeated
     expect(s.tenantStatus('a', T0)!.ledger.spent).toBe(70);
@@ -98,6 +99,7 @@ describe('run lifecycle in the core', () => {
 
   it('a running run the core lost comes back under a lease with its next renewal', () => {
     const s = makeFleet({ tenants: { a: {} } });
+    s.beginRecovery(T0); // a lost chain's successor recovers
     s.renew(
       [{ runId: 'r9', attempt: 2, usedTokens: 40, tenant: 'a', priority: 'interactive', cost: 100 }],
       T0,
@@ -116,6 +118,7 @@ describe('run lifecycle in the core', () => {
 
   it('recovered usage floors spent, never adds to it', () => {
     const s = makeFleet({ tenants: { a: { budget: { tokens: 1000, period: 'day' } } } });
+    s.beginRecovery(T0);
     s.release([release('r1', 0, 100)], T0);
     const [w] = s.recoveryWindows(T0);
     s.floorSpent([{ ...w!, tokens: 60 }], T0);
@@ -127,15 +130,13 @@ describe('run lifecycle in the core', () => {
   });
 
   it('a tenant without a budget period is floored at all its runs, not at those since the chain made its ledger', () => {
-    // After a loss the new chain creates the ledger at the recovery: a floor counted from there missed
-    // every run that finished before (the scheduler-loss drill: spent 3,050 below usage).
+    // After a loss the new chain creates the ledger at the recovery: a floor counted from there would
+    // miss every run that finished before.
     const s = makeFleet({ tenants: { free: {}, capped: { budget: { tokens: 1000, period: 'day' } } } });
-    const old = s.recoveryWindows(T0);
-    expect(old.find((w) => w.tenant === 'free')!.periodStart).toBeGreaterThan(0);
-    const windows = s.recoveryWindows(T0, true);
+    const windows = s.recoveryWindows(T0);
     expect(windows.find((w) => w.tenant === 'free')!.periodStart).toBe(0);
     const capped = windows.find((w) => w.tenant === 'capped')!;
-    expect(capped.periodStart).toBe(old.find((w) => w.tenant === 'capped')!.periodStart);
+    expect(capped.periodStart).toBeGreaterThan(0);
     s.floorSpent(
       [
         { tenant: 'free', periodStart: 0, tokens: 2000 },
@@ -145,9 +146,6 @@ describe('run lifecycle in the core', () => {
     );
     expect(s.tenantStatus('free', T0)!.ledger.spent).toBe(2000);
     expect(s.tenantStatus('capped', T0)!.ledger.spent).toBe(0);
-    // The figure of an older chain (counted from the ledger's creation) still floors as before.
-    s.floorSpent([{ ...old.find((w) => w.tenant === 'free')!, tokens: 2500 }], T0);
-    expect(s.tenantStatus('free', T0)!.ledger.spent).toBe(2500);
   });
 
   it('unknown_tenant asks for a retry after a floor, never 0 (a waiting run must not spin)', () => {

@@ -22,7 +22,6 @@ const budgeted = (tokens: number): TenantSettings => ({
 /** A chain that lost its ledger (fresh after a loss, or reset): its ledgers start at 0. */
 function lostChain() {
   const s = makeFleet({ tenants: { capped: { budget: { tokens: 1000, period: 'day' } }, free: {} } });
-  s.enableRecovery();
   s.beginRecovery(T0);
   return s;
 }
@@ -33,7 +32,7 @@ function lostChain() {
  */
 function floor(s: FleetScheduler, at: number, tokens: Record<string, number> = {}, quiet = false): void {
   s.floorSpent(
-    s.recoveryWindows(at, true).map((w) => ({ ...w, tokens: tokens[w.tenant] ?? 0 })),
+    s.recoveryWindows(at).map((w) => ({ ...w, tokens: tokens[w.tenant] ?? 0 })),
     at + 1,
     at,
     quiet,
@@ -97,7 +96,6 @@ describe('a recovering scheduler chain holds budgeted tenants until its usage fl
     const s = lostChain();
     s.submit(units('capped', 1), T0);
     const r = FleetScheduler.restore(JSON.parse(JSON.stringify(s.snapshot())));
-    r.enableRecovery();
     expect(r.recoverySince()).toBe(T0);
     expect(r.admit(T0 + 1)).toEqual([]);
     const after = T0 + r.recoveryHoldMs() + 1;
@@ -109,10 +107,9 @@ describe('a recovering scheduler chain holds budgeted tenants until its usage fl
     const s = makeFleet({
       tenants: { p: { budget: { tokens: 1000, period: 'day' }, onBudgetExhausted: 'park' } },
     });
-    s.enableRecovery();
     s.submit(units('p', 5), T0);
     s.floorSpent(
-      s.recoveryWindows(T0, true).map((w) => ({ ...w, tokens: 900 })),
+      s.recoveryWindows(T0).map((w) => ({ ...w, tokens: 900 })),
       T0 + 1,
     );
     expect(s.refuseUncoverable(T0 + 1)).toEqual([]);
@@ -120,7 +117,6 @@ describe('a recovering scheduler chain holds budgeted tenants until its usage fl
     expect(s.status(T0 + 2).queued.total).toBe(4);
     // The setting survives continue-as-new.
     const r = FleetScheduler.restore(JSON.parse(JSON.stringify(s.snapshot())));
-    r.enableRecovery();
     expect(r.refuseUncoverable(T0 + 3)).toEqual([]);
   });
 

@@ -1,8 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FleetScheduler } from '../../../src/scheduler';
-import type { SchedulerSnapshot, SchedulerSnapshotV1 } from '../../../src/scheduler';
-import { decodeV2 } from '../../../src/scheduler/snapshot-compact';
+import type { SchedulerSnapshot } from '../../../src/scheduler';
 import { Driver, TENANTS, opArb, startFleet, tenantId } from './harness';
 import { T0, makeFleet } from './helpers';
 
@@ -60,21 +59,5 @@ describe('snapshot and restore', () => {
     const r = FleetScheduler.restore(viaJson(s.snapshot()));
     expect(r.admit(T0)[0]?.seq).toBe(3);
     expect(r.status(T0).counters).toMatchObject({ submitted: 3, admitted: 3 });
-  });
-
-  it('restores a version 1 snapshot (written by the previous code) into the same scheduler', () => {
-    fc.assert(
-      fc.property(fc.array(opArb, { maxLength: 80, size: 'max' }), (ops) => {
-        const a = new Driver(startFleet());
-        for (const op of ops) a.apply(op);
-        const v2 = a.s.snapshot();
-        const v1: SchedulerSnapshotV1 = JSON.parse(JSON.stringify(decodeV2(v2))) as SchedulerSnapshotV1;
-        expect(v1.v).toBe(1);
-        const restored = FleetScheduler.restore(v1);
-        expect(restored.snapshot()).toEqual(v2);
-        expect(observable(a.fork(restored))).toEqual(observable(a));
-      }),
-      { numRuns: 50 },
-    );
   });
 });

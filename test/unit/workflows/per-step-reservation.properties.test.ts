@@ -139,7 +139,7 @@ class World {
         estimatedTokens: op.estimate,
         createdAt: new Date(this.now).toISOString(),
       };
-      this.runs.push({ id, tenant, st: new RunState(spec, true), steps: 0, done: false });
+      this.runs.push({ id, tenant, st: new RunState(spec), steps: 0, done: false });
     } else if (op.k === 'admit') {
       for (const a of s.admit(this.now)) {
         const r = this.runs.find((x) => x.id === a.runId)!;

@@ -1,0 +1,29 @@
+/**
+ * Every live patch id of the workflow code: what it guards and when it may go. A `patched(id)` or
+ * `deprecatePatch(id)` call in src/ takes its id from here (test/unit/workflows/patches.test.ts).
+ *
+ * Lifecycle of a patch (CONTRIBUTING.md, "Changing a workflow"):
+ * 1. `patched(PATCH.x)` guards the new code; the old branch stays while workflows begun by the old
+ *    code may still be open (replay must decide as they did).
+ * 2. When no open workflow ran the old code (the longest run, and the scheduler's continue-as-new,
+ *    since the deploy that brought the patch), the old branch goes and the call becomes
+ *    `deprecatePatch(PATCH.x)`: workflows begun with the marker still replay.
+ * 3. When no open workflow began before the deprecation's deploy, the call and the entry go.
+ *
+ * Empty: every patch up to 0.1.0 was retired at once (no old code runs in production).
+ */
+export const PATCH = {} as const satisfies Record<string, PatchEntry>;
+
+export interface PatchEntry {
+  /** The id given to `patched` / `deprecatePatch`; never reused. */
+  id: string;
+  /** What the new branch does that the old one did not. */
+  guards: string;
+  /** When the entry may move to its next step (a date or a release, and the condition). */
+  until: string;
+}
+
+/** The ids in use, for the check that every call names one. */
+export const PATCH_IDS: readonly string[] = Object.values(PATCH as Record<string, PatchEntry>).map(
+  (p) => p.id,
+);

@@ -1,0 +1,37 @@
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import type { FleetActivities } from '../contract/activity-types';
+
+/** Failures that retrying cannot fix: the run fails with the reason. */
+export const NON_RETRYABLE = ['AgentStepFailed', 'ModelSpendCap', 'ModelRequestRejected'];
+
+export const remote = proxyActivities<FleetActivities>({
+  startToCloseTimeout: '15 minutes',
+  heartbeatTimeout: '30 seconds',
+  // maximumInterval bounds nextRetryDelay, so it must allow the provider's Retry-After.
+  retry: { initialInterval: '1s', maximumInterval: '2 minutes', nonRetryableErrorTypes: NON_RETRYABLE },
+});
+export const local = proxyLocalActivities<FleetActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '200ms', maximumInterval: '5s' },
+});
+/**
+ * Short steps run as local activities: no task-queue round trip and a few history events instead
+ * of a dozen, which is what bounds a single dev server's throughput. Longer steps stay regular
+ * activities: they heartbeat, survive a worker's death mid-step, and do not hold the workflow task
+ * open (signals such as cancel are delivered only when it closes).
+ */
+export const shortStep = proxyLocalActivities<FleetActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1s', maximumInterval: '2 minutes', nonRetryableErrorTypes: NON_RETRYABLE },
+});
+/** Steps of at most this many milliseconds run as local activities (`shortStep`). */
+export const SHORT_STEP_MS = 250;
+/**
+ * A waiting run's check on the scheduler is a regular activity, not a local one: it waits on the
+ * scheduler (a query, maybe an update), and a local activity would hold the run's workflow task, and
+ * a worker slot, meanwhile; with thousands of runs checking, the scheduler's own tasks would starve.
+ */
+export const checks = proxyActivities<FleetActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '5s', maximumInterval: '1 minute' },
+});

@@ -1,0 +1,56 @@
+import { condition } from '@temporalio/workflow';
+import { checks } from './run-activities';
+import type { RunLifecycle } from './run-lifecycle';
+
+/** Never re-offer sooner than this, whatever a refusal's Retry-After says (0 would spin). */
+export const REOFFER_FLOOR_MS = 5_000;
+
+/**
+ * Waits for the admission. While it does not come, the run checks that the scheduler knows it and
+ * re-offers itself when not (the scheduler was lost or reset, or the submitter died between start
+ * and submit), backing off ×2 up to the cap; the check is a query, batched per worker.
+ */
+export async function awaitAdmission(run: RunLifecycle, checkNow: boolean): Promise<void> {
+  const { state, spec, opts, jitter } = run;
+  const maxMs = opts.reofferMaxSeconds * 1000;
+  // The first check is spread over [1, 2)× the first interval, so a batch started together does not
+  // check together; later ones back off ×2 with ±10% jitter.
+  let wait = Math.min(maxMs, opts.reofferFirstSeconds * 1000 * (1 + jitter));
+  for (let check = checkNow; !run.settled(); check = true) {
+    if (check) {
+      run.nudged = false;
+      // A revoke that overtook its admission means the admission may never come: ask anew now.
+      if (state.revokedEarly >= state.attempt) state.requeue();
+      let r = await checks.offerRun(run.unit(state.attempt));
+      if (r.state === 'ended') {
+        // The scheduler saw this attempt end (revoked before its admission reached us): ask anew.
+        state.requeue();
+        r = await checks.offerRun(run.unit(state.attempt));
+      }
+      // A single run (not a batch's item, which its batch offers again) refused for its budget on a
+      // re-offer (the scheduler lost it meanwhile) ends like a queued unit the budget cannot cover.
+      if (
+        r.state === 'refused' &&
+        r.code === 'budget_exhausted' &&
+        run.failsOnBudget &&
+        spec.batchId === undefined
+      ) {
+        run.budgetRefusal = r.message ?? 'Tenant budget exhausted.';
+        break;
+      }
+      if (r.state === 'refused' || r.state === 'unavailable')
+        wait = Math.min(maxMs, Math.max(wait, REOFFER_FLOOR_MS, r.retryAfterSeconds * 1000));
+    }
+    // ±10% jitter (from the run id, deterministic) so runs started together do not all check at once.
+    const woken = await condition(
+      () => run.settled() || run.nudged || state.revokedEarly >= state.attempt,
+      Math.round(wait * (0.9 + jitter * 0.2)),
+    );
+    if (woken) {
+      if (run.settled()) break;
+      wait = Math.min(maxMs, opts.reofferFirstSeconds * 1000); // nudged: check now, back off anew
+      continue;
+    }
+    wait = Math.min(maxMs, wait * 2);
+  }
+}

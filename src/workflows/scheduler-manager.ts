@@ -1,0 +1,115 @@
+import { allHandlersFinished, condition, setCurrentDetails, sleep, workflowInfo } from '@temporalio/workflow';
+import { DEFAULT_GOVERNOR, DEFAULT_INTERACTIVE_RESERVE, FleetScheduler } from '../scheduler';
+import type { SchedulerSnapshot } from '../scheduler';
+import type { FleetSettings, GovernorParams, SchedulerStatus } from '../scheduler/types';
+import { sendAdmissions, sendBudgetRefusals, sendRevocations } from './scheduler-notices';
+import { SchedulerRecovery } from './scheduler-recovery';
+import { summaryLine } from './scheduler-support';
+import { SchedulerWork } from './scheduler-work';
+
+export interface SchedulerInput {
+  settings: FleetSettings;
+  governor?: GovernorParams;
+  snapshot?: SchedulerSnapshot;
+  continuedAsNew?: number;
+  /** Continue-as-new after this many history events even before the server suggests it (tests, drills). */
+  maxHistoryEvents?: number;
+}
+
+/**
+ * One run of the scheduler chain: the pure core, the work its handlers and loop share, the
+ * recovery. `schedulerWorkflow` wires its handlers and drives `pass` until the chain must continue.
+ */
+export class SchedulerManager {
+  readonly core: FleetScheduler;
+  readonly work = new SchedulerWork();
+  readonly recovery: SchedulerRecovery;
+  private timerAt: number | null = null;
+  private lastDetails = '';
+
+  constructor(private readonly input: SchedulerInput) {
+    this.core = input.snapshot
+      ? FleetScheduler.restore(input.snapshot)
+      : FleetScheduler.create(
+          { settings: input.settings, governor: input.governor ?? DEFAULT_GOVERNOR },
+          Date.now(),
+        );
+    // Settings without an interactive reserve take the default.
+    const chainSettings = input.snapshot?.settings ?? input.settings;
+    if (chainSettings.interactiveReserve === undefined)
+      this.core.patchSettings({ interactiveReserve: DEFAULT_INTERACTIVE_RESERVE });
+    this.recovery = new SchedulerRecovery(this.core, this.work);
+    this.recovery.begin(input.snapshot !== undefined);
+  }
+
+  get continuedAsNew(): number {
+    return this.input.continuedAsNew ?? 0;
+  }
+
+  status(): SchedulerStatus {
+    return {
+      ...this.core.status(Date.now()),
+      history: { length: workflowInfo().historyLength, continuedAsNew: this.continuedAsNew },
+    };
+  }
+
+  shouldContinueAsNew(): boolean {
+    const info = workflowInfo();
+    const max = this.input.maxHistoryEvents;
+    return info.continueAsNewSuggested || (max !== undefined && info.historyLength >= max);
+  }
+
+  /**
+   * Waits until something changes (or the core's next wake-up time comes); call only when not dirty.
+   * Returns `condition`'s own promise (no async wrapper): the loop resumes at the same point of the
+   * activation as it always has, which keeps its commands in the recorded order.
+   */
+  idle(): Promise<void> {
+    this.armTimer(this.core.nextWakeAt(Date.now()));
+    return condition(() => this.work.dirty || this.shouldContinueAsNew());
+  }
+
+  /** One pass: the floor if one is wanted, expired leases, uncoverable units, admissions. */
+  pass(): void {
+    this.work.dirty = false;
+    const now = Date.now();
+    this.recovery.takeFloor(now);
+    sendRevocations(this.work, this.core.expireLeases(now));
+    // Queued units their tenant's budget can no longer cover end now (budget_exhausted), not when
+    // the period rolls.
+    sendBudgetRefusals(this.work, this.core.refuseUncoverable(now));
+    const admissions = this.core.admit(now);
+    if (admissions.length > 0) sendAdmissions(this.work, this.core, admissions);
+    const details = summaryLine(this.core.summary(now));
+    if (details !== this.lastDetails) setCurrentDetails((this.lastDetails = details));
+  }
+
+  /**
+   * Lets in-flight notices and handlers finish so nothing is lost between runs of the chain, for at
+   * most a minute: a notice that cannot be delivered (no worker) must not hold the chain. An admission
+   * it abandons is not lost: its lease expires, and the run re-offers itself. `condition`'s own
+   * promise, like `idle`.
+   */
+  settled(): Promise<boolean> {
+    return condition(() => this.work.pending === 0 && allHandlersFinished(), '1 minute');
+  }
+
+  /** The next run's input. Long-idle tenants leave the core first (the API re-sends a tenant it no longer knows): the input stays bounded. */
+  nextInput(): SchedulerInput {
+    this.core.evictIdle(Date.now());
+    return { ...this.input, snapshot: this.core.snapshot(), continuedAsNew: this.continuedAsNew + 1 };
+  }
+
+  /**
+   * One timer per wake-up time, never cancelled: a `condition` with a timeout would start and cancel
+   * a timer on every loop (two history events each time), and history is the scheduler's budget.
+   */
+  private armTimer(wake: number | null): void {
+    if (wake === null || (this.timerAt !== null && this.timerAt <= wake)) return;
+    const at = (this.timerAt = wake);
+    void sleep(Math.max(1, wake - Date.now())).then(() => {
+      if (this.timerAt === at) this.timerAt = null;
+      this.work.touch();
+    });
+  }
+}
