@@ -1,6 +1,20 @@
 import { condition } from '@temporalio/workflow';
+import type { RunSpec } from '../contract/fleet-port';
 import { checks } from './run-activities';
-import type { RunLifecycle } from './run-lifecycle';
+import type { RunState } from './run-state';
+
+/** What the admission wait reads and sets of the run it waits for. */
+export interface AwaitingRun {
+  readonly state: RunState;
+  readonly spec: RunSpec;
+  readonly opts: { reofferFirstSeconds: number; reofferMaxSeconds: number };
+  readonly jitter: number;
+  readonly failsOnBudget: boolean;
+  nudged: boolean;
+  budgetRefusal: string | null;
+  settled(): boolean;
+  unit(attempt: number): Parameters<typeof checks.offerRun>[0];
+}
 
 /** Never re-offer sooner than this, whatever a refusal's Retry-After says (0 would spin). */
 export const REOFFER_FLOOR_MS = 5_000;
@@ -10,7 +24,7 @@ export const REOFFER_FLOOR_MS = 5_000;
  * re-offers itself when not (the scheduler was lost or reset, or the submitter died between start
  * and submit), backing off ×2 up to the cap; the check is a query, batched per worker.
  */
-export async function awaitAdmission(run: RunLifecycle, checkNow: boolean): Promise<void> {
+export async function awaitAdmission(run: AwaitingRun, checkNow: boolean): Promise<void> {
   const { state, spec, opts, jitter } = run;
   const maxMs = opts.reofferMaxSeconds * 1000;
   // The first check is spread over [1, 2)× the first interval, so a batch started together does not
