@@ -125,6 +125,16 @@ export function take(g: GovernorState, cost: number): void {
   recordEvents(g.admitted, g.tokensAt, cost);
 }
 
+/**
+ * A unit ended having spent `unused` tokens fewer than it took from the bucket: a debt in the
+ * bucket (left by a unit larger than it) is settled to what was really spent, up to an empty
+ * bucket. A bucket not in debt is left as it is: estimates are what it meters.
+ */
+export function refundDebt(g: GovernorState, now: number, unused: number): void {
+  refill(g, now);
+  if (g.tokens < 0 && unused > 0) g.tokens = Math.min(0, g.tokens + unused);
+}
+
 /** Earliest instant ≥ now at which the bucket covers `cost` (pure). */
 export function bucketReadyAt(g: GovernorState, cost: number, now: number): number {
   const short = need(g, cost) - EPS - tokensAt(g, now);

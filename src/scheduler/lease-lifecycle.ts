@@ -1,7 +1,7 @@
 import type { CoreState } from './core';
 import { refreshTenant } from './eligibility';
 import { tombstone } from './fair-queue';
-import { recordSettled } from './governor';
+import { recordSettled, refundDebt } from './governor';
 import { consume, remaining, reserve, settle } from './ledger';
 import { budgetRetryAfter } from './retry-after';
 import { toAdmission } from './leases';
@@ -37,6 +37,7 @@ function endLease(
   touchLedger(s, t, now);
   const extra = l.perCall ? 0 : Math.max(0, used - l.charged);
   recordSettled(s.governor, now, l.reserved, l.charged + extra);
+  refundDebt(s.governor, now, l.reserved - l.charged - extra);
   settle(t.ledger, unconsumed(l), extra);
   s.log.append(t.id, now, l.runId, kind, extra);
   refreshTenant(s, t);

@@ -79,6 +79,7 @@ function toSnapshotV1(s: CoreState): SchedulerSnapshotV1 {
     fleetRate: { ...s.fleetRate },
     nextOrd: s.nextOrd,
     ...(s.recoverySince !== null ? { recoverySince: s.recoverySince } : {}),
+    ...(s.passedOver !== null ? { passedOver: [s.passedOver.runId, s.passedOver.since] } : {}),
     tenants,
     leases: s.leases
       .all()
@@ -151,6 +152,7 @@ function fromSnapshotV1(snap: SchedulerSnapshotV1, endedMemory?: number): CoreSt
     log: LedgerLog.restore(snap.log),
     ended: EndedRuns.restore(snap.ended, endedMemory),
     recoverySince: snap.recoverySince ?? null,
+    passedOver: snap.passedOver ? { runId: snap.passedOver[0], since: snap.passedOver[1] } : null,
     overBudget: new Set(),
     recovery: false,
     honest: false,
