@@ -8,6 +8,7 @@ import { LaneQueue, liveUnits, pushUnit } from './fair-queue';
 import { LeaseTable } from './leases';
 import { EndedRuns } from './ended';
 import { LedgerLog } from './ledger-log';
+import { restoredFigure } from './ledger';
 import type { Lane, QueuedUnit, TenantState } from './queue-state';
 import { createTenant } from './tenants';
 import { decodeV2, encodeV2 } from './snapshot-compact';
@@ -161,7 +162,13 @@ function fromSnapshotV1(snap: SchedulerSnapshotV1, endedMemory?: number): CoreSt
   for (const ts of snap.tenants) {
     const t = createTenant(ts.id, ts.ord, cloneSettings(ts.settings), 0);
     const [periodStart, periodEnd, reserved, spent] = ts.ledger;
-    Object.assign(t.ledger, { periodStart, periodEnd, reserved, spent });
+    // A spend that is not a finite number is unknown and large: it exhausts the budget, never resets it.
+    Object.assign(t.ledger, {
+      periodStart,
+      periodEnd,
+      reserved: restoredFigure(reserved, 0),
+      spent: restoredFigure(spent, t.ledger.budget ?? Number.MAX_VALUE),
+    });
     t.rate = { ...ts.rate };
     t.seenAt = ts.seen ?? ts.rate.at;
     t.flows.forEach((f, lane) => (f.tag = ts.tags[lane] as number));
