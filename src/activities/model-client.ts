@@ -112,7 +112,10 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
         if (typeof raw !== 'number') throw new Error(`Model plane answered ${res.status} without usage`);
         const usage = readUsage(raw, split.input + maxTokens);
         if (usage.fault !== null)
-          opts.log?.warn({ runId, step, usage: raw, charged: usage.tokens }, `provider fault: ${usage.fault}`);
+          opts.log?.warn(
+            { runId, step, usage: raw, charged: usage.tokens },
+            `provider fault: ${usage.fault}`,
+          );
         report(false, usage.tokens);
         return { usedTokens: usage.tokens, latencyMs };
       }

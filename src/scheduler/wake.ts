@@ -43,7 +43,8 @@ function cheapestNext(s: CoreState, now: number): number | null {
     if (laneMayTake(s, held.lane, cap)) heads.push(held);
   } else {
     for (const q of s.lanes)
-      if (laneMayTake(s, q.lane, cap)) for (const f of q.heap.items()) heads.push(f.units[f.head] as QueuedUnit);
+      if (laneMayTake(s, q.lane, cap))
+        for (const f of q.heap.items()) heads.push(f.units[f.head] as QueuedUnit);
   }
   let min: number | null = null;
   for (const u of heads)
