@@ -23,15 +23,14 @@ describe('a run with a huge declared estimate (real dev server)', () => {
   });
   afterAll(() => s?.close());
 
-  const seqOf = async (token: string, id: string): Promise<number> => {
-    const r = await waitFor(
+  /** The run's admission sequence number, once it has one. */
+  const seqOf = (token: string, id: string): Promise<number> =>
+    waitFor(
       () => s.call('GET', `/v1/runs/${id}`, { token }),
-      (v) => typeof v.body?.admissionSeq === 'number',
+      (v) => v.body?.admittedAt != null && v.body?.admissionSeq != null,
       120_000,
-      250,
-    );
-    return r.body.admissionSeq as number;
-  };
+      200,
+    ).then((v) => v.body.admissionSeq as number);
 
   it("admits another tenant's interactive runs while the big one waits, then the big one", async () => {
     const a = await s.tenant(`big-${s.id}`);
