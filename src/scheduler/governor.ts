@@ -53,10 +53,10 @@ export const THROTTLE_RECENT_MS = 60_000;
 const RECENT_MS = 5000;
 /**
  * A healthy report grows the limits by the quiet time since the report before it (or since the
- * cooldown after the last throttle), up to this much: recovery follows time, not the number of
- * reports, so a fleet making few calls recovers as fast as a busy one.
+ * cooldown after the last throttle), up to this much: recovery follows time, not only the number
+ * of reports, so a fleet making a call every few seconds recovers as fast as a busy one.
  */
-const MAX_GROWTH_CREDIT_MS = RATE_WINDOW_MS;
+const MAX_GROWTH_CREDIT_MS = 10_000;
 const EPS = 1e-6;
 
 const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));

@@ -69,14 +69,14 @@ describe('the governor on a quiet fleet', () => {
     s.observe([report(T0, { throttled: 1, calls: 80 })], T0);
     const cut = s.status(T0).governor;
     expect(cut.concurrencyLimit).toBe(56);
-    // Two reports in a minute: the second credits the 30 s since the first.
+    // Two reports in a minute.
     s.observe([report(T0 + 30_000)], T0 + 30_000);
     s.observe([report(T0 + 60_000)], T0 + 60_000);
     const g = s.status(T0 + 60_000).governor;
-    // 25 s after the cooldown, then 30 s more, at +2 slots and +1,000 tokens/min a second: back to
-    // the ceilings (one second's credit per report would leave 60 slots and 72,000).
+    // Each report credits up to 10 s of quiet at +2 slots and +1,000 tokens/min a second (one
+    // second's credit per report would leave 60 slots and 72,000).
     expect(cut.tokensPerMinute).toBe(70_000);
-    expect(g.concurrencyLimit).toBe(100);
-    expect(g.tokensPerMinute).toBe(100_000);
+    expect(g.concurrencyLimit).toBe(96);
+    expect(g.tokensPerMinute).toBe(90_000);
   });
 });
