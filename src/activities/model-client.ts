@@ -5,6 +5,7 @@ import type { ParsedRateLimit } from './provider/rate-limit-headers';
 import { CALL_KEY_HEADER, TENANT_HEADER } from './provider/call-key';
 import { estimateTextTokens, stepMaxTokens, stepPrompt } from '../contract/model-call';
 import type { ModelCallSample } from './observations';
+import { readUsage } from './provider/usage';
 
 /** `ApplicationFailure` types the model client throws; retry policies and the API map on them. */
 export const ModelErrorType = {
@@ -28,6 +29,8 @@ export interface ModelClientOptions {
   now?: () => number;
   /** The longest a throttled step waits for one Retry-After, ms (`MODEL_MAX_PAUSE_SECONDS`); default 60 s. */
   maxPauseMs?: number;
+  /** Receives provider faults (an answer whose usage is out of bounds, charged its worst case). */
+  log?: { warn(obj: object, msg: string): void };
 }
 
 export { TENANT_HEADER } from './provider/call-key';
@@ -105,10 +108,16 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
       if (res.ok) {
         const payload = (await res.json().catch(() => null)) as { usage?: { total_tokens?: unknown } } | null;
         const latencyMs = Math.round(performance.now() - started);
-        const used = payload?.usage?.total_tokens;
-        if (typeof used !== 'number') throw new Error(`Model plane answered ${res.status} without usage`);
-        report(false, used);
-        return { usedTokens: used, latencyMs };
+        const raw = payload?.usage?.total_tokens;
+        if (typeof raw !== 'number') throw new Error(`Model plane answered ${res.status} without usage`);
+        const usage = readUsage(raw, split.input + maxTokens);
+        if (usage.fault !== null)
+          opts.log?.warn(
+            { runId, step, usage: raw, charged: usage.tokens },
+            `provider fault: ${usage.fault}`,
+          );
+        report(false, usage.tokens);
+        return { usedTokens: usage.tokens, latencyMs };
       }
 
       const error = await readError(res);

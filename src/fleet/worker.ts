@@ -64,6 +64,7 @@ export async function startFleetWorker(opts: {
     apiKey: config.model.apiKey,
     model: config.model.name,
     maxPauseMs: config.model.maxPauseMs,
+    log,
     onObservation: (s) => window.add(s),
   });
   const effects = await openEffectStore(effectStoreLocation(config));

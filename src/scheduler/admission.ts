@@ -1,12 +1,13 @@
 import type { CoreState } from './core';
 import { refreshTenant, wakeBudgetParked } from './eligibility';
-import { canTake, concurrencyCap, inFlightTokenCap, isPaused, refill, take } from './governor';
+import { concurrencyCap, isPaused, refill, take } from './governor';
 import { admissibleLanes, chargeCredits } from './lanes';
 import { reserve } from './ledger';
 import { toAdmission } from './leases';
 import type { Flow, Lease, QueuedUnit } from './queue-state';
 import { recordEvents } from './rate';
-import { pickLane } from './reserve';
+import { admitted, endPassing, fitsNow, fleetHeldFor, passOver } from './pass-over';
+import { laneMayTake, pickLane } from './reserve';
 import { touchLedger } from './tenants';
 import { PRIORITIES } from './types';
 import type { Admission } from './types';
@@ -23,28 +24,15 @@ export function inFlightTokens(s: CoreState): number {
   return sum;
 }
 
-/** Whether one more unit of `cost` would put more tokens in flight than the provider serves within a lease. */
-export function overInFlightTokens(s: CoreState, inFlight: number, cost: number): boolean {
-  return s.leases.size > 0 && inFlight + cost > inFlightTokenCap(s.governor, s.settings.leaseTtlSeconds);
-}
-
-/**
- * The unit admitted next when the bucket allows, or null when none may take a slot now (the fleet is
- * full, or only the interactive reserve is free and no interactive unit waits) (pure).
- */
-export function nextCandidate(s: CoreState): { flow: Flow; unit: QueuedUnit } | null {
-  const lane = pickLane(s, admissibleLanes(s), fleetCap(s));
-  if (lane === null) return null;
-  const flow = s.lanes[lane].top() as Flow;
-  return { flow, unit: flow.units[flow.head] as QueuedUnit };
-}
+export { PASS_OVER_BOUND_MS, overInFlightTokens } from './pass-over';
 
 /**
  * Admits as many units as the limits allow at `now`, in decision order. Each
  * decision is O(log T): pick the lane (floors), pop the lane's top flow, re-key it.
- * When the chosen unit does not fit the token bucket the round stops rather than
- * skipping to a cheaper unit, which would starve large units. Lower lanes stop short of
- * the interactive reserve (`reserve.ts`).
+ * A head unit that does not fit the token bucket or the tokens in flight now is passed
+ * over for the round (smaller units, other tenants and lanes go on); once a unit has
+ * been passed over for PASS_OVER_BOUND_MS the fleet is held for it, so large units are
+ * not starved (`pass-over.ts`). Lower lanes stop short of the interactive reserve (`reserve.ts`).
  */
 export function admit(s: CoreState, now: number, max: number): Admission[] {
   const out: Admission[] = [];
@@ -54,24 +42,41 @@ export function admit(s: CoreState, now: number, max: number): Admission[] {
   if (isPaused(g, now)) return out;
   refill(g, now);
   const cap = fleetCap(s);
-  let inFlight = inFlightTokens(s);
+  let tokens = inFlightTokens(s);
+  // The fleet is held for a unit passed over too long: nothing else goes before it.
+  const held = fleetHeldFor(s, now);
+  if (held !== null) {
+    if (!(s.leases.size < cap && laneMayTake(s, held.lane, cap) && fitsNow(s, tokens, held.cost))) return out;
+    out.push(serveUnit(s, held.tenant.flows[held.lane], admissibleLanes(s), now));
+    tokens += held.cost;
+  }
+  const passed: Flow[] = [];
   while (out.length < max && s.leases.size < cap) {
     const avail = admissibleLanes(s);
     // The last slots are the interactive lane's: a lower lane's pick (even one owed its floor) waits.
     const lane = pickLane(s, avail, cap);
     if (lane === null) break;
-    const q = s.lanes[lane];
-    const f = q.top() as Flow;
+    const f = s.lanes[lane].top() as Flow;
     const head = f.units[f.head] as QueuedUnit;
-    if (!canTake(g, head.cost)) break;
-    if (overInFlightTokens(s, inFlight, head.cost)) break;
-    inFlight += head.cost;
-    take(g, head.cost);
-    q.serve(f);
-    chargeCredits(s, lane, avail);
-    out.push(grant(s, head, now));
+    if (!fitsNow(s, tokens, head.cost)) {
+      passOver(s, f, head, now, passed);
+      continue;
+    }
+    tokens += head.cost;
+    out.push(serveUnit(s, f, avail, now));
   }
+  endPassing(s, passed);
   return out;
+}
+
+/** Admits the head unit of `f` (a flow in its lane's heap), given which lanes were admissible before. */
+function serveUnit(s: CoreState, f: Flow, avail: readonly boolean[], now: number): Admission {
+  const head = f.units[f.head] as QueuedUnit;
+  take(s.governor, head.cost);
+  s.lanes[f.lane].serve(f);
+  chargeCredits(s, f.lane, avail);
+  admitted(s, head);
+  return grant(s, head, now);
 }
 
 function grant(s: CoreState, u: QueuedUnit, now: number): Admission {

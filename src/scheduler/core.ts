@@ -46,6 +46,11 @@ export interface CoreState {
    * reset), or null. Meanwhile tenants created are `held` too (`recovery.ts`).
    */
   recoverySince: number | null;
+  /**
+   * The unit passed over longest because it did not fit the token bucket or the tokens in flight,
+   * and since when (`pass-over.ts`); null when none waits so.
+   */
+  passedOver: { runId: string; since: number } | null;
   /** Tenants whose queued units may exceed what their budget can still cover (checked by `refuseUncoverable`). */
   overBudget: Set<TenantState>;
 }
@@ -78,6 +83,7 @@ export function newCoreState(
     log: new LedgerLog(),
     ended: new EndedRuns(endedMemory),
     recoverySince: null,
+    passedOver: null,
     overBudget: new Set(),
   };
 }

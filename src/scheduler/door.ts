@@ -1,7 +1,7 @@
 import type { CoreState } from './core';
 import { refreshTenant } from './eligibility';
 import { pushUnit } from './fair-queue';
-import { remaining, remainingAt } from './ledger';
+import { finiteSum, remaining, remainingAt } from './ledger';
 import { expireLease, tokenCount } from './lease-lifecycle';
 import type { Lane, QueuedUnit, TenantState } from './queue-state';
 import {
@@ -101,7 +101,7 @@ function submitOne(s: CoreState, u: UnitSubmission, now: number, call: DoorCall)
     const used = tokenCount(u.usedTokens ?? 0);
     if (used > 0) {
       touchLedger(s, t, now);
-      t.ledger.spent += used;
+      t.ledger.spent = finiteSum(t.ledger.spent, used);
       s.log.append(t.id, now, runId, 'charge', used);
     }
   }

@@ -27,7 +27,7 @@ export function refreshTenant(s: CoreState, t: TenantState): void {
     if (f.live > 0) {
       const broke = (f.units[f.head] as QueuedUnit).cost > left;
       budgetBlocked ||= broke;
-      want = !capped && !broke && !held;
+      want = !capped && !broke && !held && f.passed !== true;
     }
     const lane = s.lanes[f.lane];
     if (want && f.hi < 0) lane.enter(f);

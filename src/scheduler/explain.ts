@@ -1,8 +1,9 @@
-import { fleetCap, nextCandidate } from './admission';
+import { fleetCap, inFlightTokens } from './admission';
 import type { CoreState } from './core';
 import { isHeld } from './eligibility';
 import { liveUnits } from './fair-queue';
-import { bucketReadyAt, concurrencyCap, isPaused } from './governor';
+import { bucketReadyAt, concurrencyCap, inFlightTokenCap, isPaused } from './governor';
+import { fleetHeldFor, overInFlightTokens } from './pass-over';
 import { admissibleLanes, floorOf } from './lanes';
 import { remainingAt } from './ledger';
 import { laneMayTake, reservedSlots } from './reserve';
@@ -39,6 +40,23 @@ export function positionInLane(s: CoreState, u: QueuedUnit): number {
     }
   }
   return ahead + 1;
+}
+
+/**
+ * What the unit at the head of `u`'s queue lacks in tokens, when it does not fit now: the tokens in
+ * flight (freed as running units are charged or end) or the bucket (refilled with time); else null.
+ */
+function waitForTokens(s: CoreState, u: QueuedUnit, head: QueuedUnit, now: number): string | null {
+  const g = s.governor;
+  const who = head === u ? 'This unit needs' : `The unit ahead of it in its queue (${head.runId}) needs`;
+  const inFlight = inFlightTokens(s);
+  if (overInFlightTokens(s, inFlight, head.cost)) {
+    const cap = Math.round(inFlightTokenCap(g, s.settings.leaseTtlSeconds));
+    return `${who} ${head.cost} tokens and ${inFlight} are in flight; the token governor allows ${cap} in flight, so it waits for running units to end.`;
+  }
+  const at = bucketReadyAt(g, head.cost, now);
+  if (at <= now || s.leases.size >= fleetCap(s)) return null;
+  return `${who} ${head.cost} tokens; the token governor's allowance of ${Math.round(g.tokensPerMinute)} tokens per minute covers it at ${iso(at)}.`;
 }
 
 /** Why a queued unit is still waiting, the most binding reason first; null when it is not queued (pure). */
@@ -82,15 +100,16 @@ export function explain(s: CoreState, runId: string, now: number): WaitingOn | n
       `The token governor holds concurrency at ${govCap} after throttling; ${s.leases.size} units are running.`,
     );
   }
-  const next = nextCandidate(s);
-  if (next && s.leases.size < fleetCap(s) && bucketReadyAt(g, next.unit.cost, now) > now) {
-    const at = iso(bucketReadyAt(g, next.unit.cost, now));
+  const cap = fleetCap(s);
+  const tokenWait = waitForTokens(s, u, head, now);
+  if (tokenWait !== null) return w('governor', tokenWait);
+  const heldFor = fleetHeldFor(s, now);
+  if (heldFor !== null && heldFor !== u) {
     return w(
       'governor',
-      `The token governor's allowance of ${Math.round(g.tokensPerMinute)} tokens per minute is used up until ${at}.`,
+      `Admission is held for ${heldFor.runId}, which has waited since ${iso((s.passedOver as { since: number }).since)} for room for its ${heldFor.cost} tokens; other units wait until it is admitted.`,
     );
   }
-  const cap = fleetCap(s);
   if (s.leases.size < cap && !laneMayTake(s, u.lane, cap)) {
     return w(
       'priority',

@@ -39,10 +39,15 @@ export class LaneQueue {
     return this.heap.peek();
   }
 
-  /** Takes the head unit of `f` (the top flow) for admission and advances its tag. */
+  /**
+   * Takes the head unit of `f` for admission and advances its tag. `f` is the top flow, or one the
+   * fleet is held for (`pass-over.ts`): virtual time then advances only to the top's tag, so no
+   * flow in the heap is ever behind it.
+   */
   serve(f: Flow): QueuedUnit {
+    const start = Math.min(f.tag, (this.top() ?? f).tag);
     const u = popHead(f);
-    if (f.tag > this.vtime) this.vtime = f.tag;
+    if (start > this.vtime) this.vtime = start;
     f.tag += u.cost / f.tenant.settings.weight;
     this.units--;
     this.heap.update(f);

@@ -9,7 +9,7 @@ import type { GovernorParams, GovernorStatus, ModelObservation } from './types';
  * admitted tokens-per-minute, a token bucket that meters admitted estimated cost,
  * and a pause honouring the provider's Retry-After. It tracks the provider's
  * actual quota: never above a share of the advertised `x-ratelimit-limit-tokens`,
- * and a cut starts from what the provider really served, not from a stale rate.
+ * and a cut starts from that limit or its own target, not from a rate measured on a quiet fleet.
  */
 export interface GovernorState {
   concurrencyLimit: number;
@@ -51,8 +51,12 @@ export interface GovernorState {
 export const THROTTLE_RECENT_MS = 60_000;
 /** Window of the recent served rate: a few seconds, so a quota cut shows in it at once. */
 const RECENT_MS = 5000;
-/** A healthy report grows the limits by at most this much time's worth (a gap in reports is no evidence). */
-const MAX_GROWTH_CREDIT_MS = 1000;
+/**
+ * A healthy report grows the limits by the quiet time since the report before it (or since the
+ * cooldown after the last throttle), up to this much: recovery follows time, not only the number
+ * of reports, so a fleet making a call every few seconds recovers as fast as a busy one.
+ */
+const MAX_GROWTH_CREDIT_MS = 10_000;
 const EPS = 1e-6;
 
 const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));
@@ -123,6 +127,16 @@ export function canTake(g: GovernorState, cost: number): boolean {
 export function take(g: GovernorState, cost: number): void {
   g.tokens -= cost;
   recordEvents(g.admitted, g.tokensAt, cost);
+}
+
+/**
+ * A unit ended having spent `unused` tokens fewer than it took from the bucket: a debt in the
+ * bucket (left by a unit larger than it) is settled to what was really spent, up to an empty
+ * bucket. A bucket not in debt is left as it is: estimates are what it meters.
+ */
+export function refundDebt(g: GovernorState, now: number, unused: number): void {
+  refill(g, now);
+  if (g.tokens < 0 && unused > 0) g.tokens = Math.min(0, g.tokens + unused);
 }
 
 /** Earliest instant ≥ now at which the bucket covers `cost` (pure). */
@@ -208,10 +222,27 @@ function setRate(g: GovernorState, tpm: number, now: number): void {
 }
 
 /*
- * A cut starts from what is actually flowing: concurrency from the units in flight (a limit far
- * above them would be cut without effect), tokens from the lower of the admitted rate and the
- * provider's served rate (when throttling, what it served is what it can take).
+ * A cut starts from the governor's own targets, never from a rate measured on a quiet fleet (one
+ * stray 429 there would drop it to its floors). Tokens: the target rate, which the provider's
+ * advertised limit already caps (`tokenCeiling`). Concurrency: from the units in flight when they
+ * use the limit (at least `factor` of it: a limit far above them would be cut without effect),
+ * else from the limit itself, so a 429 with one unit in flight does not cut it to one.
  */
+/**
+ * The token rate a cut starts from: the target (capped by the advertised limit), or what the
+ * provider served when that is clearly less than what was admitted (it served what it could take,
+ * in estimated tokens). A served rate at the level of what was admitted only measures demand: on a
+ * quiet fleet it is near zero and says nothing of the provider's capacity.
+ */
+function cutBase(g: GovernorState, p: GovernorParams, factor: number, now: number): number {
+  const target = Math.min(g.tokensPerMinute, tokenCeiling(g, p, now));
+  const served = servedPerMinute(g, now);
+  if (served === null) return target;
+  const servedEstimated = served / spendFactor(g, now);
+  const admitted = ratePerSecond(g.admitted, now) * 60;
+  return servedEstimated < admitted * factor ? Math.min(target, servedEstimated) : target;
+}
+
 function decreaseBy(
   g: GovernorState,
   p: GovernorParams,
@@ -219,16 +250,15 @@ function decreaseBy(
   now: number,
   inFlight: number,
 ): void {
-  const flowing = Math.min(g.concurrencyLimit, Math.max(inFlight, p.minConcurrency));
+  const limit = g.concurrencyLimit;
+  const flowing = inFlight >= limit * factor ? Math.min(limit, Math.max(inFlight, p.minConcurrency)) : limit;
   g.concurrencyLimit = Math.max(p.minConcurrency, Math.floor(flowing * factor));
   decreaseTokens(g, p, factor, now);
   g.lastCutAt = now;
 }
 
 function decreaseTokens(g: GovernorState, p: GovernorParams, factor: number, now: number): void {
-  // Served tokens are real ones; the rate is in estimated tokens.
-  const served = (servedPerMinute(g, now) ?? Infinity) / spendFactor(g, now);
-  setRate(g, Math.max(p.minTokensPerMinute, Math.min(g.tokensPerMinute, served) * factor), now);
+  setRate(g, Math.max(p.minTokensPerMinute, cutBase(g, p, factor, now) * factor), now);
   g.lastDecreaseAt = now;
   g.decreases++;
 }

@@ -18,6 +18,11 @@ export class IndexedHeap<T extends HeapItem> {
     return this.a.length;
   }
 
+  /** The items in heap order (not sorted): for read-only scans. */
+  items(): readonly T[] {
+    return this.a;
+  }
+
   peek(): T | undefined {
     return this.a[0];
   }

@@ -1,9 +1,10 @@
 import type { CoreState } from './core';
 import { refreshTenant } from './eligibility';
 import { tombstone } from './fair-queue';
-import { recordSettled } from './governor';
+import { recordSettled, refundDebt } from './governor';
 import { consume, remaining, reserve, settle } from './ledger';
 import { budgetRetryAfter } from './retry-after';
+import { MAX_TOKENS } from './limits';
 import { toAdmission } from './leases';
 import type { Lane, Lease } from './queue-state';
 import { touchLedger } from './tenants';
@@ -11,9 +12,12 @@ import type { Ended } from './ended';
 import { PRIORITIES } from './types';
 import type { Admission, Charge, Release, Renewal, TopUpResult } from './types';
 
-/** Non-negative whole tokens; garbage counts as 0. */
+/**
+ * Non-negative whole tokens, at most MAX_TOKENS (no run or call may report more: the ledger's sums
+ * stay finite); garbage counts as 0.
+ */
 export function tokenCount(x: number): number {
-  return Number.isFinite(x) ? Math.max(0, Math.ceil(x)) : 0;
+  return Number.isFinite(x) ? Math.min(MAX_TOKENS, Math.max(0, Math.ceil(x))) : 0;
 }
 
 /** The part of a lease's reservation its per-call charges have not consumed yet. */
@@ -37,6 +41,7 @@ function endLease(
   touchLedger(s, t, now);
   const extra = l.perCall ? 0 : Math.max(0, used - l.charged);
   recordSettled(s.governor, now, l.reserved, l.charged + extra);
+  refundDebt(s.governor, now, l.reserved - l.charged - extra);
   settle(t.ledger, unconsumed(l), extra);
   s.log.append(t.id, now, l.runId, kind, extra);
   refreshTenant(s, t);

@@ -65,20 +65,38 @@ export function remainingAt(l: LedgerState, now: number): number {
   return l.budget - l.reserved - (due ? 0 : l.spent);
 }
 
+/**
+ * The ledger holds finite numbers only: a sum that overflows (or a non-finite input) stays at the
+ * largest finite count, which exhausts any budget instead of wiping it (a snapshot would turn
+ * Infinity into null, and null into 0).
+ */
+export function finiteSum(x: number, y: number): number {
+  const z = x + y;
+  return Number.isFinite(z) ? z : Number.isNaN(z) ? x : Math.sign(z) * Number.MAX_VALUE;
+}
+
 export function reserve(l: LedgerState, tokens: number): void {
-  l.reserved += tokens;
+  l.reserved = finiteSum(l.reserved, tokens);
 }
 
 /** Charges `tokens` the provider billed, `fromReservation` of them out of a reservation already held. */
 export function consume(l: LedgerState, fromReservation: number, tokens: number): void {
-  l.reserved -= fromReservation;
-  l.spent += tokens;
+  l.reserved = finiteSum(l.reserved, -fromReservation);
+  l.spent = finiteSum(l.spent, tokens);
 }
 
 /** Ends a reservation: charges what was used (overrun included) and frees the rest. */
 export function settle(l: LedgerState, reservation: number, used: number): void {
-  l.reserved -= reservation;
-  l.spent += used;
+  l.reserved = finiteSum(l.reserved, -reservation);
+  l.spent = finiteSum(l.spent, used);
+}
+
+/**
+ * A ledger figure read back from a snapshot: a finite number as it is; anything else (null, which
+ * JSON makes of Infinity, or garbage) as `fallback`.
+ */
+export function restoredFigure(x: unknown, fallback: number): number {
+  return typeof x === 'number' && Number.isFinite(x) ? x : fallback;
 }
 
 export function ledgerView(l: LedgerState, now: number): LedgerView {

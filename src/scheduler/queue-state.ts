@@ -28,6 +28,11 @@ export interface Flow {
   live: number;
   /** Slot in the lane's heap; -1 while idle or parked. */
   hi: number;
+  /**
+   * Set only inside one admission round: its head did not fit and the round passed over it (out of
+   * the heap until the round ends).
+   */
+  passed?: boolean;
 }
 
 export interface TenantState {

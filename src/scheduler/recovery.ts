@@ -1,6 +1,7 @@
 import type { CoreState } from './core';
 import { mayBeUncoverable, refreshTenant } from './eligibility';
 import { tombstone } from './fair-queue';
+import { finiteSum } from './ledger';
 import type { QueuedUnit, TenantState } from './queue-state';
 import { touchLedger } from './tenants';
 
@@ -95,7 +96,7 @@ export function floorSpent(
     }
     if (r.tokens <= t.ledger.spent) continue;
     const extra = Math.ceil(r.tokens) - t.ledger.spent;
-    t.ledger.spent += extra;
+    t.ledger.spent = finiteSum(t.ledger.spent, extra);
     s.log.append(t.id, now, '(recovered)', 'settle', extra);
     refreshTenant(s, t);
   }

@@ -61,6 +61,8 @@ export interface SnapshotFleet {
    * keeps no per-tenant flag).
    */
   recoverySince?: number;
+  /** [runId, since] of the unit passed over longest (absent: none, or older code). */
+  passedOver?: [string, number];
 }
 
 /**

@@ -8,6 +8,7 @@ import { LaneQueue, liveUnits, pushUnit } from './fair-queue';
 import { LeaseTable } from './leases';
 import { EndedRuns } from './ended';
 import { LedgerLog } from './ledger-log';
+import { restoredFigure } from './ledger';
 import type { Lane, QueuedUnit, TenantState } from './queue-state';
 import { createTenant } from './tenants';
 import { decodeV2, encodeV2 } from './snapshot-compact';
@@ -73,6 +74,7 @@ function toPlain(s: CoreState): PlainSnapshot {
     fleetRate: { ...s.fleetRate },
     nextOrd: s.nextOrd,
     ...(s.recoverySince !== null ? { recoverySince: s.recoverySince } : {}),
+    ...(s.passedOver !== null ? { passedOver: [s.passedOver.runId, s.passedOver.since] } : {}),
     tenants,
     leases: s.leases
       .all()
@@ -144,13 +146,20 @@ function fromPlain(snap: PlainSnapshot, endedMemory?: number): CoreState {
     log: LedgerLog.restore(snap.log),
     ended: EndedRuns.restore(snap.ended, endedMemory),
     recoverySince: snap.recoverySince ?? null,
+    passedOver: snap.passedOver ? { runId: snap.passedOver[0], since: snap.passedOver[1] } : null,
     overBudget: new Set(),
   };
   const byOrd = new Map<number, TenantState>();
   for (const ts of snap.tenants) {
     const t = createTenant(ts.id, ts.ord, cloneSettings(ts.settings), 0);
     const [periodStart, periodEnd, reserved, spent] = ts.ledger;
-    Object.assign(t.ledger, { periodStart, periodEnd, reserved, spent });
+    // A spend that is not a finite number is unknown and large: it exhausts the budget, never resets it.
+    Object.assign(t.ledger, {
+      periodStart,
+      periodEnd,
+      reserved: restoredFigure(reserved, 0),
+      spent: restoredFigure(spent, t.ledger.budget ?? Number.MAX_VALUE),
+    });
     t.rate = { ...ts.rate };
     t.seenAt = ts.seen ?? ts.rate.at;
     t.flows.forEach((f, lane) => (f.tag = ts.tags[lane] as number));

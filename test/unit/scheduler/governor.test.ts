@@ -94,9 +94,10 @@ describe('token governor (AIMD)', () => {
       T0,
     );
     s.observe([throttled()], T0);
-    // Nothing was in flight at the report: the limit falls to the floor, and the bucket is smaller.
-    expect(s.status(T0).governor.concurrencyLimit).toBe(2);
-    expect(s.admit(T0 + 5000).length).toBe(2);
+    // Nothing was in flight at the report: the limit is cut from itself (not to the floor), and the
+    // bucket is smaller: 5 s of 50k tokens/min, 41 units of 100.
+    expect(s.status(T0).governor.concurrencyLimit).toBe(50);
+    expect(s.admit(T0 + 5000).length).toBe(41);
     expect(s.explain('a-standard-150', T0 + 5000)?.code).toBe('governor');
   });
 
@@ -108,7 +109,9 @@ describe('token governor (AIMD)', () => {
     expect(s.status(T0).governor.pausedUntil).toBe(new Date(T0 + 2500).toISOString());
     expect(s.explain('a-standard-0', T0)?.code).toBe('governor');
     expect(s.nextWakeAt(T0)).toBe(T0 + 2500);
-    expect(s.admit(T0 + 2500).length).toBe(2); // the concurrency cut (nothing was in flight) still binds
+    // The cut (nothing was in flight) starts from the limit: all 5 go once the pause ends.
+    expect(s.status(T0).governor.concurrencyLimit).toBe(50);
+    expect(s.admit(T0 + 2500).length).toBe(5);
   });
 
   it('ramps up additively per second of healthy reports, only after a quiet cooldown', () => {

@@ -1,0 +1,70 @@
+import type { CoreState } from './core';
+import { refreshTenant } from './eligibility';
+import { canTake, inFlightTokenCap } from './governor';
+import type { Flow, QueuedUnit } from './queue-state';
+
+/**
+ * How long a unit may be passed over before the fleet is held for it. An admission round passes
+ * over a head unit that does not fit now (the token bucket, or the tokens in flight), so smaller
+ * units behind it, other tenants and other lanes go on. The unit passed over longest is recorded
+ * (`CoreState.passedOver`); once it has waited this long, nothing else is admitted until it is.
+ *
+ * Bound: a unit holding the fleet is admitted as soon as the units in flight when it began holding
+ * have ended (or have been charged enough of their reservations) and the bucket covers it
+ * (`min(cost, bucket capacity)`, with the debt of earlier units first). So it waits at most
+ * PASS_OVER_BOUND_MS + the longest of those runs + that refill. Units passed over meanwhile hold
+ * the fleet in turn, each from when the one before it was admitted.
+ */
+export const PASS_OVER_BOUND_MS = 30_000;
+
+/** Whether one more unit of `cost` would put more tokens in flight than the provider serves within a lease. */
+export function overInFlightTokens(s: CoreState, inFlight: number, cost: number): boolean {
+  return s.leases.size > 0 && inFlight + cost > inFlightTokenCap(s.governor, s.settings.leaseTtlSeconds);
+}
+
+/** Whether a unit of `cost` fits the bucket (refilled to now) and the tokens in flight. */
+export function fitsNow(s: CoreState, inFlight: number, cost: number): boolean {
+  return canTake(s.governor, cost) && !overInFlightTokens(s, inFlight, cost);
+}
+
+/** The unit recorded as passed over longest, while it is still queued at the head of its flow and eligible. */
+function waiting(s: CoreState): QueuedUnit | null {
+  const r = s.passedOver;
+  const u = r === null ? undefined : s.queued.get(r.runId);
+  if (!u) return null;
+  const f = u.tenant.flows[u.lane];
+  return f.units[f.head] === u && (f.hi >= 0 || f.passed === true) ? u : null;
+}
+
+/** The unit the fleet is held for (passed over for PASS_OVER_BOUND_MS and still waiting), or null (pure). */
+export function fleetHeldFor(s: CoreState, now: number): QueuedUnit | null {
+  const u = waiting(s);
+  return u !== null && now - (s.passedOver as { since: number }).since >= PASS_OVER_BOUND_MS ? u : null;
+}
+
+/**
+ * Takes the top flow of its lane out of this round and records its head as passed
+ * over, unless another unit passed over earlier still waits.
+ */
+export function passOver(s: CoreState, f: Flow, head: QueuedUnit, now: number, passed: Flow[]): void {
+  f.passed = true;
+  s.lanes[f.lane].leave(f);
+  passed.push(f);
+  if (waiting(s) === null) s.passedOver = { runId: head.runId, since: now };
+}
+
+/**
+ * Puts the flows passed over back into contention. A flow re-enters at its lane's virtual time at
+ * the latest (as any flow does), which is no later than every tag in the heap: it stays at the front.
+ */
+export function endPassing(s: CoreState, passed: readonly Flow[]): void {
+  for (const f of passed) {
+    f.passed = false;
+    refreshTenant(s, f.tenant);
+  }
+}
+
+/** A unit was admitted: it no longer waits. */
+export function admitted(s: CoreState, u: QueuedUnit): void {
+  if (s.passedOver?.runId === u.runId) s.passedOver = null;
+}
