@@ -170,8 +170,11 @@ export async function exchange<T>(t: Transport, x: Exchange<T>): Promise<{ resul
 
   const error = await readError(res);
   const context = x.context;
-  if (res.status === 429) {
-    const spendCap = error.type === 'insufficient_quota' || error.code === 'insufficient_quota';
+  // OpenAI's spend cap is a 429 `insufficient_quota`; Anthropic's a 402 `billing_error`.
+  const spendCap =
+    (res.status === 429 && (error.type === 'insufficient_quota' || error.code === 'insufficient_quota')) ||
+    (res.status === 402 && error.type === 'billing_error');
+  if (res.status === 429 || spendCap) {
     report(true, 0, spendCap);
     if (spendCap) {
       throw ApplicationFailure.create({
