@@ -15,6 +15,7 @@ import { CallCharges } from '../activities/call-charges';
 import { createActivities } from '../activities';
 import { SchedulerMailbox } from '../activities/mailbox';
 import { createModelClient } from '../activities/model-client';
+import { createChatClient } from '../activities/chat-client';
 import { ObservationWindow } from '../activities/observations';
 import type { Config } from '../config';
 import { runWorker, shutdownOptions } from '../util/worker-shutdown';
@@ -63,6 +64,13 @@ export async function startFleetWorker(opts: {
     baseUrl: opts.modelBaseUrl,
     apiKey: config.model.apiKey,
     model: config.model.name,
+    maxPauseMs: config.model.maxPauseMs,
+    onObservation: (s) => window.add(s),
+  });
+  // Agents' models: one without a base URL is served where the steps' model plane is (the simulator).
+  const chat = createChatClient({
+    endpoints: config.models.endpoints.map((e) => ({ ...e, baseUrl: e.baseUrl ?? opts.modelBaseUrl })),
+    defaultModel: config.models.default,
     maxPauseMs: config.model.maxPauseMs,
     onObservation: (s) => window.add(s),
   });
@@ -122,6 +130,7 @@ export async function startFleetWorker(opts: {
         mailbox,
         calls,
         model,
+        chat,
         effects,
         effectSinkUrl: config.effectSinkUrl,
         batchItems,
