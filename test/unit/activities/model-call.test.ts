@@ -29,7 +29,7 @@ async function harness(baseMs = 0) {
   });
   const intents = openSqliteCallIntents(':memory:');
   closers.push(
-    () => sim.close(),
+    () => sim.close().catch(() => undefined),
     () => intents.close(),
   );
   const charges: Charge[] = [];
