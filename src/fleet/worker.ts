@@ -12,6 +12,7 @@ import {
   openEffectStore,
 } from '../stores/open';
 import { CallCharges } from '../activities/call-charges';
+import { openDataConverter } from './claim-check';
 import { createActivities } from '../activities';
 import { SchedulerMailbox } from '../activities/mailbox';
 import { createModelClient } from '../activities/model-client';
@@ -84,6 +85,12 @@ export async function startFleetWorker(opts: {
     await batchItems.close();
     throw err;
   });
+  const converter = await openDataConverter(config).catch(async (err: unknown) => {
+    await intents.close();
+    await effects.close();
+    await batchItems.close();
+    throw err;
+  });
   const calls = new CallCharges(intents, mailbox, config.charges, log);
   mailbox.onCharged = (keys) => calls.settled(keys);
   const closeStores = async () => {
@@ -91,6 +98,7 @@ export async function startFleetWorker(opts: {
     await intents.close();
     await effects.close();
     await batchItems.close();
+    await converter.close();
   };
   const taskQueue = opts.taskQueue ?? config.temporal.taskQueue;
   // Before the worker polls: this process is seen alive, and dead workers' calls are charged.
@@ -120,6 +128,7 @@ export async function startFleetWorker(opts: {
       connection: opts.connection,
       namespace: config.temporal.namespace,
       taskQueue,
+      dataConverter: converter.dataConverter,
       ...(opts.workflows ?? workflowSource(config.workflowBundlePath)),
       activities: createActivities({
         client,

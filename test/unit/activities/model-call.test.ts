@@ -6,7 +6,11 @@ import { CallCharges } from '../../../src/activities/call-charges';
 import { createChatClient } from '../../../src/activities/chat-client';
 import { modelCallActivities } from '../../../src/activities/model-call';
 import { openSqliteCallIntents } from '../../../src/stores/call-intents/call-intents-sqlite';
-import type { ModelCallRequest } from '../../../src/contract/activity-types';
+import type {
+  ModelCallMeasure,
+  ModelCallRequest,
+  ModelCallResult,
+} from '../../../src/contract/activity-types';
 import type { Charge } from '../../../src/scheduler';
 import { startSimulator } from '../../../src/standins/modelplane/server';
 import type { RunningSimulator } from '../../../src/standins/modelplane/server';
@@ -78,16 +82,16 @@ describe('modelCall', () => {
     const h = await harness();
     const env = new MockActivityEnvironment({ isLocal: false });
     for (const model of ['sim-gpt', 'sim-claude']) {
-      const measured = await env.run(h.acts.measureModelCall, call(model).request);
+      const measured = (await env.run(h.acts.measureModelCall, call(model).request)) as ModelCallMeasure;
       expect(measured).toMatchObject({ model, dialect: model === 'sim-gpt' ? 'openai' : 'anthropic' });
-      const r = await env.run(h.acts.modelCall, call(model, measured.worstCaseTokens));
+      const r = (await env.run(h.acts.modelCall, call(model, measured.worstCaseTokens))) as ModelCallResult;
       expect(r.completion.text).toBe(simulateCompletion(call(model).request, model).text);
       expect(r.reservedTokens).toBe(measured.worstCaseTokens);
       expect(r.completion.usage.totalTokens).toBeLessThanOrEqual(r.reservedTokens);
     }
     const charged = h.charges.reduce((n, c) => n + c.tokens, 0);
     expect(charged).toBe(h.sim.state.billOf('acme'));
-    expect(h.charges.every((c) => c.tenant === 'acme' && c.perCall)).toBe(true);
+    expect(h.charges.every((c) => c.tenant === 'acme' && c.runId === 'run-acme-1')).toBe(true);
     expect(await h.intents.counts()).toEqual({ rows: 2, unsettled: 2 });
     expect(h.renewals.at(-1)).toBe(10 + h.charges[1]!.tokens);
   });
@@ -114,7 +118,7 @@ describe('modelCall', () => {
   it('charges a call cut mid-flight its worst case (over the bill, never under)', async () => {
     const h = await harness(3000);
     const env = new MockActivityEnvironment({ isLocal: false });
-    const measured = await env.run(h.acts.measureModelCall, call('sim-claude').request);
+    const measured = (await env.run(h.acts.measureModelCall, call('sim-claude').request)) as ModelCallMeasure;
     const running = env.run(h.acts.modelCall, call('sim-claude'));
     await new Promise((r) => setTimeout(r, 300));
     env.cancel();
