@@ -117,4 +117,24 @@ describe('agent model calls through the fleet worker', () => {
     );
     expect(me.body.ledger.spent).toBe(billed);
   });
+
+  it('runs a conversation of more than 4 MiB, its history staying small', async () => {
+    const tenant = `big-${s.id}`;
+    await s.tenant(tenant);
+    const turn = (i: number) => `Turn ${i}: ${'the ledger charged what the provider billed; '.repeat(40)}`;
+    const messages = Array.from({ length: 2500 }, (_, i) => ({
+      role: i % 2 ? ('assistant' as const) : ('user' as const),
+      content: turn(i),
+    }));
+    const request: ModelRequest = { model: 'sim-gpt', messages, maxTokens: 16 };
+    const size = Buffer.byteLength(JSON.stringify(request));
+    expect(size).toBeGreaterThan(4 * 1024 * 1024);
+    const runId = `run-${tenant}-00000000000000000001`;
+    const out = await run(runId, tenant, [request]);
+    expect(out.completions[0]!.text).toBe(simulateCompletion(request, 'sim-gpt').text);
+    const history = await s.client.workflow.getHandle(runId).fetchHistory();
+    const encoded = temporal.api.history.v1.History.encode(history).finish().byteLength;
+    expect(encoded).toBeLessThan(64 * 1024);
+    console.log(`a ${(size / 2 ** 20).toFixed(1)} MiB conversation: history ${encoded} bytes`);
+  }, 120_000);
 });

@@ -13,10 +13,31 @@ import type { ModelDialect, ModelRequest } from '../../contract/chat-model';
 let encoder: Tiktoken | undefined;
 const tiktoken = (): Tiktoken => (encoder ??= new Tiktoken(o200kBase));
 
+/**
+ * Counts of long texts seen lately: a conversation grows by appending, and each call of it (and its
+ * measurement before) counts again only what is new. Bounded by entries and by characters held.
+ */
+const cache = new Map<string, number>();
+const CACHE_MIN_CHARS = 256;
+const CACHE_MAX_ENTRIES = 8192;
+const CACHE_MAX_CHARS = 64 * 1024 * 1024;
+let cachedChars = 0;
+
 /** Tokens of `text` in `o200k_base`. Special-token text (`<|endoftext|>`) counts as plain text. */
 export function countTextTokens(text: string): number {
   if (text === '') return 0;
-  return tiktoken().encode(text, [], []).length;
+  if (text.length < CACHE_MIN_CHARS) return tiktoken().encode(text, [], []).length;
+  const hit = cache.get(text);
+  if (hit !== undefined) return hit;
+  const n = tiktoken().encode(text, [], []).length;
+  cache.set(text, n);
+  cachedChars += text.length;
+  for (const [k] of cache) {
+    if (cache.size <= CACHE_MAX_ENTRIES && cachedChars <= CACHE_MAX_CHARS) break;
+    cache.delete(k);
+    cachedChars -= k.length;
+  }
+  return n;
 }
 
 /** Per message: its start, role and end markers (OpenAI's chat format: 3 tokens, plus the role). */
