@@ -8,6 +8,7 @@ import type { FleetSettings, GovernorParams } from './scheduler/types';
 import { TOOL_NAMES } from './contract/tool-registry';
 import { gatePolicies } from './agents/gates';
 import type { ToolName } from './contract/tool-registry';
+import type { ModelDialect } from './contract/chat-model';
 
 const FLEET = FALLBACK_FLEET_SETTINGS;
 const TENANT = defaultTenantSettings();
@@ -164,6 +165,53 @@ const model = {
     .default(G.quotaShare)
     .describe(
       "Fairway aims at most at this share of the account's advertised token quota, leaving the rest to other consumers of the same account (0 to 1).",
+    ),
+};
+
+/** One entry of `MODELS`. */
+const ModelEntrySchema = z.strictObject({
+  dialect: z.enum(['openai', 'anthropic']),
+  baseUrl: z.url({ protocol: /^https?$/ }).optional(),
+  /** The environment variable holding the key (the key itself stays out of the JSON). */
+  apiKeyEnv: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
+    .optional(),
+  apiKey: z.string().min(1).optional(),
+  /** The model's name at the provider; default: the entry's name. */
+  model: z.string().min(1).optional(),
+});
+
+/** Both dialects on the embedded simulator: what the quick start and the tests call. */
+export const DEFAULT_MODELS = { 'sim-gpt': { dialect: 'openai' }, 'sim-claude': { dialect: 'anthropic' } };
+
+const models = {
+  MODELS: z
+    .string()
+    .default(JSON.stringify(DEFAULT_MODELS))
+    .transform((v, ctx) => {
+      try {
+        return JSON.parse(v) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be a JSON object' });
+        return z.NEVER;
+      }
+    })
+    .pipe(z.record(z.string().min(1), ModelEntrySchema))
+    .describe(
+      'Models agents may call (`ctx.model`), as JSON: name -> {dialect: openai|anthropic, baseUrl?, apiKeyEnv? (the variable holding its key), apiKey?, model? (its name at the provider)}; without baseUrl: MODEL_BASE_URL, else the embedded simulator.',
+    ),
+  MODEL_DEFAULT: z
+    .string()
+    .default('sim-gpt')
+    .describe('The model of a call that names none (one of MODELS).'),
+  PAYLOAD_CLAIM_CHECK_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(128 * 1024)
+    .describe(
+      'Temporal payloads larger than this many bytes (long conversations, completions) are kept in the payload store (DATABASE_URL, else DATA_DIR/payloads.db) and only a reference goes into workflow history.',
     ),
 };
 
@@ -365,6 +413,7 @@ export const ENV_SECTIONS: readonly { title: string; vars: Record<string, z.ZodT
   { title: 'API', vars: api },
   { title: 'Temporal', vars: temporal },
   { title: 'Model plane', vars: model },
+  { title: "Agents' models and payloads", vars: models },
   { title: 'Scheduling policy', vars: policy },
   {
     title: 'Token governor (read when the scheduler chain is first started; a running chain keeps its own)',
@@ -384,6 +433,7 @@ export const EnvSchema = z.object({
   ...api,
   ...temporal,
   ...model,
+  ...models,
   ...policy,
   ...governor,
   ...gates,
@@ -396,7 +446,17 @@ export type Env = z.infer<typeof EnvSchema>;
 /** The typed configuration: the parsed environment in the shape the code uses. */
 export type Config = ReturnType<typeof toConfig>;
 
-function toConfig(e: Env) {
+/** A model agents may call, resolved: its key read from the variable `apiKeyEnv` names. */
+export interface ModelConfig {
+  name: string;
+  dialect: ModelDialect;
+  /** undefined: MODEL_BASE_URL, else the embedded simulator. */
+  baseUrl: string | undefined;
+  apiKey: string | undefined;
+  providerModel: string | undefined;
+}
+
+function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
   const fleet: FleetSettings = {
     concurrency: e.FLEET_CONCURRENCY,
     floors: { standard: e.FLOOR_STANDARD, batch: e.FLOOR_BATCH },
@@ -466,6 +526,19 @@ function toConfig(e: Env) {
       /** The longest one Retry-After may hold a step or pause the fleet, ms. */
       maxPauseMs: e.MODEL_MAX_PAUSE_SECONDS * 1000,
     },
+    /** The models agents call, by name, and the one a call naming none gets. */
+    models: {
+      default: e.MODEL_DEFAULT,
+      endpoints: Object.entries(e.MODELS).map(([name, m]): ModelConfig => ({
+        name,
+        dialect: m.dialect,
+        baseUrl: m.baseUrl,
+        apiKey: m.apiKey ?? (m.apiKeyEnv === undefined ? undefined : env[m.apiKeyEnv]),
+        providerModel: m.model,
+      })),
+    },
+    /** Payloads over this many bytes go to the payload store; history keeps a reference. */
+    claimCheckBytes: e.PAYLOAD_CLAIM_CHECK_BYTES,
     sim: {
       port: e.SIM_PORT,
       tpm: e.MODEL_TPM,
@@ -512,7 +585,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  return toConfig(parsed.data);
+  const e = parsed.data;
+  const problems: string[] = [];
+  if (!(e.MODEL_DEFAULT in e.MODELS))
+    problems.push(
+      `MODEL_DEFAULT: "${e.MODEL_DEFAULT}" is not one of MODELS (${Object.keys(e.MODELS).join(', ')})`,
+    );
+  for (const [name, m] of Object.entries(e.MODELS))
+    if (m.apiKeyEnv !== undefined && !env[m.apiKeyEnv])
+      problems.push(`MODELS.${name}.apiKeyEnv: ${m.apiKeyEnv} is not set`);
+  if (problems.length) throw new Error(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+  return toConfig(e, env);
 }
 
 /**

@@ -34,6 +34,7 @@ import { installRuntime } from './infra/runtime';
 import { httpAnswers, waitFor } from './infra/wait-for';
 import type { DevServer } from './infra/dev-server';
 import { closableRetry } from './fleet/closable-retry';
+import { openDataConverter } from './fleet/claim-check';
 import { startSimulator } from './standins/modelplane';
 import type { RunningSimulator } from './standins/modelplane';
 
@@ -135,7 +136,14 @@ export async function startStack(
       await retry.settle(); // a retry still on its timer must not meet a closed channel
       await connection.close();
     });
-    const client = new Client({ connection, namespace: config.temporal.namespace });
+    // Every client and worker shares the claim-check store: large payloads stay out of history.
+    const converter = await openDataConverter(config);
+    closers.push(() => converter.close());
+    const client = new Client({
+      connection,
+      namespace: config.temporal.namespace,
+      dataConverter: converter.dataConverter,
+    });
     if (parts.worker || parts.api) {
       await waitFor(
         `Temporal namespace ${config.temporal.namespace}`,

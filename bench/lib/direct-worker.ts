@@ -8,6 +8,7 @@ import { SchedulerMailbox } from '../../src/activities/mailbox';
 import { CallCharges } from '../../src/activities/call-charges';
 import { openSqliteCallIntents } from '../../src/stores/call-intents/call-intents-sqlite';
 import { createModelClient } from '../../src/activities/model-client';
+import { openDataConverter } from '../../src/fleet/claim-check';
 import type { Config } from '../../src/config';
 import type { Charge, Release, Renewal } from '../../src/scheduler/types';
 
@@ -53,10 +54,13 @@ export async function startDirectWorker(opts: {
   // no fleet worker's sweep ever charges them to a scheduler that never saw these runs.
   const intents = openSqliteCallIntents(':memory:');
   const calls = new CallCharges(intents, mailbox, opts.config.charges, opts.log);
+  // The fleet's claim-check store: the stack's client encodes large inputs into it.
+  const converter = await openDataConverter(opts.config);
   const worker = await Worker.create({
     connection,
     namespace: opts.config.temporal.namespace,
     taskQueue: DIRECT_TASK_QUEUE,
+    dataConverter: converter.dataConverter,
     workflowBundle: opts.workflowBundle,
     activities: createActivities({
       client: opts.client,
@@ -94,6 +98,7 @@ export async function startDirectWorker(opts: {
       await calls.close();
       await intents.close();
       await effects.close();
+      await converter.close();
       await connection.close();
     },
   };

@@ -20,7 +20,7 @@ function defaultText(schema: z.ZodType): string {
   const value: unknown = schema.parse(undefined);
   if (value === undefined) return '';
   if (Array.isArray(value)) return value.join(',');
-  return String(value);
+  return typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value);
 }
 
 function sections(): { title: string; vars: Variable[] }[] {

@@ -14,7 +14,9 @@ import type { RecoveredUsage } from '../contract/scheduler-messages';
 import { deliverOnce } from './deliver-once';
 import type { BatchItemStore } from '../stores/batch-items/batch-items';
 import type { CallCharges } from './call-charges';
-import { certainlyUnbilled } from './call-outcome';
+import { chargedCall } from './charged-call';
+import type { ChatClient } from './chat-client';
+import { modelCallActivities } from './model-call';
 import type { EffectStore } from '../stores/effects/effect-store';
 import type { SchedulerMailbox } from './mailbox';
 import type { ModelClient } from './model-client';
@@ -37,6 +39,8 @@ export interface ActivityDeps {
   /** Every model call's durable intent and charge (see {@link CallCharges}); a worker without it makes no model call. */
   calls?: Pick<CallCharges, 'begin' | 'billed' | 'unbilled' | 'uncertain'>;
   model: ModelClient;
+  /** Agents' own model calls (`modelCall`), per configured model; a worker without it makes none. */
+  chat?: ChatClient;
   effects: EffectStore;
   /** Where an applied effect is delivered (the effect sink); undefined: the store's row is the effect. */
   effectSinkUrl?: string | undefined;
@@ -135,26 +139,18 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
           deps.log.warn({ runId: req.runId }, 'run without a tenant: its call goes unbilled');
         // Every call the provider bills is charged, retried or parallel, whether or not the lease still
         // holds, and whether or not this worker lives to report it (the intent is durable first).
-        const calls = callLedger();
         const call = tenant === undefined ? undefined : { ...lease, tenant };
         const reserved = stepWorstCase(req.runId, req.step, req.tokens);
-        const key = call && (await calls.begin({ ...call, step: req.step, reserved }));
-        try {
-          ({ usedTokens } = await model.complete({
+        ({ billed: usedTokens } = await chargedCall(callLedger(), call, req.step, reserved, async () => {
+          const r = await model.complete({
             tenant,
             runId: req.runId,
             step: req.step,
             tokens: req.tokens,
             signal: ctx.cancellationSignal,
-          }));
-        } catch (err) {
-          if (call && key !== undefined) {
-            if (certainlyUnbilled(err)) await calls.unbilled(key);
-            else calls.uncertain(key, { ...call, tokens: reserved });
-          }
-          throw err;
-        }
-        if (call && key !== undefined) await calls.billed(key, { ...call, tokens: usedTokens });
+          });
+          return { result: r, billed: r.usedTokens };
+        }));
         if (!ctx.info.isLocal) ctx.heartbeat({ billedTokens: usedTokens });
       }
       mailbox.renew({ ...who, usedTokens: req.usedSoFar + usedTokens });
@@ -179,6 +175,17 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
       }
       return { usedTokens };
     },
+
+    ...modelCallActivities({
+      chat: () => {
+        if (deps.chat) return deps.chat;
+        throw new Error('this worker has no model endpoints (it cannot make an agent model call)');
+      },
+      calls: callLedger,
+      mailbox,
+      tenantOf,
+      log: deps.log,
+    }),
 
     async applyEffect(req) {
       const state = await effects.apply(req.key, { runId: req.runId });

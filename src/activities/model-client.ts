@@ -82,77 +82,136 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
         max_tokens: maxTokens,
         ...(tenant ? { user: tenant } : {}),
       });
-      const started = performance.now();
-      const callHeaders: Record<string, string> = { ...headers, [CALL_KEY_HEADER]: `${runId}:${step}` };
-      if (tenant) callHeaders[TENANT_HEADER] = tenant;
-      let res: Response;
-      try {
-        res = await fetchImpl(url, { method: 'POST', headers: callHeaders, body, signal });
-      } catch (err) {
-        if (signal?.aborted) throw err;
-        throw new Error(`Model plane unreachable at ${url}: ${(err as Error).message}`, { cause: err });
-      }
-      // Relative values in the headers are measured from the call's own time, which the sample carries.
-      const calledAt = now();
-      const split = { input: estimateTextTokens(prompt), output: maxTokens };
-      const limits = parseRateLimitHeaders(res.headers, calledAt, split);
-      const report = (throttled: boolean, served: number, spendCap = false): void =>
-        opts.onObservation({
-          at: calledAt,
-          throttled,
-          tokens: served,
-          ...(spendCap ? { spendCap } : {}),
-          ...sampleLimits(limits),
-        });
-
-      if (res.ok) {
-        const payload = (await res.json().catch(() => null)) as { usage?: { total_tokens?: unknown } } | null;
-        const latencyMs = Math.round(performance.now() - started);
-        const raw = payload?.usage?.total_tokens;
-        if (typeof raw !== 'number') throw new Error(`Model plane answered ${res.status} without usage`);
-        const usage = readUsage(raw, split.input + maxTokens);
-        if (usage.fault !== null)
-          opts.log?.warn(
-            { runId, step, usage: raw, charged: usage.tokens },
-            `provider fault: ${usage.fault}`,
-          );
-        report(false, usage.tokens);
-        return { usedTokens: usage.tokens, latencyMs };
-      }
-
-      const error = await readError(res);
-      const context = `run ${runId} step ${step}`;
-      if (res.status === 429) {
-        const spendCap = error.type === 'insufficient_quota' || error.code === 'insufficient_quota';
-        report(true, 0, spendCap);
-        if (spendCap) {
-          throw ApplicationFailure.create({
-            type: ModelErrorType.spendCap,
-            nonRetryable: true,
-            message: `Model provider refused ${context}: the account's spend cap is reached (insufficient_quota). ${error.message}`,
-          });
-        }
-        // Without a provider wait, the activity's retry policy backs off on its own; a wait beyond the
-        // maximum pause is cut to it (a header must not park a step for a day).
-        const waitMs =
-          limits.retryAfterMs === undefined ? undefined : Math.min(maxPauseMs, limits.retryAfterMs);
-        throw ApplicationFailure.create({
-          type: ModelErrorType.throttled,
-          nonRetryable: false,
-          nextRetryDelay: waitMs === undefined ? undefined : Math.max(1, Math.ceil(waitMs)),
-          message: `Model provider throttled ${context}; retry in ${waitMs ?? '?'} ms. ${error.message}`,
-          details: [{ retryAfterMs: waitMs ?? null, remainingTokens: limits.remainingTokens ?? null }],
-        });
-      }
-      if (res.status >= 500)
-        throw new ProviderErrorAnswer(`Model plane answered ${res.status} for ${context}: ${error.message}`);
-      throw ApplicationFailure.create({
-        type: ModelErrorType.rejected,
-        nonRetryable: true,
-        message: `Model provider rejected ${context} with ${res.status}: ${error.message}`,
-      });
+      const promptTokens = estimateTextTokens(prompt);
+      const { result, latencyMs } = await exchange(
+        { fetchImpl, now, maxPauseMs, onObservation: opts.onObservation },
+        {
+          url,
+          headers: callHeaders(headers, runId, step, tenant),
+          body,
+          signal,
+          split: { input: promptTokens, output: maxTokens },
+          context: `run ${runId} step ${step}`,
+          read: (payload, status) => {
+            const raw = (payload as { usage?: { total_tokens?: unknown } } | null)?.usage?.total_tokens;
+            if (typeof raw !== 'number') throw new Error(`Model plane answered ${status} without usage`);
+            const usage = readUsage(raw, promptTokens + maxTokens);
+            if (usage.fault !== null)
+              opts.log?.warn(
+                { runId, step, usage: raw, charged: usage.tokens },
+                `provider fault: ${usage.fault}`,
+              );
+            return { result: usage.tokens, tokens: usage.tokens };
+          },
+        },
+      );
+      return { usedTokens: result, latencyMs };
     },
   };
+}
+
+/** The headers of one call: the step's call key, and the tenant the bill is split by. */
+export function callHeaders(
+  base: Record<string, string>,
+  runId: string,
+  step: number,
+  tenant: string | undefined,
+): Record<string, string> {
+  const out: Record<string, string> = { ...base, [CALL_KEY_HEADER]: `${runId}:${step}` };
+  if (tenant) out[TENANT_HEADER] = tenant;
+  return out;
+}
+
+/** How a client sends: its transport, clock, longest pause and where its samples go. */
+export interface Transport {
+  fetchImpl: typeof fetch;
+  now: () => number;
+  maxPauseMs: number;
+  onObservation: (sample: ModelCallSample) => void;
+}
+
+/** One call of either dialect: where, what, and how a 2xx body reads (its result and billed tokens). */
+export interface Exchange<T> {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  signal: AbortSignal | undefined;
+  /** The call's prompt and completion tokens, to fold separate input and output quotas into one. */
+  split: { input: number; output: number };
+  /** Names the call in errors ("run r1 step 2"). */
+  context: string;
+  read: (payload: unknown, status: number) => { result: T; tokens: number };
+}
+
+/**
+ * Sends one call and turns its answer into a result or a typed failure, sampling every answered
+ * call (2xx or 429) for the governor the same way whatever the dialect: the rate-limit headers of
+ * both are read into one sample shape. Throws plain `Error` for 5xx and network faults (retry), and
+ * `ApplicationFailure` of a {@link ModelErrorType} for 429s and other 4xx.
+ */
+export async function exchange<T>(t: Transport, x: Exchange<T>): Promise<{ result: T; latencyMs: number }> {
+  const started = performance.now();
+  let res: Response;
+  try {
+    res = await t.fetchImpl(x.url, { method: 'POST', headers: x.headers, body: x.body, signal: x.signal });
+  } catch (err) {
+    if (x.signal?.aborted) throw err;
+    throw new Error(`Model plane unreachable at ${x.url}: ${(err as Error).message}`, { cause: err });
+  }
+  // Relative values in the headers are measured from the call's own time, which the sample carries.
+  const calledAt = t.now();
+  const limits = parseRateLimitHeaders(res.headers, calledAt, x.split);
+  const report = (throttled: boolean, served: number, spendCap = false): void =>
+    t.onObservation({
+      at: calledAt,
+      throttled,
+      tokens: served,
+      ...(spendCap ? { spendCap } : {}),
+      ...sampleLimits(limits),
+    });
+
+  if (res.ok) {
+    const payload: unknown = await res.json().catch(() => null);
+    const latencyMs = Math.round(performance.now() - started);
+    const { result, tokens } = x.read(payload, res.status);
+    report(false, tokens);
+    return { result, latencyMs };
+  }
+
+  const error = await readError(res);
+  const context = x.context;
+  // OpenAI's spend cap is a 429 `insufficient_quota`; Anthropic's a 402 `billing_error`.
+  const spendCap =
+    (res.status === 429 && (error.type === 'insufficient_quota' || error.code === 'insufficient_quota')) ||
+    (res.status === 402 && error.type === 'billing_error');
+  if (res.status === 429 || spendCap) {
+    report(true, 0, spendCap);
+    if (spendCap) {
+      throw ApplicationFailure.create({
+        type: ModelErrorType.spendCap,
+        nonRetryable: true,
+        message: `Model provider refused ${context}: the account's spend cap is reached (insufficient_quota). ${error.message}`,
+      });
+    }
+    // Without a provider wait, the activity's retry policy backs off on its own; a wait beyond the
+    // maximum pause is cut to it (a header must not park a step for a day).
+    const waitMs =
+      limits.retryAfterMs === undefined ? undefined : Math.min(t.maxPauseMs, limits.retryAfterMs);
+    throw ApplicationFailure.create({
+      type: ModelErrorType.throttled,
+      nonRetryable: false,
+      nextRetryDelay: waitMs === undefined ? undefined : Math.max(1, Math.ceil(waitMs)),
+      message: `Model provider throttled ${context}; retry in ${waitMs ?? '?'} ms. ${error.message}`,
+      details: [{ retryAfterMs: waitMs ?? null, remainingTokens: limits.remainingTokens ?? null }],
+    });
+  }
+  if (res.status >= 500)
+    throw new ProviderErrorAnswer(`Model plane answered ${res.status} for ${context}: ${error.message}`);
+  throw ApplicationFailure.create({
+    type: ModelErrorType.rejected,
+    nonRetryable: true,
+    message: `Model provider rejected ${context} with ${res.status}: ${error.message}`,
+  });
 }
 
 type SampleLimits = Omit<ModelCallSample, 'at' | 'throttled' | 'tokens' | 'spendCap'>;

@@ -2,6 +2,7 @@ import type { BudgetExhaustedMode } from './fleet-port';
 import type { AdmitNotice } from './run-messages';
 import type { RecoveredUsage, RecoveryFigures } from './scheduler-messages';
 import type { Priority, Release, SubmitResult, TopUpResult } from '../scheduler/types';
+import type { ModelCompletion, ModelDialect, ModelRequest } from './chat-model';
 
 /**
  * What a waiting run learns when it checks on the scheduler: `known` (queued or admitted: keep
@@ -36,6 +37,48 @@ export interface StepRequest {
   leaseTtlMs: number;
 }
 
+/** One agent model call (`ctx.model`): the request, and whose call it is. */
+export interface ModelCallRequest {
+  /** The run's tenant: the provider bills the call to it. Looked up from the run when absent. */
+  tenant?: string;
+  runId: string;
+  attempt: number;
+  /**
+   * The call's index in the run, unique among its steps and calls (with the run id, the call key the
+   * provider's log tells calls apart by; the same on every retry).
+   */
+  step: number;
+  priority?: Priority;
+  cost?: number;
+  /** Tokens the attempt used before this call (renewals carry the running total). */
+  usedSoFar: number;
+  /** The lease's length: a long call renews it at a third of this. */
+  leaseTtlMs: number;
+  request: ModelRequest;
+  /**
+   * What the run reserved for this call (`measureModelCall`'s `worstCaseTokens`). A call whose worst
+   * case is larger is refused (`ModelReservationShort`) before it goes: `spent <= budget` holds.
+   */
+  reserved?: number;
+}
+
+/** A call's reservation, measured with the tokenizer outside the workflow sandbox. */
+export interface ModelCallMeasure {
+  /** The configured model that will serve it, and its dialect. */
+  model: string;
+  dialect: ModelDialect;
+  /** The prompt's bound in that dialect's tokens. */
+  promptTokens: number;
+  /** The most the call can be billed: `promptTokens + maxTokens`. */
+  worstCaseTokens: number;
+}
+
+export interface ModelCallResult {
+  completion: ModelCompletion;
+  /** The call's worst case, as it was recorded before the call (and charged if its outcome is unknown). */
+  reservedTokens: number;
+}
+
 export interface BatchChunk {
   batchId: string;
   tenant: string;
@@ -60,6 +103,13 @@ export interface FleetActivities {
   notifyBudgetRefused(refused: { runId: string; attempt: number; message: string }[]): Promise<void>;
   /** One model call through the model plane; renews the run's lease as it goes. */
   modelStep(req: StepRequest): Promise<{ usedTokens: number }>;
+  /** The reservation of an agent model call: its worst case, counted with the tokenizer. */
+  measureModelCall(request: ModelRequest): Promise<ModelCallMeasure>;
+  /**
+   * One agent model call through the configured model's dialect, recorded and charged as a step's
+   * call is (its worst case when its outcome is unknown); renews the run's lease as it goes.
+   */
+  modelCall(req: ModelCallRequest): Promise<ModelCallResult>;
   /** Applies the run's effect once per key, however often it is attempted. */
   applyEffect(req: { key: string; runId: string }): Promise<{ applied: boolean }>;
   /**

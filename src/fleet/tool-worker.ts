@@ -6,6 +6,7 @@ import { effectStoreLocation, openEffectStore } from '../stores/open';
 import type { Config } from '../config';
 import { runWorker, shutdownOptions } from '../util/worker-shutdown';
 import { createToolActivities } from '../activities/tool-activities';
+import { openDataConverter } from './claim-check';
 import { toolTaskQueue } from '../contract/tool-registry';
 import type { ToolName } from '../contract/tool-registry';
 
@@ -40,6 +41,10 @@ export async function startToolWorker(opts: {
   }
   if (serves.length === 0) return { serves, holds: () => [], close: async () => undefined };
   const effects = await openEffectStore(effectStoreLocation(config));
+  const converter = await openDataConverter(config).catch(async (err: unknown) => {
+    await effects.close();
+    throw err;
+  });
   const base = opts.taskQueue ?? config.temporal.taskQueue;
   const workers = await Promise.all(
     serves.map((tool) =>
@@ -47,6 +52,7 @@ export async function startToolWorker(opts: {
         connection: opts.connection,
         namespace: config.temporal.namespace,
         taskQueue: toolTaskQueue(base, tool),
+        dataConverter: converter.dataConverter,
         // One tool's activity only: this queue's tasks can reach nothing else from here.
         activities: createToolActivities([tool], {
           credentials: { [tool]: credentials[tool] },
@@ -61,7 +67,10 @@ export async function startToolWorker(opts: {
   );
   const done = Promise.all(
     workers.map((w) => runWorker(w, (m) => log.warn({ taskQueue: w.options.taskQueue }, m))),
-  ).finally(() => effects.close());
+  ).finally(async () => {
+    await effects.close();
+    await converter.close();
+  });
   return {
     serves,
     holds: () => Object.keys(credentials) as ToolName[],

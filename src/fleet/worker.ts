@@ -12,9 +12,11 @@ import {
   openEffectStore,
 } from '../stores/open';
 import { CallCharges } from '../activities/call-charges';
+import { openDataConverter } from './claim-check';
 import { createActivities } from '../activities';
 import { SchedulerMailbox } from '../activities/mailbox';
 import { createModelClient } from '../activities/model-client';
+import { createChatClient } from '../activities/chat-client';
 import { ObservationWindow } from '../activities/observations';
 import type { Config } from '../config';
 import { runWorker, shutdownOptions } from '../util/worker-shutdown';
@@ -67,12 +69,25 @@ export async function startFleetWorker(opts: {
     log,
     onObservation: (s) => window.add(s),
   });
+  // Agents' models: one without a base URL is served where the steps' model plane is (the simulator).
+  const chat = createChatClient({
+    endpoints: config.models.endpoints.map((e) => ({ ...e, baseUrl: e.baseUrl ?? opts.modelBaseUrl })),
+    defaultModel: config.models.default,
+    maxPauseMs: config.model.maxPauseMs,
+    onObservation: (s) => window.add(s),
+  });
   const effects = await openEffectStore(effectStoreLocation(config));
   const batchItems = await openBatchItems(batchItemsLocation(config)).catch(async (err: unknown) => {
     await effects.close();
     throw err;
   });
   const intents = await openCallIntents(callIntentsLocation(config)).catch(async (err: unknown) => {
+    await effects.close();
+    await batchItems.close();
+    throw err;
+  });
+  const converter = await openDataConverter(config).catch(async (err: unknown) => {
+    await intents.close();
     await effects.close();
     await batchItems.close();
     throw err;
@@ -84,6 +99,7 @@ export async function startFleetWorker(opts: {
     await intents.close();
     await effects.close();
     await batchItems.close();
+    await converter.close();
   };
   const taskQueue = opts.taskQueue ?? config.temporal.taskQueue;
   // Before the worker polls: this process is seen alive, and dead workers' calls are charged.
@@ -113,6 +129,7 @@ export async function startFleetWorker(opts: {
       connection: opts.connection,
       namespace: config.temporal.namespace,
       taskQueue,
+      dataConverter: converter.dataConverter,
       ...(opts.workflows ?? workflowSource(config.workflowBundlePath)),
       activities: createActivities({
         client,
@@ -123,6 +140,7 @@ export async function startFleetWorker(opts: {
         mailbox,
         calls,
         model,
+        chat,
         effects,
         effectSinkUrl: config.effectSinkUrl,
         batchItems,

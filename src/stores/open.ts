@@ -12,6 +12,9 @@ import type { EffectStore } from './effects/effect-store';
 import { openSqliteEffectStore } from './effects/effect-store-sqlite';
 import { openPgEffectStore } from './effects/effect-store-pg';
 import { isPostgresUrl } from './engine/pg';
+import type { PayloadStore } from './payloads/payload-store';
+import { openSqlitePayloads } from './payloads/payload-store-sqlite';
+import { openPgPayloads } from './payloads/payload-store-pg';
 
 /** What a store's location is read from. */
 export interface StoreConfig {
@@ -80,4 +83,17 @@ export function openCallIntents(location: string): Promise<CallIntentStore> {
  */
 export function callIntentsLocation(config: StoreConfig): string {
   return locationOf(config, 'call-intents.db');
+}
+
+/** The payload store (claim-checked Temporal payloads). */
+export function openPayloadStore(location: string): Promise<PayloadStore> {
+  return openAt(location, openSqlitePayloads, openPgPayloads);
+}
+
+/**
+ * Where claim-checked payloads live: `DATABASE_URL` (every client and worker on every host reads
+ * them), else `DATA_DIR/payloads.db` (the processes of one host share the file).
+ */
+export function payloadStoreLocation(config: StoreConfig): string {
+  return locationOf(config, 'payloads.db');
 }

@@ -1,15 +1,14 @@
 import express from 'express';
+import type { z } from 'zod';
 import type { NextFunction, Request, Response } from 'express';
-import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  advertisedWaitMs,
-  sendError,
-  sendInjected,
-  sendInvalid,
-  sendSpendCap,
-  sendThrottled,
-} from './responses';
-import { CALL_KEY_HEADER, TENANT_HEADER } from '../../activities/provider/call-key';
+import { sendError, sendInjected, sendInvalid, sendSpendCap, sendThrottled } from './responses';
+import { TENANT_HEADER } from '../../activities/provider/call-key';
+import { anthropicResponse, fromAnthropicRequest } from '../../activities/provider/anthropic-wire';
+import { fromOpenAiRequest, openAiResponse } from '../../activities/provider/openai-wire';
+import { MessagesRequestSchema, anthropicAnswers, sendAnthropicError } from './anthropic';
+import { serveCall } from './call-flow';
+import type { DialectAnswers } from './call-flow';
+import { simulateCompletion } from './completions';
 import {
   BystanderSchema,
   CapacitySchema,
@@ -26,18 +25,44 @@ import { estimatePromptTokens } from '../../activities/provider/tokens';
 const DEFAULT_MAX_TOKENS = 16;
 
 /**
+ * Models named `sim-1…` (the fixed-prompt steps' default, MODEL_NAME) are billed as those steps
+ * reserve: the prompt at four characters a token plus `max_tokens`, with a fixed reply. Every other
+ * model answers with {@link simulateCompletion}: a reply derived from the prompt, tool calls when
+ * asked, usage counted with the tokenizer.
+ */
+export const isFixedLengthModel = (model: string): boolean => model.startsWith('sim-1');
+
+/** A request body up to this size is read (long conversations are megabytes). */
+const MAX_BODY = '64mb';
+
+const summary = (error: z.ZodError): string =>
+  error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+
+/**
  * The model-plane simulator as an Express app (testable without listening):
- * an OpenAI-compatible chat endpoint under token and request quotas, plus
+ * an OpenAI-compatible chat endpoint and an Anthropic Messages endpoint under one set of token and
+ * request quotas, one bill and one call log, plus
  * `/admin/*` controls for drills.
  */
 export function createSimulator(opts: SimulatorOptions): { app: express.Express; state: SimulatorState } {
   const state = new SimulatorState(opts);
   const app = express();
   app.disable('x-powered-by');
-  app.use(express.json({ limit: '1mb' }));
+  app.use(express.json({ limit: MAX_BODY }));
 
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
+  });
+
+  const created = () => Math.floor(state.now() / 1000);
+  const openAiAnswers = (body: (id: string) => unknown): DialectAnswers => ({
+    // The chat endpoint sends the rate-limit headers of the simulator's configured dialect.
+    dialect: state.headerDialect,
+    body,
+    servedHeaders: (d) => ({ 'openai-processing-ms': String(d.delayMs), 'x-request-id': d.id }),
+    spendCap: sendSpendCap,
+    injected: sendInjected,
+    throttled: sendThrottled,
   });
 
   app.post('/v1/chat/completions', async (req, res) => {
@@ -45,52 +70,67 @@ export function createSimulator(opts: SimulatorOptions): { app: express.Express;
     if (!parsed.success)
       return sendInvalid(res, 'Invalid chat completion request.', issueDetails(parsed.error));
     const body = parsed.data;
-    const promptTokens = estimatePromptTokens(body.messages);
-    const completionTokens = body.max_tokens ?? body.max_completion_tokens ?? DEFAULT_MAX_TOKENS;
-    const total = promptTokens + completionTokens;
     // The bill is split by the tenant the call names: OpenAI's `user` field, else the tenant header.
     const tenant = body.user ?? req.get(TENANT_HEADER) ?? '';
+    if (isFixedLengthModel(body.model)) {
+      const promptTokens = estimatePromptTokens(body.messages);
+      const completionTokens = body.max_tokens ?? body.max_completion_tokens ?? DEFAULT_MAX_TOKENS;
+      const total = promptTokens + completionTokens;
+      const split = { input: promptTokens, output: completionTokens };
+      return serveCall(
+        state,
+        req,
+        res,
+        { split, billed: total, tenant },
+        openAiAnswers((id) => ({
+          id,
+          object: 'chat.completion',
+          created: created(),
+          model: body.model,
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content: `Simulated completion of ${completionTokens} tokens.` },
+              finish_reason: 'length',
+            },
+          ],
+          usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: total },
+        })),
+      );
+    }
+    const request = fromOpenAiRequest(body, DEFAULT_MAX_TOKENS);
+    const completion = simulateCompletion(request, body.model);
+    const split = { input: completion.usage.inputTokens, output: request.maxTokens };
+    await serveCall(
+      state,
+      req,
+      res,
+      { split, billed: completion.usage.totalTokens, tenant },
+      openAiAnswers((id) => openAiResponse(completion, id, created())),
+    );
+  });
 
-    const key = req.get(CALL_KEY_HEADER);
-    state.retries.arrived(key, state.now());
-    state.firstCalls.arrived(key, state.now());
-    const decision = state.decide({ input: promptTokens, output: completionTokens }, tenant);
-    if (decision.kind === 'spend_cap') {
-      state.answered(429, 0);
-      return sendSpendCap(res, decision.headers);
-    }
-    if (decision.kind === 'injected') {
-      state.answered(429, 0);
-      return sendInjected(res, decision.headers);
-    }
-    if (decision.kind === 'throttled') {
-      state.answered(429, 0);
-      state.retries.throttled(key, state.now(), advertisedWaitMs(decision.waitMs));
-      return sendThrottled(res, decision.waitMs, decision.exhausted, decision.headers);
-    }
-    state.retries.served(key);
-    // Billed when served, as a provider does, whether or not the caller is still there to read it.
-    state.answered(200, total, tenant, state.calls.timesServed(key) > 0);
-    const served = state.calls.begin(key);
-    res.once('close', served);
-    await sleep(decision.delayMs);
-    res.set(decision.headers);
-    res.set('openai-processing-ms', String(decision.delayMs));
-    res.set('x-request-id', decision.id);
-    res.json({
-      id: decision.id,
-      object: 'chat.completion',
-      created: Math.floor(state.now() / 1000),
-      model: body.model,
-      choices: [
-        {
-          index: 0,
-          message: { role: 'assistant', content: `Simulated completion of ${completionTokens} tokens.` },
-          finish_reason: 'length',
-        },
-      ],
-      usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: total },
-    });
+  app.post('/v1/messages', async (req, res) => {
+    const parsed = MessagesRequestSchema.safeParse(req.body);
+    if (!parsed.success)
+      return sendAnthropicError(
+        res,
+        400,
+        'invalid_request_error',
+        `Invalid request: ${summary(parsed.error)}`,
+      );
+    const body = parsed.data;
+    const tenant = body.metadata?.user_id ?? req.get(TENANT_HEADER) ?? '';
+    const request = fromAnthropicRequest(body);
+    const completion = simulateCompletion(request, body.model);
+    const split = { input: completion.usage.inputTokens, output: request.maxTokens };
+    await serveCall(
+      state,
+      req,
+      res,
+      { split, billed: completion.usage.totalTokens, tenant },
+      anthropicAnswers((id) => anthropicResponse(completion, id.replace(/^chatcmpl-/, 'msg_'))),
+    );
   });
 
   app.get('/admin/stats', (_req, res) => {

@@ -1,6 +1,11 @@
 import { z } from 'zod';
 
 const contentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
+const toolCall = z.looseObject({
+  id: z.string(),
+  type: z.literal('function'),
+  function: z.looseObject({ name: z.string(), arguments: z.string() }),
+});
 
 /** The part of an OpenAI chat-completions request the simulator reads; other fields are accepted and ignored. */
 export const ChatRequestSchema = z.looseObject({
@@ -10,10 +15,24 @@ export const ChatRequestSchema = z.looseObject({
       z.looseObject({
         role: z.string().min(1),
         content: z.union([z.string(), z.array(contentPart), z.null()]).optional(),
+        tool_calls: z.array(toolCall).optional(),
+        tool_call_id: z.string().optional(),
       }),
     )
     .min(1),
   max_tokens: z.number().int().positive().optional(),
+  tools: z
+    .array(
+      z.looseObject({
+        function: z.looseObject({
+          name: z.string().min(1),
+          description: z.string().optional(),
+          parameters: z.unknown().optional(),
+        }),
+      }),
+    )
+    .optional(),
+  tool_choice: z.unknown().optional(),
   max_completion_tokens: z.number().int().positive().optional(),
   /** OpenAI's end-user id; Fairway sends the tenant, and the simulator bills by it. */
   user: z.string().max(256).optional(),

@@ -124,30 +124,30 @@ export class SimulatorState {
    * Decides a call and, when it passes, takes its tokens and one request. `cost` is the total, or
    * its input/output split (Anthropic mode meters both, and the total).
    */
-  decide(cost: number | CallCost, tenant = ''): Decision {
+  decide(cost: number | CallCost, tenant = '', dialect = this.headerDialect): Decision {
     const now = this.now();
     const split = typeof cost === 'number' ? { input: 0, output: cost } : cost;
     const total = split.input + split.output;
     const fault = this.faults[0];
     if (fault) {
       if (--fault.times <= 0) this.faults.shift();
-      return { kind: 'injected', headers: this.faultHeaders(fault, now) };
+      return { kind: 'injected', headers: this.faultHeaders(fault, now, dialect) };
     }
     if (this.spendCap || this.spendCapTenants.has(tenant))
-      return { kind: 'spend_cap', headers: this.limitHeaders(now) };
+      return { kind: 'spend_cap', headers: this.limitHeaders(now, dialect) };
     const waits: [string, number][] = [
       ['tokens', this.tokens.waitMs(total, now)],
       ['requests', this.requests.waitMs(1, now)],
     ];
-    if (this.headerDialect === 'anthropic') {
+    if (dialect === 'anthropic') {
       waits.push(['input tokens', this.inputTokens.waitMs(split.input, now)]);
       waits.push(['output tokens', this.outputTokens.waitMs(split.output, now)]);
     }
     const [exhausted, waitMs] = waits.reduce((a, b) => (b[1] > a[1] ? b : a));
-    if (waitMs > 0) return { kind: 'throttled', waitMs, exhausted, headers: this.limitHeaders(now) };
+    if (waitMs > 0) return { kind: 'throttled', waitMs, exhausted, headers: this.limitHeaders(now, dialect) };
     this.tokens.take(total, now);
     this.requests.take(1, now);
-    if (this.headerDialect === 'anthropic') {
+    if (dialect === 'anthropic') {
       this.inputTokens.take(split.input, now);
       this.outputTokens.take(split.output, now);
     }
@@ -156,7 +156,7 @@ export class SimulatorState {
       .toString(16)
       .padStart(8, '0')}`;
     const delayMs = latencyMs(this.latency, total, this.random);
-    return { kind: 'ok', id, delayMs, headers: this.limitHeaders(now) };
+    return { kind: 'ok', id, delayMs, headers: this.limitHeaders(now, dialect) };
   }
 
   /**
@@ -227,9 +227,9 @@ export class SimulatorState {
     };
   }
 
-  /** The rate-limit headers of a call answered at `now`, in this simulator's dialect. */
-  limitHeaders(now: number): Record<string, string> {
-    if (this.headerDialect === 'openai') return rateLimitHeaders(this.limits(now));
+  /** The rate-limit headers of a call answered at `now`, in `dialect` (default: this simulator's). */
+  limitHeaders(now: number, dialect = this.headerDialect): Record<string, string> {
+    if (dialect === 'openai') return rateLimitHeaders(this.limits(now));
     const b = (t: TokenBucket) => ({ limit: t.limit, remaining: t.remaining(now), resetMs: t.resetMs(now) });
     return anthropicRateLimitHeaders(
       {
@@ -242,11 +242,15 @@ export class SimulatorState {
     );
   }
 
-  private faultHeaders(f: InjectedFault, now: number): Record<string, string> {
-    const h = this.limitHeaders(now);
+  private faultHeaders(
+    f: InjectedFault,
+    now: number,
+    dialect: 'openai' | 'anthropic',
+  ): Record<string, string> {
+    const h = this.limitHeaders(now, dialect);
     if (f.retryAfter !== undefined) h['retry-after'] = f.retryAfter;
     if (f.resetTokens !== undefined) {
-      if (this.headerDialect === 'openai') h['x-ratelimit-reset-tokens'] = f.resetTokens;
+      if (dialect === 'openai') h['x-ratelimit-reset-tokens'] = f.resetTokens;
       else h['anthropic-ratelimit-tokens-reset'] = f.resetTokens;
     }
     return h;

@@ -1,0 +1,58 @@
+import type { Request, Response } from 'express';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CALL_KEY_HEADER } from '../../activities/provider/call-key';
+import { advertisedWaitMs } from './responses';
+import type { Decision, SimulatorState } from './state';
+
+/** How one dialect answers: its success body and headers, and its refusals. */
+export interface DialectAnswers {
+  dialect: 'openai' | 'anthropic';
+  /** The success body for the decided call (its id is the simulator's). */
+  body: (id: string) => unknown;
+  /** Headers a served call carries besides the rate-limit ones (processing time, request id). */
+  servedHeaders: (d: Extract<Decision, { kind: 'ok' }>) => Record<string, string>;
+  spendCap: (res: Response, headers: Record<string, string>) => void;
+  injected: (res: Response, headers: Record<string, string>) => void;
+  throttled: (res: Response, waitMs: number, exhausted: string, headers: Record<string, string>) => void;
+}
+
+/**
+ * One call through the simulator, whatever its dialect: the quota decides it (its prompt and its
+ * completion cap), refusals are answered in the dialect's shape, and a served call is billed
+ * `billed` tokens to `tenant` when served (as a provider bills), logged by its call key, and
+ * answered after its latency.
+ */
+export async function serveCall(
+  state: SimulatorState,
+  req: Request,
+  res: Response,
+  call: { split: { input: number; output: number }; billed: number; tenant: string },
+  answers: DialectAnswers,
+): Promise<void> {
+  const key = req.get(CALL_KEY_HEADER);
+  state.retries.arrived(key, state.now());
+  state.firstCalls.arrived(key, state.now());
+  const decision = state.decide(call.split, call.tenant, answers.dialect);
+  if (decision.kind === 'spend_cap') {
+    state.answered(429, 0);
+    return answers.spendCap(res, decision.headers);
+  }
+  if (decision.kind === 'injected') {
+    state.answered(429, 0);
+    return answers.injected(res, decision.headers);
+  }
+  if (decision.kind === 'throttled') {
+    state.answered(429, 0);
+    state.retries.throttled(key, state.now(), advertisedWaitMs(decision.waitMs));
+    return answers.throttled(res, decision.waitMs, decision.exhausted, decision.headers);
+  }
+  state.retries.served(key);
+  // Billed when served, as a provider does, whether or not the caller is still there to read it.
+  state.answered(200, call.billed, call.tenant, state.calls.timesServed(key) > 0);
+  const served = state.calls.begin(key);
+  res.once('close', served);
+  await sleep(decision.delayMs);
+  res.set(decision.headers);
+  res.set(answers.servedHeaders(decision));
+  res.json(answers.body(decision.id));
+}
