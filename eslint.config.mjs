@@ -67,7 +67,7 @@ export const LAYER_ZONES = Object.entries(ROOMS).map(([room, { may, why }]) => (
 }));
 
 export default tseslint.config(
-  { ignores: ['node_modules', 'dist', '.tools', 'data', 'bench/results', 'test/fixtures'] },
+  { ignores: ['node_modules', 'dist', 'cli/dist', '.tools', 'data', 'bench/results', 'test/fixtures'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -183,8 +183,8 @@ export default tseslint.config(
     },
   },
   {
-    // The `fairway` bin: a CommonJS shim that loads the TypeScript command through tsx.
-    files: ['bin/*.cjs'],
+    // The `fairway` bins: CommonJS shims that load the command (through tsx in a clone, built in cli/).
+    files: ['bin/*.cjs', 'cli/bin/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

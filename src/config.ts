@@ -603,16 +603,25 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
  * server's schema (the command runs on an operator's laptop, not beside the fleet).
  */
 const CliEnvSchema = z.object({
-  FAIRWAY_URL: z.url({ protocol: /^https?$/ }).default('http://localhost:3000'),
+  FAIRWAY_URL: z.url({ protocol: /^https?$/ }).optional(),
   FAIRWAY_ADMIN_TOKEN: optionalString,
   ADMIN_TOKEN: optionalString,
+  /** The profile of the config file to use when `--profile` is not given. */
+  FAIRWAY_PROFILE: optionalString,
+  /** The config file (default `$XDG_CONFIG_HOME/fairway/config.json`, else `~/.config/fairway/config.json`). */
+  FAIRWAY_CONFIG: optionalString,
+  XDG_CONFIG_HOME: optionalString,
+  HOME: optionalString,
 });
 
 export interface CliConfig {
-  /** The API's base URL, without a trailing slash. */
-  url: string;
+  /** FAIRWAY_URL without a trailing slash; undefined when unset. */
+  url: string | undefined;
   /** FAIRWAY_ADMIN_TOKEN, else ADMIN_TOKEN; undefined when neither is set. */
   adminToken: string | undefined;
+  profile: string | undefined;
+  /** The config file's path (it may not exist). */
+  configFile: string;
 }
 
 export function loadCliConfig(env: Record<string, string | undefined> = process.env): CliConfig {
@@ -622,5 +631,11 @@ export function loadCliConfig(env: Record<string, string | undefined> = process.
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
-  return { url: e.FAIRWAY_URL.replace(/\/+$/, ''), adminToken: e.FAIRWAY_ADMIN_TOKEN ?? e.ADMIN_TOKEN };
+  const configHome = e.XDG_CONFIG_HOME ?? `${e.HOME ?? '.'}/.config`;
+  return {
+    url: e.FAIRWAY_URL?.replace(/\/+$/, ''),
+    adminToken: e.FAIRWAY_ADMIN_TOKEN ?? e.ADMIN_TOKEN,
+    profile: e.FAIRWAY_PROFILE,
+    configFile: e.FAIRWAY_CONFIG ?? `${configHome}/fairway/config.json`,
+  };
 }

@@ -20,7 +20,21 @@ async function main(): Promise<void> {
     '  Ctrl-C stops everything.',
     '',
   ];
-  console.log(lines.filter((l) => l !== '').join('\n'));
+  // The banner on a terminal; where the output is a log (JSON lines), the same facts as one entry.
+  if (process.stdout.isTTY) console.log(lines.filter((l) => l !== '').join('\n'));
+  else
+    stack.log.info(
+      {
+        api: stack.apiUrl,
+        temporal: stack.temporalAddress,
+        namespace: config.temporal.namespace,
+        ui: stack.uiUrl,
+        modelPlane: stack.modelBaseUrl,
+        scheduler: config.schedulerWorkflowId,
+        ...(stack.adminTokenGenerated ? { adminToken: stack.adminToken } : {}),
+      },
+      'Fairway is up',
+    );
   closeOnSignal(stack.close, { info: (m) => stack.log.info(m), error: (m) => stack.log.error(m) });
 }
 

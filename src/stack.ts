@@ -3,7 +3,6 @@ import type { Server } from 'node:http';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import pino from 'pino';
 import type { Logger } from 'pino';
 import {
   apiStoreLocation,
@@ -30,6 +29,7 @@ import { startToolWorker } from './fleet/tool-worker';
 import type { ToolWorker } from './fleet/tool-worker';
 import type { FleetWorker, WorkflowSource } from './fleet/worker';
 import { startDevServer } from './infra/dev-server';
+import { createLog } from './infra/log';
 import { installRuntime } from './infra/runtime';
 import { httpAnswers, waitFor } from './infra/wait-for';
 import type { DevServer } from './infra/dev-server';
@@ -72,8 +72,8 @@ export async function startStack(
   parts: StackParts,
   opts: { log?: Logger; workflows?: WorkflowSource; scheduler?: Partial<SchedulerInput> } = {},
 ): Promise<Stack> {
-  installRuntime(config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN');
-  const log = opts.log ?? pino({ level: config.logLevel });
+  const log = opts.log ?? createLog(config.logLevel);
+  installRuntime(config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN', log);
   const closers: (() => Promise<void>)[] = [];
   // Aborted first thing on close: waits for other parts stop.
   const stopping = new AbortController();
@@ -95,6 +95,7 @@ export async function startStack(
         dbFile: path.resolve(config.dataDir, 'temporal.db'),
         namespace: config.temporal.namespace,
         log: (m) => log.info(m),
+        output: log,
       });
       closers.push(() => dev.stop());
       address = dev.address;

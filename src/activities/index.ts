@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure, ApplicationFailureCategory, CancelledFailure } from '@temporalio/common';
 import type { Logger } from 'pino';
 import { estimateTokens } from '../agents/catalog';
 import { stepWorstCase } from '../contract/model-call';
@@ -170,6 +170,8 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
           type: 'AgentStepFailed',
           message: `step ${req.step} failed (failAtStep)`,
           nonRetryable: true,
+          // Asked for by the run's input: the SDK logs it at DEBUG, not as a worker's warning.
+          category: ApplicationFailureCategory.BENIGN,
           details: [{ usedTokens }],
         });
       }

@@ -14,31 +14,59 @@ export interface Io {
   sleep: (ms: number) => Promise<boolean>;
 }
 
-export interface Options {
+/** What every command gets: the API, the terminal, `--json`, and the API's URL. */
+export interface Ctx {
+  api: ApiClient;
+  io: Io;
   json: boolean;
-  hold: boolean;
-  interval: number;
-  count: number | undefined;
+  url: string;
 }
 
-const json = (io: Io, v: unknown) => io.out(JSON.stringify(v, null, 2));
+/** How a polling command waits: seconds between polls, and at most this many seconds in all. */
+export interface Poll {
+  interval: number;
+  timeout: number | undefined;
+}
 
-export async function status(api: ApiClient, io: Io, o: Options): Promise<void> {
+export const printJson = (io: Io, v: unknown): void => io.out(JSON.stringify(v, null, 2));
+
+/**
+ * Calls `read` every `poll.interval` seconds until `done` holds; returns the last value read.
+ * Exits 6 after `poll.timeout` seconds, and 130 when the operator stops it (Ctrl-C).
+ */
+export async function pollUntil<T>(
+  io: Io,
+  poll: Poll,
+  read: () => Promise<T>,
+  done: (v: T) => boolean,
+  what: string,
+): Promise<T> {
+  const deadline = poll.timeout === undefined ? Infinity : Date.now() + poll.timeout * 1000;
+  for (;;) {
+    const v = await read();
+    if (done(v)) return v;
+    if (Date.now() + poll.interval * 1000 > deadline) {
+      throw new CliError(`Timed out after ${poll.timeout}s waiting for ${what}.`, EXIT.timeout);
+    }
+    if (!(await io.sleep(poll.interval * 1000))) throw new CliError(`Stopped waiting for ${what}.`, 130);
+  }
+}
+
+export async function status({ api, io, json }: Ctx): Promise<void> {
   const s = await api.get<SchedulerStatus>('/v1/admin/scheduler');
-  if (o.json) json(io, s);
+  if (json) printJson(io, s);
   else io.out(renderStatus(s));
 }
 
-export async function tenants(api: ApiClient, io: Io, o: Options): Promise<void> {
+export async function tenantsTable({ api, io, json }: Ctx): Promise<void> {
   const st = await api.get<ConsoleState>('/v1/admin/console?since=999999999999999');
-  if (o.json) json(io, st.tenants);
+  if (json) printJson(io, st.tenants);
   else io.out(renderTenants(st.tenants, st.shareWindowMs));
 }
 
-export async function explain(api: ApiClient, io: Io, o: Options, runId: string | undefined): Promise<void> {
-  if (!runId) throw new CliError('Usage: fairway explain <runId>', EXIT.usage);
+export async function explain({ api, io, json }: Ctx, runId: string): Promise<void> {
   const run = await api.get<RunView>(`/v1/runs/${encodeURIComponent(runId)}`);
-  if (o.json) return json(io, { runId: run.runId, status: run.status, waitingOn: run.waitingOn });
+  if (json) return printJson(io, { runId: run.runId, status: run.status, waitingOn: run.waitingOn });
   const w = run.waitingOn;
   io.out(
     pairs([
@@ -55,27 +83,53 @@ export async function explain(api: ApiClient, io: Io, o: Options, runId: string 
   );
 }
 
-export async function drain(api: ApiClient, io: Io, o: Options): Promise<void> {
+export async function drain(ctx: Ctx, o: { hold: boolean; wait: boolean } & Poll): Promise<void> {
+  const { api, io, json } = ctx;
   const intake = o.hold ? 'hold' : 'refuse';
-  const s = await api.post<SchedulerStatus>('/v1/admin/drain', { intake });
-  if (o.json) return json(io, s);
+  let s = await api.post<SchedulerStatus>('/v1/admin/drain', { intake });
+  if (o.wait) {
+    let last = -1;
+    s = await pollUntil(
+      io,
+      o,
+      async () => {
+        const now = await api.get<SchedulerStatus>('/v1/admin/scheduler');
+        if (!json && now.mode === 'draining' && now.inFlight !== last) {
+          io.err(`draining: ${num(now.inFlight)} in flight`);
+          last = now.inFlight;
+        }
+        if (now.mode === 'open') throw new CliError('The fleet was resumed while draining.', EXIT.api);
+        return now;
+      },
+      (now) => now.mode === 'drained',
+      'the drain to finish',
+    );
+  }
+  if (json) return printJson(io, s);
+  if (o.wait) {
+    io.out(`Drained: intake ${s.intake}, nothing in flight, ${num(s.queued.total)} queued.`);
+    return;
+  }
   io.out(
     `Draining: intake ${s.intake} (${intake === 'hold' ? 'new runs are accepted and held' : 'new runs are refused with 503'}). ` +
-      `Mode ${s.mode}, ${num(s.inFlight)} in flight. \`fairway watch\` follows it; \`fairway resume\` undoes it.`,
+      `Mode ${s.mode}, ${num(s.inFlight)} in flight. \`fairway drain --wait\` or \`fairway watch\` follows it; \`fairway resume\` undoes it.`,
   );
 }
 
-export async function resume(api: ApiClient, io: Io, o: Options): Promise<void> {
+export async function resume({ api, io, json }: Ctx): Promise<void> {
   const s = await api.post<SchedulerStatus>('/v1/admin/resume');
-  if (o.json) return json(io, s);
+  if (json) return printJson(io, s);
   io.out(`Resumed: mode ${s.mode}, intake ${s.intake}, ${num(s.queued.total)} queued.`);
 }
 
-export async function watch(api: ApiClient, io: Io, o: Options, url: string): Promise<void> {
+export async function watch(
+  { api, io, json, url }: Ctx,
+  o: { interval: number; count: number | undefined },
+): Promise<void> {
   for (let i = 0; o.count === undefined || i < o.count; i++) {
     if (i > 0 && !(await io.sleep(o.interval * 1000))) return;
     const st = await api.get<ConsoleState>('/v1/admin/console');
-    if (o.json)
+    if (json)
       io.out(JSON.stringify({ at: st.at, status: st.status, tenants: st.tenants, last: st.samples.at(-1) }));
     else if (io.isTty)
       io.out(`\x1b[2J\x1b[H${renderWatch(st, url)}\n\n(every ${o.interval}s; Ctrl-C to stop)`);

@@ -1,4 +1,4 @@
-import pino from 'pino';
+import { createLog } from '../infra/log';
 import { loadConfig } from '../config';
 import { startSimulator } from '../standins/modelplane';
 import { closeOnSignal, failStart } from './shutdown';
@@ -6,7 +6,7 @@ import { closeOnSignal, failStart } from './shutdown';
 /** Starts the model-plane simulator alone. */
 async function main(): Promise<void> {
   const config = loadConfig();
-  const log = pino({ level: config.logLevel });
+  const log = createLog(config.logLevel);
   const sim = await startSimulator({
     port: config.sim.port,
     host: config.host,

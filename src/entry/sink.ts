@@ -1,5 +1,5 @@
 import path from 'node:path';
-import pino from 'pino';
+import { createLog } from '../infra/log';
 import { loadConfig } from '../config';
 import { startEffectSink } from '../standins/effectsink/sink';
 import { closeOnSignal, failStart } from './shutdown';
@@ -7,7 +7,7 @@ import { closeOnSignal, failStart } from './shutdown';
 /** Starts the effect sink alone: it counts where effects land (deliveries per idempotency key). */
 async function main(): Promise<void> {
   const config = loadConfig();
-  const log = pino({ level: config.logLevel });
+  const log = createLog(config.logLevel);
   const sink = await startEffectSink({
     port: config.sinkPort,
     host: config.host,

@@ -1,5 +1,5 @@
 import { NativeConnection } from '@temporalio/worker';
-import pino from 'pino';
+import { createLog } from '../infra/log';
 import { loadConfig } from '../config';
 import { installRuntime } from '../infra/runtime';
 import { waitFor } from '../infra/wait-for';
@@ -15,8 +15,8 @@ import { closeOnSignal, failStart } from './shutdown';
  */
 async function main(): Promise<void> {
   const config = loadConfig();
-  const log = pino({ level: config.logLevel });
-  installRuntime(config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN');
+  const log = createLog(config.logLevel);
+  installRuntime(config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN', log);
   const serves = config.tools.serve;
   if (serves.length === 0)
     throw new Error('WORKER_TOOLS is empty: name the tools this worker serves (e.g. WORKER_TOOLS=pager).');

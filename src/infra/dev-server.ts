@@ -1,6 +1,10 @@
+import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Logger } from 'pino';
 import { FAIRWAY_SEARCH_ATTRIBUTES } from '../contract/search-attributes';
 import { resolveTemporalCli } from './temporal-cli';
 
@@ -27,6 +31,12 @@ export interface DevServerOptions {
   /** Extra `--dynamic-config-value K=JSON` pairs (tests shrink limits with these). */
   dynamicConfig?: Record<string, unknown>;
   log?: (m: string) => void;
+  /**
+   * When given, the server's own output (its JSON log lines and its banner) is written through this
+   * logger, with `component: "temporal-server"`, instead of straight to the terminal. Needs the CLI
+   * binary (not the SDK's download).
+   */
+  output?: Logger;
 }
 
 export interface DevServer {
@@ -48,6 +58,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
     '--dynamic-config-value',
     `${k}=${JSON.stringify(v)}`,
   ]);
+  if (opts.output && cli.kind === 'path') return spawnDevServer(cli.path, opts, extraArgs, opts.output);
   const env = await TestWorkflowEnvironment.createLocal({
     server: {
       executable:
@@ -64,4 +75,103 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
     },
   });
   return { address: env.address, env, stop: () => env.teardown() };
+}
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+
+const SERVER_LEVEL: Record<string, 'debug' | 'info' | 'warn' | 'error'> = {
+  DEBUG: 'debug',
+  INFO: 'info',
+  WARN: 'warn',
+  ERROR: 'error',
+};
+
+/** Writes one line of the server's output through the logger: its JSON at its level, the rest at info. */
+function relay(log: Logger, line: string): void {
+  if (!line.trim()) return;
+  let entry: Record<string, unknown> | undefined;
+  try {
+    const parsed: unknown = JSON.parse(line);
+    if (parsed && typeof parsed === 'object') entry = parsed as Record<string, unknown>;
+  } catch {
+    entry = undefined;
+  }
+  if (!entry) return log.info(line.trim());
+  const { level, msg, time: _time, ...rest } = entry;
+  let at = SERVER_LEVEL[String(level).toUpperCase()] ?? 'info';
+  // "context canceled": the server's caller gave up on the operation (a deadline, a closed long poll)
+  // and retries it; the dev server's SQLite store meets it whenever the machine is busy.
+  if (at === 'error' && rest.error === 'context canceled') at = 'warn';
+  log[at](rest, String(msg ?? ''));
+}
+
+/** The CLI's dev server as a child process of ours, its output relayed through `log`. */
+async function spawnDevServer(
+  cliPath: string,
+  opts: DevServerOptions,
+  extraArgs: string[],
+  output: Logger,
+): Promise<DevServer> {
+  const log = output.child({ component: 'temporal-server' });
+  const port = opts.port ?? (await freePort());
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--namespace',
+    opts.namespace,
+    ...(opts.uiPort !== undefined ? ['--ui-port', String(opts.uiPort)] : ['--headless']),
+    ...(opts.dbFile ? ['--db-filename', opts.dbFile] : []),
+    ...FAIRWAY_SEARCH_ATTRIBUTES.flatMap((k) => ['--search-attribute', `${k.name}=Keyword`]),
+    ...extraArgs,
+    '--log-format',
+    'json',
+    '--log-level',
+    'warn',
+  ];
+  const child = spawn(cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  for (const stream of [child.stdout, child.stderr]) {
+    createInterface({ input: stream }).on('line', (line) => relay(log, line));
+  }
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const address = `127.0.0.1:${port}`;
+  let gone = false;
+  void exited.then(() => (gone = true));
+  try {
+    // Quietly until it answers: the server takes a few seconds to open its port.
+    let env: TestWorkflowEnvironment | undefined;
+    for (const deadline = Date.now() + 60_000; !env;) {
+      if (gone)
+        throw new Error(`The Temporal dev server (${cliPath}) exited while starting; see its log above.`);
+      try {
+        env = await TestWorkflowEnvironment.createFromExistingServer({ address, namespace: opts.namespace });
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+    return {
+      address,
+      env,
+      stop: async () => {
+        await env.teardown();
+        child.kill('SIGTERM');
+        await exited;
+      },
+    };
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
 }

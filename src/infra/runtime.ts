@@ -1,17 +1,39 @@
-import { DefaultLogger, Runtime } from '@temporalio/worker';
-import type { LogLevel } from '@temporalio/worker';
+import { Runtime } from '@temporalio/worker';
+import type { LogLevel, LogMetadata, Logger as SdkLogger } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import { createLog } from './log';
+
+const PINO_LEVEL = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
+
+/** The SDK's logger interface over a pino logger: its lines carry `component: "temporal-sdk"`. */
+export function sdkLogger(log: Logger, level: LogLevel): SdkLogger {
+  const child = log.child({ component: 'temporal-sdk' }, { level: PINO_LEVEL[level] });
+  const at =
+    (l: LogLevel) =>
+    (message: string, meta?: LogMetadata): void =>
+      child[PINO_LEVEL[l]](meta ?? {}, message);
+  return {
+    log: (l, message, meta) => at(l)(message, meta),
+    trace: at('TRACE'),
+    debug: at('DEBUG'),
+    info: at('INFO'),
+    warn: at('WARN'),
+    error: at('ERROR'),
+  };
+}
 
 let installed = false;
 
 /**
- * Installs the SDK runtime once per process with a quieter logger (the default prints every
- * webpack module of the workflow bundle at INFO). Later calls are no-ops.
+ * Installs the SDK runtime once per process, its logger (and the Rust core's, forwarded) writing
+ * through `log` at `level` and above (the SDK at INFO lists every webpack module of the workflow
+ * bundle). Later calls are no-ops.
  */
-export function installRuntime(level: LogLevel = 'WARN'): void {
+export function installRuntime(level: LogLevel = 'WARN', log: Logger = createLog('info')): void {
   if (installed) return;
   installed = true;
   try {
-    Runtime.install({ logger: new DefaultLogger(level) });
+    Runtime.install({ logger: sdkLogger(log, level) });
   } catch {
     // Already instantiated by an earlier SDK call in this process: keep that runtime.
   }

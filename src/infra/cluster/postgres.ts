@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
 import { freePort, spawnChild } from './child';
@@ -76,6 +76,50 @@ function asServerUser(
 }
 
 /**
+ * The first directory on the way to `dir` (its ancestors, then `dir` itself) that `canEnter` refuses,
+ * or undefined when every one can be entered.
+ */
+export function firstUnreachable(dir: string, canEnter: (p: string) => boolean): string | undefined {
+  const chain: string[] = [];
+  for (let p = path.resolve(dir); ; p = path.dirname(p)) {
+    chain.unshift(p);
+    if (path.dirname(p) === p) break;
+  }
+  return chain.find((p) => !canEnter(p));
+}
+
+const mode = (p: string) => `0${(statSync(p).mode & 0o777).toString(8)}`;
+
+/**
+ * As root the server runs as `postgres`, which must reach `dir` through every directory above it.
+ * `dir` is handed to that user, and directories the launcher made on the way (`below` and under)
+ * are opened for passing through (o+x); a directory of the caller's that blocks the way is not
+ * changed, and the error says what to change.
+ */
+function prepareForServerUser(dir: string, below: string, uid: number, gid: number, bin: string): void {
+  const target = path.resolve(dir);
+  chownSync(target, uid, gid);
+  const owned = path.resolve(below);
+  for (let p = path.dirname(target); p === owned || p.startsWith(owned + path.sep); p = path.dirname(p)) {
+    chmodSync(p, (statSync(p).mode & 0o7777) | 0o001);
+    if (p === owned) break;
+  }
+  const enter = (p: string) =>
+    spawnSync('setpriv', [`--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--', 'test', '-x', p])
+      .status === 0;
+  const blocked = firstUnreachable(dir, enter);
+  if (blocked === undefined) return;
+  const st = statSync(blocked);
+  throw new Error(
+    `PostgreSQL runs as the postgres user (uid ${uid}) when the launcher is root, and it cannot reach ${dir}: ` +
+      `${blocked} is mode ${mode(blocked)}, owned by uid ${st.uid}. Either let postgres through ` +
+      `(\`setfacl -m u:postgres:x ${blocked}\`, or \`chmod o+x ${blocked}\`), or set DATA_DIR to a ` +
+      `directory postgres can reach (e.g. under /var/tmp), or run the launcher as a user other than root. ` +
+      `(${path.join(bin, 'initdb')} would fail with "Permission denied".)`,
+  );
+}
+
+/**
  * Starts a private PostgreSQL server (Debian's packages, no service manager): `initdb` into `dir` on
  * first use, trust authentication, listening on loopback only, no Unix socket. Stopped with `stop()`.
  */
@@ -89,7 +133,8 @@ export async function startPostgres(opts: PostgresOptions): Promise<Postgres> {
   const user = opts.user ?? 'temporal';
   const password = 'temporal';
   const log = opts.log ?? (() => {});
-  mkdirSync(opts.dir, { recursive: true });
+  // The first directory this call creates: from there down the directories are the launcher's own.
+  const created = mkdirSync(opts.dir, { recursive: true }) ?? opts.dir;
   const fresh = !existsSync(path.join(opts.dir, 'PG_VERSION'));
   if (fresh) {
     const init = asServerUser(path.join(bin, 'initdb'), [
@@ -102,7 +147,7 @@ export async function startPostgres(opts: PostgresOptions): Promise<Postgres> {
       '--no-locale',
       '--no-instructions',
     ]);
-    if (init.uid !== undefined) chownSync(opts.dir, init.uid, init.gid!);
+    if (init.uid !== undefined) prepareForServerUser(opts.dir, created, init.uid, init.gid!, bin);
     log(`initdb ${opts.dir}`);
     const r = spawnSync(init.command, init.args, { encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`initdb failed: ${r.stderr || r.stdout}`);
