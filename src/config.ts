@@ -56,8 +56,10 @@ const api = {
   PORT: int(3000).describe('HTTP port of the API (`npm run start:api`, `npm start`).'),
   HOST: z
     .string()
-    .default('0.0.0.0')
-    .describe('Interface the API and the simulator listen on (`npm run cluster` uses 127.0.0.1).'),
+    .default('127.0.0.1')
+    .describe(
+      'Interface the API, the simulator and the effect sink listen on; loopback by default, 0.0.0.0: every interface (as in a container).',
+    ),
   DATABASE_URL: optionalString.describe(
     'PostgreSQL URL of the shared stores (effects, call intents, tenants, keys, idempotency, events); empty: SQLite files in DATA_DIR.',
   ),
@@ -141,6 +143,9 @@ const model = {
   MODEL_TPM: int(2_000_000).describe('Simulator quota: tokens per minute.'),
   MODEL_RPM: int(60_000).describe('Simulator quota: requests per minute.'),
   SIM_PORT: int(3001).describe('HTTP port of the model-plane simulator (`npm run start:sim`).'),
+  SIM_ADMIN_TOKEN: optionalString.describe(
+    "Bearer token that lets peers other than loopback use the simulator's /admin/* and the effect sink's /summary; empty: loopback peers only.",
+  ),
   SIM_SEED: int(42).describe("Seed of the simulator's pseudo-random choices (token counts, latencies)."),
   SIM_HEADER_DIALECT: z
     .enum(['openai', 'anthropic'])
@@ -472,6 +477,8 @@ function toConfig(e: Env) {
       rpm: e.MODEL_RPM,
       seed: e.SIM_SEED,
       headerDialect: e.SIM_HEADER_DIALECT,
+      /** Lets non-loopback peers use the simulator's and the sink's operator routes. */
+      adminToken: e.SIM_ADMIN_TOKEN,
     },
     fleet,
     tenantDefaults,

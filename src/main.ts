@@ -10,6 +10,9 @@ async function main(): Promise<void> {
     '',
     '  Fairway is up.',
     `  API            ${stack.apiUrl}   (OpenAPI at ${stack.apiUrl}/openapi.json)`,
+    config.host === '127.0.0.1' || config.host === 'localhost'
+      ? '  Listening on   loopback only (HOST=0.0.0.0 opens every interface)'
+      : `  Listening on   ${config.host} (HOST)`,
     `  Temporal       ${stack.temporalAddress}   (namespace ${config.temporal.namespace})`,
     stack.uiUrl ? `  Temporal UI    ${stack.uiUrl}` : '',
     `  Model plane    ${stack.modelBaseUrl}${stack.sim ? '   (embedded simulator)' : ''}`,

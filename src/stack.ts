@@ -110,6 +110,7 @@ export async function startStack(
         rpm: config.sim.rpm,
         seed: config.sim.seed,
         headerDialect: config.sim.headerDialect,
+        adminToken: config.sim.adminToken,
       });
       closers.push(() => sim!.close());
       modelBaseUrl = sim.url;

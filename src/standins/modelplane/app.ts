@@ -21,6 +21,7 @@ import {
 import { SimulatorState } from './state';
 import type { SimulatorOptions } from './state';
 import { estimatePromptTokens } from '../../activities/provider/tokens';
+import { operatorAllowed } from './operator-access';
 
 /** Completion length when a request names none (OpenAI's would be "until done"; a simulator needs a number). */
 const DEFAULT_MAX_TOKENS = 16;
@@ -30,7 +31,10 @@ const DEFAULT_MAX_TOKENS = 16;
  * an OpenAI-compatible chat endpoint under token and request quotas, plus
  * `/admin/*` controls for drills.
  */
-export function createSimulator(opts: SimulatorOptions): { app: express.Express; state: SimulatorState } {
+export function createSimulator(opts: SimulatorOptions & { adminToken?: string }): {
+  app: express.Express;
+  state: SimulatorState;
+} {
   const state = new SimulatorState(opts);
   const app = express();
   app.disable('x-powered-by');
@@ -90,6 +94,15 @@ export function createSimulator(opts: SimulatorOptions): { app: express.Express;
         },
       ],
       usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: total },
+    });
+  });
+
+  app.use('/admin', (req, res, next) => {
+    if (operatorAllowed(req.socket.remoteAddress, req.get('authorization'), opts.adminToken)) return next();
+    sendError(res, 403, {
+      code: 'forbidden',
+      type: 'invalid_request_error',
+      message: 'The admin routes answer loopback peers, or the bearer token SIM_ADMIN_TOKEN.',
     });
   });
 
