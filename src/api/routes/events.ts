@@ -1,6 +1,11 @@
-import express, { Router, type Request, type Response } from 'express';
+import express, { Router, type Request, type RequestHandler, type Response } from 'express';
 import { ApiError } from '../../contract/errors';
-import { SIGNATURE_HEADER, verifySignature } from '../events/signature';
+import {
+  DEFAULT_TOLERANCE_SECONDS,
+  parseSignatureHeader,
+  SIGNATURE_HEADER,
+  verifySignature,
+} from '../events/signature';
 import type { EventEnvelope } from '../../contract/triggers';
 import type { ApiContext } from '../context';
 import {
@@ -15,7 +20,11 @@ import { CloudEventSchema, EventIdSchema, EventListQuerySchema } from '../intake
 import { parseOr400 } from '../intake/validation';
 import { authenticate, tenantOf } from '../middleware/auth';
 import { BODY_LIMIT } from '../middleware/json-body';
+import { assertJsonDepth } from '../middleware/json-depth';
 import type { EventRecord } from '../../stores/events/event-store';
+
+/** Where a signed delivery may name its tenant instead of `?tenant=` (documented in the OpenAPI document). */
+export const WEBHOOK_TENANT_HEADER = 'Fairway-Tenant';
 
 const JSON_TYPES = /^application\/(cloudevents\+)?json\s*(;|$)/i;
 
@@ -26,6 +35,7 @@ const unauthorized = (why: string) =>
   );
 
 function parseJson(raw: Buffer): unknown {
+  assertJsonDepth(raw);
   try {
     return JSON.parse(raw.toString('utf8')) as unknown;
   } catch {
@@ -33,26 +43,59 @@ function parseJson(raw: Buffer): unknown {
   }
 }
 
-/** The signed-webhook path: tenant from `?tenant=`, secret by (tenant, the event's source), HMAC over t.rawBody. */
-async function verifiedTenant(ctx: ApiContext, req: Request, raw: Buffer, body: unknown): Promise<string> {
-  const tenant = typeof req.query.tenant === 'string' ? req.query.tenant : req.get('fairway-tenant');
-  const source =
-    typeof body === 'object' && body !== null ? (body as { source?: unknown }).source : undefined;
-  if (!tenant || typeof source !== 'string') {
-    throw unauthorized('a signed delivery names its tenant in ?tenant= and its source in the body');
+/** A middleware run as a step of a handler: resolves when it calls next(), rejects on next(err) or a throw. */
+function step(handler: RequestHandler, req: Request, res: Response): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const done = (err?: unknown) => (err ? reject(err as Error) : resolve());
+    Promise.resolve(handler(req, res, done) as unknown).catch(done);
+  });
+}
+
+/** What a signed delivery claims before its body is read: the tenant and the candidate secrets by source. */
+interface SignedClaim {
+  tenant: string;
+  secrets: { source: string; secret: string }[];
+}
+
+/**
+ * The signed-webhook path, before the body is read: the header must be well formed and fresh, and the
+ * tenant (`?tenant=`) must exist and hold webhook secrets; anything else is 401 with the body unread.
+ * Unknown tenant, no secret, wrong signature: one answer, so none can be told from the others.
+ */
+async function signedClaim(ctx: ApiContext, req: Request): Promise<SignedClaim> {
+  const tenant = typeof req.query.tenant === 'string' ? req.query.tenant : req.get(WEBHOOK_TENANT_HEADER);
+  if (!tenant) throw unauthorized('a signed delivery names its tenant in ?tenant=');
+  const parsed = parseSignatureHeader(req.get(SIGNATURE_HEADER) ?? '');
+  if (!parsed) throw unauthorized('malformed');
+  if (Math.abs(Math.floor(ctx.now() / 1000) - parsed.timestamp) > DEFAULT_TOLERANCE_SECONDS)
+    throw unauthorized('timestamp out of tolerance');
+  const secrets: SignedClaim['secrets'] = [];
+  if (await ctx.store.tenants.get(tenant)) {
+    for (const { source } of await ctx.store.events.listSecrets(tenant)) {
+      const secret = await ctx.store.events.secretFor(tenant, source);
+      if (secret !== undefined) secrets.push({ source, secret });
+    }
   }
-  const secret = (await ctx.store.tenants.get(tenant))
-    ? await ctx.store.events.secretFor(tenant, source)
-    : undefined;
-  // Unknown tenant or source: the same answer as a wrong signature, so neither can be probed.
-  const verdict = verifySignature(
-    req.get(SIGNATURE_HEADER),
-    raw,
-    secret === undefined ? [] : [secret],
-    Math.floor(ctx.now() / 1000),
-  );
-  if (!verdict.ok) throw unauthorized(verdict.reason.replaceAll('_', ' '));
-  return tenant;
+  if (secrets.length === 0) throw unauthorized('mismatch');
+  return { tenant, secrets };
+}
+
+/**
+ * The source whose secret signed `raw` (checked over the raw bytes, before any parse), else 401. Every
+ * secret of the tenant is tried, so the signature itself says which source sent the delivery.
+ */
+function signingSource(ctx: ApiContext, req: Request, raw: Buffer, claim: SignedClaim): string {
+  const now = Math.floor(ctx.now() / 1000);
+  let source: string | undefined;
+  let reason = 'mismatch';
+  for (const candidate of claim.secrets) {
+    // No early exit: every secret is compared, so timing says nothing about which one matched.
+    const verdict = verifySignature(req.get(SIGNATURE_HEADER), raw, [candidate.secret], now);
+    if (verdict.ok) source ??= candidate.source;
+    else reason = verdict.reason;
+  }
+  if (source === undefined) throw unauthorized(reason.replaceAll('_', ' '));
+  return source;
 }
 
 function answer(res: Response, status: number, event: EventRecord): void {
@@ -68,7 +111,9 @@ function answer(res: Response, status: number, event: EventRecord): void {
 export function eventIngressRouter(ctx: ApiContext, adminToken: string): Router {
   const router = Router();
   const bearer = authenticate(ctx.store, adminToken);
-  router.post('/', express.raw({ type: () => true, limit: BODY_LIMIT }), async (req, res) => {
+  const readRaw = express.raw({ type: () => true, limit: BODY_LIMIT });
+  // The credential is checked from the headers alone, before a byte of the body is read.
+  router.post('/', async (req, res) => {
     const contentType = req.get('content-type');
     if (contentType !== undefined && !JSON_TYPES.test(contentType)) {
       throw new ApiError(
@@ -76,27 +121,26 @@ export function eventIngressRouter(ctx: ApiContext, adminToken: string): Router 
         'Send the event as application/json or application/cloudevents+json (structured mode).',
       );
     }
-    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     let tenant: string;
-    let body: unknown;
+    let claim: SignedClaim | undefined;
     if (req.get('authorization') !== undefined) {
-      // The bearer check is async (the key is looked up in the store): its rejection must reach us.
-      await new Promise<void>((resolve, reject) => {
-        const done = (err?: unknown) => (err ? reject(err as Error) : resolve());
-        Promise.resolve(bearer(req, res, done) as unknown).catch(done);
-      });
+      await step(bearer, req, res);
       tenant = tenantOf(res, 'send events').tenant;
-      body = parseJson(raw);
     } else if (req.get(SIGNATURE_HEADER) !== undefined) {
-      body = parseJson(raw);
-      tenant = await verifiedTenant(ctx, req, raw, body);
+      claim = await signedClaim(ctx, req);
+      tenant = claim.tenant;
     } else {
       throw new ApiError(
         'unauthorized',
         `Send your API key as "Authorization: Bearer <key>", or sign the delivery with a ${SIGNATURE_HEADER} header.`,
       );
     }
-    const parsed = parseOr400(CloudEventSchema, body);
+    await step(readRaw, req, res);
+    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const signedBy = claim ? signingSource(ctx, req, raw, claim) : undefined;
+    const parsed = parseOr400(CloudEventSchema, parseJson(raw));
+    // A secret speaks for its own source only.
+    if (signedBy !== undefined && parsed.source !== signedBy) throw unauthorized('mismatch');
     const envelope: EventEnvelope = { ...parsed, data: parsed.data ?? null };
     const { status, event } = await acceptEvent(ctx, tenant, envelope);
     answer(res, status, event);
