@@ -22,6 +22,22 @@ export interface TenantDefaults {
   requestRatePerSecond?: number;
 }
 
+/** Per-tenant caps on what events draw on (docs/api.md "Limits of the front door"). */
+export interface EventCaps {
+  /** Triggers one tenant may hold. */
+  maxTriggers: number;
+  /** Webhook secrets (sources) one tenant may hold. */
+  maxWebhookSecrets: number;
+  /** The largest trigger `input` template, in bytes of compact JSON. */
+  maxTriggerInputBytes: number;
+}
+
+export const DEFAULT_EVENT_CAPS: EventCaps = {
+  maxTriggers: 100,
+  maxWebhookSecrets: 20,
+  maxTriggerInputBytes: 64 * 1024,
+};
+
 /** Per-run caps checked at the door (docs/api.md "Limits"). */
 export interface RunCaps {
   /** The most tokens one run may declare or be estimated to use. */
@@ -223,8 +239,17 @@ const policy = {
   TENANT_RATE_PER_SECOND: int(200).describe(
     'Default per-tenant submission rate limit at the API (units per second, token bucket with a burst of twice this; a batch costs one per item; 0: no limit).',
   ),
-  TENANT_REQUEST_RATE_PER_SECOND: int(100).describe(
-    'Default per-tenant rate of other requests at the API (reads, cancels, decisions, `/tenants/me`; a batch resume costs one per item).',
+  TENANT_REQUEST_RATE_PER_SECOND: int(300).describe(
+    'Default per-tenant request rate at the API: every tenant request costs one, submissions and resends included, before anything is looked up (a batch resume costs one per item).',
+  ),
+  TRIGGERS_MAX_PER_TENANT: int(DEFAULT_EVENT_CAPS.maxTriggers).describe(
+    'Triggers one tenant may hold; one more is refused with 409.',
+  ),
+  WEBHOOK_SECRETS_MAX_PER_TENANT: int(DEFAULT_EVENT_CAPS.maxWebhookSecrets).describe(
+    'Webhook secrets (one per source) one tenant may hold; one more is refused with 409.',
+  ),
+  TRIGGER_INPUT_MAX_BYTES: int(DEFAULT_EVENT_CAPS.maxTriggerInputBytes).describe(
+    "The largest trigger `input` template in bytes of compact JSON; larger is refused with 413.",
   ),
   RUN_MAX_TOKENS: int(DEFAULT_RUN_CAPS.maxTokens).describe(
     'Per-run cap on tokens: a run declaring or estimated at more is refused with 400.',
@@ -416,6 +441,11 @@ function toConfig(e: Env) {
     requestRatePerSecond: e.TENANT_REQUEST_RATE_PER_SECOND,
   };
   const runCaps: RunCaps = { maxTokens: e.RUN_MAX_TOKENS, maxWallSeconds: e.RUN_MAX_WALL_SECONDS };
+  const eventCaps: EventCaps = {
+    maxTriggers: e.TRIGGERS_MAX_PER_TENANT,
+    maxWebhookSecrets: e.WEBHOOK_SECRETS_MAX_PER_TENANT,
+    maxTriggerInputBytes: e.TRIGGER_INPUT_MAX_BYTES,
+  };
   /** The token governor's parameters (a new scheduler chain starts with them). */
   const governor: GovernorParams = {
     ...DEFAULT_GOVERNOR,
@@ -483,6 +513,7 @@ function toConfig(e: Env) {
     fleet,
     tenantDefaults,
     runCaps,
+    eventCaps,
     governor,
     submitCoalesceMs: e.SUBMIT_COALESCE_MS,
     mailboxFlushMs: e.MAILBOX_FLUSH_MS,

@@ -241,6 +241,7 @@ export async function startStack(
         adminToken,
         tenantDefaults: config.tenantDefaults,
         runCaps: config.runCaps,
+        eventCaps: config.eventCaps,
         log,
         events,
       });

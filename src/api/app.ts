@@ -6,7 +6,13 @@ import type { BatchItemStore } from '../stores/batch-items/batch-items';
 import { withDbUnavailableAs503 } from '../stores/api/api-store-pg';
 import { authenticate, requireAdmin } from './middleware/auth';
 import { jsonBody } from './middleware/json-body';
-import { DEFAULT_RUN_CAPS, type RunCaps, type TenantDefaults } from '../config';
+import {
+  DEFAULT_EVENT_CAPS,
+  DEFAULT_RUN_CAPS,
+  type EventCaps,
+  type RunCaps,
+  type TenantDefaults,
+} from '../config';
 import type { ApiContext } from './context';
 import { errorHandler, notFoundHandler } from './middleware/errors';
 import { refuseMethods, securityHeaders } from './middleware/security-headers';
@@ -43,6 +49,8 @@ export interface ApiDeps {
   tenantDefaults: TenantDefaults;
   /** Per-run caps; default DEFAULT_RUN_CAPS. */
   runCaps?: RunCaps;
+  /** Caps on triggers and webhook secrets; default DEFAULT_EVENT_CAPS. */
+  eventCaps?: EventCaps;
   log: Logger;
   /** Clock in ms since epoch; tests pass their own. */
   now?: () => number;
@@ -76,6 +84,7 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
     now,
     tenantDefaults: deps.tenantDefaults,
     runCaps: deps.runCaps ?? DEFAULT_RUN_CAPS,
+    eventCaps: deps.eventCaps ?? DEFAULT_EVENT_CAPS,
     metrics: createApiMetrics(),
     submitLimiter: new TokenBuckets(rate, 2 * rate, now),
     events: deps.events ?? new EventDispatcher({ fleet: deps.fleet, store: deps.db, log: deps.log, now }),
@@ -116,6 +125,11 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
 
   const v1 = express.Router();
   v1.use(authenticate(ctx.store, deps.adminToken));
+  // Every tenant request, resends included, is one request against the tenant's rate, before any lookup.
+  v1.use((_req, res, next) => {
+    rateLimitRequest(ctx, res);
+    next();
+  });
   v1.use('/admin', requireAdmin);
   v1.use(jsonBody());
   v1.use('/admin/tenants', adminTenantsRouter(ctx));
@@ -124,12 +138,6 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
   v1.use('/runs', runsRouter(ctx));
   v1.use('/batches', batchesRouter(ctx));
   v1.use('/tenants', tenantMeRouter(ctx));
-  // Event reads and replays, triggers and webhook secrets: one request each against the tenant's limit.
-  const limited: express.RequestHandler = (_req, res, next) => {
-    rateLimitRequest(ctx, res);
-    next();
-  };
-  v1.use(['/events', '/triggers', '/webhook-secrets'], limited);
   v1.use('/events', eventsRouter(ctx));
   v1.use('/triggers', triggersRouter(ctx));
   v1.use('/webhook-secrets', webhookSecretsRouter(ctx));

@@ -121,11 +121,15 @@ export async function acceptEvent(
     source: envelope.source,
     data: envelope.data ?? null,
   });
-  const known = await ctx.store.events.get(tenant, envelope.id);
-  if (!known) rateLimit(ctx, tenant);
   const result = await ctx.store.events.record(
     { tenant, eventId: envelope.id, bodyHash, envelope, receivedAt: ctx.now() },
-    (triggers) => runsForEvent(triggers, tenant, envelope),
+    (triggers) => {
+      // A new event is new work: one submission unit, or one per run its triggers start. Refused here,
+      // inside the store's transaction, nothing is recorded.
+      const runs = runsForEvent(triggers, tenant, envelope);
+      rateLimit(ctx, tenant, Math.max(1, runs.filter((r) => r.status === 'pending').length));
+      return runs;
+    },
   );
   if (!result.created) {
     if (result.event.bodyHash !== bodyHash) {

@@ -18,6 +18,7 @@ import {
 } from '../intake/event-intake';
 import { CloudEventSchema, EventIdSchema, EventListQuerySchema } from '../intake/event-schemas';
 import { parseOr400 } from '../intake/validation';
+import { chargeRequest, rateLimit } from '../intake/shed';
 import { authenticate, tenantOf } from '../middleware/auth';
 import { BODY_LIMIT } from '../middleware/json-body';
 import { assertJsonDepth } from '../middleware/json-depth';
@@ -71,6 +72,8 @@ async function signedClaim(ctx: ApiContext, req: Request): Promise<SignedClaim> 
     throw unauthorized('timestamp out of tolerance');
   const secrets: SignedClaim['secrets'] = [];
   if (await ctx.store.tenants.get(tenant)) {
+    // Charged before its secrets are looked up or its body read; a resent delivery is charged too.
+    chargeRequest(ctx, tenant);
     for (const { source } of await ctx.store.events.listSecrets(tenant)) {
       const secret = await ctx.store.events.secretFor(tenant, source);
       if (secret !== undefined) secrets.push({ source, secret });
@@ -126,6 +129,7 @@ export function eventIngressRouter(ctx: ApiContext, adminToken: string): Router 
     if (req.get('authorization') !== undefined) {
       await step(bearer, req, res);
       tenant = tenantOf(res, 'send events').tenant;
+      chargeRequest(ctx, tenant);
     } else if (req.get(SIGNATURE_HEADER) !== undefined) {
       claim = await signedClaim(ctx, req);
       tenant = claim.tenant;
@@ -178,6 +182,9 @@ export function eventsRouter(ctx: ApiContext): Router {
     const applied = new Set(event.runs.map((r) => r.trigger));
     const triggers = await ctx.store.events.listTriggers(event.tenant);
     const added = runsForEvent(triggers, event.tenant, event.envelope, applied);
+    // The runs a replay adds are new work.
+    const adding = added.filter((r) => r.status === 'pending').length;
+    if (adding > 0) rateLimit(ctx, event.tenant, adding);
     const toRetry = event.runs.some((r) => r.status === 'refused' || r.status === 'pending');
     if (added.length === 0 && !toRetry) {
       // Nothing was refused and no new trigger matches: a replay never starts a run twice.

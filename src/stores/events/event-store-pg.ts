@@ -1,7 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
 import type { TriggerSpec } from '../../contract/triggers';
 import { inTransaction } from '../engine/pg';
-import { EVENT_RETENTION_MS, runParams, toEvent, toTrigger } from './event-store';
+import { EVENT_RETENTION_MS, runParams, toEvent, toTrigger, triggerText } from './event-store';
 import type {
   EventRecord,
   EventRow,
@@ -235,7 +235,7 @@ export class PgEventStore implements EventStore {
       `INSERT INTO triggers (tenant, name, spec, updated_at) VALUES ($1, $2, $3, $4)
        ON CONFLICT (tenant, name) DO UPDATE SET spec = EXCLUDED.spec, updated_at = EXCLUDED.updated_at
        RETURNING (xmax = 0) AS created`,
-      [tenant, name, JSON.stringify(spec), now],
+      [tenant, name, triggerText(spec), now],
     );
     return r.rows[0]?.created === true;
   }

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { TriggerSpec } from '../../contract/triggers';
-import { EVENT_RETENTION_MS, runParams, toEvent, toTrigger } from './event-store';
+import { EVENT_RETENTION_MS, runParams, toEvent, toTrigger, triggerText } from './event-store';
 import type {
   EventRecord,
   EventRow,
@@ -225,7 +225,7 @@ export class SqliteEventStore implements EventStore {
 
   async putTrigger(tenant: string, name: string, spec: TriggerSpec, now: number): Promise<boolean> {
     const existed = this.stmts.getTrigger.get(tenant, name) !== undefined;
-    this.stmts.putTrigger.run(tenant, name, JSON.stringify(spec), now);
+    this.stmts.putTrigger.run(tenant, name, triggerText(spec), now);
     return !existed;
   }
 
