@@ -249,7 +249,7 @@ const policy = {
     'Webhook secrets (one per source) one tenant may hold; one more is refused with 409.',
   ),
   TRIGGER_INPUT_MAX_BYTES: int(DEFAULT_EVENT_CAPS.maxTriggerInputBytes).describe(
-    "The largest trigger `input` template in bytes of compact JSON; larger is refused with 413.",
+    'The largest trigger `input` template in bytes of compact JSON; larger is refused with 413.',
   ),
   RUN_MAX_TOKENS: int(DEFAULT_RUN_CAPS.maxTokens).describe(
     'Per-run cap on tokens: a run declaring or estimated at more is refused with 400.',

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { signPayload } from '../../../src/events/signature';
+import { signPayload } from '../../../src/api/events/signature';
 import { bearer, makeHarness, synthetic, type Harness } from './harness';
 
 /**

@@ -1,8 +1,8 @@
 import os from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config';
-import { startEffectSink } from '../../../src/effectsink/sink';
-import { startSimulator } from '../../../src/modelplane';
+import { startEffectSink } from '../../../src/standins/effectsink/sink';
+import { startSimulator } from '../../../src/standins/modelplane';
 
 /**
  * `npm start` and the single-part entry points listen on loopback unless HOST opts in to more, and the
