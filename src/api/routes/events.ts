@@ -10,6 +10,7 @@ import type { EventEnvelope } from '../../contract/triggers';
 import type { ApiContext } from '../context';
 import {
   acceptEvent,
+  EVENT_KEY_SEPARATOR,
   eventLink,
   eventView,
   outcomeOf,
@@ -26,6 +27,9 @@ import type { EventRecord } from '../../stores/events/event-store';
 
 /** Where a signed delivery may name its tenant instead of `?tenant=` (documented in the OpenAPI document). */
 export const WEBHOOK_TENANT_HEADER = 'Fairway-Tenant';
+
+/** The most events one id may name, one per source, that a lookup by id considers. */
+const MAX_SOURCES_PER_ID = 20;
 
 const JSON_TYPES = /^application\/(cloudevents\+)?json\s*(;|$)/i;
 
@@ -104,7 +108,7 @@ function signingSource(ctx: ApiContext, req: Request, raw: Buffer, claim: Signed
 function answer(res: Response, status: number, event: EventRecord): void {
   const retryAfter = retryAfterOf(event);
   if (retryAfter !== undefined) res.setHeader('Retry-After', String(retryAfter));
-  res.location(eventLink(event.eventId)).status(status).json(eventView(event));
+  res.location(eventLink(event.envelope)).status(status).json(eventView(event));
 }
 
 /**
@@ -145,7 +149,11 @@ export function eventIngressRouter(ctx: ApiContext, adminToken: string): Router 
     const parsed = parseOr400(CloudEventSchema, parseJson(raw));
     // A secret speaks for its own source only.
     if (signedBy !== undefined && parsed.source !== signedBy) throw unauthorized('mismatch');
-    const envelope: EventEnvelope = { ...parsed, data: parsed.data ?? null };
+    const envelope: EventEnvelope = {
+      ...parsed,
+      data: parsed.data ?? null,
+      ...(signedBy !== undefined ? { signed: true } : {}),
+    };
     const { status, event } = await acceptEvent(ctx, tenant, envelope);
     answer(res, status, event);
   });
@@ -156,13 +164,25 @@ export function eventIngressRouter(ctx: ApiContext, adminToken: string): Router 
 export function eventsRouter(ctx: ApiContext): Router {
   const router = Router();
 
-  const owned = async (res: Response, eventId: string): Promise<EventRecord> => {
+  /**
+   * The caller's event with this id: the one from `?source=`, or the only source that sent this id;
+   * 404 when there is none, 409 when several sources sent it and none is named.
+   */
+  const owned = async (req: Request, res: Response, eventId: string): Promise<EventRecord> => {
     const tenant = tenantOf(res, 'read events').tenant;
-    const event = EventIdSchema.safeParse(eventId).success
-      ? await ctx.store.events.get(tenant, eventId)
-      : undefined;
-    if (!event) throw ApiError.notFound(`Event ${eventId}`);
-    return event;
+    const source = typeof req.query.source === 'string' ? req.query.source : undefined;
+    const found = EventIdSchema.safeParse(eventId).success
+      ? await ctx.store.events.findById(tenant, eventId, EVENT_KEY_SEPARATOR, MAX_SOURCES_PER_ID)
+      : [];
+    const matching = found.filter((e) => source === undefined || e.envelope.source === source);
+    if (matching.length === 0) throw ApiError.notFound(`Event ${eventId}`);
+    if (matching.length > 1)
+      throw new ApiError(
+        'conflict',
+        `Several sources sent an event with id ${eventId}; name one with ?source=.`,
+        { sources: matching.map((e) => e.envelope.source).sort() },
+      );
+    return matching[0]!;
   };
 
   router.get('/', async (req, res) => {
@@ -174,11 +194,11 @@ export function eventsRouter(ctx: ApiContext): Router {
   });
 
   router.get('/:eventId', async (req, res) => {
-    answer(res, 200, await owned(res, req.params.eventId));
+    answer(res, 200, await owned(req, res, req.params.eventId));
   });
 
   router.post('/:eventId/replay', async (req, res) => {
-    const event = await owned(res, req.params.eventId);
+    const event = await owned(req, res, req.params.eventId);
     const applied = new Set(event.runs.map((r) => r.trigger));
     const triggers = await ctx.store.events.listTriggers(event.tenant);
     const added = runsForEvent(triggers, event.tenant, event.envelope, applied);

@@ -37,6 +37,7 @@ export function triggersRouter(ctx: ApiContext): Router {
     const spec: TriggerSpec = {
       eventType: body.eventType,
       filter: body.filter,
+      ...(body.sources !== undefined ? { sources: body.sources } : {}),
       agent: body.agent,
       priority: body.priority,
       ...(body.input !== undefined ? { input: body.input } : {}),

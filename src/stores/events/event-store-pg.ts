@@ -108,6 +108,16 @@ export class PgEventStore implements EventStore {
     return row && eventOf(this.pool, row);
   }
 
+  async findById(tenant: string, id: string, sep: string, limit: number): Promise<EventRecord[]> {
+    // starts_with compares bytes, whatever the database's collation.
+    const r = await this.pool.query<EventRow>(
+      `SELECT * FROM events WHERE tenant = $1 AND (event_id = $2 OR starts_with(event_id, $3))
+       ORDER BY received_at DESC LIMIT $4`,
+      [tenant, id, `${id}${sep}`, limit],
+    );
+    return Promise.all(r.rows.map((row) => eventOf(this.pool, row)));
+  }
+
   async list(tenant: string, before: number, limit: number): Promise<EventRecord[]> {
     const r = await this.pool.query<EventRow>(
       'SELECT * FROM events WHERE tenant = $1 AND received_at < $2 ORDER BY received_at DESC LIMIT $3',

@@ -27,6 +27,11 @@ export class SqliteEventStore implements EventStore {
       getEvent: db.prepare<[string, string], EventRow>(
         'SELECT * FROM events WHERE tenant = ? AND event_id = ?',
       ),
+      // BINARY collation: [id + sep, id + sep + 1) holds exactly the keys that start with id + sep.
+      findById: db.prepare<[string, string, string, string, number], EventRow>(
+        `SELECT * FROM events WHERE tenant = ? AND (event_id = ? OR (event_id >= ? AND event_id < ?))
+         ORDER BY received_at DESC LIMIT ?`,
+      ),
       runsOf: db.prepare<[string, string], RunRow>(
         'SELECT * FROM event_runs WHERE tenant = ? AND event_id = ? ORDER BY trigger',
       ),
@@ -141,6 +146,13 @@ export class SqliteEventStore implements EventStore {
   async get(tenant: string, eventId: string): Promise<EventRecord | undefined> {
     const row = this.stmts.getEvent.get(tenant, eventId);
     return row && this.eventOf(row);
+  }
+
+  async findById(tenant: string, id: string, sep: string, limit: number): Promise<EventRecord[]> {
+    const next = String.fromCharCode(sep.charCodeAt(0) + 1);
+    return this.stmts.findById
+      .all(tenant, id, `${id}${sep}`, `${id}${next}`, limit)
+      .map((r) => this.eventOf(r));
   }
 
   async list(tenant: string, before: number, limit: number): Promise<EventRecord[]> {

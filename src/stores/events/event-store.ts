@@ -222,6 +222,11 @@ export interface EventStore {
    */
   record(ev: NewEvent, runsFor: (triggers: TriggerEntry[]) => NewEventRun[]): Promise<RecordResult>;
   get(tenant: string, eventId: string): Promise<EventRecord | undefined>;
+  /**
+   * The events whose key is `id` or starts with `id` + `keySeparator` (one per source that sent this id),
+   * newest first, at most `limit`.
+   */
+  findById(tenant: string, id: string, keySeparator: string, limit: number): Promise<EventRecord[]>;
   /** The tenant's events received before `before` (ms), newest first. */
   list(tenant: string, before: number, limit: number): Promise<EventRecord[]>;
   /** Takes the event for dispatch for `leaseMs` (false when settled, not yet due, or taken by another). */

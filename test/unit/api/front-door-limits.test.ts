@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { signPayload } from '../../../src/api/events/signature';
+import { eventKey } from '../../../src/api/intake/event-intake';
 import { bearer, makeHarness, synthetic, type Harness } from './harness';
 
 /**
@@ -94,7 +95,7 @@ describe('issue 30: trigger fan-out is charged per run (finding 3)', () => {
     expect(second.status).toBe(429);
     expect(second.body.error.code).toBe('rate_limited');
     // Refused before it was recorded: nothing to look up.
-    expect(await h.store.events.get('acme', 'fan-2')).toBeUndefined();
+    expect(await h.store.events.get('acme', eventKey(event('fan-2')))).toBeUndefined();
   });
 
   it('a replay that adds runs is charged for them', async () => {
