@@ -105,7 +105,15 @@ const api = {
       `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (e.g. \`openssl rand -hex 24\`), or empty to generate one`,
     )
     .describe(
-      `Bearer token for /v1/admin/*, /metrics and the operator view (at least ${MIN_ADMIN_TOKEN_LENGTH} characters); empty: a random one, printed once at start.`,
+      `Bearer token for /v1/admin/*, /metrics and the operator view (at least ${MIN_ADMIN_TOKEN_LENGTH} characters); empty: the one generated on the first start, kept in DATA_DIR/admin-token.`,
+    ),
+  ADMIN_TOKEN_NEXT: optionalString
+    .refine(
+      (v) => v === undefined || v.length >= MIN_ADMIN_TOKEN_LENGTH,
+      `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters, or empty`,
+    )
+    .describe(
+      'A second admin token accepted beside ADMIN_TOKEN, to rotate it without downtime: set the new one here, move clients, then make it ADMIN_TOKEN; empty: none.',
     ),
 };
 
@@ -481,6 +489,8 @@ function toConfig(e: Env) {
       maxConnections: e.HTTP_MAX_CONNECTIONS,
     },
     adminToken: e.ADMIN_TOKEN,
+    /** A second admin token accepted during a rotation. */
+    adminTokenNext: e.ADMIN_TOKEN_NEXT,
     temporal: {
       /** undefined: start the embedded dev server. */
       address: e.TEMPORAL_ADDRESS,

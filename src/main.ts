@@ -18,7 +18,7 @@ async function main(): Promise<void> {
     `  Model plane    ${stack.modelBaseUrl}${stack.sim ? '   (embedded simulator)' : ''}`,
     `  Scheduler      workflow id "${config.schedulerWorkflowId}"`,
     stack.adminTokenGenerated
-      ? `  Admin token    ${stack.adminToken}   (generated; set ADMIN_TOKEN to choose one)`
+      ? `  Admin token    ${stack.adminToken}   (generated once, kept in DATA_DIR/admin-token; set ADMIN_TOKEN to choose one)`
       : '',
     '  Ctrl-C stops everything.',
     '',

@@ -46,6 +46,8 @@ export interface ApiDeps {
    */
   batchItems?: BatchItemStore;
   adminToken: string;
+  /** A second admin token accepted too, while the admin token rotates. */
+  adminTokenNext?: string;
   tenantDefaults: TenantDefaults;
   /** Per-run caps; default DEFAULT_RUN_CAPS. */
   runCaps?: RunCaps;
@@ -74,6 +76,7 @@ export function createApp(deps: ApiDeps): FairwayApp {
  */
 export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.Express } {
   const now = deps.now ?? Date.now;
+  const adminTokens = deps.adminTokenNext ? [deps.adminToken, deps.adminTokenNext] : [deps.adminToken];
   const rate = deps.tenantDefaults.ratePerSecond;
   const requestRate = deps.tenantDefaults.requestRatePerSecond ?? rate;
   const ctx: ApiContext = {
@@ -119,12 +122,12 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
   });
   app.use(consolePageRouter());
   // Before the bearer-only middleware: events also come signed, and the signature needs the raw body.
-  app.use('/v1/events', eventIngressRouter(ctx, deps.adminToken));
+  app.use('/v1/events', eventIngressRouter(ctx, adminTokens));
   // Metrics name every tenant with its backlog and spend: admin only here; METRICS_PORT serves them on loopback.
-  app.get('/metrics', authenticate(ctx.store, deps.adminToken), requireAdmin, metricsHandler(ctx));
+  app.get('/metrics', authenticate(ctx.store, adminTokens), requireAdmin, metricsHandler(ctx));
 
   const v1 = express.Router();
-  v1.use(authenticate(ctx.store, deps.adminToken));
+  v1.use(authenticate(ctx.store, adminTokens));
   // Every tenant request, resends included, is one request against the tenant's rate, before any lookup.
   v1.use((_req, res, next) => {
     rateLimitRequest(ctx, res);

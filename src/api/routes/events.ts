@@ -115,9 +115,9 @@ function answer(res: Response, status: number, event: EventRecord): void {
  * `POST /v1/events`, mounted before the bearer-only middleware: it takes a tenant key or a signed webhook,
  * and it needs the raw body (the signature covers the exact bytes).
  */
-export function eventIngressRouter(ctx: ApiContext, adminToken: string): Router {
+export function eventIngressRouter(ctx: ApiContext, adminTokens: readonly string[]): Router {
   const router = Router();
-  const bearer = authenticate(ctx.store, adminToken);
+  const bearer = authenticate(ctx.store, adminTokens);
   const readRaw = express.raw({ type: () => true, limit: BODY_LIMIT });
   // The credential is checked from the headers alone, before a byte of the body is read.
   router.post('/', async (req, res) => {
