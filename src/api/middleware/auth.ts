@@ -52,10 +52,11 @@ export function tenantOf(res: Response, action: string): TenantRecord {
   return principal.record;
 }
 
-/** Guards /v1/admin/*: tenants get 403. */
-export const requireAdmin: RequestHandler = (_req, res, next) => {
+/** Guards /v1/admin/* and /metrics: tenants get 403, naming what they asked for. */
+export const requireAdmin: RequestHandler = (req, res, next) => {
   if (principalOf(res).kind !== 'admin') {
-    throw new ApiError('forbidden', 'Only the admin token may use /v1/admin endpoints.');
+    const what = req.originalUrl.startsWith('/metrics') ? '/metrics' : '/v1/admin endpoints';
+    throw new ApiError('forbidden', `Only the admin token may use ${what}.`);
   }
   next();
 };

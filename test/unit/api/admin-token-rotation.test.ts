@@ -9,7 +9,7 @@ import { loadConfig } from '../../../src/config';
 import { adminTokenOf } from '../../../src/infra/admin-token';
 import { openSqliteStore } from '../../../src/stores/api/api-store-sqlite';
 import { openSqliteEffectStore } from '../../../src/stores/effects/effect-store-sqlite';
-import { bearer } from './harness';
+import { bearer, useHarness } from './harness';
 import { MemoryFleet } from './memory-fleet';
 
 /** Issue 30, finding 11: the admin token rotates without downtime, and a generated one survives a restart. */
@@ -60,5 +60,15 @@ describe('issue 30: admin token rotation (finding 11)', () => {
     // A configured token wins and nothing is written.
     const other = tmp();
     expect(adminTokenOf(CURRENT, other)).toEqual({ token: CURRENT, generated: false });
+  });
+});
+
+describe('issue 30: /metrics refuses a tenant key in its own words (finding 11)', () => {
+  const h = useHarness({ tenants: ['acme'] });
+  it('403 naming /metrics, not /v1/admin', async () => {
+    const res = await request(h.app).get('/metrics').set(bearer(h.keys.acme!));
+    expect(res.status).toBe(403);
+    expect(res.body.error.message).toMatch(/\/metrics/);
+    expect(res.body.error.message).not.toMatch(/\/v1\/admin/);
   });
 });
