@@ -19,10 +19,12 @@ RUN npm ci --omit=dev --no-audit --no-fund \
 
 # ---- runtime
 FROM ${NODE_IMAGE}
+# HOST: every interface of the container; `docker run -p` and compose's ports decide what the host exposes.
 ENV NODE_ENV=production \
     NPM_CONFIG_UPDATE_NOTIFIER=false \
     NPM_CONFIG_FUND=false \
-    DATA_DIR=/data
+    DATA_DIR=/data \
+    HOST=0.0.0.0
 WORKDIR /app
 COPY --from=deps --chown=node:node /app/node_modules ./node_modules
 COPY --chown=node:node package.json package-lock.json tsconfig.json ./

@@ -23,6 +23,22 @@ export interface TenantDefaults {
   requestRatePerSecond?: number;
 }
 
+/** Per-tenant caps on what events draw on (docs/api.md "Limits of the front door"). */
+export interface EventCaps {
+  /** Triggers one tenant may hold. */
+  maxTriggers: number;
+  /** Webhook secrets (sources) one tenant may hold. */
+  maxWebhookSecrets: number;
+  /** The largest trigger `input` template, in bytes of compact JSON. */
+  maxTriggerInputBytes: number;
+}
+
+export const DEFAULT_EVENT_CAPS: EventCaps = {
+  maxTriggers: 100,
+  maxWebhookSecrets: 20,
+  maxTriggerInputBytes: 64 * 1024,
+};
+
 /** Per-run caps checked at the door (docs/api.md "Limits"). */
 export interface RunCaps {
   /** The most tokens one run may declare or be estimated to use. */
@@ -57,8 +73,10 @@ const api = {
   PORT: int(3000).describe('HTTP port of the API (`npm run start:api`, `npm start`).'),
   HOST: z
     .string()
-    .default('0.0.0.0')
-    .describe('Interface the API and the simulator listen on (`npm run cluster` uses 127.0.0.1).'),
+    .default('127.0.0.1')
+    .describe(
+      'Interface the API, the simulator and the effect sink listen on; loopback by default, 0.0.0.0: every interface (as in a container).',
+    ),
   DATABASE_URL: optionalString.describe(
     'PostgreSQL URL of the shared stores (effects, call intents, tenants, keys, idempotency, events); empty: SQLite files in DATA_DIR.',
   ),
@@ -88,7 +106,15 @@ const api = {
       `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (e.g. \`openssl rand -hex 24\`), or empty to generate one`,
     )
     .describe(
-      `Bearer token for /v1/admin/*, /metrics and the operator view (at least ${MIN_ADMIN_TOKEN_LENGTH} characters); empty: a random one, printed once at start.`,
+      `Bearer token for /v1/admin/*, /metrics and the operator view (at least ${MIN_ADMIN_TOKEN_LENGTH} characters); empty: the one generated on the first start, kept in DATA_DIR/admin-token.`,
+    ),
+  ADMIN_TOKEN_NEXT: optionalString
+    .refine(
+      (v) => v === undefined || v.length >= MIN_ADMIN_TOKEN_LENGTH,
+      `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters, or empty`,
+    )
+    .describe(
+      'A second admin token accepted beside ADMIN_TOKEN, to rotate it without downtime: set the new one here, move clients, then make it ADMIN_TOKEN; empty: none.',
     ),
 };
 
@@ -142,6 +168,9 @@ const model = {
   MODEL_TPM: int(2_000_000).describe('Simulator quota: tokens per minute.'),
   MODEL_RPM: int(60_000).describe('Simulator quota: requests per minute.'),
   SIM_PORT: int(3001).describe('HTTP port of the model-plane simulator (`npm run start:sim`).'),
+  SIM_ADMIN_TOKEN: optionalString.describe(
+    "Bearer token that lets peers other than loopback use the simulator's /admin/* and the effect sink's /summary; empty: loopback peers only.",
+  ),
   SIM_SEED: int(42).describe("Seed of the simulator's pseudo-random choices (token counts, latencies)."),
   SIM_HEADER_DIALECT: z
     .enum(['openai', 'anthropic'])
@@ -266,8 +295,17 @@ const policy = {
   TENANT_RATE_PER_SECOND: int(200).describe(
     'Default per-tenant submission rate limit at the API (units per second, token bucket with a burst of twice this; a batch costs one per item; 0: no limit).',
   ),
-  TENANT_REQUEST_RATE_PER_SECOND: int(100).describe(
-    'Default per-tenant rate of other requests at the API (reads, cancels, decisions, `/tenants/me`; a batch resume costs one per item).',
+  TENANT_REQUEST_RATE_PER_SECOND: int(300).describe(
+    'Default per-tenant request rate at the API: every tenant request costs one, submissions and resends included, before anything is looked up (a batch resume costs one per item).',
+  ),
+  TRIGGERS_MAX_PER_TENANT: int(DEFAULT_EVENT_CAPS.maxTriggers).describe(
+    'Triggers one tenant may hold; one more is refused with 409.',
+  ),
+  WEBHOOK_SECRETS_MAX_PER_TENANT: int(DEFAULT_EVENT_CAPS.maxWebhookSecrets).describe(
+    'Webhook secrets (one per source) one tenant may hold; one more is refused with 409.',
+  ),
+  TRIGGER_INPUT_MAX_BYTES: int(DEFAULT_EVENT_CAPS.maxTriggerInputBytes).describe(
+    'The largest trigger `input` template in bytes of compact JSON; larger is refused with 413.',
   ),
   RUN_MAX_TOKENS: int(DEFAULT_RUN_CAPS.maxTokens).describe(
     'Per-run cap on tokens: a run declaring or estimated at more is refused with 400.',
@@ -471,6 +509,11 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
     requestRatePerSecond: e.TENANT_REQUEST_RATE_PER_SECOND,
   };
   const runCaps: RunCaps = { maxTokens: e.RUN_MAX_TOKENS, maxWallSeconds: e.RUN_MAX_WALL_SECONDS };
+  const eventCaps: EventCaps = {
+    maxTriggers: e.TRIGGERS_MAX_PER_TENANT,
+    maxWebhookSecrets: e.WEBHOOK_SECRETS_MAX_PER_TENANT,
+    maxTriggerInputBytes: e.TRIGGER_INPUT_MAX_BYTES,
+  };
   /** The token governor's parameters (a new scheduler chain starts with them). */
   const governor: GovernorParams = {
     ...DEFAULT_GOVERNOR,
@@ -506,6 +549,8 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
       maxConnections: e.HTTP_MAX_CONNECTIONS,
     },
     adminToken: e.ADMIN_TOKEN,
+    /** A second admin token accepted during a rotation. */
+    adminTokenNext: e.ADMIN_TOKEN_NEXT,
     temporal: {
       /** undefined: start the embedded dev server. */
       address: e.TEMPORAL_ADDRESS,
@@ -545,10 +590,13 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
       rpm: e.MODEL_RPM,
       seed: e.SIM_SEED,
       headerDialect: e.SIM_HEADER_DIALECT,
+      /** Lets non-loopback peers use the simulator's and the sink's operator routes. */
+      adminToken: e.SIM_ADMIN_TOKEN,
     },
     fleet,
     tenantDefaults,
     runCaps,
+    eventCaps,
     governor,
     submitCoalesceMs: e.SUBMIT_COALESCE_MS,
     mailboxFlushMs: e.MAILBOX_FLUSH_MS,

@@ -10,12 +10,15 @@ async function main(): Promise<void> {
     '',
     '  Fairway is up.',
     `  API            ${stack.apiUrl}   (OpenAPI at ${stack.apiUrl}/openapi.json)`,
+    config.host === '127.0.0.1' || config.host === 'localhost'
+      ? '  Listening on   loopback only (HOST=0.0.0.0 opens every interface)'
+      : `  Listening on   ${config.host} (HOST)`,
     `  Temporal       ${stack.temporalAddress}   (namespace ${config.temporal.namespace})`,
     stack.uiUrl ? `  Temporal UI    ${stack.uiUrl}` : '',
     `  Model plane    ${stack.modelBaseUrl}${stack.sim ? '   (embedded simulator)' : ''}`,
     `  Scheduler      workflow id "${config.schedulerWorkflowId}"`,
     stack.adminTokenGenerated
-      ? `  Admin token    ${stack.adminToken}   (generated; set ADMIN_TOKEN to choose one)`
+      ? `  Admin token    ${stack.adminToken}   (generated once, kept in DATA_DIR/admin-token; set ADMIN_TOKEN to choose one)`
       : '',
     '  Ctrl-C stops everything.',
     '',

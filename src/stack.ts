@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -30,6 +29,7 @@ import type { ToolWorker } from './fleet/tool-worker';
 import type { FleetWorker, WorkflowSource } from './fleet/worker';
 import { startDevServer } from './infra/dev-server';
 import { createLog } from './infra/log';
+import { adminTokenOf } from './infra/admin-token';
 import { installRuntime } from './infra/runtime';
 import { httpAnswers, waitFor } from './infra/wait-for';
 import type { DevServer } from './infra/dev-server';
@@ -112,6 +112,7 @@ export async function startStack(
         rpm: config.sim.rpm,
         seed: config.sim.seed,
         headerDialect: config.sim.headerDialect,
+        adminToken: config.sim.adminToken,
       });
       closers.push(() => sim!.close());
       modelBaseUrl = sim.url;
@@ -195,9 +196,10 @@ export async function startStack(
     }
 
     let apiUrl: string | undefined;
-    const adminTokenGenerated = !config.adminToken;
-    const adminToken =
-      config.adminToken ?? (parts.api ? `fw_admin_${randomBytes(24).toString('base64url')}` : undefined);
+    // Generated once and kept in DATA_DIR, so a restart on the same data keeps the same token.
+    const kept = parts.api ? adminTokenOf(config.adminToken, config.dataDir) : undefined;
+    const adminTokenGenerated = kept?.generated ?? false;
+    const adminToken = kept?.token ?? config.adminToken;
     if (parts.api && adminToken) {
       const db = await openStore(apiStoreLocation(config));
       closers.push(() => db.close());
@@ -247,8 +249,10 @@ export async function startStack(
         db,
         batchItems,
         adminToken,
+        adminTokenNext: config.adminTokenNext,
         tenantDefaults: config.tenantDefaults,
         runCaps: config.runCaps,
+        eventCaps: config.eventCaps,
         log,
         events,
       });

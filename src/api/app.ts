@@ -6,7 +6,13 @@ import type { BatchItemStore } from '../stores/batch-items/batch-items';
 import { withDbUnavailableAs503 } from '../stores/api/api-store-pg';
 import { authenticate, requireAdmin } from './middleware/auth';
 import { jsonBody } from './middleware/json-body';
-import { DEFAULT_RUN_CAPS, type RunCaps, type TenantDefaults } from '../config';
+import {
+  DEFAULT_EVENT_CAPS,
+  DEFAULT_RUN_CAPS,
+  type EventCaps,
+  type RunCaps,
+  type TenantDefaults,
+} from '../config';
 import type { ApiContext } from './context';
 import { errorHandler, notFoundHandler } from './middleware/errors';
 import { refuseMethods, securityHeaders } from './middleware/security-headers';
@@ -40,9 +46,13 @@ export interface ApiDeps {
    */
   batchItems?: BatchItemStore;
   adminToken: string;
+  /** A second admin token accepted too, while the admin token rotates. */
+  adminTokenNext?: string;
   tenantDefaults: TenantDefaults;
   /** Per-run caps; default DEFAULT_RUN_CAPS. */
   runCaps?: RunCaps;
+  /** Caps on triggers and webhook secrets; default DEFAULT_EVENT_CAPS. */
+  eventCaps?: EventCaps;
   log: Logger;
   /** Clock in ms since epoch; tests pass their own. */
   now?: () => number;
@@ -66,6 +76,7 @@ export function createApp(deps: ApiDeps): FairwayApp {
  */
 export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.Express } {
   const now = deps.now ?? Date.now;
+  const adminTokens = deps.adminTokenNext ? [deps.adminToken, deps.adminTokenNext] : [deps.adminToken];
   const rate = deps.tenantDefaults.ratePerSecond;
   const requestRate = deps.tenantDefaults.requestRatePerSecond ?? rate;
   const ctx: ApiContext = {
@@ -76,6 +87,7 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
     now,
     tenantDefaults: deps.tenantDefaults,
     runCaps: deps.runCaps ?? DEFAULT_RUN_CAPS,
+    eventCaps: deps.eventCaps ?? DEFAULT_EVENT_CAPS,
     metrics: createApiMetrics(),
     submitLimiter: new TokenBuckets(rate, 2 * rate, now),
     events: deps.events ?? new EventDispatcher({ fleet: deps.fleet, store: deps.db, log: deps.log, now }),
@@ -110,12 +122,17 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
   });
   app.use(consolePageRouter());
   // Before the bearer-only middleware: events also come signed, and the signature needs the raw body.
-  app.use('/v1/events', eventIngressRouter(ctx, deps.adminToken));
+  app.use('/v1/events', eventIngressRouter(ctx, adminTokens));
   // Metrics name every tenant with its backlog and spend: admin only here; METRICS_PORT serves them on loopback.
-  app.get('/metrics', authenticate(ctx.store, deps.adminToken), requireAdmin, metricsHandler(ctx));
+  app.get('/metrics', authenticate(ctx.store, adminTokens), requireAdmin, metricsHandler(ctx));
 
   const v1 = express.Router();
-  v1.use(authenticate(ctx.store, deps.adminToken));
+  v1.use(authenticate(ctx.store, adminTokens));
+  // Every tenant request, resends included, is one request against the tenant's rate, before any lookup.
+  v1.use((_req, res, next) => {
+    rateLimitRequest(ctx, res);
+    next();
+  });
   v1.use('/admin', requireAdmin);
   v1.use(jsonBody());
   v1.use('/admin/tenants', adminTenantsRouter(ctx));
@@ -124,12 +141,6 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
   v1.use('/runs', runsRouter(ctx));
   v1.use('/batches', batchesRouter(ctx));
   v1.use('/tenants', tenantMeRouter(ctx));
-  // Event reads and replays, triggers and webhook secrets: one request each against the tenant's limit.
-  const limited: express.RequestHandler = (_req, res, next) => {
-    rateLimitRequest(ctx, res);
-    next();
-  };
-  v1.use(['/events', '/triggers', '/webhook-secrets'], limited);
   v1.use('/events', eventsRouter(ctx));
   v1.use('/triggers', triggersRouter(ctx));
   v1.use('/webhook-secrets', webhookSecretsRouter(ctx));

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { RunCaps, TenantDefaults } from '../config';
+import type { EventCaps, RunCaps, TenantDefaults } from '../config';
 import type { ApiStore } from '../stores/api/api-store';
 import type { BatchItemStore } from '../stores/batch-items/batch-items';
 import type { FleetPort } from '../contract/fleet-port';
@@ -19,11 +19,12 @@ export interface ApiContext {
   now: () => number;
   tenantDefaults: TenantDefaults;
   runCaps: RunCaps;
+  eventCaps: EventCaps;
   metrics: ApiMetrics;
   submitLimiter: TokenBuckets;
   /** Turns recorded events into runs. */
   events: EventDispatcher;
-  /** Every other tenant request (reads, cancels, decisions, resumes). */
+  /** Every tenant request, charged at the door before anything is looked up. */
   requestLimiter: TokenBuckets;
   cursors: CursorSigner;
   /** The one shared read of the scheduler's status and tenants (metrics and the console). */

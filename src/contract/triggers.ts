@@ -9,6 +9,8 @@ export interface EventEnvelope {
   specversion: string;
   time?: string;
   data: unknown;
+  /** Set by the door on a delivery verified by its source's webhook secret (never taken from a body). */
+  signed?: boolean;
 }
 
 export type Scalar = string | number | boolean | null;
@@ -16,6 +18,11 @@ export type Scalar = string | number | boolean | null;
 export interface TriggerSpec {
   /** Matches events whose `type` equals this exactly. */
   eventType: string;
+  /**
+   * The event sources the trigger accepts. Absent: any source, for events sent with the tenant's API
+   * key only; a signed delivery fires only triggers that name its source here.
+   */
+  sources?: string[];
   /** Every entry must hold: the value at the dotted path (from the event: `data.a.b`, `source`) equals it. */
   filter: Record<string, Scalar>;
   agent: string;
@@ -41,12 +48,13 @@ export function valueAt(root: unknown, path: string): unknown {
   return cur;
 }
 
-/** True when the trigger's type and every filter entry match (strict equality on scalars). */
+/** True when the trigger's type, its sources and every filter entry match (strict equality on scalars). */
 export function triggerMatches(
-  trigger: Pick<TriggerSpec, 'eventType' | 'filter'>,
+  trigger: Pick<TriggerSpec, 'eventType' | 'filter' | 'sources'>,
   event: EventEnvelope,
 ): boolean {
   if (trigger.eventType !== event.type) return false;
+  if (trigger.sources ? !trigger.sources.includes(event.source) : event.signed === true) return false;
   return Object.entries(trigger.filter).every(([path, want]) => valueAt(event, path) === want);
 }
 

@@ -14,6 +14,7 @@ async function main(): Promise<void> {
     rpm: config.sim.rpm,
     seed: config.sim.seed,
     headerDialect: config.sim.headerDialect,
+    adminToken: config.sim.adminToken,
   });
   log.info({ url: sim.url, tpm: config.sim.tpm, rpm: config.sim.rpm }, 'model-plane simulator started');
   closeOnSignal(sim.close, { info: (m) => log.info(m), error: (m) => log.error(m) });

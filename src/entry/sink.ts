@@ -14,6 +14,7 @@ async function main(): Promise<void> {
     file: path.resolve(config.dataDir, 'effect-sink.jsonl'),
     // The identities it authenticates: a tool's effect must come with that tool's own credential.
     tools: config.tools.credentials,
+    adminToken: config.sim.adminToken,
   });
   log.info({ url: sink.url }, 'effect sink started');
   closeOnSignal(sink.close, { info: (m) => log.info(m), error: (m) => log.error(m) });

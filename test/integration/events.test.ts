@@ -23,6 +23,8 @@ import { freePort } from '../../src/infra/cluster/child';
 const SOURCE = 'https://alerts.example.com';
 const TRIGGER = {
   eventType: 'incident.opened',
+  // Signed deliveries fire only triggers that name their source.
+  sources: [SOURCE],
   filter: { 'data.severity': 'high' },
   agent: 'synthetic',
   input: { steps: '{{data.steps}}', tokensPerStep: 10, effect: true },

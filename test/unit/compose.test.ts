@@ -44,6 +44,7 @@ const USER_ENV = {
   TOOL_LOOKUP_CREDENTIAL: TOOL_CREDENTIALS.lookup,
   TOOL_PAGER_CREDENTIAL: TOOL_CREDENTIALS.pager,
   TOOL_SCANNER_CREDENTIAL: TOOL_CREDENTIALS.scanner,
+  GRAFANA_ADMIN_PASSWORD: 'compose-test-grafana-password-0123',
 };
 
 function composeConfig(env: Record<string, string | undefined>) {
@@ -85,16 +86,34 @@ function serviceBlocks(yaml: string): Map<string, string> {
   return blocks;
 }
 
-/** Published→target port pairs of one service block (v1: `- published: 3000\n  target: 3000`). */
-function portPairs(block: string): string[] {
-  const pairs: string[] = [];
+/** One published port: the host interface ('' = every interface), the host port and the container port. */
+interface Published {
+  host: string;
+  published: string;
+  target: string;
+}
+
+/**
+ * The published ports of one service block. Compose v1 prints a port bound to every interface as
+ * `- published: 3000\n  target: 3000` and one bound to an address as `- 127.0.0.1:7233:7233/tcp`.
+ */
+function publishedPorts(block: string): Published[] {
+  const ports: Published[] = [];
   const entries = block.split(/\n\s*- /);
   for (const entry of entries) {
     const published = /published:\s*['"]?(\d+)/.exec(entry)?.[1];
     const target = /target:\s*['"]?(\d+)/.exec(entry)?.[1];
-    if (published && target) pairs.push(`${published}:${target}`);
+    const hostIp = /host_ip:\s*['"]?([\d.:a-f]+)/.exec(entry)?.[1] ?? '';
+    if (published && target) ports.push({ host: hostIp, published, target });
+    const short = /^['"]?(?:([\d.]+):)?(\d+):(\d+)(?:\/\w+)?['"]?\s*$/.exec(entry.split('\n')[0]!.trim());
+    if (short) ports.push({ host: short[1] ?? '', published: short[2]!, target: short[3]! });
   }
-  return pairs;
+  return ports;
+}
+
+/** `host:published:target` (host omitted when every interface) of each published port. */
+function portPairs(block: string): string[] {
+  return publishedPorts(block).map((p) => `${p.host ? `${p.host}:` : ''}${p.published}:${p.target}`);
 }
 
 /** KEY=value lines of .env.example, comments skipped. */
@@ -131,9 +150,11 @@ describe('docker-compose.yml', () => {
       }
 
       const expectedPorts: Record<string, string> = {
-        temporal: '7233:7233',
-        'temporal-ui': '8080:8080',
-        sim: '3001:3001',
+        temporal: '127.0.0.1:7233:7233',
+        'temporal-ui': '127.0.0.1:8080:8080',
+        sim: '127.0.0.1:3001:3001',
+        prometheus: '127.0.0.1:9090:9090',
+        grafana: '127.0.0.1:3030:3000',
         api: '3000:3000',
       };
       for (const [name, pair] of Object.entries(expectedPorts)) {
@@ -214,6 +235,37 @@ describe('docker-compose.yml', () => {
       expect(worker).not.toMatch(/TOOL_[A-Z]+_CREDENTIAL/);
       for (const name of ['api', 'api-2', 'sim']) expect(services.get(name), name).not.toMatch(/TOOL_/);
       expect(loadConfig({ WORKER_TOOLS: '' }).tools.serve).toEqual([]);
+    },
+  );
+
+  it.skipIf(!version)(
+    `publishes only the API on every host interface; the rest on loopback or not at all${version ? '' : ` (skipped: ${INSTALL_HINT})`}`,
+    () => {
+      const r = composeConfig({});
+      expect(r.status, r.stderr).toBe(0);
+      const services = serviceBlocks(r.stdout);
+      const open: string[] = [];
+      let published = 0;
+      for (const [name, block] of services) {
+        for (const port of publishedPorts(block)) {
+          published += 1;
+          if (port.host !== '127.0.0.1') open.push(`${name} ${port.host || '*'}:${port.published}`);
+        }
+      }
+      expect(published).toBeGreaterThanOrEqual(7); // the parser sees loopback ports too
+      expect(open.sort()).toEqual(['api *:3000', 'api-2 *:3002']);
+    },
+  );
+
+  it.skipIf(!version)(
+    `runs Grafana without anonymous access and refuses to start without its admin password${version ? '' : ` (skipped: ${INSTALL_HINT})`}`,
+    () => {
+      const r = composeConfig({});
+      expect(r.status, r.stderr).toBe(0);
+      const grafana = serviceBlocks(r.stdout).get('grafana')!;
+      expect(grafana).toMatch(/GF_AUTH_ANONYMOUS_ENABLED: ['"]false['"]/);
+      expect(grafana).toMatch(new RegExp(`GF_SECURITY_ADMIN_PASSWORD: ${USER_ENV.GRAFANA_ADMIN_PASSWORD}\n`));
+      expect(grafana).not.toMatch(/GF_AUTH_ANONYMOUS_ORG_ROLE/);
     },
   );
 

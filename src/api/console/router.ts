@@ -64,7 +64,8 @@ export function consolePageRouter(): Router {
   const router = Router();
   router.get('/console', (_req, res) => send(res, INDEX, 'text/html; charset=utf-8'));
   router.get('/console/assets/:name', (req, res) => {
-    const asset = ASSETS[req.params.name];
+    // Own properties only: `constructor`, `__proto__` and the like are not assets.
+    const asset = Object.hasOwn(ASSETS, req.params.name) ? ASSETS[req.params.name] : undefined;
     if (!asset) throw new ApiError('not_found', `No console asset named ${req.params.name}.`);
     send(res, asset.file, asset.type);
   });

@@ -9,9 +9,19 @@ import { sha256Hex } from '../crypto/keys';
 import { runLink } from './run-intake';
 import { rateLimit } from './shed';
 
-export const eventLink = (eventId: string) => `/v1/events/${encodeURIComponent(eventId)}`;
+/**
+ * An event's key in the store: its identity is (tenant, source, id), as CloudEvents makes `id` unique
+ * per source. The id comes first so the events of one id can be found without their source.
+ */
+export const EVENT_KEY_SEPARATOR = '\u001f';
+export const eventKey = (event: Pick<EventEnvelope, 'id' | 'source'>) =>
+  `${event.id}${EVENT_KEY_SEPARATOR}${event.source}`;
 
-/** A run made by an event: its id derives from (event id, trigger), so every retry and replay names it again. */
+/** An event's address: its id, and its source as `?source=`. */
+export const eventLink = (event: Pick<EventEnvelope, 'id' | 'source'>, suffix = '') =>
+  `/v1/events/${encodeURIComponent(event.id)}${suffix}?source=${encodeURIComponent(event.source)}`;
+
+/** A run made by an event: its id derives from (event key, trigger), so every retry and replay names it again. */
 export function eventRunId(tenant: string, eventId: string, trigger: string): string {
   return `run-${tenant}-${sha256Hex(`event:${eventId}:${trigger}`).slice(0, 20)}`;
 }
@@ -31,7 +41,7 @@ export function runsForEvent(
     const parsed = agent?.input.safeParse(rendered);
     const base = {
       trigger: name,
-      runId: eventRunId(tenant, event.id, name),
+      runId: eventRunId(tenant, eventKey(event), name),
       agent: spec.agent,
       priority: spec.priority,
     };
@@ -74,7 +84,7 @@ export function outcomeOf(event: EventRecord): EventOutcome {
 
 export function eventView(event: EventRecord) {
   return {
-    eventId: event.eventId,
+    eventId: event.envelope.id,
     type: event.envelope.type,
     source: event.envelope.source,
     receivedAt: new Date(event.receivedAt).toISOString(),
@@ -91,7 +101,7 @@ export function eventView(event: EventRecord) {
       refusal: r.refusal,
       links: { run: runLink(r.runId) },
     })),
-    links: { self: eventLink(event.eventId), replay: `${eventLink(event.eventId)}/replay` },
+    links: { self: eventLink(event.envelope), replay: eventLink(event.envelope, '/replay') },
   };
 }
 
@@ -121,22 +131,27 @@ export async function acceptEvent(
     source: envelope.source,
     data: envelope.data ?? null,
   });
-  const known = await ctx.store.events.get(tenant, envelope.id);
-  if (!known) rateLimit(ctx, tenant);
+  const key = eventKey(envelope);
   const result = await ctx.store.events.record(
-    { tenant, eventId: envelope.id, bodyHash, envelope, receivedAt: ctx.now() },
-    (triggers) => runsForEvent(triggers, tenant, envelope),
+    { tenant, eventId: key, bodyHash, envelope, receivedAt: ctx.now() },
+    (triggers) => {
+      // A new event is new work: one submission unit, or one per run its triggers start. Refused here,
+      // inside the store's transaction, nothing is recorded.
+      const runs = runsForEvent(triggers, tenant, envelope);
+      rateLimit(ctx, tenant, Math.max(1, runs.filter((r) => r.status === 'pending').length));
+      return runs;
+    },
   );
   if (!result.created) {
     if (result.event.bodyHash !== bodyHash) {
       throw new ApiError(
         'idempotency_conflict',
-        'An event with this id and another type, source or data was already received; give a new event a new id.',
+        'An event with this source and id and another type or data was already received; give a new event a new id.',
         { eventId: envelope.id },
       );
     }
     return { status: 200, event: result.event };
   }
-  if (result.event.state === 'pending') ctx.events.kick(tenant, envelope.id);
+  if (result.event.state === 'pending') ctx.events.kick(tenant, key);
   return { status: 202, event: result.event };
 }

@@ -3,11 +3,23 @@ import { PrioritySchema } from './schemas';
 
 /** Request schemas of events, triggers and webhook secrets (docs/api.md, "Events and triggers"). */
 
+/** No control characters (an event's key joins its id and source with U+001F). */
+const hasNoControl = (v: string) => ![...v].some((ch) => ch.charCodeAt(0) < 0x20 || ch === '\u007f');
+const printable = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .refine(hasNoControl, 'No control characters.')
+    // What the refinement checks, for the OpenAPI document.
+    .meta({ pattern: '^[^\\u0000-\\u001f\\u007f]+$' });
+const SourceSchema = printable(1000);
+
 /** A CloudEvents 1.0 event in structured JSON mode; extension attributes are accepted and ignored. */
 export const CloudEventSchema = z.object({
-  id: z.string().min(1).max(255),
+  id: printable(255),
   type: z.string().min(1).max(255),
-  source: z.string().min(1).max(1000),
+  source: SourceSchema,
   specversion: z.literal('1.0').default('1.0'),
   time: z.iso.datetime({ offset: true }).optional(),
   data: z.unknown().optional(),
@@ -34,6 +46,7 @@ export const TriggerPutSchema = z.strictObject({
     // What the record's key schema and the refinement check, for the OpenAPI document.
     .meta({ propertyNames: { pattern: DOTTED_PATH.source }, maxProperties: MAX_FILTER_ENTRIES })
     .default({}),
+  sources: z.array(SourceSchema).min(1).max(20).optional(),
   agent: z.string().min(1).max(64),
   priority: PrioritySchema.default('standard'),
   input: z.unknown().optional(),
@@ -41,7 +54,7 @@ export const TriggerPutSchema = z.strictObject({
 });
 export type TriggerPut = z.output<typeof TriggerPutSchema>;
 
-export const WebhookSecretPostSchema = z.strictObject({ source: z.string().min(1).max(1000) });
+export const WebhookSecretPostSchema = z.strictObject({ source: SourceSchema });
 
 export const EventIdSchema = z.string().min(1).max(255);
 

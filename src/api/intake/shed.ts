@@ -43,13 +43,17 @@ export function rateLimit(ctx: ApiContext, tenant: string, cost = 1): void {
  */
 export function rateLimitRequest(ctx: ApiContext, res: Response, cost = 1): void {
   const principal = principalOf(res);
-  if (principal.kind !== 'tenant') return;
-  const taken = ctx.requestLimiter.take(principal.tenant, cost);
+  if (principal.kind === 'tenant') chargeRequest(ctx, principal.tenant, cost);
+}
+
+/** 429 rate_limited for `tenant` over its request rate (a signed delivery's tenant, known before any key). */
+export function chargeRequest(ctx: ApiContext, tenant: string, cost = 1): void {
+  const taken = ctx.requestLimiter.take(tenant, cost);
   if (taken.ok) return;
   ctx.metrics.sheds.inc({ reason: 'rate_limited' });
   throw new ApiError(
     'rate_limited',
-    `Tenant ${principal.tenant} is sending more than ${ctx.tenantDefaults.requestRatePerSecond ?? ctx.tenantDefaults.ratePerSecond} requests per second.`,
+    `Tenant ${tenant} is sending more than ${ctx.tenantDefaults.requestRatePerSecond ?? ctx.tenantDefaults.ratePerSecond} requests per second.`,
     undefined,
     taken.retryAfterSeconds,
   );

@@ -9,9 +9,13 @@ export type Principal = { kind: 'admin' } | { kind: 'tenant'; tenant: string; re
 
 const BEARER = /^Bearer +(\S+) *$/i;
 
-/** Resolves `Authorization: Bearer <key>` to the admin or a tenant; 401 when missing or unknown. */
-export function authenticate(store: ApiStore, adminToken: string): RequestHandler {
-  if (adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
+/**
+ * Resolves `Authorization: Bearer <key>` to the admin or a tenant; 401 when missing or unknown. Several
+ * admin tokens (the current one and the next, while it rotates) are each accepted.
+ */
+export function authenticate(store: ApiStore, adminTokens: string | readonly string[]): RequestHandler {
+  const tokens = typeof adminTokens === 'string' ? [adminTokens] : adminTokens;
+  if (tokens.length === 0 || tokens.some((t) => t.length < MIN_ADMIN_TOKEN_LENGTH)) {
     throw new Error(`The admin token must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters.`);
   }
   return async (req, res, next) => {
@@ -20,7 +24,8 @@ export function authenticate(store: ApiStore, adminToken: string): RequestHandle
     if (!key) {
       throw new ApiError('unauthorized', 'Send your API key as "Authorization: Bearer <key>".');
     }
-    if (safeEqual(key, adminToken)) {
+    // Every token is compared: timing does not say which one matched.
+    if (tokens.map((t) => safeEqual(key, t)).includes(true)) {
       res.locals.principal = { kind: 'admin' } satisfies Principal;
       next();
       return;
@@ -47,10 +52,11 @@ export function tenantOf(res: Response, action: string): TenantRecord {
   return principal.record;
 }
 
-/** Guards /v1/admin/*: tenants get 403. */
-export const requireAdmin: RequestHandler = (_req, res, next) => {
+/** Guards /v1/admin/* and /metrics: tenants get 403, naming what they asked for. */
+export const requireAdmin: RequestHandler = (req, res, next) => {
   if (principalOf(res).kind !== 'admin') {
-    throw new ApiError('forbidden', 'Only the admin token may use /v1/admin endpoints.');
+    const what = req.originalUrl.startsWith('/metrics') ? '/metrics' : '/v1/admin endpoints';
+    throw new ApiError('forbidden', `Only the admin token may use ${what}.`);
   }
   next();
 };

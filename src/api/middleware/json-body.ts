@@ -1,5 +1,6 @@
 import express, { type Request, type RequestHandler } from 'express';
 import { ApiError } from '../../contract/errors';
+import { assertJsonDepth } from './json-depth';
 
 /**
  * Body limits: 1 MB for everything but batches and batch parts, whose items need room. A one-request
@@ -20,12 +21,14 @@ function carriesBody(req: Request): boolean {
 }
 
 /**
- * JSON bodies only; the limit depends on the route. A body in any other media type is refused with 415
+ * JSON bodies only, nested at most MAX_JSON_DEPTH levels; the size limit depends on the route. A body in any other media type is refused with 415
  * (it is never parsed as "no body" with defaults applied). Errors go to the one error middleware.
  */
 export function jsonBody(): RequestHandler {
-  const small = express.json({ limit: BODY_LIMIT });
-  const large = express.json({ limit: BATCH_BODY_LIMIT });
+  // The depth is checked on the raw bytes, before they are parsed.
+  const verify = (_req: unknown, _res: unknown, raw: Buffer) => assertJsonDepth(raw);
+  const small = express.json({ limit: BODY_LIMIT, verify });
+  const large = express.json({ limit: BATCH_BODY_LIMIT, verify });
   return (req, res, next) => {
     if (carriesBody(req) && req.is('application/json') !== 'application/json') {
       next(

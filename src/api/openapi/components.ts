@@ -55,6 +55,13 @@ export function registerComponents(registry: OpenAPIRegistry) {
     scheme: 'bearer',
     description: 'A tenant API key, or the admin token for /v1/admin/*.',
   });
+  registry.registerComponent('securitySchemes', 'webhookSignature', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'Fairway-Signature',
+    description:
+      'POST /v1/events only: t=<unix seconds>,v1=<hex HMAC-SHA256(the source\'s webhook secret, "<t>.<raw body>")>, with ?tenant=.',
+  });
   return {
     Error: named('Error', R.ErrorResponse),
     RunRequest: named('RunRequest', union(runVariants)),

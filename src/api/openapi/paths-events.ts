@@ -49,15 +49,29 @@ export function registerEventPaths(registry: OpenAPIRegistry, c: Components): vo
     });
   const err = (description: string) => json(c.Error, description);
   const eventId = z.object({ eventId: z.string() });
+  const bySource = z.object({
+    source: z.string().optional().meta({
+      description: 'The source that sent the event; needed when several sources sent this id.',
+    }),
+  });
   const name = z.object({ name: E.TriggerNameSchema });
 
   add({
     method: 'post',
     path: '/v1/events',
     summary: 'Send an event (tenant key, or a signed webhook)',
+    security: [{ bearer: [] }, { webhookSignature: [] }],
     request: {
-      query: z.object({ tenant: z.string().optional() }),
-      headers: z.object({ 'Fairway-Signature': z.string().optional().meta({ description: SIGNATURE }) }),
+      query: z.object({
+        tenant: z.string().optional().meta({ description: 'The tenant of a signed delivery.' }),
+      }),
+      headers: z.object({
+        'Fairway-Signature': z.string().optional().meta({ description: SIGNATURE }),
+        'Fairway-Tenant': z
+          .string()
+          .optional()
+          .meta({ description: 'The tenant of a signed delivery, when ?tenant= is not given.' }),
+      }),
       body: {
         required: true,
         content: {
@@ -68,13 +82,14 @@ export function registerEventPaths(registry: OpenAPIRegistry, c: Components): vo
     },
     responses: {
       202: json(EventView, 'Recorded durably before this answer; its runs start at least once.'),
-      200: json(EventView, 'This id was already received: nothing new starts.'),
+      200: json(EventView, 'This source already sent this id: nothing new starts.'),
       400: err('invalid_request.'),
       401: err('unauthorized: no key, or the signature does not verify.'),
       403: err('forbidden: the admin token sends no events.'),
       413: err('payload_too_large.'),
       415: err('unsupported_media_type.'),
-      422: err('idempotency_conflict: this id came with another body.'),
+      409: err('conflict: several sources sent this id; name one with ?source=.'),
+      422: err('idempotency_conflict: this source sent this id with another body.'),
       429: err('rate_limited; see Retry-After.'),
     },
   });
@@ -92,19 +107,26 @@ export function registerEventPaths(registry: OpenAPIRegistry, c: Components): vo
     method: 'get',
     path: '/v1/events/{eventId}',
     summary: 'An event, its runs and outcome',
-    request: { params: eventId },
-    responses: { 200: json(EventView, 'The event.'), 401: err('unauthorized.'), 404: err('not_found.') },
+    request: { params: eventId, query: bySource },
+    responses: {
+      200: json(EventView, 'The event.'),
+      401: err('unauthorized.'),
+      404: err('not_found.'),
+      409: err('conflict: several sources sent this id; name one with ?source=.'),
+    },
   });
   add({
     method: 'post',
     path: '/v1/events/{eventId}/replay',
     summary: 'Retry refused runs and apply new triggers (never starts a run twice)',
-    request: { params: eventId },
+    request: { params: eventId, query: bySource },
     responses: {
       202: json(EventView.extend({ replayed: z.literal(true) }), 'Dispatching again.'),
       200: json(EventView.extend({ replayed: z.literal(false) }), 'Nothing to do.'),
       401: err('unauthorized.'),
       404: err('not_found.'),
+      409: err('conflict: several sources sent this id; name one with ?source=.'),
+      429: err('rate_limited: the runs it adds are new work.'),
     },
   });
 
@@ -122,6 +144,8 @@ export function registerEventPaths(registry: OpenAPIRegistry, c: Components): vo
       400: err('invalid_request.'),
       401: err('unauthorized.'),
       404: err('unknown_agent.'),
+      409: err('conflict: the tenant holds TRIGGERS_MAX_PER_TENANT triggers.'),
+      413: err('payload_too_large: the input is over TRIGGER_INPUT_MAX_BYTES.'),
     },
   });
   add({
@@ -161,6 +185,7 @@ export function registerEventPaths(registry: OpenAPIRegistry, c: Components): vo
       200: json(SecretCreated, 'Rotated; the old secret no longer verifies.'),
       400: err('invalid_request.'),
       401: err('unauthorized.'),
+      409: err('conflict: the tenant holds WEBHOOK_SECRETS_MAX_PER_TENANT secrets.'),
     },
   });
   add({

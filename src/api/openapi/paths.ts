@@ -48,6 +48,18 @@ export function registerPaths(registry: OpenAPIRegistry, c: Components): void {
     ...open,
     responses: { 200: { description: 'OpenAPI 3.1 JSON.' } },
   });
+  add('get', '/console', "The operator console's page (holds no data; it asks /v1/admin/console)", {
+    ...open,
+    responses: { 200: { description: 'HTML.', content: { 'text/html': { schema: z.string() } } } },
+  });
+  add('get', '/console/assets/{name}', "A static file of the console's page", {
+    ...open,
+    request: { params: z.object({ name: z.string() }) },
+    responses: {
+      200: { description: 'JavaScript or CSS.' },
+      ...errors(404),
+    },
+  });
 
   add('post', '/v1/runs', 'Submit a run (tenant key)', {
     request: {

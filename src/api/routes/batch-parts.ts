@@ -12,7 +12,7 @@ import { mayAccess, tenantOf } from '../middleware/auth';
 import { parseBatchOpen, parseBatchPart } from '../intake/parse-requests';
 import { BATCH_MAX_ITEMS, BatchIdSchema } from '../intake/schemas';
 import { enforceRunCaps, runCapIssues } from '../intake/run-caps';
-import { rateLimit, rateLimitRequest, shedError, withTenantSync } from '../intake/shed';
+import { rateLimit, shedError, withTenantSync } from '../intake/shed';
 
 /** An open batch nobody commits is forgotten after this long (with its items). */
 export const OPEN_BATCH_TTL_MS = 24 * 60 * 60 * 1000;
@@ -121,7 +121,6 @@ export async function startOrphanedBatches(
 export function addBatchPartRoutes(ctx: ApiContext, router: Router): void {
   router.post('/open', async (req, res) => {
     const tenant = tenantOf(res, 'submit batches');
-    rateLimitRequest(ctx, res);
     const { request, agent } = parseBatchOpen(req.body);
     const now = ctx.now();
     await ctx.batchItems.purgeOpen(now - OPEN_BATCH_TTL_MS);
@@ -219,7 +218,6 @@ export function addBatchPartRoutes(ctx: ApiContext, router: Router): void {
 
   router.post('/:batchId/commit', async (req, res) => {
     const { tenant, batch: found } = await ownStoredBatch(ctx, res, req.params.batchId, 'submit batches');
-    rateLimitRequest(ctx, res);
     if (found.state === 'open' && found.items === 0) {
       throw new ApiError(
         'conflict',

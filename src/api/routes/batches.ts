@@ -68,7 +68,6 @@ export function batchesRouter(ctx: ApiContext): Router {
   addBatchPartRoutes(ctx, router);
 
   router.get('/:batchId', async (req, res) => {
-    rateLimitRequest(ctx, res);
     const waiting = await unstarted(ctx, res, req.params.batchId);
     if (waiting) {
       res.json(unstartedView(waiting));
@@ -78,7 +77,6 @@ export function batchesRouter(ctx: ApiContext): Router {
   });
 
   router.post('/:batchId/resume', async (req, res) => {
-    rateLimitRequest(ctx, res);
     if (await unstarted(ctx, res, req.params.batchId)) {
       throw new ApiError('conflict', `Batch ${req.params.batchId} has not started; commit it first.`);
     }

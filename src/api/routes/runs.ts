@@ -8,7 +8,6 @@ import { runLink, submitRun } from '../intake/run-intake';
 import { DecisionRequestSchema, RunIdSchema, RunListQuerySchema } from '../intake/schemas';
 import { parseOr400 } from '../intake/validation';
 import { enforceRunCaps, runCapIssues } from '../intake/run-caps';
-import { rateLimitRequest } from '../intake/shed';
 
 /** The run, when it exists and the caller may see it; otherwise 404 (another tenant's run does not "exist"). */
 async function ownedRun(ctx: ApiContext, res: Response, runId: string): Promise<RunView> {
@@ -29,7 +28,6 @@ export function runsRouter(ctx: ApiContext): Router {
   });
 
   router.get('/', async (req, res) => {
-    rateLimitRequest(ctx, res);
     const query = parseOr400(RunListQuerySchema, req.query);
     const principal = principalOf(res);
     const tenant = principal.kind === 'tenant' ? principal.tenant : query.tenant;
@@ -39,12 +37,10 @@ export function runsRouter(ctx: ApiContext): Router {
   });
 
   router.get('/:runId', async (req, res) => {
-    rateLimitRequest(ctx, res);
     res.json(await ownedRun(ctx, res, req.params.runId));
   });
 
   router.post('/:runId/cancel', async (req, res) => {
-    rateLimitRequest(ctx, res);
     const view = await ownedRun(ctx, res, req.params.runId);
     if (!(await ctx.fleet.cancelRun(view.runId))) {
       throw new ApiError('conflict', `Run ${view.runId} has already finished; there is nothing to cancel.`, {
@@ -56,7 +52,6 @@ export function runsRouter(ctx: ApiContext): Router {
 
   for (const decision of ['approve', 'reject'] as const) {
     router.post(`/:runId/${decision}`, async (req, res) => {
-      rateLimitRequest(ctx, res);
       const body = parseOr400(DecisionRequestSchema, req.body ?? {});
       const view = await ownedRun(ctx, res, req.params.runId);
       // The view just read answers for a run that is not awaiting approval (reading it again would

@@ -3,7 +3,6 @@ import { tenantOf } from '../middleware/auth';
 import type { ApiContext } from '../context';
 import { resyncTenant } from '../tenant-sync';
 import { ApiError } from '../../contract/errors';
-import { rateLimitRequest } from '../intake/shed';
 
 /** `GET /v1/tenants/me`: the caller's settings, backlog, in-flight count and ledger. */
 export function tenantMeRouter(ctx: ApiContext): Router {
@@ -11,7 +10,6 @@ export function tenantMeRouter(ctx: ApiContext): Router {
 
   router.get('/me', async (_req, res) => {
     const record = tenantOf(res, 'act as a tenant');
-    rateLimitRequest(ctx, res);
     let status = await ctx.fleet.tenantStatus(record.tenant);
     if (!status) {
       // The scheduler lost the tenant (restart); re-send the stored settings and ask again.

@@ -37,11 +37,31 @@ export function triggersRouter(ctx: ApiContext): Router {
     const spec: TriggerSpec = {
       eventType: body.eventType,
       filter: body.filter,
+      ...(body.sources !== undefined ? { sources: body.sources } : {}),
       agent: body.agent,
       priority: body.priority,
       ...(body.input !== undefined ? { input: body.input } : {}),
       ...(body.estimatedTokens !== undefined ? { estimatedTokens: body.estimatedTokens } : {}),
     };
+    const { maxTriggers, maxTriggerInputBytes } = ctx.eventCaps;
+    if (body.input !== undefined) {
+      const bytes = Buffer.byteLength(JSON.stringify(body.input));
+      if (bytes > maxTriggerInputBytes)
+        throw new ApiError(
+          'payload_too_large',
+          `A trigger's input may take ${maxTriggerInputBytes} bytes as compact JSON; this one takes ${bytes}.`,
+          { limitBytes: maxTriggerInputBytes, bytes },
+        );
+    }
+    if (!(await ctx.store.events.getTrigger(tenant, name))) {
+      const held = (await ctx.store.events.listTriggers(tenant)).length;
+      if (held >= maxTriggers)
+        throw new ApiError(
+          'conflict',
+          `A tenant may hold ${maxTriggers} triggers; delete one before adding another.`,
+          { limit: maxTriggers },
+        );
+    }
     const now = ctx.now();
     const created = await ctx.store.events.putTrigger(tenant, name, spec, now);
     res

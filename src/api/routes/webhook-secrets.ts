@@ -18,6 +18,13 @@ export function webhookSecretsRouter(ctx: ApiContext): Router {
     const { source } = parseOr400(WebhookSecretPostSchema, req.body ?? {});
     const secret = `whsec_${randomBytes(32).toString('base64url')}`;
     const rotated = (await ctx.store.events.secretFor(tenant, source)) !== undefined;
+    const limit = ctx.eventCaps.maxWebhookSecrets;
+    if (!rotated && (await ctx.store.events.listSecrets(tenant)).length >= limit)
+      throw new ApiError(
+        'conflict',
+        `A tenant may hold ${limit} webhook secrets (one per source); delete one before adding another.`,
+        { limit },
+      );
     await ctx.store.events.putSecret(tenant, source, secret, ctx.now());
     res.status(rotated ? 200 : 201).json({ source, secret, rotated });
   });

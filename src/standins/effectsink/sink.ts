@@ -4,6 +4,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { operatorAllowed } from '../modelplane/operator-access';
 
 /** What the sink saw, counted by the sink itself (the sender's own claims are not consulted). */
 export interface SinkSummary {
@@ -103,8 +104,11 @@ export interface RunningSink {
  */
 export async function startEffectSink(opts: {
   port: number;
-  host: string;
+  /** Interface to listen on; default loopback. */
+  host?: string;
   file?: string;
+  /** Lets peers other than loopback read `/summary` (`Authorization: Bearer <token>`). */
+  adminToken?: string;
   /**
    * The tool identities the sink knows (tool name → credential). A delivery that names a tool
    * (`fairway-tool`) must present that tool's own credential (`authorization: Bearer`), else 401/403.
@@ -112,11 +116,18 @@ export async function startEffectSink(opts: {
   tools?: Record<string, string>;
 }): Promise<RunningSink> {
   const tools = opts.tools ?? {};
+  const listenHost = opts.host ?? '127.0.0.1';
   const ledger = new DeliveryLedger(opts.file);
   const server = createServer((req, res) => {
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://sink');
-      if (req.method === 'GET' && url.pathname === '/summary') return send(res, 200, ledger.summary());
+      if (req.method === 'GET' && url.pathname === '/summary') {
+        if (!operatorAllowed(req.socket.remoteAddress, req.headers.authorization, opts.adminToken))
+          return send(res, 403, {
+            error: { code: 'forbidden', message: 'the summary answers loopback peers, or SIM_ADMIN_TOKEN' },
+          });
+        return send(res, 200, ledger.summary());
+      }
       if (req.method === 'GET' && url.pathname === '/healthz') return send(res, 200, { ok: true });
       // A sender that lost its own record of a delivery (it crashed after sending) asks before resending,
       // as it would ask any receiver that honours idempotency keys. Counting is unchanged: every POST counts.
@@ -156,10 +167,10 @@ export async function startEffectSink(opts: {
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen({ port: opts.port, host: opts.host }, resolve);
+    server.listen({ port: opts.port, host: listenHost }, resolve);
   });
   const { port } = server.address() as AddressInfo;
-  const host = opts.host === '0.0.0.0' ? '127.0.0.1' : opts.host;
+  const host = listenHost === '0.0.0.0' ? '127.0.0.1' : listenHost;
   return {
     url: `http://${host}:${port}`,
     ledger,

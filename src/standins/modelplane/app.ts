@@ -20,6 +20,7 @@ import {
 import { SimulatorState } from './state';
 import type { SimulatorOptions } from './state';
 import { estimatePromptTokens } from '../../activities/provider/tokens';
+import { operatorAllowed } from './operator-access';
 
 /** Completion length when a request names none (OpenAI's would be "until done"; a simulator needs a number). */
 const DEFAULT_MAX_TOKENS = 16;
@@ -44,7 +45,10 @@ const summary = (error: z.ZodError): string =>
  * request quotas, one bill and one call log, plus
  * `/admin/*` controls for drills.
  */
-export function createSimulator(opts: SimulatorOptions): { app: express.Express; state: SimulatorState } {
+export function createSimulator(opts: SimulatorOptions & { adminToken?: string }): {
+  app: express.Express;
+  state: SimulatorState;
+} {
   const state = new SimulatorState(opts);
   const app = express();
   app.disable('x-powered-by');
@@ -131,6 +135,15 @@ export function createSimulator(opts: SimulatorOptions): { app: express.Express;
       { split, billed: completion.usage.totalTokens, tenant },
       anthropicAnswers((id) => anthropicResponse(completion, id.replace(/^chatcmpl-/, 'msg_'))),
     );
+  });
+
+  app.use('/admin', (req, res, next) => {
+    if (operatorAllowed(req.socket.remoteAddress, req.get('authorization'), opts.adminToken)) return next();
+    sendError(res, 403, {
+      code: 'forbidden',
+      type: 'invalid_request_error',
+      message: 'The admin routes answer loopback peers, or the bearer token SIM_ADMIN_TOKEN.',
+    });
   });
 
   app.get('/admin/stats', (_req, res) => {

@@ -14,17 +14,18 @@ export interface RunningSimulator {
 }
 
 /**
- * Starts the simulator on `port` (0 picks a free one). Without `host` it listens on
- * every interface, as a deployed simulator must, and the URL names loopback.
+ * Starts the simulator on `port` (0 picks a free one), on loopback unless `host` names another
+ * interface (`0.0.0.0`: every one, as a simulator in a container must); the URL names loopback then.
+ * `adminToken` lets peers elsewhere use `/admin/*`.
  */
 export async function startSimulator(
-  opts: SimulatorOptions & { port: number; host?: string },
+  opts: SimulatorOptions & { port: number; host?: string; adminToken?: string },
 ): Promise<RunningSimulator> {
   const { app, state } = createSimulator(opts);
   const server = createServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen({ port: opts.port, host: opts.host }, resolve);
+    server.listen({ port: opts.port, host: opts.host ?? '127.0.0.1' }, resolve);
   });
   const { port } = server.address() as AddressInfo;
   const host = urlHost(opts.host);

@@ -1,7 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
 import type { TriggerSpec } from '../../contract/triggers';
 import { inTransaction } from '../engine/pg';
-import { EVENT_RETENTION_MS, runParams, toEvent, toTrigger } from './event-store';
+import { EVENT_RETENTION_MS, runParams, toEvent, toTrigger, triggerText } from './event-store';
 import type {
   EventRecord,
   EventRow,
@@ -106,6 +106,16 @@ export class PgEventStore implements EventStore {
   async get(tenant: string, eventId: string): Promise<EventRecord | undefined> {
     const row = await getEvent(this.pool, tenant, eventId);
     return row && eventOf(this.pool, row);
+  }
+
+  async findById(tenant: string, id: string, sep: string, limit: number): Promise<EventRecord[]> {
+    // starts_with compares bytes, whatever the database's collation.
+    const r = await this.pool.query<EventRow>(
+      `SELECT * FROM events WHERE tenant = $1 AND (event_id = $2 OR starts_with(event_id, $3))
+       ORDER BY received_at DESC LIMIT $4`,
+      [tenant, id, `${id}${sep}`, limit],
+    );
+    return Promise.all(r.rows.map((row) => eventOf(this.pool, row)));
   }
 
   async list(tenant: string, before: number, limit: number): Promise<EventRecord[]> {
@@ -235,7 +245,7 @@ export class PgEventStore implements EventStore {
       `INSERT INTO triggers (tenant, name, spec, updated_at) VALUES ($1, $2, $3, $4)
        ON CONFLICT (tenant, name) DO UPDATE SET spec = EXCLUDED.spec, updated_at = EXCLUDED.updated_at
        RETURNING (xmax = 0) AS created`,
-      [tenant, name, JSON.stringify(spec), now],
+      [tenant, name, triggerText(spec), now],
     );
     return r.rows[0]?.created === true;
   }

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { TriggerSpec } from '../../contract/triggers';
-import { EVENT_RETENTION_MS, runParams, toEvent, toTrigger } from './event-store';
+import { EVENT_RETENTION_MS, runParams, toEvent, toTrigger, triggerText } from './event-store';
 import type {
   EventRecord,
   EventRow,
@@ -26,6 +26,11 @@ export class SqliteEventStore implements EventStore {
     this.stmts = {
       getEvent: db.prepare<[string, string], EventRow>(
         'SELECT * FROM events WHERE tenant = ? AND event_id = ?',
+      ),
+      // BINARY collation: [id + sep, id + sep + 1) holds exactly the keys that start with id + sep.
+      findById: db.prepare<[string, string, string, string, number], EventRow>(
+        `SELECT * FROM events WHERE tenant = ? AND (event_id = ? OR (event_id >= ? AND event_id < ?))
+         ORDER BY received_at DESC LIMIT ?`,
       ),
       runsOf: db.prepare<[string, string], RunRow>(
         'SELECT * FROM event_runs WHERE tenant = ? AND event_id = ? ORDER BY trigger',
@@ -143,6 +148,13 @@ export class SqliteEventStore implements EventStore {
     return row && this.eventOf(row);
   }
 
+  async findById(tenant: string, id: string, sep: string, limit: number): Promise<EventRecord[]> {
+    const next = String.fromCharCode(sep.charCodeAt(0) + 1);
+    return this.stmts.findById
+      .all(tenant, id, `${id}${sep}`, `${id}${next}`, limit)
+      .map((r) => this.eventOf(r));
+  }
+
   async list(tenant: string, before: number, limit: number): Promise<EventRecord[]> {
     return this.stmts.list.all(tenant, before, limit).map((r) => this.eventOf(r));
   }
@@ -225,7 +237,7 @@ export class SqliteEventStore implements EventStore {
 
   async putTrigger(tenant: string, name: string, spec: TriggerSpec, now: number): Promise<boolean> {
     const existed = this.stmts.getTrigger.get(tenant, name) !== undefined;
-    this.stmts.putTrigger.run(tenant, name, JSON.stringify(spec), now);
+    this.stmts.putTrigger.run(tenant, name, triggerText(spec), now);
     return !existed;
   }
 

@@ -134,9 +134,36 @@ export interface TriggerRow {
 
 export const toTrigger = (r: TriggerRow): TriggerEntry => ({
   name: r.name,
-  spec: JSON.parse(r.spec) as TriggerSpec,
+  spec: specOf(JSON.parse(r.spec) as StoredSpec),
   updatedAt: Number(r.updated_at),
 });
+
+/** A trigger as stored: its `input` kept as JSON text (`inputJson`), so matching never builds it. */
+type StoredSpec = TriggerSpec & { inputJson?: string };
+
+/** The stored text of a trigger (see StoredSpec). */
+export function triggerText(spec: TriggerSpec): string {
+  const { input, ...rest } = spec;
+  return JSON.stringify(input === undefined ? rest : { ...rest, inputJson: JSON.stringify(input) });
+}
+
+/** The spec, its input parsed on first read only (an event reads it when the trigger matches). */
+function specOf(stored: StoredSpec): TriggerSpec {
+  const { inputJson, ...spec } = stored;
+  if (inputJson === undefined) return spec;
+  let input: unknown;
+  let parsed = false;
+  return Object.defineProperty(spec, 'input', {
+    enumerable: true,
+    get: () => {
+      if (!parsed) {
+        input = JSON.parse(inputJson) as unknown;
+        parsed = true;
+      }
+      return input;
+    },
+  });
+}
 
 export function toEvent(row: EventRow, runs: RunRow[]): EventRecord {
   return {
@@ -195,6 +222,11 @@ export interface EventStore {
    */
   record(ev: NewEvent, runsFor: (triggers: TriggerEntry[]) => NewEventRun[]): Promise<RecordResult>;
   get(tenant: string, eventId: string): Promise<EventRecord | undefined>;
+  /**
+   * The events whose key is `id` or starts with `id` + `keySeparator` (one per source that sent this id),
+   * newest first, at most `limit`.
+   */
+  findById(tenant: string, id: string, keySeparator: string, limit: number): Promise<EventRecord[]>;
   /** The tenant's events received before `before` (ms), newest first. */
   list(tenant: string, before: number, limit: number): Promise<EventRecord[]>;
   /** Takes the event for dispatch for `leaseMs` (false when settled, not yet due, or taken by another). */

@@ -1,11 +1,14 @@
 import request from 'supertest';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { signPayload } from '../../../src/api/events/signature';
+import { eventKey } from '../../../src/api/intake/event-intake';
 import { bearer, makeHarness, type Harness } from './harness';
 
 const SOURCE = 'https://alerts.example.com';
 const trigger = {
   eventType: 'incident.opened',
+  // Signed deliveries fire only triggers that name their source.
+  sources: [SOURCE],
   filter: { 'data.severity': 'high' },
   agent: 'synthetic',
   input: { steps: '{{data.steps}}' },
@@ -91,7 +94,9 @@ describe('events: POST /v1/events, triggers, webhook secrets', () => {
       .set('Fairway-Signature', signPayload(secret, raw, now))
       .send(raw)
       .expect(202);
-    expect((await h.store.events.list('acme', Date.now() * 2, 10)).map((e) => e.eventId)).toEqual(['evt-2']);
+    expect((await h.store.events.list('acme', Date.now() * 2, 10)).map((e) => e.envelope.id)).toEqual([
+      'evt-2',
+    ]);
   });
 
   it('a tenant key works too; the same id with another body is 422; bad envelopes are 400', async () => {
@@ -150,7 +155,9 @@ describe('events: POST /v1/events, triggers, webhook secrets', () => {
       .send({ agent: 'synthetic', input: { steps: 1 } })
       .expect(202);
     await request(h.app).post('/v1/events').set(bearer(key)).send(event('evt-6')).expect(202);
-    await until(async () => (await h.store.events.get('acme', 'evt-6'))?.runs[0]?.status === 'refused');
+    await until(
+      async () => (await h.store.events.get('acme', eventKey(event('evt-6'))))?.runs[0]?.status === 'refused',
+    );
     const seen = await request(h.app).get('/v1/events/evt-6').set(bearer(key)).expect(200);
     expect(seen.body.outcome).toBe('retrying');
     expect(seen.body.runs[0].refusal).toMatchObject({ code: 'queue_full' });
@@ -161,7 +168,9 @@ describe('events: POST /v1/events, triggers, webhook secrets', () => {
     expect(listed.body.items.map((e: { eventId: string }) => e.eventId)).toEqual(['evt-6']);
     await request(h.app).put('/v1/admin/tenants/acme').set(h.admin()).send({ maxQueued: 10 }).expect(200);
     await request(h.app).post('/v1/events/evt-6/replay').set(bearer(key)).expect(202);
-    await until(async () => (await h.store.events.get('acme', 'evt-6'))?.runs[0]?.status === 'started');
+    await until(
+      async () => (await h.store.events.get('acme', eventKey(event('evt-6'))))?.runs[0]?.status === 'started',
+    );
     const after = await request(h.app).get('/v1/events/evt-6').set(bearer(key)).expect(200);
     expect(after.body.outcome).toBe('started');
   });

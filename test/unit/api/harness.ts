@@ -12,6 +12,7 @@ import type { ApiStore } from '../../../src/stores/api/api-store';
 import { openSqliteStore } from '../../../src/stores/api/api-store-sqlite';
 import { createApp } from '../../../src/api/app';
 import type { TenantSettings } from '../../../src/scheduler/types';
+import type { EventCaps } from '../../../src/config';
 import { MemoryFleet } from './memory-fleet';
 
 export const ADMIN = 'admin-token-for-tests-0123456789';
@@ -19,6 +20,8 @@ export const ADMIN = 'admin-token-for-tests-0123456789';
 export interface HarnessOptions {
   ratePerSecond?: number;
   log?: pino.Logger;
+  /** Caps on triggers and webhook secrets; default DEFAULT_EVENT_CAPS. */
+  eventCaps?: EventCaps;
   /** Tenants created (with default settings) before each test; their keys are in `keys`. */
   tenants?: string[];
 }
@@ -64,6 +67,7 @@ export function makeHarness(opts: HarnessOptions = {}): Harness {
     tenantDefaults: { maxQueued: 100, maxInFlight: 10, ratePerSecond: opts.ratePerSecond ?? 1000 },
     log: opts.log ?? pino({ level: 'silent' }),
     now: () => clock.now,
+    ...(opts.eventCaps ? { eventCaps: opts.eventCaps } : {}),
   });
   const admin = () => bearer(ADMIN);
   return {

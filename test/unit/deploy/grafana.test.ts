@@ -90,6 +90,7 @@ describe('the Grafana dashboard', () => {
         TOOL_LOOKUP_CREDENTIAL: 'compose-test-lookup',
         TOOL_PAGER_CREDENTIAL: 'compose-test-pager',
         TOOL_SCANNER_CREDENTIAL: 'compose-test-scanner',
+        GRAFANA_ADMIN_PASSWORD: 'compose-test-grafana',
       },
       encoding: 'utf8',
     });
@@ -98,8 +99,8 @@ describe('the Grafana dashboard', () => {
     const prometheus = /\n {2}prometheus:\n([\s\S]*?)\n {2}\S/.exec(r.stdout)?.[1] ?? '';
     expect(grafana).toMatch(/deploy\/grafana\/provisioning:\/etc\/grafana\/provisioning/);
     expect(grafana).toMatch(/deploy\/grafana\/dashboards:\/var\/lib\/grafana\/dashboards/);
-    expect(grafana).toMatch(/published: 3030\s+target: 3000/);
+    expect(grafana).toMatch(/- 127\.0\.0\.1:3030:3000\/tcp/);
     expect(prometheus).toMatch(/deploy\/prometheus\/prometheus.yml:\/etc\/prometheus\/prometheus.yml/);
-    expect(prometheus).toMatch(/published: 9090\s+target: 9090/);
+    expect(prometheus).toMatch(/- 127\.0\.0\.1:9090:9090\/tcp/);
   });
 });
