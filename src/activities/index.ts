@@ -26,7 +26,7 @@ export interface ActivityDeps {
   client: Client;
   /** Starts a run's workflow (idempotent); `finished`: it ran before and is closed. */
   startRun: RunOfferPorts['startRun'];
-  /** Removes a started run that holds no slot. */
+  /** Removes a run its offer created and the scheduler refused. */
   discardRun: RunOfferPorts['discardRun'];
   /** Usage of runs finished in each tenant's period (visibility), for a recovering scheduler. */
   recoverUsage: (

@@ -157,7 +157,7 @@ export class MemoryFleet implements FleetPort {
     // The workflow id is taken: the start is a no-op (a closed run is never run twice), unless a
     // failed one is re-driven (a new execution).
     const redrive = opts.redrive === true && existing?.view.status === 'failed';
-    if (existing && !redrive) return FINISHED.includes(existing.view.status) ? 'finished' : 'started';
+    if (existing && !redrive) return FINISHED.includes(existing.view.status) ? 'finished' : 'existing';
     this.records.set(spec.runId, { spec, view: queuedView(spec), attempt: 0 });
     return 'started';
   }
