@@ -38,6 +38,12 @@ export interface RunSpec {
   onBudgetExhausted?: BudgetExhaustedMode;
   /** ISO timestamp of acceptance at the door. */
   createdAt: string;
+  /**
+   * The attempt this execution starts at (default 0). A re-driven run's new execution continues past
+   * every attempt of the failed one, so no late message of that one (a release, a revoke, an
+   * admission) can be taken for the new one's.
+   */
+  firstAttempt?: number;
 }
 
 export interface RunView {

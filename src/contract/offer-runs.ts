@@ -28,6 +28,7 @@ export async function offerRuns(
     tenant: s.tenant,
     priority: s.priority,
     cost: s.estimatedTokens,
+    ...(s.firstAttempt ? { attempt: s.firstAttempt } : {}),
     ...(opts.redrive ? { redrive: true } : {}),
   });
   const results = new Map<string, SubmitResult>();

@@ -110,8 +110,10 @@ describe('offerRuns', () => {
     fleet.complete(spec(1).runId, { outcome: 'failed' });
     const [plain] = await fleet.offerRuns([spec(1)]);
     expect(plain?.state).toBe('finished');
-    const [redriven] = await fleet.offerRuns([spec(1)], { redrive: true });
+    // Past the failed execution's attempts, as the run's spec query gives it for a re-drive.
+    const [redriven] = await fleet.offerRuns([{ ...spec(1), firstAttempt: 1 }], { redrive: true });
     expect(redriven).toMatchObject({ state: 'accepted', duplicate: false });
     expect(fleet.run(spec(1).runId)?.status).toBe('queued');
+    expect(fleet.submitCalls.at(-1)).toEqual([expect.objectContaining({ attempt: 1, redrive: true })]);
   });
 });
