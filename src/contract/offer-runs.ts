@@ -21,7 +21,10 @@ export async function offerRuns(
   const discard = (opts.onRefused ?? 'discard') === 'discard';
   const startOpts = opts.redrive ? { redrive: true } : undefined;
   const started = await mapLimit(specs, opts.concurrency ?? 16, (s) => ports.startRun(s, startOpts));
-  const live = specs.filter((_, i) => started[i] !== 'finished');
+  // A re-drive whose new execution is already running (an earlier re-drive started it) is not offered
+  // again: that execution offers itself, and its spec's attempt is not this one's.
+  const rerun = (i: number) => started[i] === 'existing' && opts.redrive === true;
+  const live = specs.filter((_, i) => started[i] !== 'finished' && !rerun(i));
   const created = new Set(specs.filter((_, i) => started[i] === 'started').map((s) => s.runId));
   const unitOf = (s: RunSpec): UnitSubmission => ({
     runId: s.runId,
@@ -52,6 +55,7 @@ export async function offerRuns(
   }
   const outcomes = specs.map((s, i): OfferOutcome => {
     if (started[i] === 'finished') return { runId: s.runId, state: 'finished' };
+    if (rerun(i)) return { runId: s.runId, state: 'accepted', duplicate: true, held: false };
     const r = results.get(s.runId)!;
     if (r.accepted) return { runId: s.runId, state: 'accepted', duplicate: r.duplicate, held: r.held };
     const { code, message, retryAfterSeconds } = r;

@@ -115,5 +115,10 @@ describe('offerRuns', () => {
     expect(redriven).toMatchObject({ state: 'accepted', duplicate: false });
     expect(fleet.run(spec(1).runId)?.status).toBe('queued');
     expect(fleet.submitCalls.at(-1)).toEqual([expect.objectContaining({ attempt: 1, redrive: true })]);
+    // A second re-drive meanwhile finds the new execution running: nothing is offered for it again.
+    const submits = fleet.submitCalls.length;
+    const [again] = await fleet.offerRuns([{ ...spec(1), firstAttempt: 2 }], { redrive: true });
+    expect(again).toMatchObject({ state: 'accepted', duplicate: true });
+    expect(fleet.submitCalls).toHaveLength(submits);
   });
 });
