@@ -65,7 +65,8 @@ describe('deploy and chaos drills', () => {
   it('deploy: drain refuses at the door, admits nothing, lets in-flight finish; v2 resumes; nothing lost or doubled', async () => {
     const r = await runDeployDrill(SIZE);
     console.log(
-      `deploy drill: drain ${r.drainMs} ms with ${r.atDrain.inFlight} in flight; resume → admission in ${r.timeToResumeMs} ms`,
+      `deploy drill: drain ${r.drainMs} ms with ${r.atDrain.inFlight} in flight; resume → admission in ${r.timeToResumeMs} ms; ` +
+        `${r.events.runs} event runs from ${r.events.sent} events`,
     );
     expect(r.atDrain.inFlight).toBeGreaterThan(0);
     expect(r.admissionsDuringDrain).toBe(0);
