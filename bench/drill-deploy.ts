@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   });
   bar.finish();
   console.log(
-    `deploy drill: ${r.units} units → lost ${r.lost}, duplicated ${r.duplicated} ` +
+    `deploy drill: ${r.units} units and ${r.events.runs} event runs (${r.events.answered} of ${r.events.sent} events answered 2xx) → lost ${r.lost}, duplicated ${r.duplicated} ` +
       `(effect duplicates ${r.effects.duplicates}, admitted ${r.counters.admitted}); ` +
       `drain ${(r.drainMs / 1000).toFixed(2)} s with ${r.atDrain.inFlight} in flight, ` +
       `${r.admissionsDuringDrain} admissions while draining, refuse → ${r.refused.status} ${r.refused.code} Retry-After ${r.refused.retryAfter}; ` +

@@ -38,6 +38,11 @@ export interface DeployDrillOptions extends DrillOptions {
 export interface DeployDrillResult {
   units: number;
   accepted: number;
+  /**
+   * Events sent throughout the drain, stop, deploy and start (one a second), those answered 2xx, and
+   * their runs: each must complete once, counted at the sink with the units' effects.
+   */
+  events: { sent: number; answered: number; runs: number };
   lost: number;
   lostRunIds: string[];
   duplicated: number;
@@ -75,7 +80,8 @@ export interface DeployDrillResult {
 /**
  * Issue 6's deploy drill: N units with an effect each, many in flight; drain (refuse at the door);
  * wait for `drained`; SIGTERM the v1 worker (in-flight steps finish, nothing is cancelled); start a
- * v2 worker; resume; every unit completes exactly once.
+ * v2 worker; resume; every unit completes exactly once. Events keep arriving the whole time (the
+ * webhooks a deploy does not stop): every event answered 2xx has its run complete exactly once.
  */
 export async function runDeployDrill(o: DeployDrillOptions): Promise<DeployDrillResult> {
   const log = o.log ?? (() => {});
@@ -89,6 +95,10 @@ export async function runDeployDrill(o: DeployDrillOptions): Promise<DeployDrill
     const answers = answerTally();
     const submitting = submitUnits(s, token, o.units, input, 'deploy', o.timeoutMs, answers);
     submitting.catch(() => undefined);
+    const trigger = { eventType: 'deploy.webhook', agent: 'synthetic', input };
+    const put = await s.call('PUT', '/v1/triggers/webhook', { token, body: trigger });
+    if (put.status !== 201) throw new Error(`trigger: ${put.status} ${JSON.stringify(put.body)}`);
+    const events = eventStream(s, token);
 
     // Drain mid-run: a quarter admitted and the fleet busy.
     await until(
@@ -168,14 +178,18 @@ export async function runDeployDrill(o: DeployDrillOptions): Promise<DeployDrill
     );
     const timeToFirstCompletionMs = Date.now() - resumeAt;
     const accepted = await submitting;
-    log(`all ${accepted.length} units accepted`);
+    const sent = await events.stop();
+    log(`all ${accepted.length} units accepted; ${sent.runs.length} event runs from ${sent.sent} events`);
+    const all = [...accepted, ...sent.runs];
     const t = o.terminateScheduler
-      ? await finishAcrossChains(s, token, accepted, o.timeoutMs)
-      : await finishAndTally(s, token, accepted, o.units, o.timeoutMs);
+      ? await finishAcrossChains(s, token, all, o.timeoutMs)
+      : await finishAndTally(s, token, all, all.length, o.timeoutMs);
     const sink = await s.sink();
     const calls = await simAdmin<CallLogSummary>(s.simUrl, 'calls');
 
-    const failures = [...tallyFailures(t, o.units), ...answers.failures()];
+    const failures = [...tallyFailures(t, all.length), ...answers.failures()];
+    if (sent.answered !== sent.sent) failures.push(`${sent.sent - sent.answered} events not answered 2xx`);
+    if (sent.sent < 5) failures.push(`only ${sent.sent} events arrived during the deploy`);
     const admissionsDuringDrain = maxAdmitted - atDrain.admitted;
     if (admissionsDuringDrain !== 0) failures.push(`${admissionsDuringDrain} admissions while draining`);
     if (atDrain.inFlight < 1) failures.push('nothing was in flight at the drain');
@@ -185,6 +199,7 @@ export async function runDeployDrill(o: DeployDrillOptions): Promise<DeployDrill
     return {
       units: o.units,
       accepted: accepted.length,
+      events: { sent: sent.sent, answered: sent.answered, runs: sent.runs.length },
       ...t,
       sink,
       calls,
@@ -245,4 +260,45 @@ async function finishAcrossChains(
   const t = await finishAndTally(s, token, accepted, 0, timeoutMs);
   const done = await completedRunIds(s, token);
   return { ...t, counters: { ...t.counters, completed: accepted.filter((id) => done.has(id)).length } };
+}
+
+/**
+ * Sends one event a second (the tenant's webhook, each with its own id) until stopped; returns how
+ * many were sent, how many answered 2xx, and the runs those answers named. An event the API could not
+ * take (no answer, 5xx) is sent again with the same id, as a webhook sender does.
+ */
+function eventStream(s: Awaited<ReturnType<typeof startDrillStack>>, token: string) {
+  let stopped = false;
+  let sent = 0;
+  let answered = 0;
+  const runs: string[] = [];
+  const loop = (async () => {
+    for (let i = 0; !stopped; i++) {
+      const body = {
+        specversion: '1.0',
+        id: `deploy-evt-${i}`,
+        type: 'deploy.webhook',
+        source: 'drill',
+        data: {},
+      };
+      sent++;
+      for (let tries = 0; tries < 20; tries++) {
+        const r = await s.call('POST', '/v1/events', { token, body });
+        if (r.status === 200 || r.status === 202) {
+          answered++;
+          for (const run of r.body.runs as { runId: string }[]) runs.push(run.runId);
+          break;
+        }
+        await new Promise((res) => setTimeout(res, 1000));
+      }
+      await new Promise((res) => setTimeout(res, 1000));
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      return { sent, answered, runs: [...new Set(runs)] };
+    },
+  };
 }

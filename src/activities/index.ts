@@ -9,7 +9,8 @@ import { offerRuns } from '../contract/offer-runs';
 import type { RunOfferPorts } from '../contract/offer-runs';
 import { mapLimit } from '../util/map-limit';
 import { admitSignal, budgetRefusedSignal, leaseRevokedSignal } from '../contract/run-messages';
-import { submitUpdate, topUpUpdate } from '../contract/scheduler-messages';
+import { submitUpdate, topUpUpdate, upsertTenantsUpdate } from '../contract/scheduler-messages';
+import type { TenantSettings } from '../scheduler/types';
 import type { RecoveredUsage } from '../contract/scheduler-messages';
 import { deliverOnce } from './deliver-once';
 import type { BatchItemStore } from '../stores/batch-items/batch-items';
@@ -28,7 +29,7 @@ export interface ActivityDeps {
   client: Client;
   /** Starts a run's workflow (idempotent); `finished`: it ran before and is closed. */
   startRun: RunOfferPorts['startRun'];
-  /** Removes a started run that holds no slot. */
+  /** Removes a run its offer created and the scheduler refused. */
   discardRun: RunOfferPorts['discardRun'];
   /** Usage of runs finished in each tenant's period (visibility), for a recovering scheduler. */
   recoverUsage: (
@@ -44,6 +45,12 @@ export interface ActivityDeps {
   effects: EffectStore;
   /** Where an applied effect is delivered (the effect sink); undefined: the store's row is the effect. */
   effectSinkUrl?: string | undefined;
+  /**
+   * A tenant's settings from the tenant store (undefined: no such tenant). A run whose tenant the
+   * scheduler does not know sends them again before it offers itself once more: never the run's own
+   * copy, which may be stale. Without it such a run waits until the API re-syncs its tenants.
+   */
+  tenantSettings?: (tenant: string) => Promise<TenantSettings | undefined>;
   /** Where the items of batches sent in parts wait (read by index, forgotten once their runs exist). */
   batchItems?: Pick<BatchItemStore, 'readItems' | 'dropItems'>;
   log: Logger;
@@ -54,7 +61,15 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
   const { client, mailbox, model, effects } = deps;
   const scheduler = () => client.workflow.getHandle(deps.schedulerId);
   const tenantOf = tenantLookup(client);
-  const offers = new OfferBatcher(client, deps.schedulerId, deps.log);
+  /** Sends the tenant's stored settings to the scheduler; false when the store has no such tenant. */
+  const resyncTenant = async (tenant: string): Promise<boolean> => {
+    const settings = await deps.tenantSettings?.(tenant);
+    if (!settings) return false;
+    deps.log.info({ tenant }, 'scheduler did not know the tenant; re-syncing it from the tenant store');
+    await scheduler().executeUpdate(upsertTenantsUpdate, { args: [[{ tenant, settings }]] });
+    return true;
+  };
+  const offers = new OfferBatcher(client, deps.schedulerId, deps.log, resyncTenant);
   /**
    * A scheduler update waits for the scheduler's workflow task, which a stopping worker no longer
    * polls for: such a call ends when its activity is cancelled (the shutdown grace is over), or the
@@ -210,8 +225,18 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
     },
 
     async resubmit(unit) {
-      const [result] = await cancellable(() => scheduler().executeUpdate(submitUpdate, { args: [[unit]] }));
-      if (!result) throw new Error('scheduler answered no result');
+      const send = async () => {
+        const [r] = await cancellable(() => scheduler().executeUpdate(submitUpdate, { args: [[unit]] }));
+        if (!r) throw new Error('scheduler answered no result');
+        return r;
+      };
+      const result = await send();
+      if (
+        !result.accepted &&
+        result.code === 'unknown_tenant' &&
+        (await cancellable(() => resyncTenant(unit.tenant)))
+      )
+        return send();
       return result;
     },
 

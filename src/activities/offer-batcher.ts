@@ -32,6 +32,8 @@ export class OfferBatcher {
     private readonly client: Client,
     private readonly schedulerId: string,
     private readonly log: Logger,
+    /** Sends a tenant the scheduler does not know from the tenant store; false when there is none. */
+    private readonly resync: (tenant: string) => Promise<boolean> = async () => false,
     private readonly lingerMs = 50,
   ) {}
 
@@ -69,6 +71,17 @@ export class OfferBatcher {
     const unknown = units.filter((_, i) => !known[i]);
     const submitted = unknown.length > 0 ? await handle.executeUpdate(submitUpdate, { args: [unknown] }) : [];
     const byRun = new Map(submitted.map((r) => [r.runId, r]));
+    // A run waiting outside the scheduler (at a gate, or refused for now) finds its tenant evicted:
+    // the tenant comes back from the store, and its runs are offered once more.
+    const lost = unknown.filter((u) => {
+      const r = byRun.get(u.runId);
+      return r !== undefined && !r.accepted && r.code === 'unknown_tenant';
+    });
+    const back = new Set<string>();
+    for (const tenant of new Set(lost.map((u) => u.tenant))) if (await this.resync(tenant)) back.add(tenant);
+    const again = lost.filter((u) => back.has(u.tenant));
+    if (again.length > 0)
+      for (const r of await handle.executeUpdate(submitUpdate, { args: [again] })) byRun.set(r.runId, r);
     return units.map((u, i): OfferResult => {
       if (known[i]) return { state: 'known', retryAfterSeconds: 0 };
       const r = byRun.get(u.runId);

@@ -38,6 +38,12 @@ export interface RunSpec {
   onBudgetExhausted?: BudgetExhaustedMode;
   /** ISO timestamp of acceptance at the door. */
   createdAt: string;
+  /**
+   * The attempt this execution starts at (default 0). A re-driven run's new execution continues past
+   * every attempt of the failed one, so no late message of that one (a release, a revoke, an
+   * admission) can be taken for the new one's.
+   */
+  firstAttempt?: number;
 }
 
 export interface RunView {
@@ -127,7 +133,7 @@ export interface FleetPort {
    * on runId. `finished`: a run with this id ran before and is closed (it is never run twice).
    */
   startRun(spec: RunSpec, opts?: { redrive?: boolean }): Promise<StartOutcome>;
-  /** Removes a started run whose submission was refused (it never held a slot). */
+  /** Removes a run the offer created and the scheduler refused (it never held a slot). */
   discardRun(runId: string): Promise<void>;
   /**
    * Start, submit, discard if refused: the one way a run is offered (`offerRuns` in
@@ -169,8 +175,12 @@ export interface FleetPort {
   ready(): Promise<boolean>;
 }
 
-/** `started`: the run's workflow runs (new or existing); `finished`: it ran before and is closed. */
-export type StartOutcome = 'started' | 'finished';
+/**
+ * `started`: this call created the run's workflow; `existing`: it was already running (an earlier
+ * offer started it, and the scheduler may know it or still hear of it); `finished`: it ran before and
+ * is closed.
+ */
+export type StartOutcome = 'started' | 'existing' | 'finished';
 
 /** The three moves of offering a run, as the fleet (or a test's fleet) makes them. */
 export interface RunOfferPorts {
@@ -178,7 +188,7 @@ export interface RunOfferPorts {
   startRun(spec: RunSpec, opts?: { redrive?: boolean }): Promise<StartOutcome>;
   /** Offers units to the scheduler; one result per unit. */
   submit(units: UnitSubmission[]): Promise<SubmitResult[]>;
-  /** Removes a started run that holds no slot. */
+  /** Removes a run this offer created and the scheduler refused (it never heard of it otherwise). */
   discardRun(runId: string): Promise<void>;
 }
 

@@ -28,5 +28,8 @@ export const decisionSignal = defineSignal<[{ decision: 'approve' | 'reject'; no
 /** The run as `GET /v1/runs/:id` shows it, except `waitingOn`, which the scheduler explains. */
 export const runViewQuery = defineQuery<RunView>('runView');
 
-/** The run's own spec (its input included), for re-driving a failed run. */
+/**
+ * The run's own spec (its input included), for re-driving a failed run: `firstAttempt` is past every
+ * attempt this execution made, so the new one's messages are never taken for this one's.
+ */
 export const runSpecQuery = defineQuery<RunSpec>('runSpec');

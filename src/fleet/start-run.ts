@@ -42,21 +42,25 @@ export async function startRunWorkflow(
       typedSearchAttributes: new TypedSearchAttributes(pairs),
       memo: { agent: spec.agent, createdAt: spec.createdAt, estimatedTokens: spec.estimatedTokens },
       priority: { priorityKey: PRIORITY_KEY[spec.priority] },
-      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+      // FAIL, not USE_EXISTING: the offer must know whether this call created the run (only such a
+      // run may be discarded on refusal) or an earlier offer did (its update may still admit it).
+      workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
       workflowIdReusePolicy: opts.redrive
         ? WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY
         : WorkflowIdReusePolicy.REJECT_DUPLICATE,
     });
     return 'started';
   } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) return 'finished'; // never run twice
-    throw err;
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    // Running: an earlier offer started it. Closed: it ran before and is never run twice.
+    const d = await client.workflow.getHandle(spec.runId).describe();
+    return d.status.name === 'RUNNING' ? 'existing' : 'finished';
   }
 }
 
 /**
- * Removes a run whose submission was refused (it never held a slot), so a refused request leaves no
- * run behind. Deleting a running workflow terminates it first.
+ * Removes a run its offer created and the scheduler refused (it never held a slot), so a refused
+ * request leaves no run behind. Deleting a running workflow terminates it first.
  */
 export async function discardRunWorkflow(client: Client, namespace: string, runId: string): Promise<void> {
   await client.workflowService

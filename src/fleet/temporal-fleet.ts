@@ -182,8 +182,10 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
       const ids = await failedRunIds(client, batchId);
       const specs = await mapLimit(ids, 16, (id) => client.workflow.getHandle(id).query(runSpecQuery));
       // New executions first, then the scheduler: every notice goes to the workflow id's newest
-      // execution, which then exists, so the failed one is never signalled. `redrive` makes the core
-      // forget that the run had finished. A refused one stays started and offers itself again later.
+      // execution, which then exists, so the failed one is never signalled. Each starts past the failed
+      // one's attempts (its spec says from which), so a late release of the failed one ends nothing;
+      // `redrive` makes the core forget that the run had finished. A refused one stays started and
+      // offers itself again later.
       const outcomes = await fleet.offerRuns(specs, { redrive: true, onRefused: 'keep' });
       return outcomes.filter((o) => o.state === 'accepted').length;
     },

@@ -7,9 +7,11 @@ import {
   batchItemsLocation,
   callIntentsLocation,
   effectStoreLocation,
+  apiStoreLocation,
   openBatchItems,
   openCallIntents,
   openEffectStore,
+  openStore,
 } from '../stores/open';
 import { CallCharges } from '../activities/call-charges';
 import { openDataConverter } from './claim-check';
@@ -92,6 +94,15 @@ export async function startFleetWorker(opts: {
     await batchItems.close();
     throw err;
   });
+  // The tenants' settings as the API stores them: a run whose tenant the scheduler no longer holds
+  // (evicted while the run waited at a gate, or a scheduler reset) brings it back from here.
+  const apiStore = await openStore(apiStoreLocation(config)).catch(async (err: unknown) => {
+    await effects.close();
+    await batchItems.close();
+    await intents.close();
+    await converter.close();
+    throw err;
+  });
   const calls = new CallCharges(intents, mailbox, config.charges, log);
   mailbox.onCharged = (keys) => calls.settled(keys);
   const closeStores = async () => {
@@ -100,6 +111,7 @@ export async function startFleetWorker(opts: {
     await effects.close();
     await batchItems.close();
     await converter.close();
+    await apiStore.close();
   };
   const taskQueue = opts.taskQueue ?? config.temporal.taskQueue;
   // Before the worker polls: this process is seen alive, and dead workers' calls are charged.
@@ -144,6 +156,7 @@ export async function startFleetWorker(opts: {
         effects,
         effectSinkUrl: config.effectSinkUrl,
         batchItems,
+        tenantSettings: async (tenant) => (await apiStore.tenants.get(tenant))?.settings,
         log,
       }),
       identity: `fairway-worker@${config.buildId}/${process.pid}`,

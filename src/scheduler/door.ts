@@ -69,8 +69,13 @@ function submitOne(s: CoreState, u: UnitSubmission, now: number, call: DoorCall)
   const runId = u.runId;
   const attempt = tokenCount(u.attempt ?? 0);
   // A run that finished, or an attempt that already ended, is never queued again: the repeat is
-  // answered as the duplicate it is (a retried update or batch chunk must not re-admit it).
-  if (u.redrive === true && attempt === 0) s.ended.forget(runId);
+  // answered as the duplicate it is (a retried update or batch chunk must not re-admit it). A
+  // re-drive (a new execution of a failed run) starts past every attempt of the failed one, so no
+  // late message of that execution can end the new one's lease; a repeat of it, once the new
+  // execution's attempt ended too, is a duplicate like any other.
+  const ended = s.ended.get(runId);
+  const redrive = u.redrive === true && (ended === undefined || ended.attempt < attempt);
+  if (redrive) s.ended.forget(runId);
   else if (s.ended.isPast(runId, attempt)) return { runId, accepted: true, duplicate: true, held: false };
   const t = s.tenants.get(u.tenant);
   if (!t) return { runId, accepted: false, ...unknownTenant(u.tenant) };
@@ -88,7 +93,9 @@ function submitOne(s: CoreState, u: UnitSubmission, now: number, call: DoorCall)
     expireLease(s, lease, now);
   }
   const cost = Math.max(1, tokenCount(u.cost));
-  const shed = attempt === 0 ? doorCheck(s, t, cost, now, call) : retryCheck(s, t, now, call);
+  // A re-drive is new work at the door (budget, drain, caps), whatever its attempt number.
+  const fresh = attempt === 0 || redrive;
+  const shed = fresh ? doorCheck(s, t, cost, now, call) : retryCheck(s, t, now, call);
   if (shed) {
     s.counters.shed++;
     return { runId, ...shed };
@@ -97,7 +104,7 @@ function submitOne(s: CoreState, u: UnitSubmission, now: number, call: DoorCall)
   // reset while it ran, and what it used was paid into the lost ledger. Under a budget it is counted,
   // or the budget would cover those tokens twice until the run closes and a later floor finds them
   // (without one the floor settles it, as for an adopted run).
-  if (attempt > 0 && !lease && t.ledger.budget !== null && s.ended.get(runId) === undefined) {
+  if (!fresh && !lease && t.ledger.budget !== null && s.ended.get(runId) === undefined) {
     const used = tokenCount(u.usedTokens ?? 0);
     if (used > 0) {
       touchLedger(s, t, now);

@@ -38,6 +38,7 @@ export class RunState {
 
   constructor(readonly spec: RunSpec) {
     this.offeredCost = Math.max(1, spec.estimatedTokens);
+    this.attempt = spec.firstAttempt ?? 0;
   }
 
   /** Tokens the current attempt's reservation still covers beyond what it used and what its steps may use. */

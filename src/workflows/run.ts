@@ -36,12 +36,13 @@ function setRunHandlers(run: RunLifecycle): void {
     if (state.status === 'awaiting_approval' && !state.decision) state.decision = d;
   });
   setHandler(runViewQuery, () => state.view());
-  setHandler(runSpecQuery, () => spec);
+  // The spec to re-drive the run with: its new execution starts past this one's attempts.
+  setHandler(runSpecQuery, () => ({ ...spec, firstAttempt: state.attempt + 1 }));
 }
 
 /**
  * One agent run: waits for the scheduler's admission, runs the agent's steps under its lease, gives
- * the slot back with the tokens it used. Queued at start by the API (attempt 0). This function only
+ * the slot back with the tokens it used. Queued at start by the API (attempt 0, or past a re-driven run's failed execution). This function only
  * wires: the admission protocol is run-lifecycle.ts, the per-step reservation run-reservation.ts,
  * what the agent may do run-context.ts.
  */

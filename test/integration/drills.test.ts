@@ -29,29 +29,31 @@ function expectEveryUnitOnce(
   r: Pick<
     Awaited<ReturnType<typeof runChaosDrill>>,
     'accepted' | 'lostRunIds' | 'lost' | 'duplicated' | 'effects' | 'counters' | 'failures' | 'sink' | 'calls'
-  >,
+  > & { events?: { runs: number } },
   reruns: boolean,
 ) {
   expect(r.accepted).toBe(UNITS);
+  // Runs of the events that arrived meanwhile count with the units, each once.
+  const RUNS = UNITS + (r.events?.runs ?? 0);
   expect(r.lostRunIds).toEqual([]);
   expect(r.lost).toBe(0);
   expect(r.duplicated).toBe(0);
-  expect(r.effects).toMatchObject({ effects: UNITS, duplicates: 0 });
+  expect(r.effects).toMatchObject({ effects: RUNS, duplicates: 0 });
   expect(r.sink, r.sink.duplicatedSample.join(', ')).toMatchObject({
-    deliveries: UNITS,
-    distinctKeys: UNITS,
+    deliveries: RUNS,
+    distinctKeys: RUNS,
     duplicatedKeys: 0,
   });
   expect(r.calls.runsOverlapping, r.calls.sample.runsOverlapping.join(', ')).toBe(0);
   if (!reruns) {
     expect(r.calls.stepsServedTwice, r.calls.sample.stepsServedTwice.join(', ')).toBe(0);
-    expect(r.effects.attempts).toBe(UNITS);
+    expect(r.effects.attempts).toBe(RUNS);
   }
   // A lease that expired on a loaded machine is admitted again and counted in `expired`.
-  expect(r.counters.admitted).toBeGreaterThanOrEqual(UNITS);
-  expect((r.counters.admitted ?? 0) - (r.counters.expired ?? 0)).toBeLessThanOrEqual(UNITS);
+  expect(r.counters.admitted).toBeGreaterThanOrEqual(RUNS);
+  expect((r.counters.admitted ?? 0) - (r.counters.expired ?? 0)).toBeLessThanOrEqual(RUNS);
   expect(r.counters).toMatchObject({
-    completed: UNITS,
+    completed: RUNS,
     failed: 0,
     cancelled: 0,
     inFlight: 0,
@@ -63,13 +65,15 @@ describe('deploy and chaos drills', () => {
   it('deploy: drain refuses at the door, admits nothing, lets in-flight finish; v2 resumes; nothing lost or doubled', async () => {
     const r = await runDeployDrill(SIZE);
     console.log(
-      `deploy drill: drain ${r.drainMs} ms with ${r.atDrain.inFlight} in flight; resume → admission in ${r.timeToResumeMs} ms`,
+      `deploy drill: drain ${r.drainMs} ms with ${r.atDrain.inFlight} in flight; resume → admission in ${r.timeToResumeMs} ms; ` +
+        `${r.events.runs} event runs from ${r.events.sent} events`,
     );
     expect(r.atDrain.inFlight).toBeGreaterThan(0);
     expect(r.admissionsDuringDrain).toBe(0);
     expect(r.refused).toMatchObject({ status: 503, code: 'draining' });
     expect(r.refused.retryAfter).toBeGreaterThanOrEqual(1);
     expect(r.workerExit).toBe(0);
+    expect(r.events.runs).toBeGreaterThan(0);
     // A drain and a graceful stop run nothing twice.
     expectEveryUnitOnce(r, false);
   });
@@ -87,8 +91,12 @@ describe('deploy and chaos drills', () => {
     expect(r.accepted).toBe(UNITS);
     expect(r.lostRunIds).toEqual([]);
     expect(r.duplicated).toBe(0);
-    expect(r.effects).toMatchObject({ effects: UNITS, duplicates: 0 });
-    expect(r.counters).toMatchObject({ completed: UNITS, failed: 0, cancelled: 0, inFlight: 0 });
+    // The runs of the events that arrived throughout count with the units, each once, at the sink too.
+    const runs = UNITS + r.events.runs;
+    expect(r.events.runs).toBeGreaterThan(0);
+    expect(r.effects).toMatchObject({ effects: runs, duplicates: 0 });
+    expect(r.sink).toMatchObject({ deliveries: runs, distinctKeys: runs, duplicatedKeys: 0 });
+    expect(r.counters).toMatchObject({ completed: runs, failed: 0, cancelled: 0, inFlight: 0 });
     expect(r.failures).toEqual([]);
   });
 

@@ -51,9 +51,19 @@ export async function startTestStack(
 ): Promise<TestStack> {
   const id = randomUUID().slice(0, 8);
   const dataDir = mkdtempSync(path.join(os.tmpdir(), `fairway-${id}-`));
-  const sink = await startEffectSink({ port: 0, host: '127.0.0.1' });
+  // The tools act under credentials the sink knows (a tool worker without one makes up its own, which
+  // the sink would refuse): a test may set its own.
+  const tools = {
+    lookup: env.TOOL_LOOKUP_CREDENTIAL ?? `test-lookup-${id}`,
+    pager: env.TOOL_PAGER_CREDENTIAL ?? `test-pager-${id}`,
+    scanner: env.TOOL_SCANNER_CREDENTIAL ?? `test-scanner-${id}`,
+  };
+  const sink = await startEffectSink({ port: 0, host: '127.0.0.1', tools });
   const config = loadConfig({
     EFFECT_SINK_URL: sink.url,
+    TOOL_LOOKUP_CREDENTIAL: tools.lookup,
+    TOOL_PAGER_CREDENTIAL: tools.pager,
+    TOOL_SCANNER_CREDENTIAL: tools.scanner,
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TASK_QUEUE: `fairway-${id}`,
     SCHEDULER_WORKFLOW_ID: `scheduler-${id}`,

@@ -10,7 +10,11 @@ export interface EventDispatcherDeps {
   store: ApiStore;
   log: Logger;
   now?: () => number;
-  /** How long one dispatcher holds an event; after that (it died) another takes it over. */
+  /**
+   * How long a claim on an event lasts unless renewed: a live dispatcher renews it every third of
+   * this while it works on the event, however long its offers take; a dead one's lapses, and
+   * another takes the event over.
+   */
   claimMs?: number;
   /** How often the background loop looks for due events. */
   pollMs?: number;
@@ -82,7 +86,29 @@ export class EventDispatcher {
   /** Tries the event's unstarted runs once, if this process can claim it; returns whether it did. */
   async dispatch(tenant: string, eventId: string, force: boolean): Promise<boolean> {
     const { store, now } = this.deps;
-    if (!(await store.events.claim(tenant, eventId, now(), this.claimMs, force))) return false;
+    const at = now();
+    if (!(await store.events.claim(tenant, eventId, at, this.claimMs, force))) return false;
+    // Held while this process works on the event: an offer may take longer than a claim (the scheduler
+    // answering slowly), and two dispatchers must never offer the same run at once.
+    let until = at + this.claimMs;
+    const renew = setInterval(() => {
+      const next = now() + this.claimMs;
+      store.events.renewClaim(tenant, eventId, until, next).then(
+        (held) => {
+          if (held) until = next;
+        },
+        (err: unknown) => this.deps.log.warn({ err, tenant, eventId }, 'event claim not renewed'),
+      );
+    }, this.claimMs / 3);
+    try {
+      return await this.dispatchClaimed(tenant, eventId);
+    } finally {
+      clearInterval(renew);
+    }
+  }
+
+  private async dispatchClaimed(tenant: string, eventId: string): Promise<boolean> {
+    const { store, now } = this.deps;
     const event = await store.events.get(tenant, eventId);
     if (!event) return false;
     let maxRetryAfter = 0;

@@ -84,14 +84,18 @@ export async function submitRun(
     onBudgetExhausted: tenant.settings.onBudgetExhausted ?? 'fail',
     createdAt: new Date(receivedAt).toISOString(),
   };
+  /** The offer is under way: until it answers, the run may exist and the scheduler may yet hear of it. */
+  let offering = false;
   try {
     assertFitsOnePayload(spec, 'The run', 'Send a smaller input.');
     rateLimit(ctx, tenant.tenant);
     // Start, then submit (an admission always finds its run; a submitter that dies in between leaves
     // a run that offers itself later); a refused request leaves no run behind.
+    offering = true;
     const [outcome] = await ctx.fleet.offerRuns([spec], {
       resync: () => resyncTenant(ctx.fleet, tenant, ctx.log),
     });
+    offering = false;
     if (outcome?.state === 'finished') {
       // This id ran before (an idempotency key reused after its record was pruned): never run twice.
       if (key !== undefined) await settleClaim(ctx, 'complete', tenant.tenant, key);
@@ -101,7 +105,10 @@ export async function submitRun(
       throw outcome ? shedError(ctx, outcome.refusal) : new Error(`no offer outcome for ${runId}`);
     }
   } catch (err) {
-    if (key !== undefined) await settleClaim(ctx, 'release', tenant.tenant, key);
+    // An offer that failed without an answer (the scheduler too slow) may have started the run, and
+    // its submission may still land: the key stays pending, so a retry with it waits (409) and then
+    // takes the claim over under the same run id, never starting a second run.
+    if (key !== undefined && !offering) await settleClaim(ctx, 'release', tenant.tenant, key);
     throw err;
   }
   // The run is accepted whatever the store says now: the answer is 202 either way.

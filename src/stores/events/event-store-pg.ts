@@ -143,6 +143,15 @@ export class PgEventStore implements EventStore {
     return r.rowCount === 1;
   }
 
+  async renewClaim(tenant: string, eventId: string, from: number, until: number): Promise<boolean> {
+    const r = await this.pool.query(
+      `UPDATE events SET claimed_until = $4
+       WHERE tenant = $1 AND event_id = $2 AND state = 'pending' AND claimed_until = $3`,
+      [tenant, eventId, from, until],
+    );
+    return r.rowCount === 1;
+  }
+
   async updateRun(
     tenant: string,
     eventId: string,

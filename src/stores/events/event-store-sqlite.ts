@@ -56,6 +56,10 @@ export class SqliteEventStore implements EventStore {
          WHERE tenant = @tenant AND event_id = @eventId AND state = 'pending' AND claimed_until <= @now
            AND (next_attempt_at <= @now OR @force = 1)`,
       ),
+      renewClaim: db.prepare(
+        `UPDATE events SET claimed_until = @until
+         WHERE tenant = @tenant AND event_id = @eventId AND state = 'pending' AND claimed_until = @from`,
+      ),
       finish: db.prepare(
         `UPDATE events SET state = @state, attempts = @attempts, next_attempt_at = @nextAttemptAt, claimed_until = 0
          WHERE tenant = @tenant AND event_id = @eventId`,
@@ -167,6 +171,10 @@ export class SqliteEventStore implements EventStore {
     force = false,
   ): Promise<boolean> {
     return this.claimTx(tenant, eventId, now, leaseMs, force);
+  }
+
+  async renewClaim(tenant: string, eventId: string, from: number, until: number): Promise<boolean> {
+    return this.stmts.renewClaim.run({ tenant, eventId, from, until }).changes === 1;
   }
 
   async updateRun(

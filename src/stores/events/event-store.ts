@@ -231,6 +231,11 @@ export interface EventStore {
   list(tenant: string, before: number, limit: number): Promise<EventRecord[]>;
   /** Takes the event for dispatch for `leaseMs` (false when settled, not yet due, or taken by another). */
   claim(tenant: string, eventId: string, now: number, leaseMs: number, force?: boolean): Promise<boolean>;
+  /**
+   * Extends a claim its holder still holds (`claimed_until` is still `from`, the end it set) to
+   * `until`; false when it lapsed and another took the event, or the event was finished.
+   */
+  renewClaim(tenant: string, eventId: string, from: number, until: number): Promise<boolean>;
   updateRun(
     tenant: string,
     eventId: string,

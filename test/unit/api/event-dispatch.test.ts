@@ -90,4 +90,46 @@ describe('event dispatch: retries with backoff, never before Retry-After, gives 
     const view = await request(h.app).get('/v1/events/e1').set(bearer(key)).expect(200);
     expect(view.body.outcome).toBe('refused');
   });
+
+  it('the claim outlives a slow offer: no second dispatcher offers the event meanwhile', async () => {
+    const h = makeHarness();
+    harness = h;
+    await h.tenant('acme');
+    const now = Date.now();
+    await h.store.events.record(
+      {
+        tenant: 'acme',
+        eventId: 'e-slow',
+        bodyHash: 'x',
+        envelope: { id: 'e-slow', type: 't', source: 's', specversion: '1.0', data: null },
+        receivedAt: now,
+      },
+      () => [
+        {
+          trigger: 'a',
+          runId: 'run-acme-e-slow',
+          agent: 'synthetic',
+          priority: 'standard',
+          input: { steps: 1 },
+          estimatedTokens: 1,
+          status: 'pending',
+        },
+      ],
+    );
+    const log = pino({ level: 'silent' });
+    const claimMs = 300;
+    const first = new EventDispatcher({ fleet: h.fleet, store: h.store, log, now: Date.now, claimMs });
+    const second = new EventDispatcher({ fleet: h.fleet, store: h.store, log, now: Date.now, claimMs });
+    let answer!: () => void;
+    h.fleet.gate = new Promise<void>((r) => (answer = r));
+    const dispatching = first.dispatch('acme', 'e-slow', true);
+    // The scheduler answers the first offer only after three of its claim's lifetimes.
+    await new Promise((r) => setTimeout(r, claimMs * 3));
+    expect(h.fleet.submitCalls).toHaveLength(1);
+    expect(await second.dispatch('acme', 'e-slow', false)).toBe(false);
+    expect(h.fleet.submitCalls).toHaveLength(1);
+    answer();
+    expect(await dispatching).toBe(true);
+    expect((await h.store.events.get('acme', 'e-slow'))?.runs[0]?.status).toBe('started');
+  });
 });

@@ -157,8 +157,8 @@ export class MemoryFleet implements FleetPort {
     // The workflow id is taken: the start is a no-op (a closed run is never run twice), unless a
     // failed one is re-driven (a new execution).
     const redrive = opts.redrive === true && existing?.view.status === 'failed';
-    if (existing && !redrive) return FINISHED.includes(existing.view.status) ? 'finished' : 'started';
-    this.records.set(spec.runId, { spec, view: queuedView(spec), attempt: 0 });
+    if (existing && !redrive) return FINISHED.includes(existing.view.status) ? 'finished' : 'existing';
+    this.records.set(spec.runId, { spec, view: queuedView(spec), attempt: spec.firstAttempt ?? 0 });
     return 'started';
   }
 
@@ -278,7 +278,7 @@ export class MemoryFleet implements FleetPort {
   async resumeBatch(batchId: string): Promise<number> {
     const failed = this.batchRuns(batchId).filter((r) => r.view.status === 'failed');
     const outcomes = await this.offerRuns(
-      failed.map((r) => r.spec),
+      failed.map((r) => ({ ...r.spec, firstAttempt: r.attempt + 1 })),
       { redrive: true, onRefused: 'keep' },
     );
     return outcomes.filter((o) => o.state === 'accepted').length;

@@ -83,11 +83,25 @@ describe('offerRuns', () => {
     expect(fleet.discarded).toEqual([spec(1, 'ghost').runId]);
   });
 
-  it('when the scheduler cannot be asked, the started runs are discarded and the error passes on', async () => {
+  it('when the scheduler cannot be asked, no started run is discarded (a late update must find it) and the error passes on', async () => {
     fleet.submit = () => Promise.reject(new Error('scheduler unreachable'));
     await expect(fleet.offerRuns([spec(1), spec(2)])).rejects.toThrow('scheduler unreachable');
-    expect(fleet.discarded.sort()).toEqual([spec(1).runId, spec(2).runId].sort());
-    expect(fleet.runCount).toBe(0);
+    expect(fleet.discarded).toEqual([]);
+    expect(fleet.run(spec(1).runId)?.status).toBe('queued');
+    expect(fleet.run(spec(2).runId)?.status).toBe('queued');
+  });
+
+  it('a refusal discards only a run this offer created, never one an earlier offer started', async () => {
+    const failing = fleet.submit.bind(fleet);
+    fleet.submit = () => Promise.reject(new Error('scheduler unreachable'));
+    await expect(fleet.offerRuns([spec(1)])).rejects.toThrow('scheduler unreachable');
+    fleet.submit = failing;
+    // The earlier offer's update may still land: its execution stays whatever this offer hears.
+    await fleet.offerRuns([spec(2), spec(3)]);
+    const out = await fleet.offerRuns([spec(1), spec(4)]);
+    expect(out.map((o) => o.state)).toEqual(['refused', 'refused']);
+    expect(fleet.discarded).toEqual([spec(4).runId]);
+    expect(fleet.run(spec(1).runId)?.status).toBe('queued');
   });
 
   it('re-drives a failed run as a new execution the core no longer counts as ended', async () => {
@@ -96,8 +110,15 @@ describe('offerRuns', () => {
     fleet.complete(spec(1).runId, { outcome: 'failed' });
     const [plain] = await fleet.offerRuns([spec(1)]);
     expect(plain?.state).toBe('finished');
-    const [redriven] = await fleet.offerRuns([spec(1)], { redrive: true });
+    // Past the failed execution's attempts, as the run's spec query gives it for a re-drive.
+    const [redriven] = await fleet.offerRuns([{ ...spec(1), firstAttempt: 1 }], { redrive: true });
     expect(redriven).toMatchObject({ state: 'accepted', duplicate: false });
     expect(fleet.run(spec(1).runId)?.status).toBe('queued');
+    expect(fleet.submitCalls.at(-1)).toEqual([expect.objectContaining({ attempt: 1, redrive: true })]);
+    // A second re-drive meanwhile finds the new execution running: nothing is offered for it again.
+    const submits = fleet.submitCalls.length;
+    const [again] = await fleet.offerRuns([{ ...spec(1), firstAttempt: 2 }], { redrive: true });
+    expect(again).toMatchObject({ state: 'accepted', duplicate: true });
+    expect(fleet.submitCalls).toHaveLength(submits);
   });
 });

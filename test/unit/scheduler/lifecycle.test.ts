@@ -28,11 +28,34 @@ describe('run lifecycle in the core', () => {
     const r = FleetScheduler.restore(JSON.parse(JSON.stringify(s.snapshot())));
     expect(r.submit([u!], T0 + 4)[0]).toMatchObject({ accepted: true, duplicate: true });
     expect(r.admit(T0 + 5)).toEqual([]);
-    // A re-drive (a new execution of a failed run) is queued again.
-    expect(r.submit([{ ...u!, redrive: true }], T0 + 6)[0]).toMatchObject({
+    // A re-drive (a new execution of a failed run, past its attempts) is queued again.
+    expect(r.submit([{ ...u!, redrive: true, attempt: 1 }], T0 + 6)[0]).toMatchObject({
       accepted: true,
       duplicate: false,
     });
+  });
+
+  it("a re-driven run's new execution continues past the failed one's attempts: a late release of the failed one ends nothing", () => {
+    const s = makeFleet({ tenants: { a: {} } });
+    const [u] = units('a', 1);
+    s.submit([u!], T0);
+    s.admit(T0);
+    s.release([release(u!.runId, 0, 40, 'failed' as 'completed')], T0 + 1);
+    // The new execution starts at the attempt after the failed one's last (the fleet reads it there).
+    expect(s.submit([{ ...u!, redrive: true, attempt: 1 }], T0 + 2)[0]).toMatchObject({
+      accepted: true,
+      duplicate: false,
+    });
+    const [adm] = s.admit(T0 + 3);
+    expect(adm).toMatchObject({ runId: u!.runId, attempt: 1 });
+    // The failed execution's release, repeated late (its last workflow task ran again): stale.
+    s.release([release(u!.runId, 0, 40, 'failed' as 'completed')], T0 + 4);
+    expect(s.status(T0 + 4).inFlight).toBe(1);
+    s.release([release(u!.runId, 1, 30)], T0 + 5);
+    expect(s.status(T0 + 5)).toMatchObject({ inFlight: 0, counters: { completed: 1, failed: 1 } });
+    // A repeat of the re-drive after the new execution ended finds it ended: never queued again.
+    expect(s.submit([{ ...u!, redrive: true, attempt: 1 }], T0 + 6)[0]).toMatchObject({ duplicate: true });
+    expect(s.status(T0 + 6).queued.total).toBe(0);
   });
 
   it('remembers at most MAX_ENDED_RUNS runs, oldest forgotten first', () => {
