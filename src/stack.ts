@@ -11,6 +11,7 @@ import {
   effectStoreLocation,
   openBatchItems,
   openEffectStore,
+  openSchedulerState,
   openStore,
 } from './stores/open';
 import { ORPHAN_COMMIT_MS, startOrphanedBatches } from './api/routes/batch-parts';
@@ -136,12 +137,17 @@ export async function startStack(
       await connection.close();
     });
     const client = new Client({ connection, namespace: config.temporal.namespace });
+    // The operator's drain and runtime settings, outside the chain: every chain this process starts
+    // (here, or its watchdog after a loss) begins with them.
+    const operator =
+      parts.worker || parts.api ? await openSchedulerState(apiStoreLocation(config)) : undefined;
+    if (operator) closers.push(() => operator.close());
     if (parts.worker || parts.api) {
       await waitFor(
         `Temporal namespace ${config.temporal.namespace}`,
         async () => {
           if (config.temporal.address) await ensureSearchAttributes(client, config.temporal.namespace);
-          await ensureScheduler(client, config, opts.scheduler);
+          await ensureScheduler(client, config, opts.scheduler, operator);
         },
         log,
         { signal: stopping.signal },
@@ -181,6 +187,7 @@ export async function startStack(
         config,
         log,
         ...(opts.scheduler ? { extra: opts.scheduler } : {}),
+        ...(operator ? { operator } : {}),
       });
       closers.push(async () => watchdog.stop());
     }
@@ -225,6 +232,7 @@ export async function startStack(
         config,
         log,
         ...(opts.scheduler ? { extra: opts.scheduler } : {}),
+        ...(operator ? { operator } : {}),
         onNewChain: () => syncTenantsToFleet(db, fleet, log),
         nudgeQueuedRuns: true,
       });
@@ -237,6 +245,7 @@ export async function startStack(
         fleet,
         db,
         batchItems,
+        ...(operator ? { schedulerState: operator } : {}),
         adminToken,
         tenantDefaults: config.tenantDefaults,
         runCaps: config.runCaps,

@@ -12,6 +12,9 @@ import type { EffectStore } from './effects/effect-store';
 import { openSqliteEffectStore } from './effects/effect-store-sqlite';
 import { openPgEffectStore } from './effects/effect-store-pg';
 import { isPostgresUrl } from './engine/pg';
+import type { SchedulerStateStore } from './scheduler-state/scheduler-state';
+import { openSqliteSchedulerState } from './scheduler-state/scheduler-state-sqlite';
+import { openPgSchedulerState } from './scheduler-state/scheduler-state-pg';
 
 /** What a store's location is read from. */
 export interface StoreConfig {
@@ -44,6 +47,14 @@ export function openStore(location: string): Promise<ApiStore> {
 /** Where the API store lives: `DATABASE_URL`, else `DATA_DIR/fairway.db`. */
 export function apiStoreLocation(config: StoreConfig): string {
   return locationOf(config, 'fairway.db');
+}
+
+/**
+ * The scheduler's operator state (drain, runtime settings), at the API store's location
+ * (`apiStoreLocation`): every API process shares it, and whoever starts a scheduler chain reads it.
+ */
+export function openSchedulerState(location: string): Promise<SchedulerStateStore> {
+  return openAt(location, openSqliteSchedulerState, openPgSchedulerState);
 }
 
 /** The effect store (what each activity applied and delivered, by idempotency key). */
