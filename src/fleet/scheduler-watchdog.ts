@@ -86,6 +86,13 @@ export function startSchedulerWatchdog(opts: {
   /** When the floor is to be taken again (ms since epoch, ascending). */
   let followUps: number[] = [];
   const now = opts.now ?? Date.now;
+  /**
+   * The check's describe and query give up after this long: one that hangs (a query caught in a
+   * chain being lost) must not hold every later check, or a chain started elsewhere goes unnoticed.
+   */
+  const callMs = Math.max(10_000, 5 * config.watchdogSeconds * 1000);
+  const bounded = <T>(call: () => Promise<T>): Promise<T> =>
+    client.withAbortSignal(AbortSignal.timeout(callMs), call);
 
   const recover = async (why: string) => {
     log.warn({ scheduler: config.schedulerWorkflowId, why }, 'scheduler chain recovering');
@@ -109,9 +116,9 @@ export function startSchedulerWatchdog(opts: {
   const once = async (): Promise<void> => {
     // `describe` needs no worker and costs the workflow nothing (a query would take a slot in its
     // query buffer every tick, from every process): it is all the hot path asks.
-    const d = await handle()
-      .describe()
-      .catch((err: unknown) => (err instanceof WorkflowNotFoundError ? null : Promise.reject(err)));
+    const d = await bounded(() => handle().describe()).catch((err: unknown) =>
+      err instanceof WorkflowNotFoundError ? null : Promise.reject(err),
+    );
     const status = d?.status.name ?? 'ABSENT';
     if (status !== 'RUNNING') {
       await ensureScheduler(client, config, opts.extra, opts.operator);
@@ -126,7 +133,7 @@ export function startSchedulerWatchdog(opts: {
     // A new run (continue-as-new, a reset, or a chain another process started): one query, only now.
     // A server that does not fill in the first run id answers '' for it.
     const first = d?.raw.workflowExecutionInfo?.firstRunId || undefined;
-    const st = await handle().query(statusQuery);
+    const st = await bounded(() => handle().query(statusQuery));
     const p = progress(st.counters);
     // A chain another process started is new: its first run differs from the one seen before, or
     // (without first run ids) a run other than the one seen before has never continued-as-new.

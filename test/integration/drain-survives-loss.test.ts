@@ -23,6 +23,10 @@ describe('a drain and runtime settings survive the loss of the scheduler (real d
       MODEL_TPM: '1000000000',
       MODEL_RPM: '100000000',
     });
+    // Every watchdog (the API's, the worker's) takes its first look at the chain within a tick: one
+    // whose first look is at the successor cannot tell it is new (the API then re-sends its tenants
+    // only when one submits).
+    await new Promise((r) => setTimeout(r, 2_500));
   });
   afterAll(() => s?.close());
 
@@ -54,11 +58,12 @@ describe('a drain and runtime settings survive the loss of the scheduler (real d
     const { runId: chain } = await newChainAfter(() => scheduler().describe(), before.runId!, lostAt);
 
     // The held run offers itself to the new chain (the watchdog nudges it, or its own backoff):
-    // either the chain holds it, or (the defect) admits it.
+    // either the chain holds it, or (the defect) admits it. A check the worker had in flight to the
+    // terminated run can hold its checks for about half a minute, hence the long wait.
     const first = await waitFor(
       status,
       (st) => (st?.queued?.total ?? 0) >= 1 || (st?.counters?.admitted ?? 0) > 0,
-      30_000,
+      90_000,
       200,
     );
     expect(first).toMatchObject({ mode: 'drained', intake: 'hold', queued: { total: 1 } });

@@ -240,7 +240,7 @@ describe('the scheduler recovers from termination and reset (real dev server, CL
     await waitFor(
       status,
       (st) => (st?.queued?.total ?? 0) >= held.length || (st?.counters?.admitted ?? 0) > 0,
-      60_000,
+      90_000,
       250,
     );
     const window = await heldWindow(status, () => scheduler().describe(), chain.runId, {
