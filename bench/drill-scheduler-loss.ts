@@ -32,7 +32,11 @@ async function main(): Promise<void> {
     .map(
       (x) =>
         `${x.kind}: new chain ${(x.newChainMs / 1000).toFixed(1)} s, admitting ${(x.admittingMs / 1000).toFixed(1)} s, ` +
-        `next effect ${(x.progressMs / 1000).toFixed(1)} s`,
+        `next effect ${(x.progressMs / 1000).toFixed(1)} s` +
+        (x.held
+          ? ` (drained with hold: ${x.held.admitted} admitted over ${x.held.reads} reads in ` +
+            `${(x.held.ms / 1000).toFixed(1)} s with ${x.held.queued} held, resumed at ${(x.held.resumedMs / 1000).toFixed(1)} s)`
+          : ''),
     )
     .join('; ');
   const kills = r.apiKills

@@ -9,6 +9,7 @@ import {
   effectStoreLocation,
   openBatchItems,
   openEffectStore,
+  openSchedulerState,
   openStore,
 } from './stores/open';
 import { ORPHAN_COMMIT_MS, startOrphanedBatches } from './api/routes/batch-parts';
@@ -146,12 +147,17 @@ export async function startStack(
       namespace: config.temporal.namespace,
       dataConverter: converter.dataConverter,
     });
+    // The operator's drain and runtime settings, outside the chain: every chain this process starts
+    // (here, or its watchdog after a loss) begins with them.
+    const operator =
+      parts.worker || parts.api ? await openSchedulerState(apiStoreLocation(config)) : undefined;
+    if (operator) closers.push(() => operator.close());
     if (parts.worker || parts.api) {
       await waitFor(
         `Temporal namespace ${config.temporal.namespace}`,
         async () => {
           if (config.temporal.address) await ensureSearchAttributes(client, config.temporal.namespace);
-          await ensureScheduler(client, config, opts.scheduler);
+          await ensureScheduler(client, config, opts.scheduler, operator);
         },
         log,
         { signal: stopping.signal },
@@ -191,6 +197,7 @@ export async function startStack(
         config,
         log,
         ...(opts.scheduler ? { extra: opts.scheduler } : {}),
+        ...(operator ? { operator } : {}),
       });
       closers.push(async () => watchdog.stop());
     }
@@ -236,6 +243,7 @@ export async function startStack(
         config,
         log,
         ...(opts.scheduler ? { extra: opts.scheduler } : {}),
+        ...(operator ? { operator } : {}),
         onNewChain: () => syncTenantsToFleet(db, fleet, log),
         nudgeQueuedRuns: true,
       });
@@ -248,6 +256,7 @@ export async function startStack(
         fleet,
         db,
         batchItems,
+        ...(operator ? { schedulerState: operator } : {}),
         adminToken,
         adminTokenNext: config.adminTokenNext,
         tenantDefaults: config.tenantDefaults,

@@ -79,3 +79,57 @@ export async function newChainAfter(
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+/** The parts of the scheduler's status a held window reads. */
+export interface HeldStatus {
+  mode: string;
+  intake: string;
+  queued: { total: number };
+  counters: { admitted: number };
+}
+
+export interface HeldWindow {
+  reads: number;
+  ms: number;
+  /** Admissions the chain made during the window (anything but 0 is the defect). */
+  admitted: number;
+  /** Reads that found the chain open, its intake not `hold`, or another chain running. */
+  notHeld: number;
+  /** Units the chain held at the last read. */
+  queued: number;
+}
+
+/**
+ * Proves absence of admissions on a drained chain over a window on the system's clock: at least
+ * `reads` status reads spanning at least `minMs`, each after a describe that finds `chainRunId`
+ * still running. Counts, never throws on what it reads: the caller asserts `admitted` and `notHeld`
+ * are 0.
+ */
+export async function heldWindow(
+  status: () => Promise<HeldStatus | null | undefined>,
+  describe: () => Promise<ChainDescription>,
+  chainRunId: string,
+  /** `baseAdmitted`: the chain's admitted count the window starts from (0 for a new chain); else its first read. */
+  opts: { reads: number; minMs: number; everyMs?: number; baseAdmitted?: number },
+): Promise<HeldWindow> {
+  const t0 = Date.now();
+  let base: number | undefined;
+  let reads = 0;
+  let notHeld = 0;
+  let admitted = 0;
+  let queued = 0;
+  while (reads < opts.reads || Date.now() - t0 < opts.minMs) {
+    const d = await describe().catch(() => undefined);
+    const st = await status().catch(() => undefined);
+    reads++;
+    if (!st || d?.status.name !== 'RUNNING' || d.runId !== chainRunId) notHeld++;
+    else {
+      if (st.mode === 'open' || st.intake !== 'hold') notHeld++;
+      base ??= opts.baseAdmitted ?? st.counters.admitted;
+      admitted = Math.max(admitted, st.counters.admitted - base);
+      queued = st.queued.total;
+    }
+    await new Promise((r) => setTimeout(r, opts.everyMs ?? 500));
+  }
+  return { reads, ms: Date.now() - t0, admitted, notHeld, queued };
+}

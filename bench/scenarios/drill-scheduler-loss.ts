@@ -16,7 +16,8 @@ import {
 } from '../lib/loss-audit';
 import type { LossTenant, TenantLedgerCheck } from '../lib/loss-audit';
 import { mulberry32 } from '../lib/prng';
-import { newChainAfter, resetScheduler, terminateScheduler } from '../lib/scheduler-loss';
+import { heldWindow, newChainAfter, resetScheduler, terminateScheduler } from '../lib/scheduler-loss';
+import type { HeldWindow } from '../lib/scheduler-loss';
 import type { DrillOptions } from './drill-deploy';
 
 export interface LossRecovery {
@@ -25,10 +26,18 @@ export interface LossRecovery {
   atDone: number;
   /** The CLI command to a new chain running (describe: RUNNING, another run id). */
   newChainMs: number;
-  /** The CLI command to the first admission the new chain reports (its counter rising after it first answered). */
+  /**
+   * The CLI command (or, drained, the resume) to the first admission the new chain reports (its
+   * counter rising after it first answered).
+   */
   admittingMs: number;
   /** The CLI command to the next effect landing at the sink. */
   progressMs: number;
+  /**
+   * Drained with intake `hold` before the loss: the new chain's window of status reads before the
+   * resume (nothing may be admitted in it), and the resume's ms after the CLI command.
+   */
+  held?: HeldWindow & { resumedMs: number };
 }
 
 export interface ApiKillRecord {
@@ -161,8 +170,12 @@ export async function runSchedulerLossDrill(
         250,
       );
 
-    // 1. Terminated with the CLI while runs are queued and in flight; the second wave arrives meanwhile.
+    // 1. Drained with intake `hold`, then terminated with the CLI mid-drain while runs are queued and
+    // in flight; the second wave arrives meanwhile (held). The new chain must admit nothing until the
+    // resume.
     await at(0.15);
+    const drain = await s.call('POST', '/v1/admin/drain', { body: { intake: 'hold' }, timeoutMs: 60_000 });
+    if (drain.status !== 200) throw new Error(`drain: ${drain.status} ${JSON.stringify(drain.body)}`);
     await sleep(Math.floor(rnd() * 500));
     recoveries.push(
       await loseScheduler(
@@ -175,6 +188,7 @@ export async function runSchedulerLossDrill(
         () => {
           waves.push(submitWave(wave(0.4, 0.7)));
         },
+        true,
       ),
     );
 
@@ -240,6 +254,15 @@ export async function runSchedulerLossDrill(
       orphansBetweenStartAndSubmit: apiKills.reduce((n, k) => n + k.betweenStartAndSubmit, 0),
       final,
     });
+    for (const r of recoveries) {
+      if (r.held && (r.held.admitted > 0 || r.held.notHeld > 0))
+        failures.push(
+          `${r.kind}: drained with hold, the new chain admitted ${r.held.admitted} before the resume ` +
+            `(${r.held.notHeld} of ${r.held.reads} reads not held)`,
+        );
+      if (r.held && r.held.queued === 0)
+        failures.push(`${r.kind}: the new chain held no queued run to prove the drain on`);
+    }
     return {
       units: o.units,
       runs: runs.length,
@@ -318,6 +341,7 @@ async function loseScheduler(
   timeoutMs: number,
   log: (m: string) => void,
   meanwhile?: () => void,
+  drained = false,
 ): Promise<LossRecovery> {
   const before = await scheduler().describe();
   const atDone = done();
@@ -360,7 +384,36 @@ async function loseScheduler(
     timeoutMs,
     100,
   );
-  const base = first.counters.admitted as number;
+  let held: LossRecovery['held'];
+  if (drained) {
+    // Runs queued before the loss come back into line (the watchdog nudges them); then a window of
+    // status reads over two lease TTLs on the new chain, before the resume.
+    await until(
+      'the held runs back in line',
+      () => s.status(),
+      (v) => v !== null && (v.queued.total > 0 || v.counters.admitted > 0),
+      timeoutMs,
+      250,
+    ).catch(() => undefined);
+    const ttl = ((first.config?.leaseTtlSeconds as number | undefined) ?? 60) * 1000;
+    const window = await heldWindow(
+      () => s.status(),
+      () => scheduler().describe(),
+      chain.runId,
+      {
+        reads: 5,
+        minMs: Math.min(2 * ttl, 60_000),
+        baseAdmitted: 0,
+      },
+    );
+    const resume = await s.call('POST', '/v1/admin/resume', { timeoutMs: 60_000 });
+    if (resume.status !== 200) throw new Error(`resume: ${resume.status} ${JSON.stringify(resume.body)}`);
+    held = { ...window, resumedMs: Date.now() - lostAt };
+    log(
+      `${kind}: drained chain held ${window.queued} queued over ${window.reads} reads in ${window.ms} ms, admitted ${window.admitted}`,
+    );
+  }
+  const base = held ? 0 : (first.counters.admitted as number);
   await until(
     'an admission by the new chain',
     () => s.status(),
@@ -368,13 +421,13 @@ async function loseScheduler(
     timeoutMs,
     100,
   );
-  const admittingMs = Date.now() - lostAt;
+  const admittingMs = Date.now() - (held ? lostAt + held.resumedMs : lostAt);
   const progressMs = await progressed;
   log(
     `${kind} at ${atDone} done: new chain after ${chain.ms} ms, admitting after ${admittingMs} ms, ` +
       `next effect after ${progressMs} ms`,
   );
-  return { kind, atDone, newChainMs: chain.ms, admittingMs, progressMs };
+  return { kind, atDone, newChainMs: chain.ms, admittingMs, progressMs, ...(held ? { held } : {}) };
 }
 
 /**

@@ -2,6 +2,8 @@ import express from 'express';
 import type { Logger } from 'pino';
 import type { ApiStore } from '../stores/api/api-store';
 import { openSqliteBatchItems } from '../stores/batch-items/batch-items-sqlite';
+import type { SchedulerStateStore } from '../stores/scheduler-state/scheduler-state';
+import { openSqliteSchedulerState } from '../stores/scheduler-state/scheduler-state-sqlite';
 import type { BatchItemStore } from '../stores/batch-items/batch-items';
 import { withDbUnavailableAs503 } from '../stores/api/api-store-pg';
 import { authenticate, requireAdmin } from './middleware/auth';
@@ -45,6 +47,12 @@ export interface ApiDeps {
    * in memory, for an API whose parted batches only an in-process fleet reads (tests).
    */
   batchItems?: BatchItemStore;
+  /**
+   * The operator's drain and runtime settings, kept outside the scheduler chain
+   * (`openSchedulerState(apiStoreLocation)`, which every API process shares and every chain starts
+   * from). Default: one in memory (tests).
+   */
+  schedulerState?: SchedulerStateStore;
   adminToken: string;
   /** A second admin token accepted too, while the admin token rotates. */
   adminTokenNext?: string;
@@ -83,6 +91,7 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
     fleet: deps.fleet,
     store: deps.db,
     batchItems: withDbUnavailableAs503(deps.batchItems ?? openSqliteBatchItems(':memory:')),
+    schedulerState: deps.schedulerState ?? openSqliteSchedulerState(':memory:'),
     log: deps.log,
     now,
     tenantDefaults: deps.tenantDefaults,

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { EventCaps, RunCaps, TenantDefaults } from '../config';
 import type { ApiStore } from '../stores/api/api-store';
 import type { BatchItemStore } from '../stores/batch-items/batch-items';
+import type { SchedulerStateStore } from '../stores/scheduler-state/scheduler-state';
 import type { FleetPort } from '../contract/fleet-port';
 import type { ApiMetrics } from './metrics/api-metrics';
 import type { TokenBuckets } from './intake/token-buckets';
@@ -15,6 +16,8 @@ export interface ApiContext {
   store: ApiStore;
   /** Batches sent in parts: their state and items (shared with the workers, which read the items). */
   batchItems: BatchItemStore;
+  /** The operator's drain and runtime settings, outside the scheduler chain: written before the chain is told. */
+  schedulerState: SchedulerStateStore;
   log: Logger;
   now: () => number;
   tenantDefaults: TenantDefaults;

@@ -6,6 +6,7 @@ import type { SchedulerInput } from '../workflows/scheduler';
 import { recoverSignal, statusQuery } from '../contract/scheduler-messages';
 import { reofferSignal } from '../contract/run-messages';
 import { ensureScheduler } from './scheduler-handle';
+import type { OperatorStateSource } from './scheduler-handle';
 import { mapLimit } from '../util/map-limit';
 
 /**
@@ -54,7 +55,8 @@ function progress(c: Record<string, unknown>): number {
  * describes the scheduler workflow (never queries it on this path: only when the run id it sees
  * changes, once, does it read the counters); when it is not running (terminated, failed, timed out, or never
  * started) it starts a new chain under the same id (idempotent: every API and worker process runs a
- * watchdog, the first start wins, the others find it running). When the chain is new, or its
+ * watchdog, the first start wins, the others find it running), drained and patched as the operator
+ * left it (`operator`, read before the start). When the chain is new, or its
  * counters went backwards (it was reset to an earlier point), `onNewChain` runs (the API re-sends its
  * tenants) and the scheduler is asked to `recover`: it raises each tenant's `spent` to what finished
  * runs used in the period (from visibility). Queued runs come back by themselves (they re-offer
@@ -65,6 +67,8 @@ export function startSchedulerWatchdog(opts: {
   config: Config;
   log: Logger;
   extra?: Partial<SchedulerInput>;
+  /** The operator's drain and settings (the scheduler state store): a chain it starts begins with them. */
+  operator?: OperatorStateSource;
   onNewChain?: () => Promise<unknown>;
   /** Tell queued runs to check on the new chain now rather than at their next backoff (one process does). */
   nudgeQueuedRuns?: boolean;
@@ -82,6 +86,13 @@ export function startSchedulerWatchdog(opts: {
   /** When the floor is to be taken again (ms since epoch, ascending). */
   let followUps: number[] = [];
   const now = opts.now ?? Date.now;
+  /**
+   * The check's describe and query give up after this long: one that hangs (a query caught in a
+   * chain being lost) must not hold every later check, or a chain started elsewhere goes unnoticed.
+   */
+  const callMs = Math.max(10_000, 5 * config.watchdogSeconds * 1000);
+  const bounded = <T>(call: () => Promise<T>): Promise<T> =>
+    client.withAbortSignal(AbortSignal.timeout(callMs), call);
 
   const recover = async (why: string) => {
     log.warn({ scheduler: config.schedulerWorkflowId, why }, 'scheduler chain recovering');
@@ -105,12 +116,12 @@ export function startSchedulerWatchdog(opts: {
   const once = async (): Promise<void> => {
     // `describe` needs no worker and costs the workflow nothing (a query would take a slot in its
     // query buffer every tick, from every process): it is all the hot path asks.
-    const d = await handle()
-      .describe()
-      .catch((err: unknown) => (err instanceof WorkflowNotFoundError ? null : Promise.reject(err)));
+    const d = await bounded(() => handle().describe()).catch((err: unknown) =>
+      err instanceof WorkflowNotFoundError ? null : Promise.reject(err),
+    );
     const status = d?.status.name ?? 'ABSENT';
     if (status !== 'RUNNING') {
-      await ensureScheduler(client, config, opts.extra);
+      await ensureScheduler(client, config, opts.extra, opts.operator);
       last = -1;
       chain = undefined;
       runId = undefined;
@@ -120,10 +131,14 @@ export function startSchedulerWatchdog(opts: {
     // Same run as last time: nothing can have been reset or replaced.
     if (d?.runId === runId) return followUp();
     // A new run (continue-as-new, a reset, or a chain another process started): one query, only now.
-    const first = d?.raw.workflowExecutionInfo?.firstRunId ?? undefined;
-    const p = progress((await handle().query(statusQuery)).counters);
-    // A chain another process started (its first run differs from the one seen before) is new.
-    if (chain !== undefined && first !== undefined && first !== chain)
+    // A server that does not fill in the first run id answers '' for it.
+    const first = d?.raw.workflowExecutionInfo?.firstRunId || undefined;
+    const st = await bounded(() => handle().query(statusQuery));
+    const p = progress(st.counters);
+    // A chain another process started is new: its first run differs from the one seen before, or
+    // (without first run ids) a run other than the one seen before has never continued-as-new.
+    const fresh = runId !== undefined && st.history.continuedAsNew === 0;
+    if ((chain !== undefined && first !== undefined && first !== chain) || fresh)
       await recover('a new scheduler chain was started elsewhere');
     else if (last >= 0 && p < last) await recover(`scheduler counters went back (${last} → ${p}): reset`);
     last = p;

@@ -15,6 +15,9 @@ import { isPostgresUrl } from './engine/pg';
 import type { PayloadStore } from './payloads/payload-store';
 import { openSqlitePayloads } from './payloads/payload-store-sqlite';
 import { openPgPayloads } from './payloads/payload-store-pg';
+import type { SchedulerStateStore } from './scheduler-state/scheduler-state';
+import { openSqliteSchedulerState } from './scheduler-state/scheduler-state-sqlite';
+import { openPgSchedulerState } from './scheduler-state/scheduler-state-pg';
 
 /** What a store's location is read from. */
 export interface StoreConfig {
@@ -47,6 +50,14 @@ export function openStore(location: string): Promise<ApiStore> {
 /** Where the API store lives: `DATABASE_URL`, else `DATA_DIR/fairway.db`. */
 export function apiStoreLocation(config: StoreConfig): string {
   return locationOf(config, 'fairway.db');
+}
+
+/**
+ * The scheduler's operator state (drain, runtime settings), at the API store's location
+ * (`apiStoreLocation`): every API process shares it, and whoever starts a scheduler chain reads it.
+ */
+export function openSchedulerState(location: string): Promise<SchedulerStateStore> {
+  return openAt(location, openSqliteSchedulerState, openPgSchedulerState);
 }
 
 /** The effect store (what each activity applied and delivered, by idempotency key). */

@@ -1,6 +1,7 @@
 import { allHandlersFinished, condition, setCurrentDetails, sleep, workflowInfo } from '@temporalio/workflow';
 import { DEFAULT_GOVERNOR, DEFAULT_INTERACTIVE_RESERVE, FleetScheduler } from '../scheduler';
 import type { SchedulerSnapshot } from '../scheduler';
+import type { SettingsPatch } from '../scheduler/fleet-settings';
 import type { FleetSettings, GovernorParams, SchedulerStatus } from '../scheduler/types';
 import { sendAdmissions, sendBudgetRefusals, sendRevocations } from './scheduler-notices';
 import { SchedulerRecovery } from './scheduler-recovery';
@@ -12,6 +13,12 @@ export interface SchedulerInput {
   governor?: GovernorParams;
   snapshot?: SchedulerSnapshot;
   continuedAsNew?: number;
+  /**
+   * What the operator set at runtime, from the store outside the chain (the drain with its intake,
+   * the settings patches merged): a chain started without a snapshot begins with it, so a lost
+   * scheduler's successor is drained, and patched, from its first admission round.
+   */
+  operator?: { drain: 'refuse' | 'hold' | null; settings: SettingsPatch };
   /** Continue-as-new after this many history events even before the server suggests it (tests, drills). */
   maxHistoryEvents?: number;
 }
@@ -38,6 +45,10 @@ export class SchedulerManager {
     const chainSettings = input.snapshot?.settings ?? input.settings;
     if (chainSettings.interactiveReserve === undefined)
       this.core.patchSettings({ interactiveReserve: DEFAULT_INTERACTIVE_RESERVE });
+    if (!input.snapshot && input.operator) {
+      this.core.patchSettings(input.operator.settings);
+      if (input.operator.drain) this.core.drain(input.operator.drain, Date.now());
+    }
     this.recovery = new SchedulerRecovery(this.core, this.work);
     this.recovery.begin(input.snapshot !== undefined);
   }
@@ -97,7 +108,9 @@ export class SchedulerManager {
   /** The next run's input. Long-idle tenants leave the core first (the API re-sends a tenant it no longer knows): the input stays bounded. */
   nextInput(): SchedulerInput {
     this.core.evictIdle(Date.now());
-    return { ...this.input, snapshot: this.core.snapshot(), continuedAsNew: this.continuedAsNew + 1 };
+    // The snapshot carries the operator's state on.
+    const { operator: _operator, ...rest } = this.input;
+    return { ...rest, snapshot: this.core.snapshot(), continuedAsNew: this.continuedAsNew + 1 };
   }
 
   /**

@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENTS } from '../../src/agents/catalog';
 import { tenantQuery } from '../../src/contract/scheduler-messages';
-import { newChainAfter, resetScheduler, terminateScheduler } from '../../bench/lib/scheduler-loss';
+import {
+  heldWindow,
+  newChainAfter,
+  resetScheduler,
+  terminateScheduler,
+} from '../../bench/lib/scheduler-loss';
+import { cliStatus } from '../support/cli';
 import { expectEffectsOnce, startBareRun, startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
 
@@ -197,6 +203,63 @@ describe('the scheduler recovers from termination and reset (real dev server, CL
     expect(ledger!.ledger.spent).toBeGreaterThanOrEqual(used);
     expect(ledger!.ledger.spent).toBeLessThanOrEqual(budget);
     expect(billed ?? 0).toBeLessThanOrEqual(budget);
+  });
+
+  // Issue 27, finding 3: the drain lived only in the core, so the chain the watchdog started after a
+  // terminate was open and admitted the held runs. The drain is kept in the API's store now.
+  it('drained with hold, terminated mid-drain: the new chain admits nothing until resume', async () => {
+    const tenant = `loss-d-${s.id}`;
+    const key = await s.tenant(tenant);
+    const running = await submit(key, 3);
+    // All three admitted (in flight, or done) before the drain: only the held ones queue.
+    await waitFor(
+      () => Promise.all(running.map((id) => s.call('GET', `/v1/runs/${id}`, { token: key }))),
+      (vs) => vs.every((v) => typeof v.body?.admittedAt === 'string'),
+      60_000,
+      250,
+    );
+    const drained = await s.call('POST', '/v1/admin/drain', { body: { intake: 'hold' } });
+    expect(drained.body.intake).toBe('hold');
+    // Accepted while drained: queued, waiting on the drain.
+    const held = await submit(key, 3);
+    for (const id of held)
+      expect((await s.call('GET', `/v1/runs/${id}`, { token: key })).body).toMatchObject({
+        status: 'queued',
+        waitingOn: { code: 'draining' },
+      });
+    const before = await scheduler().describe();
+    const lostAt = Date.now();
+    await terminateScheduler(s.config.temporal.address!, s.config.schedulerWorkflowId, before.runId);
+    const chain = await newChainAfter(() => scheduler().describe(), before.runId!, lostAt);
+    const status = async () => {
+      const r = await s.call('GET', '/v1/admin/scheduler');
+      return r.status === 200 ? r.body : null;
+    };
+    // The held runs come back into line (the watchdog nudges them); then a window over two of their
+    // re-offer intervals in which the chain stays alive and drained, and admits nothing.
+    await waitFor(
+      status,
+      (st) => (st?.queued?.total ?? 0) >= held.length || (st?.counters?.admitted ?? 0) > 0,
+      90_000,
+      250,
+    );
+    const window = await heldWindow(status, () => scheduler().describe(), chain.runId, {
+      reads: 8,
+      minMs: 2 * 8_000,
+      baseAdmitted: 0,
+    });
+    console.log(`held across a terminate: ${JSON.stringify(window)}`);
+    expect(window).toMatchObject({ admitted: 0, notHeld: 0, queued: held.length });
+    for (const id of held)
+      expect((await s.call('GET', `/v1/runs/${id}`, { token: key })).body.status).toBe('queued');
+    const api = (await s.call('GET', '/v1/admin/scheduler')).body;
+    const cli = await cliStatus(s.config.temporal.address!, s.config.schedulerWorkflowId);
+    expect({ mode: cli.mode, intake: cli.intake }).toEqual({ mode: api.mode, intake: api.intake });
+
+    const resumed = await s.call('POST', '/v1/admin/resume');
+    expect(resumed.body.mode).toBe('open');
+    const views = await allTerminal([...running, ...held], () => key);
+    expect(views.map((v) => v.status)).toEqual(Array(running.length + held.length).fill('completed'));
   });
 
   it('a run whose submitter died between start and submit offers itself and completes', async () => {

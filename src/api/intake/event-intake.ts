@@ -5,8 +5,7 @@ import type { ApiContext } from '../context';
 import { canonicalHash } from '../crypto/canonical-json';
 import type { EventRecord, NewEventRun, TriggerEntry } from '../../stores/events/event-store';
 import type { EventOutcome } from './event-schemas';
-import { sha256Hex } from '../crypto/keys';
-import { runLink } from './run-intake';
+import { newRunId, runLink } from './run-intake';
 import { rateLimit } from './shed';
 
 /**
@@ -21,12 +20,12 @@ export const eventKey = (event: Pick<EventEnvelope, 'id' | 'source'>) =>
 export const eventLink = (event: Pick<EventEnvelope, 'id' | 'source'>, suffix = '') =>
   `/v1/events/${encodeURIComponent(event.id)}${suffix}?source=${encodeURIComponent(event.source)}`;
 
-/** A run made by an event: its id derives from (event key, trigger), so every retry and replay names it again. */
-export function eventRunId(tenant: string, eventId: string, trigger: string): string {
-  return `run-${tenant}-${sha256Hex(`event:${eventId}:${trigger}`).slice(0, 20)}`;
-}
-
-/** The runs the tenant's triggers make of `event`, skipping triggers in `except` (already applied). */
+/**
+ * The runs the tenant's triggers make of `event`, skipping triggers in `except` (already applied).
+ * Each gets a new random run id (`newRunId`), kept in the event's row: retries and replays find it
+ * there, and an event id reused after its retention names new runs, never a closed one Temporal
+ * still holds (its start would be refused as a duplicate).
+ */
 export function runsForEvent(
   triggers: readonly TriggerEntry[],
   tenant: string,
@@ -41,7 +40,7 @@ export function runsForEvent(
     const parsed = agent?.input.safeParse(rendered);
     const base = {
       trigger: name,
-      runId: eventRunId(tenant, eventKey(event), name),
+      runId: newRunId(tenant),
       agent: spec.agent,
       priority: spec.priority,
     };

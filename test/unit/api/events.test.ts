@@ -2,6 +2,7 @@ import request from 'supertest';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { signPayload } from '../../../src/api/events/signature';
 import { eventKey } from '../../../src/api/intake/event-intake';
+import { EVENT_RETENTION_MS } from '../../../src/stores/events/event-store';
 import { bearer, makeHarness, type Harness } from './harness';
 
 const SOURCE = 'https://alerts.example.com';
@@ -200,5 +201,32 @@ describe('events: POST /v1/events, triggers, webhook secrets', () => {
     const secrets = await request(h.app).get('/v1/webhook-secrets').set(bearer(key)).expect(200);
     expect(JSON.stringify(secrets.body)).not.toContain(secret);
     expect(secrets.body.items).toEqual([expect.objectContaining({ source: SOURCE })]);
+  });
+  it('an event id reused after its retention starts a new run (a new run id), not the old closed one', async () => {
+    await request(h.app).post('/v1/events').set(bearer(key)).send(event('evt-reused')).expect(202);
+    await until(() => h.fleet.startRunCalls.length === 1);
+    const old = h.fleet.startRunCalls[0]!.runId;
+    h.fleet.tick();
+    h.fleet.complete(old);
+    expect((await h.fleet.getRun(old))?.status).toBe('completed');
+    // Temporal keeps the closed run (its own retention may be longer): the id must not name it again.
+    h.clock.now += EVENT_RETENTION_MS + 60_000;
+    const again = await request(h.app)
+      .post('/v1/events')
+      .set(bearer(key))
+      .send(event('evt-reused', { severity: 'high', steps: 3 }))
+      .expect(202);
+    const runId = again.body.runs[0].runId as string;
+    expect(runId).not.toBe(old);
+    await until(() => h.fleet.startRunCalls.length === 2);
+    expect(h.fleet.startRunCalls[1]).toMatchObject({ runId, input: { steps: 3 } });
+    await until(async () => (await h.fleet.getRun(runId))?.status === 'queued');
+    // Within the new retention the id names the new run.
+    const replayed = await request(h.app)
+      .post('/v1/events')
+      .set(bearer(key))
+      .send(event('evt-reused', { severity: 'high', steps: 3 }))
+      .expect(200);
+    expect(replayed.body.runs).toEqual([expect.objectContaining({ runId })]);
   });
 });
