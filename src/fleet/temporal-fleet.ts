@@ -114,8 +114,8 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
       explaining?.catch(() => undefined); // awaited below only if the run is still queued
       // A running run answers its query. It needs the run's first workflow task done; right after
       // submission on a busy fleet it may not be yet, and the query waits for that task with no deadline
-      // of its own (the fuzzer saw one hang over 30 s while a batch's runs filled the task queue): bound
-      // it, and answer from what Temporal knows without a worker (search attributes, memo) past the bound.
+      // of its own (for as long as the task queue is full): bound it, and answer from what Temporal
+      // knows without a worker (search attributes, memo) past the bound.
       const view: RunView | null = closed ?? (await boundedRunView(handle, async () => d));
       // Runs begun before tool calls were recorded answer without the list.
       if (view) view.toolCalls ??= [];
