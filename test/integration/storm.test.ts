@@ -40,7 +40,7 @@ describe.each([DIALECT])('quota storm (shortened), %s rate-limit headers', (dial
       // The test stack flushes worker reports every 50 ms, 20 signals a second into the scheduler. A
       // signal that arrives while the scheduler continues as new fails that workflow task, and each
       // retry replays the whole history: at that rate the retries failed again and again, stalling
-      // admission for 5–20 s at a random second of the storm (README, "Known limits"). The storm
+      // admission for 5–20 s at a random second of the storm. The storm
       // judges the governor, so it runs with reports at a quarter of that rate (production's is 100 ms).
       MAILBOX_FLUSH_MS: '250',
     });
