@@ -2,7 +2,8 @@
  * The hard limits the scheduler's state is sized against. The API enforces the id forms; the
  * scheduler workflow's update validators refuse anything longer; the core clamps fleet settings to
  * these maxima. Together they bound the continue-as-new input (see `snapshot-bound.test.ts` and
- * docs/operating.md, "The scheduler's bounded state"): at every maximum, with the longest legal ids, it stays ≤ 1 MiB.
+ * docs/operating.md, "The scheduler's bounded state"): at every maximum, with the longest legal
+ * ids, it stays ≤ 1 MiB.
  */
 
 /** Tenant ids: 1–64 characters of a-z, 0-9 and "-" (the API's `TenantIdSchema`). */
