@@ -171,14 +171,7 @@ export class FleetScheduler {
 
   /** Feeds model-plane observations (worker reports) to the token governor. */
   observe(obs: ModelObservation[], now: number): void {
-    observe(
-      this.s.governor,
-      this.s.governorParams,
-      obs,
-      now,
-      this.s.leases.size,
-      this.s.settings.concurrency,
-    );
+    observe(this.s.governor, this.s.governorParams, obs, now, this.s.leases.size);
     for (const o of obs) {
       this.s.counters.modelCalls += Math.max(0, o.calls);
       this.s.counters.throttled += Math.max(0, o.throttled);

@@ -249,10 +249,8 @@ function decreaseBy(
   factor: number,
   now: number,
   inFlight: number,
-  slots: number,
 ): void {
-  // The limit in force is the governor's or the fleet's slots, whichever is lower.
-  const limit = Math.min(g.concurrencyLimit, slots);
+  const limit = g.concurrencyLimit;
   const flowing = inFlight >= limit * factor ? Math.min(limit, Math.max(inFlight, p.minConcurrency)) : limit;
   g.concurrencyLimit = Math.max(p.minConcurrency, Math.floor(flowing * factor));
   decreaseTokens(g, p, factor, now);
@@ -281,8 +279,7 @@ function increase(g: GovernorState, p: GovernorParams, seconds: number, now: num
 /**
  * Feeds worker reports in. The advertised quota caps the rate at once; throttles decrease
  * (once per cooldown) and may pause; remaining tokens below the low water slow down before
- * the wall; healthy reports after a quiet cooldown increase. `inFlight` is the units admitted now,
- * `slots` the fleet's concurrency (a cut starts from it when the governor's own limit is higher).
+ * the wall; healthy reports after a quiet cooldown increase. `inFlight` is the units admitted now.
  */
 export function observe(
   g: GovernorState,
@@ -290,7 +287,6 @@ export function observe(
   obs: readonly ModelObservation[],
   now: number,
   inFlight: number,
-  slots = Infinity,
 ): void {
   const w = foldObservations(obs, p.remainingLowWater);
   if (w.calls === 0) return;
@@ -310,7 +306,7 @@ export function observe(
     // A throttle cuts unless a throttle cut within the cooldown, whatever gentle slowdown came before.
     const lastCut = g.lastCutAt !== undefined ? g.lastCutAt : g.lastDecreaseAt;
     if (lastCut === null || now - lastCut >= p.decreaseCooldownMs)
-      decreaseBy(g, p, p.decrease, now, inFlight, slots);
+      decreaseBy(g, p, p.decrease, now, inFlight);
     const until = pauseEnd(w, p, now);
     if (until > now) g.pausedUntil = Math.max(g.pausedUntil, until);
   } else if (w.low && spending >= (g.providerTokensPerMinute ?? Infinity) * p.quotaShare) {
