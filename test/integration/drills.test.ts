@@ -79,7 +79,9 @@ describe('deploy and chaos drills', () => {
   });
 
   it('deploy across a change that is not replay-safe: drain, runs finish, v1 stops, the scheduler is terminated, a new chain recovers, v2 starts, resume; nothing lost or doubled', async () => {
-    const r = await runDeployDrill({ ...SIZE, terminateScheduler: true });
+    // Runs queued before the terminate find the new chain at their next re-offer check, which backs
+    // off ×2 while the chain is away: allow the wait for the last one as well as the drill's own.
+    const r = await runDeployDrill({ ...SIZE, timeoutMs: 300_000, terminateScheduler: true });
     console.log(
       `deploy drill (terminate): drain ${r.drainMs} ms with ${r.atDrain.inFlight} in flight; new chain in ${r.newChainMs} ms; ` +
         `resume → admission in ${r.timeToResumeMs} ms`,
