@@ -59,6 +59,25 @@ export function createSimulator(opts: SimulatorOptions & { adminToken?: string }
   });
 
   const created = () => Math.floor(state.now() / 1000);
+  /** Answers an agent's call in either dialect: the completion is a pure function of the request. */
+  const serveCompletion = (
+    req: Request,
+    res: Response,
+    request: ReturnType<typeof fromAnthropicRequest>,
+    model: string,
+    tenant: string,
+    answers: (completion: ReturnType<typeof simulateCompletion>) => DialectAnswers,
+  ) => {
+    const completion = simulateCompletion(request, model);
+    const split = { input: completion.usage.inputTokens, output: request.maxTokens };
+    return serveCall(
+      state,
+      req,
+      res,
+      { split, billed: completion.usage.totalTokens, tenant },
+      answers(completion),
+    );
+  };
   const openAiAnswers = (body: (id: string) => unknown): DialectAnswers => ({
     // The chat endpoint sends the rate-limit headers of the simulator's configured dialect.
     dialect: state.headerDialect,
@@ -102,15 +121,8 @@ export function createSimulator(opts: SimulatorOptions & { adminToken?: string }
         })),
       );
     }
-    const request = fromOpenAiRequest(body, DEFAULT_MAX_TOKENS);
-    const completion = simulateCompletion(request, body.model);
-    const split = { input: completion.usage.inputTokens, output: request.maxTokens };
-    await serveCall(
-      state,
-      req,
-      res,
-      { split, billed: completion.usage.totalTokens, tenant },
-      openAiAnswers((id) => openAiResponse(completion, id, created())),
+    await serveCompletion(req, res, fromOpenAiRequest(body, DEFAULT_MAX_TOKENS), body.model, tenant, (c) =>
+      openAiAnswers((id) => openAiResponse(c, id, created())),
     );
   });
 
@@ -125,15 +137,8 @@ export function createSimulator(opts: SimulatorOptions & { adminToken?: string }
       );
     const body = parsed.data;
     const tenant = body.metadata?.user_id ?? req.get(TENANT_HEADER) ?? '';
-    const request = fromAnthropicRequest(body);
-    const completion = simulateCompletion(request, body.model);
-    const split = { input: completion.usage.inputTokens, output: request.maxTokens };
-    await serveCall(
-      state,
-      req,
-      res,
-      { split, billed: completion.usage.totalTokens, tenant },
-      anthropicAnswers((id) => anthropicResponse(completion, id.replace(/^chatcmpl-/, 'msg_'))),
+    await serveCompletion(req, res, fromAnthropicRequest(body), body.model, tenant, (c) =>
+      anthropicAnswers((id) => anthropicResponse(c, id.replace(/^chatcmpl-/, 'msg_'))),
     );
   });
 
