@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Logger } from 'pino';
 import { FAIRWAY_SEARCH_ATTRIBUTES } from '../contract/search-attributes';
+import { freePort } from './cluster/child';
 import { resolveTemporalCli } from './temporal-cli';
 
 /**
@@ -77,15 +77,11 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   return { address: env.address, env, stop: () => env.teardown() };
 }
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
+/** Attempts at starting the dev server when one of its ports was taken between choosing and binding. */
+const BIND_ATTEMPTS = 4;
+
+/** Thrown when the server exited while starting because a port it chose was taken meanwhile. */
+class PortTaken extends Error {}
 
 const SERVER_LEVEL: Record<string, 'debug' | 'info' | 'warn' | 'error'> = {
   DEBUG: 'debug',
@@ -113,8 +109,31 @@ function relay(log: Logger, line: string): void {
   log[at](rest, String(msg ?? ''));
 }
 
-/** The CLI's dev server as a child process of ours, its output relayed through `log`. */
+/**
+ * The CLI's dev server as a child process of ours, its output relayed through `log`. The server
+ * chooses some of its internal ports itself, so another process can take one before it binds; that
+ * start is retried with fresh ports.
+ */
 async function spawnDevServer(
+  cliPath: string,
+  opts: DevServerOptions,
+  extraArgs: string[],
+  output: Logger,
+): Promise<DevServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await spawnOnce(cliPath, opts, extraArgs, output);
+    } catch (err) {
+      if (!(err instanceof PortTaken) || attempt >= BIND_ATTEMPTS) throw err;
+      output.warn(
+        { component: 'temporal-server', attempt },
+        'a port was taken while the dev server started; starting it again',
+      );
+    }
+  }
+}
+
+async function spawnOnce(
   cliPath: string,
   opts: DevServerOptions,
   extraArgs: string[],
@@ -129,6 +148,8 @@ async function spawnDevServer(
     '127.0.0.1',
     '--port',
     String(port),
+    '--http-port',
+    String(await freePort()),
     '--namespace',
     opts.namespace,
     ...(opts.uiPort !== undefined ? ['--ui-port', String(opts.uiPort)] : ['--headless']),
@@ -141,10 +162,14 @@ async function spawnDevServer(
     'warn',
   ];
   const child = spawn(cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let portTaken = false;
   for (const stream of [child.stdout, child.stderr]) {
-    createInterface({ input: stream }).on('line', (line) => relay(log, line));
+    createInterface({ input: stream }).on('line', (line) => {
+      if (line.includes('address already in use')) portTaken = true;
+      relay(log, line);
+    });
   }
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   const address = `127.0.0.1:${port}`;
   let gone = false;
   void exited.then(() => (gone = true));
@@ -152,8 +177,13 @@ async function spawnDevServer(
     // Quietly until it answers: the server takes a few seconds to open its port.
     let env: TestWorkflowEnvironment | undefined;
     for (const deadline = Date.now() + 60_000; !env;) {
-      if (gone)
+      if (gone) {
+        if (portTaken)
+          throw new PortTaken(
+            `The Temporal dev server (${cliPath}) could not bind a port; see its log above.`,
+          );
         throw new Error(`The Temporal dev server (${cliPath}) exited while starting; see its log above.`);
+      }
       try {
         env = await TestWorkflowEnvironment.createFromExistingServer({ address, namespace: opts.namespace });
       } catch (err) {

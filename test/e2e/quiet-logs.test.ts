@@ -1,22 +1,13 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../src/infra/cluster/child';
 
 const root = path.resolve(__dirname, '..', '..');
 const ADMIN = 'admin-quiet-logs-0123456789abcdef';
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
 
 async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, ms: number): Promise<T> {
   const deadline = Date.now() + ms;
