@@ -5,8 +5,17 @@ import { builtinModules } from 'node:module';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
-const CORE = ['./util', './agents', './scheduler'];
-const BELOW_FLEET = [...CORE, './contract', './config.ts', './stores', './workflows', './activities'];
+const CORE = ['./util', './scheduler'];
+const AGENT_CODE = ['./agent', './agents'];
+const BELOW_FLEET = [
+  ...CORE,
+  ...AGENT_CODE,
+  './contract',
+  './config.ts',
+  './stores',
+  './workflows',
+  './activities',
+];
 
 /**
  * Every room of src/ (a top-level folder or file, as a path under ./src) and the rooms it may import
@@ -15,20 +24,30 @@ const BELOW_FLEET = [...CORE, './contract', './config.ts', './stores', './workfl
  */
 export const ROOMS = {
   './util': { may: [], why: 'src/util imports nothing of Fairway.' },
-  './agents': { may: [], why: 'The agent catalog is a leaf.' },
   './scheduler': { may: [], why: 'The policy core imports nothing.' },
   './contract': { may: CORE, why: 'The contract (types, messages, pure helpers) sits on the core only.' },
-  './config.ts': { may: [...CORE, './contract'], why: 'The config reads the environment and the core.' },
+  './agent': {
+    may: ['./contract'],
+    why: 'The agent-authoring API (defineAgent, the context an agent runs with) sits on the contract only.',
+  },
+  './agents': {
+    may: ['./agent', './contract'],
+    why: 'The built-in agents are written on the public authoring API, as a user would write theirs.',
+  },
+  './config.ts': {
+    may: [...CORE, './agents', './contract'],
+    why: 'The config reads the environment, the core and the built-in agents.',
+  },
   './stores': {
     may: [...CORE, './contract'],
     why: 'The stores (one folder each, SQLite and PostgreSQL) sit on the contract and the core.',
   },
   './workflows': {
-    may: ['./agents', './scheduler', './contract'],
-    why: 'Workflows import the core and the contract (activity signatures included).',
+    may: [...AGENT_CODE, './scheduler', './contract'],
+    why: 'Workflows import the core, the agents and the contract (activity signatures included).',
   },
   './activities': {
-    may: [...CORE, './contract', './stores'],
+    may: [...CORE, ...AGENT_CODE, './contract', './stores'],
     why: 'Activities sit below the fleet: inject what they need.',
   },
   './standins': {
@@ -56,6 +75,7 @@ export const SANDBOX = [
   'src/scheduler/**/*.ts',
   'src/contract/**/*.ts',
   'src/agents/**/*.ts',
+  'src/agent/**/*.ts',
 ];
 
 /** Who may not import whom (`import-x/no-restricted-paths`); test/unit/layers.test.ts proves it bites. */

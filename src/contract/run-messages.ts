@@ -23,7 +23,14 @@ export const budgetRefusedSignal = defineSignal<[{ attempt: number; message: str
 /** The scheduler was lost or reset (sent by the watchdog): a waiting run checks on it now. */
 export const reofferSignal = defineSignal<[]>('reoffer');
 export const cancelRunSignal = defineSignal<[]>('cancelRun');
-export const decisionSignal = defineSignal<[{ decision: 'approve' | 'reject'; note?: string }]>('decision');
+/** A gate's decision: `by` is who decided (an API key id or admin token name), `at` when the API took it (ISO 8601). */
+export interface DecisionMessage {
+  decision: 'approve' | 'reject';
+  note?: string;
+  by?: string;
+  at?: string;
+}
+export const decisionSignal = defineSignal<[DecisionMessage]>('decision');
 
 /** The run as `GET /v1/runs/:id` shows it, except `waitingOn`, which the scheduler explains. */
 export const runViewQuery = defineQuery<RunView>('runView');
