@@ -59,13 +59,17 @@ export const ROOMS = {
     may: [...BELOW_FLEET.filter((r) => r !== './activities'), './fleet'],
     why: 'The API (console, events) sits below the entry points and reaches activities only through the fleet.',
   },
+  './client': {
+    may: ['./agent', './contract'],
+    why: 'The typed HTTP client sits on the wire contract and the agent types only (no server code).',
+  },
   './infra': {
     may: [...CORE, './contract', './config.ts'],
     why: 'Dev-server and cluster tooling sits below the entry points.',
   },
 };
 /** The entry points: they may import every room. */
-const ENTRY = ['./entry', './cli', './stack.ts', './main.ts'];
+const ENTRY = ['./entry', './cli', './stack.ts', './main.ts', './index.ts'];
 const ALL_ROOMS = [...Object.keys(ROOMS), ...ENTRY];
 for (const top of ENTRY) ROOMS[top] = { may: ALL_ROOMS, why: 'The entry points import only rooms of src/.' };
 

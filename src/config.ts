@@ -400,6 +400,21 @@ const governor = {
   ),
 };
 
+const agents = {
+  AGENTS: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((m) => m.trim())
+        .filter((m) => m.length > 0),
+    )
+    .describe(
+      "Your agents: comma-separated paths of modules exporting defineAgent() values (relative to the working directory). The API reads their schemas and estimates; a worker started with them serves them. Empty: the built-in agents only.",
+    ),
+};
+
 const gates = {
   GATE_TIMEOUT_SECONDS: optionalInt(1, 30 * 24 * 3600).describe(
     "Every gated agent's gate timeout in seconds (its outcome on timeout stays as the agent declares: triage escalates); empty: each agent's own (triage: 86400).",
@@ -457,6 +472,7 @@ export const ENV_SECTIONS: readonly { title: string; vars: Record<string, z.ZodT
     title: 'Token governor (read when the scheduler chain is first started; a running chain keeps its own)',
     vars: governor,
   },
+  { title: 'Your agents', vars: agents },
   { title: 'Human gates', vars: gates },
   {
     title:
@@ -474,6 +490,7 @@ export const EnvSchema = z.object({
   ...models,
   ...policy,
   ...governor,
+  ...agents,
   ...gates,
   ...tools,
   ...processEnv,
@@ -614,6 +631,8 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
       /** Each gated agent's gate (src/agents/gates.ts), the timeouts overridden by GATE_TIMEOUT_SECONDS when set. */
       gates: gatePolicies(e.GATE_TIMEOUT_SECONDS),
     },
+    /** Module paths of the user's agents (AGENTS), resolved from the working directory by whoever loads them. */
+    agentModules: e.AGENTS,
     /** How often the API and worker check that the scheduler workflow runs (and start it when not). */
     watchdogSeconds: e.SCHEDULER_WATCHDOG_SECONDS,
     /** Each tool's credential, read only by a worker that serves the tool and by the effect sink; `serve`: this worker's tools. */
