@@ -212,6 +212,17 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
       return { applied: state.applied };
     },
 
+    applyAgentEffect(req) {
+      // Served by a worker started with effect functions (startWorker's `effects`); this one has none.
+      return Promise.reject(
+        ApplicationFailure.create({
+          type: 'UnknownEffect',
+          message: `No effect function "${req.name}" on this worker (agent ${req.agent}).`,
+          nonRetryable: true,
+        }),
+      );
+    },
+
     async releaseLease(release) {
       await mailbox.release({ ...release, perCall: true });
     },

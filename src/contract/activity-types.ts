@@ -93,6 +93,22 @@ export interface BatchChunk {
   createdAt: string;
 }
 
+export interface AgentEffectRequest {
+  /** `<runId>:<name>`: one delivery per run and name. */
+  key: string;
+  runId: string;
+  tenant: string;
+  agent: string;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+export interface AgentEffectResult {
+  applied: boolean;
+  /** What the effect function returned (JSON), from its one delivery. */
+  result?: unknown;
+}
+
 export interface FleetActivities {
   /** Tells many runs they were admitted; returns those whose workflow could not be reached. */
   notifyAdmissions(
@@ -112,6 +128,12 @@ export interface FleetActivities {
   modelCall(req: ModelCallRequest): Promise<ModelCallResult>;
   /** Applies the run's effect once per key, however often it is attempted. */
   applyEffect(req: { key: string; runId: string }): Promise<{ applied: boolean }>;
+  /**
+   * Runs the worker's effect function `name` (startWorker's `effects`) once per key, however often
+   * it is attempted and across worker crashes; the later attempts answer `applied: false` with the
+   * first delivery's result.
+   */
+  applyAgentEffect(req: AgentEffectRequest): Promise<AgentEffectResult>;
   /**
    * Returns the slot through the worker's batched mailbox. The tokens were charged call by call as the
    * provider billed them, so the release settles none of its own.
