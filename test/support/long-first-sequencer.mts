@@ -12,7 +12,7 @@ import type { TestSpecification } from 'vitest/node';
  * (3 workers on 2 cores, so each file shares the machine), 2026-12-02; the drills as measured in one
  * file, one after another. Files not listed (each about 10 s or less) follow in vitest's order.
  */
-const LONG_FIRST = [
+export const LONG_FIRST = [
   'test/integration/storm.test.ts', // 88, in the first group, beside the unit files
   'test/integration/drill-chaos.test.ts', // 112
   'test/integration/paused-worker.test.ts', // 128, most of it waiting on a paused worker and timeouts
