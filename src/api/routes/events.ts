@@ -77,7 +77,7 @@ async function signedClaim(ctx: ApiContext, req: Request): Promise<SignedClaim> 
   const secrets: SignedClaim['secrets'] = [];
   if (await ctx.store.tenants.get(tenant)) {
     // Charged before its secrets are looked up or its body read; a resent delivery is charged too.
-    chargeRequest(ctx, tenant);
+    await chargeRequest(ctx, tenant);
     for (const { source } of await ctx.store.events.listSecrets(tenant)) {
       const secret = await ctx.store.events.secretFor(tenant, source);
       if (secret !== undefined) secrets.push({ source, secret });
@@ -133,7 +133,7 @@ export function eventIngressRouter(ctx: ApiContext, adminTokens: readonly string
     if (req.get('authorization') !== undefined) {
       await step(bearer, req, res);
       tenant = tenantOf(res, 'send events').tenant;
-      chargeRequest(ctx, tenant);
+      await chargeRequest(ctx, tenant);
     } else if (req.get(SIGNATURE_HEADER) !== undefined) {
       claim = await signedClaim(ctx, req);
       tenant = claim.tenant;
@@ -204,7 +204,7 @@ export function eventsRouter(ctx: ApiContext): Router {
     const added = runsForEvent(triggers, event.tenant, event.envelope, applied);
     // The runs a replay adds are new work.
     const adding = added.filter((r) => r.status === 'pending').length;
-    if (adding > 0) rateLimit(ctx, event.tenant, adding);
+    if (adding > 0) await rateLimit(ctx, event.tenant, adding);
     const toRetry = event.runs.some((r) => r.status === 'refused' || r.status === 'pending');
     if (added.length === 0 && !toRetry) {
       // Nothing was refused and no new trigger matches: a replay never starts a run twice.
