@@ -6,7 +6,13 @@ import { CALL_KEY_HEADER, TENANT_HEADER } from './provider/call-key';
 import { estimateTextTokens, stepMaxTokens, stepPrompt } from '../contract/model-call';
 import type { ModelCallSample } from './observations';
 import { readUsage } from './provider/usage';
-import { AnswerTooLarge, MAX_ANSWER_BYTES, MAX_ERROR_BYTES, readAnswerJson, readBounded } from './provider/bounded-body';
+import {
+  AnswerTooLarge,
+  MAX_ANSWER_BYTES,
+  MAX_ERROR_BYTES,
+  readAnswerJson,
+  readBounded,
+} from './provider/bounded-body';
 import {
   credentialsOf,
   cutText,

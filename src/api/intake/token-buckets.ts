@@ -1,9 +1,4 @@
-import type {
-  BucketRule,
-  RateLimitStore,
-  TakeMode,
-  TakeResult,
-} from '../../stores/rate-limits/rate-limits';
+import type { BucketRule, RateLimitStore, TakeMode, TakeResult } from '../../stores/rate-limits/rate-limits';
 
 export type { TakeResult } from '../../stores/rate-limits/rate-limits';
 

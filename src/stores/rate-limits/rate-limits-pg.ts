@@ -35,7 +35,8 @@ export class PgRateLimitStore implements RateLimitStore {
     mode: TakeMode = 'take',
   ): Promise<TakeResult> {
     if (rule.ratePerSecond <= 0) return { ok: true };
-    const tokens = mode === 'peek' ? await this.peek(key, rule, now) : await this.charge(key, cost, rule, now, mode);
+    const tokens =
+      mode === 'peek' ? await this.peek(key, rule, now) : await this.charge(key, cost, rule, now, mode);
     return tokens >= Math.min(1, cost) ? { ok: true } : refusal(tokens, rule);
   }
 
@@ -46,7 +47,13 @@ export class PgRateLimitStore implements RateLimitStore {
   }
 
   /** Takes or charges; the tokens the bucket held before. A bucket without a row gets a full one first. */
-  private async charge(key: string, cost: number, rule: BucketRule, now: number, mode: TakeMode): Promise<number> {
+  private async charge(
+    key: string,
+    cost: number,
+    rule: BucketRule,
+    now: number,
+    mode: TakeMode,
+  ): Promise<number> {
     const params = [key, rule.ratePerSecond, rule.burst, cost, now, mode === 'charge'];
     let r = await this.pool.query<{ refilled: number }>(TAKE, params);
     if (r.rowCount === 0) {

@@ -4,7 +4,13 @@ import type { BucketRule, BucketState, RateLimitStore, TakeMode, TakeResult } fr
 
 /** Token buckets in the SQLite API store: the processes of a host share them through the file. */
 export class SqliteRateLimitStore implements RateLimitStore {
-  private readonly take1: (key: string, cost: number, rule: BucketRule, now: number, mode: TakeMode) => TakeResult;
+  private readonly take1: (
+    key: string,
+    cost: number,
+    rule: BucketRule,
+    now: number,
+    mode: TakeMode,
+  ) => TakeResult;
 
   constructor(db: Database.Database) {
     const get = db.prepare<[string], BucketState>('SELECT tokens, at FROM rate_buckets WHERE key = ?');
@@ -23,7 +29,13 @@ export class SqliteRateLimitStore implements RateLimitStore {
     this.take1 = (key, cost, rule, now, mode) => tx.immediate(key, cost, rule, now, mode);
   }
 
-  async take(key: string, cost: number, rule: BucketRule, now: number, mode: TakeMode = 'take'): Promise<TakeResult> {
+  async take(
+    key: string,
+    cost: number,
+    rule: BucketRule,
+    now: number,
+    mode: TakeMode = 'take',
+  ): Promise<TakeResult> {
     if (rule.ratePerSecond <= 0) return { ok: true };
     return this.take1(key, cost, rule, now, mode);
   }

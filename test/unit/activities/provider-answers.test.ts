@@ -65,7 +65,10 @@ describe('provider answers are read with byte caps', () => {
 
   it('does not read a 2xx answer whose Content-Length is over the cap', async () => {
     const s = stream(20 * 1024 * 1024);
-    const res = new Response(s.body, { status: 200, headers: { 'content-length': String(20 * 1024 * 1024) } });
+    const res = new Response(s.body, {
+      status: 200,
+      headers: { 'content-length': String(20 * 1024 * 1024) },
+    });
     const { truncated, text } = await readBounded(res, 1024);
     expect({ truncated, text }).toEqual({ truncated: true, text: '' });
     expect(s.seen.pulled).toBeLessThanOrEqual(256 * 1024);
@@ -84,7 +87,10 @@ describe('provider answers are read with byte caps', () => {
     const warned: object[] = [];
     const err = await failureOf(
       modelClient(
-        () => new Response(JSON.stringify({ error: { type: 'invalid_request_error', message } }), { status: 400 }),
+        () =>
+          new Response(JSON.stringify({ error: { type: 'invalid_request_error', message } }), {
+            status: 400,
+          }),
         { warn: (obj) => warned.push(obj) },
       ).complete({ runId: 'r', step: 0, tokens: 10 }),
     );
@@ -103,7 +109,9 @@ describe('provider answers are read with byte caps', () => {
 
   it('keeps the call key out of a 5xx that echoes it, and reads only the cap of an endless error body', async () => {
     const err = await failureOf(
-      modelClient(() => new Response(`upstream failed; Authorization: Bearer ${KEY}`, { status: 502 })).complete({
+      modelClient(
+        () => new Response(`upstream failed; Authorization: Bearer ${KEY}`, { status: 502 }),
+      ).complete({
         runId: 'r',
         step: 0,
         tokens: 10,
@@ -126,19 +134,28 @@ describe('provider answers are read with byte caps', () => {
   it('redacts an Anthropic key echoed in a 429 of the chat client', async () => {
     const anthropicKey = 'sk-ant-api03-ZYXWVUTSRQPONMLKJIHGFEDCBA0123456789';
     const chat = createChatClient({
-      endpoints: [{ name: 'claude', dialect: 'anthropic', baseUrl: 'http://provider.test', apiKey: anthropicKey }],
+      endpoints: [
+        { name: 'claude', dialect: 'anthropic', baseUrl: 'http://provider.test', apiKey: anthropicKey },
+      ],
       defaultModel: 'claude',
       onObservation: () => {},
       fetchImpl: fetchAnswering(
         () =>
           new Response(
-            JSON.stringify({ type: 'error', error: { type: 'rate_limit_error', message: `slow down ${anthropicKey}` } }),
+            JSON.stringify({
+              type: 'error',
+              error: { type: 'rate_limit_error', message: `slow down ${anthropicKey}` },
+            }),
             { status: 429 },
           ),
       ),
     });
     const err = await failureOf(
-      chat.chat({ runId: 'r', step: 0, request: { messages: [{ role: 'user', content: 'hi' }], maxTokens: 5 } }),
+      chat.chat({
+        runId: 'r',
+        step: 0,
+        request: { messages: [{ role: 'user', content: 'hi' }], maxTokens: 5 },
+      }),
     );
     expect((err as ApplicationFailure).type).toBe(ModelErrorType.throttled);
     expect(err.message).not.toContain(anthropicKey);
@@ -148,7 +165,9 @@ describe('provider answers are read with byte caps', () => {
   it('redacts key shapes and long token runs, and leaves ordinary text alone', () => {
     expect(redactSecrets('api_key: "abcd1234efgh" ok')).toBe('api_key: "[redacted]" ok');
     expect(redactSecrets(`sig ${'a1'.repeat(30)} end`)).toBe('sig [redacted] end');
-    expect(redactSecrets('The model is overloaded, please retry.')).toBe('The model is overloaded, please retry.');
+    expect(redactSecrets('The model is overloaded, please retry.')).toBe(
+      'The model is overloaded, please retry.',
+    );
     expect(redactSecrets('echo my-secret-value', ['my-secret-value'])).toBe('echo [redacted]');
   });
 });

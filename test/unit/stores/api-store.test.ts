@@ -319,7 +319,8 @@ describe('SharedBuckets', () => {
   it('allows a burst, then refills at the rate and says when', async () => {
     let now = 0;
     const db = openSqliteStore(':memory:');
-    const buckets = (rate: number, burst: number) => new SharedBuckets(db.rateLimits, 'submit', rate, burst, () => now);
+    const buckets = (rate: number, burst: number) =>
+      new SharedBuckets(db.rateLimits, 'submit', rate, burst, () => now);
     const b = buckets(2, 4);
     for (let i = 0; i < 4; i++) expect((await b.take('a')).ok).toBe(true);
     expect(await b.take('a')).toEqual({ ok: false, retryAfterSeconds: 1 });

@@ -54,29 +54,39 @@ describe.each(engines)('shared rate buckets and tenant disable ($name)', (engine
     expect((await a.rateLimits.take('request:acme', 1, rule, 1500)).ok).toBe(false);
   });
 
-  it.skipIf(engine.skip)('peek charges nothing; charge goes into debt that later takes wait out', async () => {
-    const [a, b] = await twoStores();
-    for (let i = 0; i < 10; i++) expect((await a.rateLimits.take('submit:acme', 1, rule, 0, 'peek')).ok).toBe(true);
-    expect((await a.rateLimits.take('submit:acme', 10, rule, 0, 'charge')).ok).toBe(true);
-    // 4 - 10 = -6 tokens: a peek and a take are refused for (1 + 6) / 2 = 3.5 s.
-    expect(await b.rateLimits.take('submit:acme', 1, rule, 0, 'peek')).toEqual({ ok: false, retryAfterSeconds: 4 });
-    expect((await b.rateLimits.take('submit:acme', 1, rule, 3000)).ok).toBe(false);
-    expect((await b.rateLimits.take('submit:acme', 1, rule, 3500)).ok).toBe(true);
-  });
+  it.skipIf(engine.skip)(
+    'peek charges nothing; charge goes into debt that later takes wait out',
+    async () => {
+      const [a, b] = await twoStores();
+      for (let i = 0; i < 10; i++)
+        expect((await a.rateLimits.take('submit:acme', 1, rule, 0, 'peek')).ok).toBe(true);
+      expect((await a.rateLimits.take('submit:acme', 10, rule, 0, 'charge')).ok).toBe(true);
+      // 4 - 10 = -6 tokens: a peek and a take are refused for (1 + 6) / 2 = 3.5 s.
+      expect(await b.rateLimits.take('submit:acme', 1, rule, 0, 'peek')).toEqual({
+        ok: false,
+        retryAfterSeconds: 4,
+      });
+      expect((await b.rateLimits.take('submit:acme', 1, rule, 3000)).ok).toBe(false);
+      expect((await b.rateLimits.take('submit:acme', 1, rule, 3500)).ok).toBe(true);
+    },
+  );
 
-  it.skipIf(engine.skip)('disables and enables a tenant, seen by every store; the scheduler holds it at 0', async () => {
-    const [a, b] = await twoStores();
-    await a.tenants.create('acme', settings, 'h', 1000);
-    expect((await b.tenants.get('acme'))?.disabled).toBe(false);
-    expect(await a.tenants.setDisabled('acme', true, 2000)).toBe(true);
-    const off = (await b.tenants.findByKeyHash('h'))!;
-    expect(off.disabled).toBe(true);
-    expect(off.settings.maxInFlight).toBe(3);
-    expect(schedulerSettings(off)).toEqual({ ...settings, maxInFlight: 0 });
-    expect(await a.tenants.setDisabled('acme', false, 3000)).toBe(true);
-    const on = (await b.tenants.get('acme'))!;
-    expect(on.disabled).toBe(false);
-    expect(schedulerSettings(on)).toEqual(settings);
-    expect(await a.tenants.setDisabled('nobody', true, 3000)).toBe(false);
-  });
+  it.skipIf(engine.skip)(
+    'disables and enables a tenant, seen by every store; the scheduler holds it at 0',
+    async () => {
+      const [a, b] = await twoStores();
+      await a.tenants.create('acme', settings, 'h', 1000);
+      expect((await b.tenants.get('acme'))?.disabled).toBe(false);
+      expect(await a.tenants.setDisabled('acme', true, 2000)).toBe(true);
+      const off = (await b.tenants.findByKeyHash('h'))!;
+      expect(off.disabled).toBe(true);
+      expect(off.settings.maxInFlight).toBe(3);
+      expect(schedulerSettings(off)).toEqual({ ...settings, maxInFlight: 0 });
+      expect(await a.tenants.setDisabled('acme', false, 3000)).toBe(true);
+      const on = (await b.tenants.get('acme'))!;
+      expect(on.disabled).toBe(false);
+      expect(schedulerSettings(on)).toEqual(settings);
+      expect(await a.tenants.setDisabled('nobody', true, 3000)).toBe(false);
+    },
+  );
 });
