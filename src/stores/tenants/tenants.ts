@@ -90,6 +90,6 @@ export function settingsParams(s: TenantSettings) {
  * The settings the scheduler holds for a tenant: its own, except that a disabled tenant may have
  * nothing in flight, so its queued units stay queued (kept, not admitted) until it is enabled again.
  */
-export function schedulerSettings(record: TenantRecord): TenantSettings {
+export function schedulerSettings(record: Pick<TenantRecord, 'settings' | 'disabled'>): TenantSettings {
   return record.disabled ? { ...record.settings, maxInFlight: 0 } : record.settings;
 }
