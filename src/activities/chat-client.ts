@@ -28,7 +28,7 @@ export interface ChatClientOptions {
   /** The longest a throttled call waits for one Retry-After, ms; default 60 s. */
   maxPauseMs?: number;
   /** Receives provider error answers (redacted); the run's failure carries a short form. */
-  log?: { warn(obj: object, msg: string): void };
+  log?: Transport['log'];
 }
 
 export interface ChatCall {
