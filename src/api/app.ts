@@ -21,7 +21,7 @@ import { refuseMethods, securityHeaders } from './middleware/security-headers';
 import type { FleetPort } from '../contract/fleet-port';
 import { countRequests, createApiMetrics } from './metrics/api-metrics';
 import { metricsHandler } from './metrics/metrics-handler';
-import { TokenBuckets } from './intake/token-buckets';
+import { SharedBuckets } from './intake/token-buckets';
 import { CursorSigner } from './intake/cursor';
 import { adminFleetRouter } from './routes/admin-fleet';
 import { adminTenantsRouter } from './routes/admin-tenants';
@@ -98,9 +98,9 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
     runCaps: deps.runCaps ?? DEFAULT_RUN_CAPS,
     eventCaps: deps.eventCaps ?? DEFAULT_EVENT_CAPS,
     metrics: createApiMetrics(),
-    submitLimiter: new TokenBuckets(rate, 2 * rate, now),
+    submitLimiter: new SharedBuckets(deps.db.rateLimits, 'submit', rate, 2 * rate, now),
     events: deps.events ?? new EventDispatcher({ fleet: deps.fleet, store: deps.db, log: deps.log, now }),
-    requestLimiter: new TokenBuckets(requestRate, 2 * requestRate, now),
+    requestLimiter: new SharedBuckets(deps.db.rateLimits, 'request', requestRate, 2 * requestRate, now),
     cursors: new CursorSigner(deps.adminToken),
     snapshots: new FleetSnapshots({
       fleet: deps.fleet,
@@ -138,8 +138,8 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
   const v1 = express.Router();
   v1.use(authenticate(ctx.store, adminTokens));
   // Every tenant request, resends included, is one request against the tenant's rate, before any lookup.
-  v1.use((_req, res, next) => {
-    rateLimitRequest(ctx, res);
+  v1.use(async (_req, res, next) => {
+    await rateLimitRequest(ctx, res);
     next();
   });
   v1.use('/admin', requireAdmin);

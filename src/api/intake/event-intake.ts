@@ -6,7 +6,7 @@ import { canonicalHash } from '../crypto/canonical-json';
 import type { EventRecord, NewEventRun, TriggerEntry } from '../../stores/events/event-store';
 import type { EventOutcome } from './event-schemas';
 import { newRunId, runLink } from './run-intake';
-import { rateLimit } from './shed';
+import { chargeSubmissions, rateLimit } from './shed';
 
 /**
  * An event's key in the store: its identity is (tenant, source, id), as CloudEvents makes `id` unique
@@ -131,16 +131,20 @@ export async function acceptEvent(
     data: envelope.data ?? null,
   });
   const key = eventKey(envelope);
+  // A new event is new work: one submission unit, or one per run its triggers start. A tenant out of
+  // submissions is refused before anything is recorded; the units of an event let in are charged once
+  // the store knows it is new (a resend is charged only its request).
+  await rateLimit(ctx, tenant, 1, 'peek');
+  let units = 0;
   const result = await ctx.store.events.record(
     { tenant, eventId: key, bodyHash, envelope, receivedAt: ctx.now() },
     (triggers) => {
-      // A new event is new work: one submission unit, or one per run its triggers start. Refused here,
-      // inside the store's transaction, nothing is recorded.
       const runs = runsForEvent(triggers, tenant, envelope);
-      rateLimit(ctx, tenant, Math.max(1, runs.filter((r) => r.status === 'pending').length));
+      units = Math.max(1, runs.filter((r) => r.status === 'pending').length);
       return runs;
     },
   );
+  if (result.created) await chargeSubmissions(ctx, tenant, units);
   if (!result.created) {
     if (result.event.bodyHash !== bodyHash) {
       throw new ApiError(

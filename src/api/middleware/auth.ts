@@ -32,9 +32,19 @@ export function authenticate(store: ApiStore, adminTokens: string | readonly str
     }
     const record = await store.tenants.findByKeyHash(hashApiKey(key));
     if (!record) throw new ApiError('unauthorized', 'This API key is not valid (it may have been rotated).');
+    refuseDisabled(record);
     res.locals.principal = { kind: 'tenant', tenant: record.tenant, record } satisfies Principal;
     next();
   };
+}
+
+/** 403 tenant_disabled for a tenant an admin disabled: its credentials open nothing until it is enabled. */
+export function refuseDisabled(record: TenantRecord): void {
+  if (record.disabled)
+    throw new ApiError(
+      'tenant_disabled',
+      `Tenant ${record.tenant} is disabled; an admin can enable it again (POST /v1/admin/tenants/${record.tenant}/enable).`,
+    );
 }
 
 export function principalOf(res: Response): Principal {

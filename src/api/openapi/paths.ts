@@ -156,6 +156,28 @@ export function registerPaths(registry: OpenAPIRegistry, c: Components): void {
     request: { params: tenantId },
     responses: { 201: json(A.KeyRotatedResponse, 'The new key, shown once.'), ...errors(401, 403, 404) },
   });
+  add(
+    'post',
+    '/v1/admin/tenants/{tenantId}/disable',
+    'Disable a tenant: refuse its keys, hold its queued runs',
+    {
+      request: { params: tenantId },
+      responses: {
+        200: json(
+          c.Tenant,
+          'Disabled: its keys and signed deliveries get 403 tenant_disabled; its queued runs stay queued (kept, not admitted) and runs already admitted finish.',
+        ),
+        ...errors(401, 403, 404),
+      },
+    },
+  );
+  add('post', '/v1/admin/tenants/{tenantId}/enable', 'Enable a disabled tenant again', {
+    request: { params: tenantId },
+    responses: {
+      200: json(c.Tenant, 'Enabled: its keys work and its queued runs are admitted again.'),
+      ...errors(401, 403, 404),
+    },
+  });
   add('get', '/v1/admin/tenants/{tenantId}/ledger', 'Ledger entries of a tenant', {
     request: { params: tenantId, query: S.LedgerQuerySchema },
     responses: { 200: json(A.LedgerResponse, 'Newest entries.'), ...errors(400, 401, 403, 404) },

@@ -167,7 +167,7 @@ export function addBatchPartRoutes(ctx: ApiContext, router: Router): void {
     );
     // Items count against the tenant's queue when committed; a batch that could never fit is refused now.
     const maxItems = Math.min(BATCH_MAX_ITEMS, tenant.settings.maxQueued);
-    rateLimit(ctx, tenant.tenant, part.items.length);
+    await rateLimit(ctx, tenant.tenant, part.items.length);
     const outcome = await ctx.batchItems.append(
       batch.batchId,
       {

@@ -43,7 +43,7 @@ export function batchesRouter(ctx: ApiContext): Router {
         ),
       ),
     );
-    rateLimit(ctx, tenant.tenant, batch.items.length);
+    await rateLimit(ctx, tenant.tenant, batch.items.length);
     const batchId = `batch-${tenant.tenant}-${randomHex(16)}`;
     const spec = {
       batchId,
@@ -82,7 +82,7 @@ export function batchesRouter(ctx: ApiContext): Router {
     }
     const view = await ownedBatch(ctx, res, req.params.batchId);
     // A resume lists and re-drives up to every item: it costs one request per item.
-    rateLimitRequest(ctx, res, Math.max(0, view.total - 1));
+    await rateLimitRequest(ctx, res, Math.max(0, view.total - 1));
     const resumed = await ctx.fleet.resumeBatch(view.batchId);
     res.status(202).json({ batchId: view.batchId, resumed, links: { self: batchLink(view.batchId) } });
   });
