@@ -1,4 +1,5 @@
-import { getAgent } from '../../agents/catalog';
+import { estimateOf } from '../../agent/define';
+import type { AgentCatalog } from '../agents/catalog';
 import { ApiError } from '../../contract/errors';
 import { renderInput, triggerMatches, type EventEnvelope } from '../../contract/triggers';
 import type { ApiContext } from '../context';
@@ -27,6 +28,7 @@ export const eventLink = (event: Pick<EventEnvelope, 'id' | 'source'>, suffix = 
  * still holds (its start would be refused as a duplicate).
  */
 export function runsForEvent(
+  agents: AgentCatalog,
   triggers: readonly TriggerEntry[],
   tenant: string,
   event: EventEnvelope,
@@ -35,7 +37,7 @@ export function runsForEvent(
   const runs: NewEventRun[] = [];
   for (const { name, spec } of triggers) {
     if (except.has(name) || !triggerMatches(spec, event)) continue;
-    const agent = getAgent(spec.agent);
+    const agent = agents.get(spec.agent);
     const rendered = renderInput(spec.input, event);
     const parsed = agent?.input.safeParse(rendered);
     const base = {
@@ -64,7 +66,7 @@ export function runsForEvent(
     runs.push({
       ...base,
       input: parsed.data,
-      estimatedTokens: spec.estimatedTokens ?? agent.estimate(parsed.data as never),
+      estimatedTokens: spec.estimatedTokens ?? estimateOf(agent, parsed.data),
       status: 'pending',
     });
   }
@@ -136,7 +138,7 @@ export async function acceptEvent(
     (triggers) => {
       // A new event is new work: one submission unit, or one per run its triggers start. Refused here,
       // inside the store's transaction, nothing is recorded.
-      const runs = runsForEvent(triggers, tenant, envelope);
+      const runs = runsForEvent(ctx.agents, triggers, tenant, envelope);
       rateLimit(ctx, tenant, Math.max(1, runs.filter((r) => r.status === 'pending').length));
       return runs;
     },
