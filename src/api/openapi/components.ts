@@ -59,6 +59,7 @@ export function registerComponents(registry: OpenAPIRegistry, catalog: AgentCata
     if (!first) throw new Error('the catalog holds no agent');
     return second ? z.discriminatedUnion('agent', [first, second, ...rest] as never) : first;
   };
+  const agent = named('Agent', R.AgentResponse);
   registry.registerComponent('securitySchemes', 'bearer', {
     type: 'http',
     scheme: 'bearer',
@@ -96,8 +97,8 @@ export function registerComponents(registry: OpenAPIRegistry, catalog: AgentCata
           .max(S.BATCH_MAX_ITEMS),
       }),
     ),
-    Agent: named('Agent', R.AgentResponse),
-    AgentList: named('AgentList', R.AgentList),
+    Agent: agent,
+    AgentList: named('AgentList', z.object({ items: z.array(agent) })),
     ApprovalList: named('ApprovalList', R.ApprovalList),
     TenantPut: named('TenantPut', S.TenantPutSchema),
     Tenant: named('Tenant', A.TenantResponse),

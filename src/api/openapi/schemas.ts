@@ -106,7 +106,6 @@ export const AgentResponse = z.object({
     }),
   links,
 }) satisfies z.ZodType<AgentView>;
-export const AgentList = z.object({ items: z.array(AgentResponse) });
 
 export const ApprovalList = z.object({
   items: z.array(

@@ -119,12 +119,16 @@ export class MemoryFleet implements FleetPort {
     if (outcome === 'failed') r.view.error = { code: 'AgentStepFailed', message: 'failed in a test' };
   }
 
-  /** A running run reaches its human gate: like the run workflow, it gives its slot back first. */
-  awaitApproval(runId: string, usedTokens = 0): void {
+  /**
+   * A running run reaches its human gate: like the run workflow, it gives its slot back first. `gate`
+   * is what its view then shows of the gate (its proposal, when it opened, its timeout).
+   */
+  awaitApproval(runId: string, usedTokens = 0, gate?: Record<string, unknown>): void {
     const r = this.running(runId);
     this.core.release([{ runId, attempt: r.attempt, usedTokens, outcome: 'gated' }], this.now());
     r.view.usage.tokens += usedTokens;
     r.view.status = 'awaiting_approval';
+    if (gate) (r.view as { gate?: unknown }).gate = gate;
   }
 
   /** Worker reports of the model plane, fed to the core's governor. */
