@@ -1,21 +1,9 @@
 import { z } from 'zod';
 import type { Agent } from '../../agent/define';
+import type { AgentResponse } from '../openapi/schemas';
 
-/** How an agent's estimate is given: one figure for every run, or a function of the run's input. */
-export type EstimateView = { kind: 'fixed'; tokens: number } | { kind: 'input' };
-
-export interface AgentView {
-  name: string;
-  description: string | null;
-  /** The input's JSON Schema (draft 2020-12), as a client sends it (before defaults). */
-  input: Record<string, unknown>;
-  tools: string[];
-  effects: string[];
-  gate: { timeoutSeconds: number; onTimeout: 'approve' | 'reject' | 'escalate' } | null;
-  estimate: EstimateView;
-  served: boolean | null;
-  links: { self: string };
-}
+/** What GET /v1/agents shows of one agent, as the OpenAPI document describes it. */
+export type AgentView = z.output<typeof AgentResponse>;
 
 export const agentLink = (name: string) => `/v1/agents/${encodeURIComponent(name)}`;
 

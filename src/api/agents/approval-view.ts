@@ -1,6 +1,8 @@
 import type { RunView } from '../../contract/fleet-port';
 import type { Agent } from '../../agent/define';
+import type { z } from 'zod';
 import { runLink } from '../intake/run-intake';
+import type { ApprovalItem } from '../openapi/schemas';
 
 /** A waiting gate as the run's view carries it (the run workflow records it when the gate opens). */
 interface OpenGate {
@@ -11,24 +13,8 @@ interface OpenGate {
   timedOut?: true;
 }
 
-export interface ApprovalView {
-  runId: string;
-  tenant: string;
-  agent: string;
-  priority: RunView['priority'];
-  createdAt: string;
-  /** What is to be approved; null when the run's view does not carry it (a run begun before gates had proposals). */
-  proposal: unknown;
-  /** When the gate opened (ISO 8601); null when unknown. */
-  openedAt: string | null;
-  /** How long a human may take and what happens then; `expiresAt` once the gate's opening is known. */
-  timeout: {
-    seconds: number;
-    onTimeout: 'approve' | 'reject' | 'escalate';
-    expiresAt: string | null;
-  } | null;
-  links: { run: string; approve: string; reject: string };
-}
+/** One entry of GET /v1/approvals, as the OpenAPI document describes it. */
+export type ApprovalView = z.output<typeof ApprovalItem>;
 
 /** One entry of GET /v1/approvals: the run and its gate, the agent's declared policy where the view says nothing. */
 export function approvalView(view: RunView, agent: Agent | undefined): ApprovalView {

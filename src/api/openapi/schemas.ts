@@ -2,8 +2,6 @@ import { z } from 'zod';
 import type { BatchView, RunListItem, RunView } from '../../contract/fleet-port';
 import { WAIT_CODES } from '../../scheduler/types';
 import { PrioritySchema, RunStatusSchema } from '../intake/schemas';
-import type { AgentView } from '../agents/agent-view';
-import type { ApprovalView } from '../agents/approval-view';
 
 /** Response schemas of runs and batches for the OpenAPI document; `satisfies` keeps them in step with the fleet's types. */
 
@@ -105,24 +103,20 @@ export const AgentResponse = z.object({
         'agent not served is still accepted: it waits for a worker.',
     }),
   links,
-}) satisfies z.ZodType<AgentView>;
-
-export const ApprovalList = z.object({
-  items: z.array(
-    z.object({
-      runId: z.string(),
-      tenant: z.string(),
-      agent: z.string(),
-      priority: PrioritySchema,
-      createdAt: z.string(),
-      proposal: z.unknown().meta({ description: 'What is to be approved, as the agent proposed it (JSON).' }),
-      openedAt: z.string().nullable(),
-      timeout: z.object({ seconds: z.int(), onTimeout, expiresAt: z.string().nullable() }).nullable(),
-      links: z.object({ run: z.string(), approve: z.string(), reject: z.string() }),
-    }) satisfies z.ZodType<ApprovalView>,
-  ),
-  nextCursor: z.string().nullable(),
 });
+
+export const ApprovalItem = z.object({
+  runId: z.string(),
+  tenant: z.string(),
+  agent: z.string(),
+  priority: PrioritySchema,
+  createdAt: z.string(),
+  proposal: z.unknown().meta({ description: 'What is to be approved, as the agent proposed it (JSON).' }),
+  openedAt: z.string().nullable(),
+  timeout: z.object({ seconds: z.int(), onTimeout, expiresAt: z.string().nullable() }).nullable(),
+  links: z.object({ run: z.string(), approve: z.string(), reject: z.string() }),
+});
+export const ApprovalList = z.object({ items: z.array(ApprovalItem), nextCursor: z.string().nullable() });
 
 export const BatchAccepted = z.object({ batchId: z.string(), total: z.int(), links });
 export const BatchViewResponse = z.object({
