@@ -9,6 +9,8 @@ import type { RateBuckets } from './intake/token-buckets';
 import type { EventDispatcher } from './intake/event-dispatch';
 import type { CursorSigner } from './intake/cursor';
 import type { FleetSnapshots } from './fleet-snapshot';
+import type { AgentCatalog } from './agents/catalog';
+import type { ServedAgents } from './agents/served';
 
 /** What the routers share: built once by createApp. */
 export interface ApiContext {
@@ -32,4 +34,8 @@ export interface ApiContext {
   cursors: CursorSigner;
   /** The one shared read of the scheduler's status and tenants (metrics and the console). */
   snapshots: FleetSnapshots;
+  /** The agents runs may name: the built-ins and the agents modules (AGENTS). */
+  agents: AgentCatalog;
+  /** Whether a worker polls each agent's task queue, read a few seconds at most. */
+  served: ServedAgents;
 }

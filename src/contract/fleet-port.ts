@@ -146,7 +146,13 @@ export interface FleetPort {
   /** Returns false when the run is already finished. */
   cancelRun(runId: string): Promise<boolean>;
   /** Answers a human gate; returns false when the run is not awaiting approval. */
-  decide(runId: string, decision: 'approve' | 'reject', note?: string): Promise<boolean>;
+  decide(runId: string, decision: 'approve' | 'reject', opts?: DecisionOptions): Promise<boolean>;
+  /**
+   * True when some worker polls the agent's task queue (`agentTaskQueue(base, agent)`), as Temporal
+   * reports its recent pollers. False says only that none polled lately: a run submitted now still
+   * waits there for a worker that starts later.
+   */
+  agentServed(agent: string): Promise<boolean>;
 
   /**
    * Creates the batch's runs (durably, in the background) after checking the whole batch fits the
@@ -173,6 +179,15 @@ export interface FleetPort {
 
   /** True when Temporal answers and the scheduler workflow is running. */
   ready(): Promise<boolean>;
+}
+
+/** What a gate's decision carries besides approve or reject. */
+export interface DecisionOptions {
+  note?: string;
+  /** Who decided: the tenant API key's id, or `admin` for the admin token. */
+  by?: string;
+  /** When the API took the decision (ISO 8601). */
+  at?: string;
 }
 
 /**

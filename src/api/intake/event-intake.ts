@@ -1,4 +1,5 @@
-import { getAgent } from '../../agents/catalog';
+import { estimateOf } from '../../agent/define';
+import type { AgentCatalog } from '../agents/catalog';
 import { ApiError } from '../../contract/errors';
 import { renderInput, triggerMatches, type EventEnvelope } from '../../contract/triggers';
 import type { ApiContext } from '../context';
@@ -27,6 +28,7 @@ export const eventLink = (event: Pick<EventEnvelope, 'id' | 'source'>, suffix = 
  * still holds (its start would be refused as a duplicate).
  */
 export function runsForEvent(
+  agents: AgentCatalog,
   triggers: readonly TriggerEntry[],
   tenant: string,
   event: EventEnvelope,
@@ -35,7 +37,7 @@ export function runsForEvent(
   const runs: NewEventRun[] = [];
   for (const { name, spec } of triggers) {
     if (except.has(name) || !triggerMatches(spec, event)) continue;
-    const agent = getAgent(spec.agent);
+    const agent = agents.get(spec.agent);
     const rendered = renderInput(spec.input, event);
     const parsed = agent?.input.safeParse(rendered);
     const base = {
@@ -64,7 +66,7 @@ export function runsForEvent(
     runs.push({
       ...base,
       input: parsed.data,
-      estimatedTokens: spec.estimatedTokens ?? agent.estimate(parsed.data as never),
+      estimatedTokens: spec.estimatedTokens ?? estimateOf(agent, parsed.data),
       status: 'pending',
     });
   }
@@ -139,7 +141,7 @@ export async function acceptEvent(
   const result = await ctx.store.events.record(
     { tenant, eventId: key, bodyHash, envelope, receivedAt: ctx.now() },
     (triggers) => {
-      const runs = runsForEvent(triggers, tenant, envelope);
+      const runs = runsForEvent(ctx.agents, triggers, tenant, envelope);
       units = Math.max(1, runs.filter((r) => r.status === 'pending').length);
       return runs;
     },

@@ -2,6 +2,7 @@ import { Router, type Response } from 'express';
 import { mayAccess, tenantOf } from '../middleware/auth';
 import type { ApiContext } from '../context';
 import { ApiError } from '../../contract/errors';
+import { estimateOf } from '../../agent/define';
 import type { BatchView } from '../../contract/fleet-port';
 import { randomHex } from '../crypto/keys';
 import { parseBatchRequest } from '../intake/parse-requests';
@@ -30,14 +31,14 @@ export function batchesRouter(ctx: ApiContext): Router {
 
   router.post('/', async (req, res) => {
     const tenant = tenantOf(res, 'submit batches');
-    const batch = parseBatchRequest(req.body);
+    const batch = parseBatchRequest(req.body, ctx.agents);
     const perItem = batch.request.estimatedTokensPerItem;
     enforceRunCaps(
       batch.items.flatMap((item, i) =>
         runCapIssues(
           ctx.runCaps,
           item,
-          perItem ?? batch.agent.estimate(item),
+          perItem ?? estimateOf(batch.agent, item),
           `items.${i}`,
           perItem === undefined ? `items.${i}` : 'estimatedTokensPerItem',
         ),
