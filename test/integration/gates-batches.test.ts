@@ -42,7 +42,13 @@ describe('a gated run with fleet concurrency 1 (real dev server)', () => {
     const ops = await s.tenant('ops');
     const other = await s.tenant('other');
     const gated = await start(s, ops, 'triage', { incident: 'queue backlog' });
-    const waiting = await until(s, ops, gated, ['awaiting_approval', 'failed']);
+    // A view read past the query's bound (a busy worker) comes from search attributes, without the gate.
+    const waiting = await waitFor(
+      () => view(s, ops, gated),
+      (v) => v.status === 'failed' || (v.status === 'awaiting_approval' && v.gate),
+      180_000,
+      300,
+    );
     expect(waiting.status).toBe('awaiting_approval');
     // The approver sees what the run will do once approved.
     expect(waiting.gate).toEqual({
