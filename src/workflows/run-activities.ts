@@ -41,6 +41,11 @@ export const modelCalls = proxyActivities<FleetActivities>({
     nonRetryableErrorTypes: [...NON_RETRYABLE, 'ModelUnknown', 'ModelReservationShort'],
   },
 });
+/** The tokenizer's count of a call's worst case: a local activity, given the time a very long conversation takes. */
+export const measure = proxyLocalActivities<FleetActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '200ms', maximumInterval: '5s', nonRetryableErrorTypes: ['ModelUnknown'] },
+});
 /**
  * A user's effect function (`ctx.effect(name)` of a declared effect) runs on a worker of the run's
  * task queue that holds it, retried until it answers; the activity delivers it once per key.

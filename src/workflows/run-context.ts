@@ -5,7 +5,7 @@ import type { GatePolicy } from '../agents/gates';
 import type { ModelCallResult } from '../contract/activity-types';
 import type { RunGateView } from '../contract/fleet-port';
 import { stepWorstCase } from '../contract/model-call';
-import { agentEffects, local, modelCalls, remote, SHORT_STEP_MS, shortStep } from './run-activities';
+import { agentEffects, local, measure, modelCalls, remote, SHORT_STEP_MS, shortStep } from './run-activities';
 import { failureOf, RunCancelled } from './run-failure';
 import type { RunLifecycle, RunOptions } from './run-lifecycle';
 import { Reservation } from './run-reservation';
@@ -103,7 +103,7 @@ export function agentContext(run: RunLifecycle, agent: Agent): AgentContext {
       if (state.cancelRequested) throw new RunCancelled();
       const step = ++stepNo;
       // The worst case is counted by the tokenizer outside the sandbox, in the serving model's dialect.
-      const { worstCaseTokens } = await local.measureModelCall(request);
+      const { worstCaseTokens } = await measure.measureModelCall(request);
       const r = await metered(
         worstCaseTokens,
         () => modelCalls.modelCall({ ...lease(), step, request, reserved: worstCaseTokens }),
