@@ -47,7 +47,20 @@ export const RunViewResponse = z.object({
       reason: z.string().optional(),
     }),
   ),
-  gate: z.object({ timedOut: z.literal(true), outcome: z.enum(['reject', 'escalate']) }).optional(),
+  gate: z
+    .object({
+      proposal: z.unknown().meta({ description: 'What the approver is asked to approve (JSON).' }),
+      openedAt: z.string(),
+      timeoutSeconds: z.number().nullable(),
+      onTimeout: z.enum(['approve', 'reject', 'escalate']),
+      decision: z.enum(['approve', 'reject']).optional(),
+      decidedBy: z.string().optional(),
+      decidedAt: z.string().optional(),
+      note: z.string().optional(),
+      timedOut: z.literal(true).optional(),
+      outcome: z.enum(['approve', 'reject', 'escalate']).optional(),
+    })
+    .optional(),
 }) satisfies z.ZodType<RunView>;
 
 export const RunAccepted = z.object({ runId: z.string(), status: RunStatusSchema, links });
