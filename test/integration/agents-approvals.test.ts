@@ -110,31 +110,25 @@ describe('agents and approvals through the API (real dev server)', () => {
     await waitFor(approvals, (v) => !(v.body?.items ?? []).some((i: { runId: string }) => i.runId === runId));
   }, 240_000);
 
-  // The run workflow records the gate's proposal and decider in RunView.gate (the `runtime` change of
-  // issue 28). Until that lands this fails, and `it.fails` says so; after it, make this `it`.
-  it.fails(
-    "shows the triage gate's proposal and, once decided, who decided in the run's view (needs RunView.gate)",
-    async () => {
-      const runId = await atGate('api 500s');
-      const listed = await waitFor(approvals, (v) =>
-        (v.body?.items ?? []).some((i: { runId: string }) => i.runId === runId),
-      );
-      const item = listed.body.items.find((i: { runId: string }) => i.runId === runId);
-      expect(item.proposal).not.toBeNull();
-      expect(Date.parse(item.openedAt)).not.toBeNaN();
-      expect(item.timeout.expiresAt).toEqual(expect.any(String));
-      const rejected = await s.call('POST', `/v1/runs/${runId}/reject`, { body: {} });
-      expect(rejected.body.by).toBe('admin');
-      const view = await waitFor(
-        () => s.call('GET', `/v1/runs/${runId}`, { token: key }),
-        (v) => v.body?.status !== 'awaiting_approval',
-      );
-      expect(view.body.gate).toMatchObject({
-        decision: 'reject',
-        decidedBy: 'admin',
-        decidedAt: rejected.body.at,
-      });
-    },
-    240_000,
-  );
+  it("shows the triage gate's proposal and, once decided, who decided in the run's view (needs RunView.gate)", async () => {
+    const runId = await atGate('api 500s');
+    const listed = await waitFor(approvals, (v) =>
+      (v.body?.items ?? []).some((i: { runId: string }) => i.runId === runId),
+    );
+    const item = listed.body.items.find((i: { runId: string }) => i.runId === runId);
+    expect(item.proposal).not.toBeNull();
+    expect(Date.parse(item.openedAt)).not.toBeNaN();
+    expect(item.timeout.expiresAt).toEqual(expect.any(String));
+    const rejected = await s.call('POST', `/v1/runs/${runId}/reject`, { body: {} });
+    expect(rejected.body.by).toBe('admin');
+    const view = await waitFor(
+      () => s.call('GET', `/v1/runs/${runId}`, { token: key }),
+      (v) => v.body?.status !== 'awaiting_approval',
+    );
+    expect(view.body.gate).toMatchObject({
+      decision: 'reject',
+      decidedBy: 'admin',
+      decidedAt: rejected.body.at,
+    });
+  }, 240_000);
 });
