@@ -110,7 +110,7 @@ describe('agents and approvals through the API (real dev server)', () => {
     await waitFor(approvals, (v) => !(v.body?.items ?? []).some((i: { runId: string }) => i.runId === runId));
   }, 240_000);
 
-  it("shows the triage gate's proposal and, once decided, who decided in the run's view (needs RunView.gate)", async () => {
+  it("shows the triage gate's proposal and, once decided, who decided in the run's view", async () => {
     const runId = await atGate('api 500s');
     const listed = await waitFor(approvals, (v) =>
       (v.body?.items ?? []).some((i: { runId: string }) => i.runId === runId),
