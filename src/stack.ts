@@ -25,6 +25,8 @@ import type { SchedulerInput } from './workflows/scheduler';
 import { createTemporalFleet } from './fleet/temporal-fleet';
 import { withUnavailableAs503 } from './fleet/unavailable';
 import { startFleetWorker } from './fleet/worker';
+import { bundleAgents } from './fleet/agent-bundle';
+import { BUILT_IN_AGENT_NAMES } from './fleet/built-in-agents';
 import { startToolWorker } from './fleet/tool-worker';
 import type { ToolWorker } from './fleet/tool-worker';
 import type { FleetWorker, WorkflowSource } from './fleet/worker';
@@ -180,13 +182,17 @@ export async function startStack(
         { signal: stopping.signal },
       );
       closers.push(() => nativeConnection.close());
+      // The user's agents (AGENTS) are bundled with the workflows and served beside the built-ins.
+      const users = config.agentModules.length > 0 ? await bundleAgents(config.agentModules) : undefined;
+      const workflows = users?.workflows ?? opts.workflows;
       worker = await startFleetWorker({
         config,
         connection: nativeConnection,
         client,
         modelBaseUrl: modelBaseUrl ?? '',
         log,
-        ...(opts.workflows ? { workflows: opts.workflows } : {}),
+        ...(workflows ? { workflows } : {}),
+        agents: [...BUILT_IN_AGENT_NAMES, ...(users?.agents ?? [])],
       });
       closers.push(() => worker!.close());
       tools = await startToolWorker({ config, connection: nativeConnection, log });
