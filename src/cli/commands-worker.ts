@@ -20,7 +20,10 @@ const list = (v: string, prev: string[] = []): string[] => [
     .filter((s) => s !== ''),
 ];
 
-/** The functions a module exports by name (an effects or tools module). */
+/**
+ * What a module exports by name (an effects or tools module): its functions, and for tools also
+ * `{ handler, credential }` objects (the tool's own credential, read by the module as it likes).
+ */
 export async function functionsOf(file: string, what: string): Promise<Record<string, never>> {
   const abs = path.resolve(file);
   let mod: Record<string, unknown>;
@@ -29,7 +32,13 @@ export async function functionsOf(file: string, what: string): Promise<Record<st
   } catch (err) {
     throw new CliError(`could not load the ${what} module ${abs}: ${String(err)}`, EXIT.usage);
   }
-  const fns = Object.entries(mod).filter(([k, v]) => k !== 'default' && typeof v === 'function');
+  const served = (v: unknown) =>
+    typeof v === 'function' ||
+    (what === 'tools' &&
+      typeof v === 'object' &&
+      v !== null &&
+      typeof (v as { handler?: unknown }).handler === 'function');
+  const fns = Object.entries(mod).filter(([k, v]) => k !== 'default' && served(v));
   if (fns.length === 0) throw new CliError(`the ${what} module ${abs} exports no function`, EXIT.usage);
   return Object.fromEntries(fns) as Record<string, never>;
 }

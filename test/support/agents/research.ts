@@ -3,7 +3,7 @@ import { defineAgent } from '../../../src/agent';
 
 /**
  * A user's agents module, outside src/: it imports only zod and the authoring API (`fairway/agent`
- * in a user's project). One tool, one model step, one effect.
+ * in a user's project). One tool, one effect, then one model step.
  */
 export const research = defineAgent({
   name: 'research',
@@ -14,8 +14,9 @@ export const research = defineAgent({
   effects: ['publish'],
   async run(ctx, input) {
     const found = await ctx.tool<{ hit: string }>('search', { q: input.question });
-    const tokens = await ctx.step(50, { minMs: input.holdMs });
     const published = await ctx.effect('publish', { answer: `${input.question} -> ${found.hit}` });
+    // Held after the effect: a worker killed here leaves the effect done and the run unfinished.
+    const tokens = await ctx.step(50, { minMs: input.holdMs });
     return { hit: found.hit, tokens, published };
   },
 });
