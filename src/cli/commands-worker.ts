@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
@@ -43,6 +44,30 @@ export async function functionsOf(file: string, what: string): Promise<Record<st
   return Object.fromEntries(fns) as Record<string, never>;
 }
 
+/** The part of startWorker (src/entry/start-worker.ts) this command uses. */
+type StartWorker = (opts: {
+  agents: readonly string[];
+  effects?: Record<string, never>;
+  tools?: Record<string, never>;
+  scheduler?: boolean;
+  builtIns?: boolean;
+}) => Promise<{ agents: string[]; taskQueues: string[]; done: Promise<void>; close(): Promise<void> }>;
+
+/**
+ * The worker starter, loaded by path at run time: the operator-only CLI package (cli/, built from
+ * src/cli alone) must not compile the whole server in, and has no worker.
+ */
+async function loadStartWorker(): Promise<StartWorker> {
+  const file = path.join(__dirname, '..', 'entry', 'start-worker.ts');
+  if (!existsSync(file))
+    throw new CliError(
+      '`fairway worker` comes with the fairway package, not the operator-only CLI.',
+      EXIT.usage,
+    );
+  const mod = (await import(pathToFileURL(file).href)) as { startWorker: StartWorker };
+  return mod.startWorker;
+}
+
 /**
  * `fairway worker`: serves the user's agents (and effects and tools) until SIGINT or SIGTERM. The
  * fleet's settings come from the environment (TEMPORAL_ADDRESS, TASK_QUEUE, DATA_DIR or DATABASE_URL,
@@ -60,7 +85,7 @@ export function addWorkerCommand(program: Command, io: Io): void {
     .option('--scheduler', 'also serve the scheduler and batch workflows (the base task queue)', false)
     .option('--built-ins', 'also serve the built-in agents', false)
     .action(async (flags: WorkerFlags) => {
-      const { startWorker } = await import('../entry/start-worker.js');
+      const startWorker = await loadStartWorker();
       const effects = flags.effects ? await functionsOf(flags.effects, 'effects') : undefined;
       const tools = flags.tools ? await functionsOf(flags.tools, 'tools') : undefined;
       const worker = await startWorker({
