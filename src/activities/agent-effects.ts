@@ -17,7 +17,10 @@ export interface EffectContext {
 }
 
 /** A user's effect: its arguments in, a JSON result out (what `ctx.effect` returns as `result`). */
-export type EffectFunction = (args: Record<string, unknown>, ctx: EffectContext) => Promise<unknown> | unknown;
+export type EffectFunction = (
+  args: Record<string, unknown>,
+  ctx: EffectContext,
+) => Promise<unknown> | unknown;
 
 /**
  * The `applyAgentEffect` activity over the worker's effect functions: the effect store claims the

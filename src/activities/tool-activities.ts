@@ -132,7 +132,13 @@ export function createUserToolActivity(opts: {
           message: `agent "${req.agent}" may not call tool "${name}"`,
           nonRetryable: true,
         });
-      const data = await handler(req.args, { credential, identity, key: req.key, runId: req.runId, agent: req.agent });
+      const data = await handler(req.args, {
+        credential,
+        identity,
+        key: req.key,
+        runId: req.runId,
+        agent: req.agent,
+      });
       if (typeof data !== 'object' || data === null || Array.isArray(data))
         throw ApplicationFailure.create({
           type: 'ToolResultInvalid',

@@ -184,7 +184,8 @@ async function bundleOnce(entry: string): Promise<BundleRun> {
         // A promise: webpack waits for a callback from a function that returns nothing.
         async (data: { request?: string; contextInfo?: { issuer?: string } }) => {
           const request = data.request ?? '';
-          if (isDisallowed(request.replace(/^node:/, ''))) out.disallowed.push({ request, issuer: data.contextInfo?.issuer ?? '' });
+          if (isDisallowed(request.replace(/^node:/, '')))
+            out.disallowed.push({ request, issuer: data.contextInfo?.issuer ?? '' });
           return undefined;
         },
         ...(Array.isArray(temporal) ? temporal : temporal ? [temporal] : []),

@@ -21,16 +21,13 @@ export async function recoverUsage(
   // that closes in between is then either still counted or already visible as finished, never missed
   // by both. Queued runs used nothing, or carry what they used when they offer themselves again.
   const activeRuns = (
-    await client.workflow.count(
-      `${runs} AND ExecutionStatus = 'Running' AND RunStatus != 'queued'`,
-    )
+    await client.workflow.count(`${runs} AND ExecutionStatus = 'Running' AND RunStatus != 'queued'`)
   ).count;
   if (windows.length === 0) return { usage: [], activeRuns, scanned: 0, truncated: false };
   const byTenant = new Map(windows.map((w) => [w.tenant, { ...w, tokens: 0 }]));
   const since = Math.min(...windows.map((w) => w.periodStart));
   const query =
-    runs +
-    ` AND ExecutionStatus != 'Running' AND CloseTime >= '${new Date(since).toISOString()}'`;
+    runs + ` AND ExecutionStatus != 'Running' AND CloseTime >= '${new Date(since).toISOString()}'`;
   let scanned = 0;
   for await (const wf of client.workflow.list({ query, pageSize: 1000 })) {
     if (++scanned > MAX_SCANNED)

@@ -16,8 +16,7 @@ import { fleetRunsClause } from './run-queues';
  */
 async function nudgeQueuedRuns(client: Client, config: Config, log: Logger): Promise<void> {
   const query =
-    fleetRunsClause(config.temporal.taskQueue) +
-    ` AND RunStatus = 'queued' AND ExecutionStatus = 'Running'`;
+    fleetRunsClause(config.temporal.taskQueue) + ` AND RunStatus = 'queued' AND ExecutionStatus = 'Running'`;
   const ids: string[] = [];
   for await (const wf of client.workflow.list({ query, pageSize: 1000 })) ids.push(wf.workflowId);
   await mapLimit(ids, 16, (id) =>
