@@ -411,7 +411,7 @@ const agents = {
         .filter((m) => m.length > 0),
     )
     .describe(
-      "Your agents: comma-separated paths of modules exporting defineAgent() values (relative to the working directory). The API reads their schemas and estimates; a worker started with them serves them. Empty: the built-in agents only.",
+      'Your agents: comma-separated paths of modules exporting defineAgent() values (relative to the working directory). The API reads their schemas and estimates; a worker started with them serves them. Empty: the built-in agents only.',
     ),
 };
 

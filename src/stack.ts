@@ -14,6 +14,7 @@ import {
 } from './stores/open';
 import { ORPHAN_COMMIT_MS, startOrphanedBatches } from './api/routes/batch-parts';
 import { createApps } from './api/app';
+import { loadAgentCatalog } from './api/agents/catalog';
 import { EventDispatcher } from './api/intake/event-dispatch';
 import { listenWithLimits } from './api/server';
 import { syncTenantsToFleet } from './api/tenant-sync';
@@ -214,6 +215,8 @@ export async function startStack(
     const adminTokenGenerated = kept?.generated ?? false;
     const adminToken = kept?.token ?? config.adminToken;
     if (parts.api && adminToken) {
+      // The user's agents modules first: one that fails to load stops the start with its own message.
+      const agents = await loadAgentCatalog(config.agentModules);
       const db = await openStore(apiStoreLocation(config));
       closers.push(() => db.close());
       const effects = await openEffectStore(effectStoreLocation(config));
@@ -270,6 +273,7 @@ export async function startStack(
         eventCaps: config.eventCaps,
         log,
         events,
+        agents,
       });
       const server = await listenWithLimits(apps.api, config.port, config.host, config.http);
       apps.api.consoleSampler.start();

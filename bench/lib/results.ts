@@ -8,6 +8,11 @@ import { resolveTemporalCli } from '../../src/infra/temporal-cli';
 export const RESULTS_DIR = path.join(__dirname, '..', 'results');
 const REPO_ROOT = path.join(__dirname, '..', '..');
 
+/** Where results go: BENCH_RESULTS_DIR when set (scratch runs), else the committed folder. */
+export function resultsDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.BENCH_RESULTS_DIR ? path.resolve(env.BENCH_RESULTS_DIR) : RESULTS_DIR;
+}
+
 /** Where, when and from what a figure came: enough for a skeptic to rerun it. */
 export interface Provenance {
   commit: string;
@@ -108,13 +113,21 @@ export function writeResult(
   data: unknown,
   opts: { parameters?: Record<string, unknown>; file?: string; temporal?: string } = {},
 ): string {
-  const file = opts.file ?? path.join(RESULTS_DIR, `${scenario}.json`);
+  const file = opts.file ?? path.join(resultsDir(), `${scenario}.json`);
+  const prov = provenance(opts.temporal);
+  if (prov.dirty && path.resolve(path.dirname(file)) === path.resolve(RESULTS_DIR)) {
+    throw new Error(
+      `Not writing ${path.relative(REPO_ROOT, file)}: the work tree had uncommitted changes when the run ` +
+        'started, so its figures could not be reproduced from a commit. Commit (or stash) and run again, ' +
+        'or set BENCH_RESULTS_DIR to write the result elsewhere.',
+    );
+  }
   mkdirSync(path.dirname(file), { recursive: true });
   const result: BenchResult = {
     scenario,
     command: commandLine(),
     parameters: opts.parameters ?? parameters,
-    provenance: provenance(opts.temporal),
+    provenance: prov,
     data,
   };
   writeFileSync(file, JSON.stringify(result, null, 2) + '\n');

@@ -14,6 +14,13 @@ import {
 } from '../lib/drill-stack';
 import { newChainAfter, terminateScheduler } from '../lib/scheduler-loss';
 
+/**
+ * The drill's one-off calls (the trigger, the drain, the refused submission, the resume) wait this long
+ * for their answer, longer than the API's own wait for the scheduler: a loaded machine answers late,
+ * and a call cut by the client's timeout would read as a failure of the drain.
+ */
+const ANSWER_MS = 60_000;
+
 export interface DrillOptions {
   units: number;
   concurrency: number;
@@ -96,7 +103,7 @@ export async function runDeployDrill(o: DeployDrillOptions): Promise<DeployDrill
     const submitting = submitUnits(s, token, o.units, input, 'deploy', o.timeoutMs, answers);
     submitting.catch(() => undefined);
     const trigger = { eventType: 'deploy.webhook', agent: 'synthetic', input };
-    const put = await s.call('PUT', '/v1/triggers/webhook', { token, body: trigger });
+    const put = await s.call('PUT', '/v1/triggers/webhook', { token, body: trigger, timeoutMs: ANSWER_MS });
     if (put.status !== 201) throw new Error(`trigger: ${put.status} ${JSON.stringify(put.body)}`);
     const events = eventStream(s, token);
 
@@ -109,7 +116,10 @@ export async function runDeployDrill(o: DeployDrillOptions): Promise<DeployDrill
       50,
     );
     const drainAt = Date.now();
-    const drain = await s.call('POST', '/v1/admin/drain', { body: { intake: 'refuse' } });
+    const drain = await s.call('POST', '/v1/admin/drain', {
+      body: { intake: 'refuse' },
+      timeoutMs: ANSWER_MS,
+    });
     if (drain.status !== 200) throw new Error(`drain: ${drain.status} ${JSON.stringify(drain.body)}`);
     const atDrain = {
       inFlight: drain.body.inFlight as number,
@@ -117,7 +127,11 @@ export async function runDeployDrill(o: DeployDrillOptions): Promise<DeployDrill
       completed: drain.body.counters.completed as number,
     };
     log(`drain: ${atDrain.inFlight} in flight, ${atDrain.admitted} admitted`);
-    const r = await s.call('POST', '/v1/runs', { token, body: { agent: 'synthetic', input } });
+    const r = await s.call('POST', '/v1/runs', {
+      token,
+      body: { agent: 'synthetic', input },
+      timeoutMs: ANSWER_MS,
+    });
     const refused = {
       status: r.status,
       code: r.body?.error?.code as string | undefined,
@@ -158,7 +172,7 @@ export async function runDeployDrill(o: DeployDrillOptions): Promise<DeployDrill
     log(`v2 answers: mode ${before.mode}, admitted ${before.counters.admitted}`);
 
     const resumeAt = Date.now();
-    const resumed = await s.call('POST', '/v1/admin/resume');
+    const resumed = await s.call('POST', '/v1/admin/resume', { timeoutMs: ANSWER_MS });
     if (resumed.status !== 200) throw new Error(`resume: ${resumed.status} ${JSON.stringify(resumed.body)}`);
     await until(
       'an admission after resume',

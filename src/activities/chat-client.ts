@@ -27,6 +27,8 @@ export interface ChatClientOptions {
   now?: () => number;
   /** The longest a throttled call waits for one Retry-After, ms; default 60 s. */
   maxPauseMs?: number;
+  /** Receives provider error answers (redacted); the run's failure carries a short form. */
+  log?: Transport['log'];
 }
 
 export interface ChatCall {
@@ -58,6 +60,7 @@ export function createChatClient(opts: ChatClientOptions): ChatClient {
     now: opts.now ?? Date.now,
     maxPauseMs: opts.maxPauseMs ?? 60_000,
     onObservation: opts.onObservation,
+    log: opts.log,
   };
   const endpoint = (model: string | undefined): ModelEndpoint => {
     const name = model ?? opts.defaultModel;

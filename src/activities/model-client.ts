@@ -6,6 +6,20 @@ import { CALL_KEY_HEADER, TENANT_HEADER } from './provider/call-key';
 import { estimateTextTokens, stepMaxTokens, stepPrompt } from '../contract/model-call';
 import type { ModelCallSample } from './observations';
 import { readUsage } from './provider/usage';
+import {
+  AnswerTooLarge,
+  MAX_ANSWER_BYTES,
+  MAX_ERROR_BYTES,
+  readAnswerJson,
+  readBounded,
+} from './provider/bounded-body';
+import {
+  credentialsOf,
+  cutText,
+  MAX_LOGGED_PROVIDER_CHARS,
+  providerMessage,
+  redactSecrets,
+} from './provider/provider-text';
 
 /** `ApplicationFailure` types the model client throws; retry policies and the API map on them. */
 export const ModelErrorType = {
@@ -84,7 +98,7 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
       });
       const promptTokens = estimateTextTokens(prompt);
       const { result, latencyMs } = await exchange(
-        { fetchImpl, now, maxPauseMs, onObservation: opts.onObservation },
+        { fetchImpl, now, maxPauseMs, onObservation: opts.onObservation, log: opts.log },
         {
           url,
           headers: callHeaders(headers, runId, step, tenant),
@@ -128,6 +142,11 @@ export interface Transport {
   now: () => number;
   maxPauseMs: number;
   onObservation: (sample: ModelCallSample) => void;
+  /** Receives provider error answers in full (redacted, and cut at MAX_LOGGED_PROVIDER_CHARS). */
+  log?: { warn(obj: object, msg: string): void } | undefined;
+  /** Byte caps on a 2xx answer and on an error answer; default MAX_ANSWER_BYTES, MAX_ERROR_BYTES. */
+  maxAnswerBytes?: number;
+  maxErrorBytes?: number;
 }
 
 /** One call of either dialect: where, what, and how a 2xx body reads (its result and billed tokens). */
@@ -171,14 +190,23 @@ export async function exchange<T>(t: Transport, x: Exchange<T>): Promise<{ resul
     });
 
   if (res.ok) {
-    const payload: unknown = await res.json().catch(() => null);
+    let payload: unknown;
+    try {
+      payload = await readAnswerJson(res, t.maxAnswerBytes ?? MAX_ANSWER_BYTES);
+    } catch (err) {
+      if (x.signal?.aborted || !(err instanceof AnswerTooLarge)) throw err;
+      // Served and perhaps billed: a plain Error, retried and charged its worst case.
+      throw new Error(`Model plane answered ${res.status} for ${x.context}: ${err.message}`, { cause: err });
+    }
     const latencyMs = Math.round(performance.now() - started);
     const { result, tokens } = x.read(payload, res.status);
     report(false, tokens);
     return { result, latencyMs };
   }
 
-  const error = await readError(res);
+  const error = await readError(res, t.maxErrorBytes ?? MAX_ERROR_BYTES, credentialsOf(x.headers));
+  if (error.full !== undefined)
+    t.log?.warn({ status: res.status, context: x.context, provider: error.full }, 'provider error answer');
   const context = x.context;
   // OpenAI's spend cap is a 429 `insufficient_quota`; Anthropic's a 402 `billing_error`.
   const spendCap =
@@ -225,17 +253,29 @@ function sampleLimits(l: ParsedRateLimit): SampleLimits {
   return out;
 }
 
-async function readError(res: Response): Promise<{ type?: string; code?: string; message: string }> {
-  const text = await res.text().catch(() => '');
+/**
+ * A provider's error answer, read up to `maxBytes`: its type and code, its message redacted and cut
+ * for the run's failure, and (`full`) the redacted text at log length for the operator.
+ */
+async function readError(
+  res: Response,
+  maxBytes: number,
+  secrets: readonly string[],
+): Promise<{ type?: string; code?: string; message: string; full?: string }> {
+  const { text } = await readBounded(res, maxBytes).catch(() => ({ text: '' }));
+  const clean = (raw: string) => providerMessage(raw, secrets);
+  const full = text === '' ? undefined : cutText(redactSecrets(text, secrets), MAX_LOGGED_PROVIDER_CHARS);
+  const short = (s: string | undefined) => (typeof s === 'string' ? cutText(s, 64) : undefined);
   try {
     const parsed = JSON.parse(text) as { error?: { type?: unknown; code?: unknown; message?: unknown } };
     const e = parsed.error ?? {};
     return {
-      type: typeof e.type === 'string' ? e.type : undefined,
-      code: typeof e.code === 'string' ? e.code : undefined,
-      message: typeof e.message === 'string' ? e.message : text.slice(0, 200),
+      type: short(typeof e.type === 'string' ? e.type : undefined),
+      code: short(typeof e.code === 'string' ? e.code : undefined),
+      message: clean(typeof e.message === 'string' ? e.message : text),
+      ...(full === undefined ? {} : { full }),
     };
   } catch {
-    return { message: text.slice(0, 200) || res.statusText };
+    return { message: clean(text) || res.statusText, ...(full === undefined ? {} : { full }) };
   }
 }

@@ -1,23 +1,33 @@
+import type { AgentGatePolicy } from '../agent';
+
 /**
- * Each gated agent's declared gate: how long a human may take, and what the run does when nobody
- * decided in time (`reject`: it stops as rejected; `escalate`: it acts through its escalation path, the
- * triage agent paging the on-call engineer). Pure: workflow code reads it through the run's options.
+ * The built-in gated agents' declared gates: how long a human may take, and what the run does when
+ * nobody decided in time (`reject`: it stops as rejected; `approve`: it goes on; `escalate`: it acts
+ * through its escalation path, the triage agent paging the on-call engineer). Pure: the agents declare
+ * them (`gate`), and the config passes them, with GATE_TIMEOUT_SECONDS applied, in the run's options.
  */
-export interface GatePolicy {
-  timeoutSeconds: number;
-  onTimeout: 'reject' | 'escalate';
-}
+export type GatePolicy = AgentGatePolicy;
 
-export const GATES: Record<string, GatePolicy> = {
+export const GATES = {
   triage: { timeoutSeconds: 24 * 3600, onTimeout: 'escalate' },
-};
+} as const satisfies Record<string, GatePolicy>;
 
-/** The gates with every timeout replaced by `timeoutSeconds` (GATE_TIMEOUT_SECONDS), outcomes as declared. */
+/** The key of the run options' gate policy for agents that declare none (GATE_TIMEOUT_SECONDS, rejecting). */
+export const DEFAULT_GATE = '*';
+
+/**
+ * The built-ins' gates with every timeout replaced by `timeoutSeconds` (GATE_TIMEOUT_SECONDS),
+ * outcomes as declared; when it is set, also the policy of a gate whose agent declares none
+ * (`DEFAULT_GATE`: that timeout, then reject).
+ */
 export function gatePolicies(timeoutSeconds?: number): Record<string, GatePolicy> {
+  const declared = Object.entries(GATES).map(([agent, g]): [string, GatePolicy] => [
+    agent,
+    { ...g, timeoutSeconds: timeoutSeconds ?? g.timeoutSeconds },
+  ]);
   return Object.fromEntries(
-    Object.entries(GATES).map(([agent, g]) => [
-      agent,
-      { ...g, timeoutSeconds: timeoutSeconds ?? g.timeoutSeconds },
-    ]),
+    timeoutSeconds === undefined
+      ? declared
+      : [...declared, [DEFAULT_GATE, { timeoutSeconds, onTimeout: 'reject' }]],
   );
 }

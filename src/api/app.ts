@@ -21,7 +21,7 @@ import { refuseMethods, securityHeaders } from './middleware/security-headers';
 import type { FleetPort } from '../contract/fleet-port';
 import { countRequests, createApiMetrics } from './metrics/api-metrics';
 import { metricsHandler } from './metrics/metrics-handler';
-import { TokenBuckets } from './intake/token-buckets';
+import { SharedBuckets } from './intake/token-buckets';
 import { CursorSigner } from './intake/cursor';
 import { adminFleetRouter } from './routes/admin-fleet';
 import { adminTenantsRouter } from './routes/admin-tenants';
@@ -37,6 +37,10 @@ import { webhookSecretsRouter } from './routes/webhook-secrets';
 import { EventDispatcher } from './intake/event-dispatch';
 import { FleetSnapshots } from './fleet-snapshot';
 import { rateLimitRequest } from './intake/shed';
+import { builtInCatalog, type AgentCatalog } from './agents/catalog';
+import { ServedAgents } from './agents/served';
+import { agentsRouter } from './routes/agents';
+import { approvalsRouter } from './routes/approvals';
 
 export interface ApiDeps {
   fleet: FleetPort;
@@ -68,6 +72,8 @@ export interface ApiDeps {
   consoleSampleMs?: number;
   /** Dispatches recorded events; without one, createApp makes one that runs only when an event arrives. */
   events?: EventDispatcher;
+  /** The agents runs may name (`loadAgentCatalog(config.agentModules)`); default the built-ins only. */
+  agents?: AgentCatalog;
 }
 
 /** The app, and the console's sampler (the process starts it, so history exists before a page opens). */
@@ -98,10 +104,12 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
     runCaps: deps.runCaps ?? DEFAULT_RUN_CAPS,
     eventCaps: deps.eventCaps ?? DEFAULT_EVENT_CAPS,
     metrics: createApiMetrics(),
-    submitLimiter: new TokenBuckets(rate, 2 * rate, now),
+    submitLimiter: new SharedBuckets(deps.db.rateLimits, 'submit', rate, 2 * rate, now),
     events: deps.events ?? new EventDispatcher({ fleet: deps.fleet, store: deps.db, log: deps.log, now }),
-    requestLimiter: new TokenBuckets(requestRate, 2 * requestRate, now),
+    requestLimiter: new SharedBuckets(deps.db.rateLimits, 'request', requestRate, 2 * requestRate, now),
     cursors: new CursorSigner(deps.adminToken),
+    agents: deps.agents ?? builtInCatalog(),
+    served: new ServedAgents(deps.fleet, deps.log, now),
     snapshots: new FleetSnapshots({
       fleet: deps.fleet,
       tenants: async () => (await deps.db.listTenants()).map((t) => t.tenant),
@@ -138,8 +146,8 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
   const v1 = express.Router();
   v1.use(authenticate(ctx.store, adminTokens));
   // Every tenant request, resends included, is one request against the tenant's rate, before any lookup.
-  v1.use((_req, res, next) => {
-    rateLimitRequest(ctx, res);
+  v1.use(async (_req, res, next) => {
+    await rateLimitRequest(ctx, res);
     next();
   });
   v1.use('/admin', requireAdmin);
@@ -147,6 +155,8 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
   v1.use('/admin/tenants', adminTenantsRouter(ctx));
   v1.use('/admin/console', consoleStateRouter(consoleSampler));
   v1.use('/admin', adminFleetRouter(ctx));
+  v1.use('/agents', agentsRouter(ctx));
+  v1.use('/approvals', approvalsRouter(ctx));
   v1.use('/runs', runsRouter(ctx));
   v1.use('/batches', batchesRouter(ctx));
   v1.use('/tenants', tenantMeRouter(ctx));

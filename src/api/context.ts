@@ -5,10 +5,12 @@ import type { BatchItemStore } from '../stores/batch-items/batch-items';
 import type { SchedulerStateStore } from '../stores/scheduler-state/scheduler-state';
 import type { FleetPort } from '../contract/fleet-port';
 import type { ApiMetrics } from './metrics/api-metrics';
-import type { TokenBuckets } from './intake/token-buckets';
+import type { RateBuckets } from './intake/token-buckets';
 import type { EventDispatcher } from './intake/event-dispatch';
 import type { CursorSigner } from './intake/cursor';
 import type { FleetSnapshots } from './fleet-snapshot';
+import type { AgentCatalog } from './agents/catalog';
+import type { ServedAgents } from './agents/served';
 
 /** What the routers share: built once by createApp. */
 export interface ApiContext {
@@ -24,12 +26,16 @@ export interface ApiContext {
   runCaps: RunCaps;
   eventCaps: EventCaps;
   metrics: ApiMetrics;
-  submitLimiter: TokenBuckets;
+  submitLimiter: RateBuckets;
   /** Turns recorded events into runs. */
   events: EventDispatcher;
   /** Every tenant request, charged at the door before anything is looked up. */
-  requestLimiter: TokenBuckets;
+  requestLimiter: RateBuckets;
   cursors: CursorSigner;
   /** The one shared read of the scheduler's status and tenants (metrics and the console). */
   snapshots: FleetSnapshots;
+  /** The agents runs may name: the built-ins and the agents modules (AGENTS). */
+  agents: AgentCatalog;
+  /** Whether a worker polls each agent's task queue, read a few seconds at most. */
+  served: ServedAgents;
 }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { ApiStore } from '../stores/api/api-store';
-import type { TenantRecord } from '../stores/tenants/tenants';
+import { schedulerSettings, type TenantRecord } from '../stores/tenants/tenants';
 import type { FleetPort } from '../contract/fleet-port';
 
 /**
@@ -14,8 +14,8 @@ export async function syncTenantsToFleet(store: ApiStore, fleet: FleetPort, log?
   return tenants.length;
 }
 
-/** Sends one stored tenant's settings to the scheduler again (it restarted without them, or was away). */
+/** Sends one stored tenant's scheduler settings (`schedulerSettings`) to the scheduler again (it restarted without them, or was away). */
 export async function resyncTenant(fleet: FleetPort, record: TenantRecord, log?: Logger): Promise<void> {
   log?.info({ tenant: record.tenant }, 'scheduler did not know the tenant; re-syncing its settings');
-  await fleet.upsertTenant(record.tenant, record.settings);
+  await fleet.upsertTenant(record.tenant, schedulerSettings(record));
 }

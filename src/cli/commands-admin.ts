@@ -23,6 +23,7 @@ function renderTenant(t: TenantRecord): string {
     ['max in flight', num(s.maxInFlight)],
     ['budget', s.budget.tokens === null ? 'unlimited' : `${num(s.budget.tokens)} a ${s.budget.period}`],
     ['on budget exhausted', s.onBudgetExhausted ?? 'fail'],
+    ['state', t.disabled ? 'disabled (keys refused, queued runs held)' : 'enabled'],
   ]);
 }
 
@@ -55,6 +56,24 @@ export async function rotateKey({ api, io, json }: Ctx, id: string): Promise<voi
   const k = await api.post<{ tenant: string; apiKey: string }>(`${tenantPath(id)}/keys`);
   if (json) printJson(io, k);
   else io.out(`api key  ${k.apiKey}\n(the old key no longer works; shown once: store it now)`);
+}
+
+/**
+ * Disables a tenant (its keys get 403 tenant_disabled, its queued runs wait, kept) or enables it
+ * again (its keys work, its queued runs are admitted).
+ */
+export async function setTenantDisabled(
+  { api, io, json }: Ctx,
+  id: string,
+  disabled: boolean,
+): Promise<void> {
+  const t = await api.post<TenantRecord>(`${tenantPath(id)}/${disabled ? 'disable' : 'enable'}`);
+  if (json) return printJson(io, t);
+  io.out(
+    t.disabled
+      ? `Tenant ${t.tenant} disabled: its keys are refused and its queued runs wait until it is enabled.`
+      : `Tenant ${t.tenant} enabled: its keys work and its queued runs are admitted again.`,
+  );
 }
 
 const batchPath = (id: string) => `/v1/batches/${encodeURIComponent(id)}`;

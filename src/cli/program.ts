@@ -134,7 +134,7 @@ export function buildProgram(io: Io, env: CliConfig): Command {
   const tenantsTable = act(fleet.tenantsTable);
   const tenants = program
     .command('tenants')
-    .description('tenants: shares (the default, as `tenants list`), settings, keys')
+    .description('tenants: shares (the default, as `tenants list`), settings, keys, disable/enable')
     .allowExcessArguments(true)
     .action(async (...args: unknown[]) => {
       const cmd = args.at(-1) as Command;
@@ -169,6 +169,16 @@ export function buildProgram(io: Io, env: CliConfig): Command {
     .description('issue a new API key (the old one stops working)')
     .argument('<tenant>')
     .action(act((ctx, id: string) => admin.rotateKey(ctx, id)));
+  tenants
+    .command('disable')
+    .description('refuse its keys (403 tenant_disabled) and hold its queued runs, kept, until enabled')
+    .argument('<tenant>')
+    .action(act((ctx, id: string) => admin.setTenantDisabled(ctx, id, true)));
+  tenants
+    .command('enable')
+    .description('enable a disabled tenant: its keys work and its queued runs are admitted again')
+    .argument('<tenant>')
+    .action(act((ctx, id: string) => admin.setTenantDisabled(ctx, id, false)));
 
   const r = program.command('runs').description('runs: list, get, submit, cancel, wait');
   r.command('list')

@@ -3,6 +3,7 @@ export const ERROR_STATUS = {
   invalid_request: 400,
   unauthorized: 401,
   forbidden: 403,
+  tenant_disabled: 403,
   not_found: 404,
   method_not_allowed: 405,
   unknown_agent: 404,

@@ -63,8 +63,29 @@ export interface RunView {
   batchId: string | null;
   /** The run's tool calls (refused ones included), with the identity each acted as. */
   toolCalls: ToolCallView[];
-  /** Present when the run's human gate timed out: the outcome its agent declared for that. */
-  gate?: { timedOut: true; outcome: 'reject' | 'escalate' };
+  /** The run's human gate, once its agent opened one: what it proposes, and (once decided) who decided. */
+  gate?: RunGateView;
+}
+
+/** A run's human gate (`RunView.gate`): the proposal and its policy while it waits, then the decision. */
+export interface RunGateView {
+  /** What the approver is asked to approve: the agent's proposal (JSON). */
+  proposal: unknown;
+  /** When the run opened the gate (ISO 8601). */
+  openedAt: string;
+  /** Seconds a human may take; null: the gate waits until decided or cancelled. */
+  timeoutSeconds: number | null;
+  /** What the gate decides when its timeout passes. */
+  onTimeout: 'approve' | 'reject' | 'escalate';
+  decision?: 'approve' | 'reject';
+  /** Who decided: the API key id or admin token name sent with the decision; `timeout` when nobody did. */
+  decidedBy?: string;
+  /** When the decision was taken (ISO 8601). */
+  decidedAt?: string;
+  note?: string;
+  /** Present when the timeout decided: `outcome` is then the policy it took. */
+  timedOut?: true;
+  outcome?: 'approve' | 'reject' | 'escalate';
 }
 
 export interface RunListItem {
@@ -146,7 +167,13 @@ export interface FleetPort {
   /** Returns false when the run is already finished. */
   cancelRun(runId: string): Promise<boolean>;
   /** Answers a human gate; returns false when the run is not awaiting approval. */
-  decide(runId: string, decision: 'approve' | 'reject', note?: string): Promise<boolean>;
+  decide(runId: string, decision: 'approve' | 'reject', opts?: DecisionOptions): Promise<boolean>;
+  /**
+   * True when some worker polls the agent's task queue (`agentTaskQueue(base, agent)`), as Temporal
+   * reports its recent pollers. False says only that none polled lately: a run submitted now still
+   * waits there for a worker that starts later.
+   */
+  agentServed(agent: string): Promise<boolean>;
 
   /**
    * Creates the batch's runs (durably, in the background) after checking the whole batch fits the
@@ -173,6 +200,15 @@ export interface FleetPort {
 
   /** True when Temporal answers and the scheduler workflow is running. */
   ready(): Promise<boolean>;
+}
+
+/** What a gate's decision carries besides approve or reject. */
+export interface DecisionOptions {
+  note?: string;
+  /** Who decided: the tenant API key's id, or `admin` for the admin token. */
+  by?: string;
+  /** When the API took the decision (ISO 8601). */
+  at?: string;
 }
 
 /**

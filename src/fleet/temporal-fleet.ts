@@ -30,6 +30,8 @@ import { offerRuns } from '../contract/offer-runs';
 import { closedRunView } from './closed-run-view';
 import { SubmitCoalescer } from './submit-coalescer';
 import { readTenantStatuses } from './tenant-statuses';
+import { agentTaskQueue } from '../agent/define';
+import { hasWorkflowPollers } from './task-queue-pollers';
 import { countBatch, failedRunIds, listRuns, viewFromDescription } from './visibility';
 
 const notFound = (err: unknown) => err instanceof WorkflowNotFoundError;
@@ -132,14 +134,25 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
       // It may finish between the description and the signal: then there is nothing to cancel (409).
       return signalled(handle.signal(cancelRunSignal));
     },
-    async decide(runId, decision, note) {
+    async decide(runId, decision, opts = {}) {
       const handle = client.workflow.getHandle(runId);
       // Bounded as in getRun: a queued run whose first workflow task has not run yet (a batch's runs
       // fill the task queue) holds the query with no deadline of its own; the fuzzer's approve waited
       // past 30 s. Past the bound the status its search attributes carry decides (no worker needed).
       const view = await boundedRunView(handle, () => orNull(handle.describe()));
       if (view?.status !== 'awaiting_approval') return false;
-      return signalled(handle.signal(decisionSignal, { decision, ...(note ? { note } : {}) }));
+      const { note, by, at } = opts;
+      return signalled(
+        handle.signal(decisionSignal, {
+          decision,
+          ...(note ? { note } : {}),
+          ...(by ? { by } : {}),
+          ...(at ? { at } : {}),
+        }),
+      );
+    },
+    agentServed(agent) {
+      return hasWorkflowPollers(client, config.temporal.namespace, agentTaskQueue(taskQueue, agent));
     },
 
     async createBatch(spec) {

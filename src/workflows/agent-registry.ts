@@ -1,5 +1,6 @@
 import { agentsOf } from '../agent/define';
 import type { Agent } from '../agent/define';
+import { BUILT_IN_AGENTS } from '../agents/catalog';
 
 /**
  * The agents this workflow bundle runs: the built-ins, and the modules the worker bundled with them
@@ -27,3 +28,5 @@ export function agentNamed(name: string): Agent | undefined {
 export function registeredAgents(): Agent[] {
   return [...registry.values()];
 }
+
+registerAgents(BUILT_IN_AGENTS);

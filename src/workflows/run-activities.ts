@@ -27,6 +27,34 @@ export const shortStep = proxyLocalActivities<FleetActivities>({
 /** Steps of at most this many milliseconds run as local activities (`shortStep`). */
 export const SHORT_STEP_MS = 250;
 /**
+ * An agent's own model call (`ctx.model`) is a regular activity: a provider may think for minutes, and
+ * the call heartbeats and renews the lease meanwhile, surviving a worker's death. Measuring its
+ * reservation is a local one (the tokenizer, no I/O). A call naming an unknown model, or whose worst
+ * case outgrew its reservation, is not retried.
+ */
+export const modelCalls = proxyActivities<FleetActivities>({
+  startToCloseTimeout: '15 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: {
+    initialInterval: '1s',
+    maximumInterval: '2 minutes',
+    nonRetryableErrorTypes: [...NON_RETRYABLE, 'ModelUnknown', 'ModelReservationShort'],
+  },
+});
+/** The tokenizer's count of a call's worst case: a local activity, given the time a very long conversation takes. */
+export const measure = proxyLocalActivities<FleetActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '200ms', maximumInterval: '5s', nonRetryableErrorTypes: ['ModelUnknown'] },
+});
+/**
+ * A user's effect function (`ctx.effect(name)` of a declared effect) runs on a worker of the run's
+ * task queue that holds it, retried until it answers; the activity delivers it once per key.
+ */
+export const agentEffects = proxyActivities<FleetActivities>({
+  startToCloseTimeout: '5 minutes',
+  retry: { initialInterval: '1s', maximumInterval: '1 minute', nonRetryableErrorTypes: ['UnknownEffect'] },
+});
+/**
  * A waiting run's check on the scheduler is a regular activity, not a local one: it waits on the
  * scheduler (a query, maybe an update), and a local activity would hold the run's workflow task, and
  * a worker slot, meanwhile; with thousands of runs checking, the scheduler's own tasks would starve.

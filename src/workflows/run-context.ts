@@ -1,87 +1,178 @@
-import { condition } from '@temporalio/workflow';
+import { ApplicationFailure, condition, workflowInfo } from '@temporalio/workflow';
+import type { Agent, AgentContext, GateOptions } from '../agent/define';
+import { DEFAULT_GATE } from '../agents/gates';
+import type { GatePolicy } from '../agents/gates';
+import type { ModelCallResult } from '../contract/activity-types';
+import type { RunGateView } from '../contract/fleet-port';
 import { stepWorstCase } from '../contract/model-call';
-import type { AgentContext } from './agents';
-import { local, remote, SHORT_STEP_MS, shortStep } from './run-activities';
+import { agentEffects, local, measure, modelCalls, remote, SHORT_STEP_MS, shortStep } from './run-activities';
 import { failureOf, RunCancelled } from './run-failure';
-import type { RunLifecycle } from './run-lifecycle';
+import type { RunLifecycle, RunOptions } from './run-lifecycle';
 import { Reservation } from './run-reservation';
-import { callTool } from './tools';
+import { baseTaskQueueOf, callTool } from './tools';
 
-/** What an agent's code can do inside its run: model steps under the run's lease, effects, tools, a gate. */
-export function agentContext(run: RunLifecycle): AgentContext {
+/** The name of the fleet's own once-only effect record: every agent may apply it, undeclared. */
+export const BUILT_IN_EFFECT = 'effect';
+
+/**
+ * A gate's timeout and outcome: the call's own, else the run options' policy for a built-in agent
+ * (GATE_TIMEOUT_SECONDS applied), else the agent's declared `gate`, else the options' default
+ * (GATE_TIMEOUT_SECONDS, rejecting); without any, the gate waits until decided.
+ */
+export function gatePolicyOf(
+  opts: RunOptions,
+  agent: Agent,
+  g: GateOptions,
+): Pick<RunGateView, 'timeoutSeconds' | 'onTimeout'> {
+  const configured = (name: string): GatePolicy | undefined =>
+    opts.gates && Object.hasOwn(opts.gates, name) ? opts.gates[name] : undefined;
+  const policy = configured(agent.name) ?? agent.gate ?? configured(DEFAULT_GATE);
+  const timeoutSeconds = g.timeoutSeconds ?? policy?.timeoutSeconds ?? null;
+  if (timeoutSeconds !== null && !(Number.isFinite(timeoutSeconds) && timeoutSeconds > 0))
+    throw ApplicationFailure.create({
+      type: 'InvalidGate',
+      message: `agent "${agent.name}": a gate's timeoutSeconds must be a positive number, not ${timeoutSeconds}`,
+      nonRetryable: true,
+    });
+  return { timeoutSeconds, onTimeout: g.onTimeout ?? policy?.onTimeout ?? 'reject' };
+}
+
+/** Tokens a model call was charged: what the provider reported, its worst case when that is unreadable. */
+function chargedOf(r: ModelCallResult): number {
+  const t: unknown = r.completion.usage?.totalTokens;
+  return typeof t === 'number' && Number.isFinite(t) && t >= 0 ? Math.ceil(t) : r.reservedTokens;
+}
+
+/**
+ * What an agent's code can do inside its run (the public AgentContext): model calls and steps under
+ * the run's lease, reserved at their worst case first; its declared tools; a gate; effects.
+ */
+export function agentContext(run: RunLifecycle, agent: Agent): AgentContext {
   const { spec, state, opts } = run;
   const reservation = new Reservation(run);
+  // Steps and model calls share one numbering: with the run id, the key the call ledger tells calls apart by.
   let stepNo = 0;
   let toolNo = 0;
+  const lease = () => {
+    const a = state.admission;
+    return {
+      runId: spec.runId,
+      attempt: state.attempt,
+      usedSoFar: state.attemptUsage,
+      leaseTtlMs: a ? a.leaseExpiresAt - a.admittedAt : 60_000,
+      tenant: spec.tenant,
+      priority: spec.priority,
+      cost: Math.max(1, spec.estimatedTokens),
+    };
+  };
+  /** Reserves `worst`, runs the call, counts what it used (a failed call too). */
+  const metered = async <R>(worst: number, call: () => Promise<R>, used: (r: R) => number): Promise<R> => {
+    await reservation.reserveFor(worst);
+    try {
+      const r = await call();
+      state.used(used(r));
+      return r;
+    } catch (err) {
+      state.used(failureOf(err).usedTokens);
+      throw err;
+    } finally {
+      state.stepsWorst -= worst;
+    }
+  };
+
   return {
+    runId: spec.runId,
+    tenant: spec.tenant,
+
     step: async (tokens, stepOpts) => {
       if (state.cancelRequested) throw new RunCancelled();
       const step = ++stepNo;
-      const worst = stepWorstCase(spec.runId, step, tokens);
-      await reservation.reserveFor(worst);
-      const a = state.admission;
-      try {
-        const call = (stepOpts?.minMs ?? 0) <= SHORT_STEP_MS ? shortStep.modelStep : remote.modelStep;
-        const r = await call({
-          runId: spec.runId,
-          attempt: state.attempt,
-          step,
-          tokens,
-          minMs: stepOpts?.minMs ?? 0,
-          usedSoFar: state.attemptUsage,
-          leaseTtlMs: a ? a.leaseExpiresAt - a.admittedAt : 60_000,
-          tenant: spec.tenant,
-          priority: spec.priority,
-          cost: Math.max(1, spec.estimatedTokens),
-          ...(stepOpts?.fail ? { fail: true } : {}),
-        });
-        state.used(r.usedTokens);
-        return r.usedTokens;
-      } catch (err) {
-        state.used(failureOf(err).usedTokens);
-        throw err;
-      } finally {
-        state.stepsWorst -= worst;
-      }
+      const minMs = stepOpts?.minMs ?? 0;
+      const r = await metered(
+        stepWorstCase(spec.runId, step, tokens),
+        () => {
+          const call = minMs <= SHORT_STEP_MS ? shortStep.modelStep : remote.modelStep;
+          return call({ ...lease(), step, tokens, minMs, ...(stepOpts?.fail ? { fail: true } : {}) });
+        },
+        (s) => s.usedTokens,
+      );
+      return r.usedTokens;
     },
-    // One keyed write: a local activity (one marker event); the store applies each key once however often it runs.
-    effect: async (name) =>
-      (await local.applyEffect({ key: `${spec.runId}:${name}`, runId: spec.runId })).applied,
-    tool: async (name, args, key) => {
+
+    model: async (request) => {
+      if (state.cancelRequested) throw new RunCancelled();
+      const step = ++stepNo;
+      // The worst case is counted by the tokenizer outside the sandbox, in the serving model's dialect.
+      const { worstCaseTokens } = await measure.measureModelCall(request);
+      const r = await metered(
+        worstCaseTokens,
+        () => modelCalls.modelCall({ ...lease(), step, request, reserved: worstCaseTokens }),
+        chargedOf,
+      );
+      return r.completion;
+    },
+
+    effect: async (name, args) => {
+      // One keyed write: a local activity (one marker event); the store applies each key once however often it runs.
+      if (name === BUILT_IN_EFFECT)
+        return {
+          applied: (await local.applyEffect({ key: `${spec.runId}:${name}`, runId: spec.runId })).applied,
+        };
+      if (!(agent.effects ?? []).includes(name))
+        throw ApplicationFailure.create({
+          type: 'EffectNotDeclared',
+          message: `agent "${agent.name}" did not declare effect "${name}" (its effects: ${(agent.effects ?? []).join(', ') || 'none'})`,
+          nonRetryable: true,
+        });
+      if (state.cancelRequested) throw new RunCancelled();
+      return agentEffects.applyAgentEffect({
+        key: `${spec.runId}:${name}`,
+        runId: spec.runId,
+        tenant: spec.tenant,
+        agent: agent.name,
+        name,
+        args: args ?? {},
+      });
+    },
+
+    tool: async <T extends Record<string, unknown>>(
+      name: string,
+      args: Record<string, unknown>,
+      toolOpts?: { key?: string },
+    ): Promise<T> => {
       if (state.cancelRequested) throw new RunCancelled();
       const n = ++toolNo;
-      return callTool(
+      const data = await callTool(
         {
-          agent: spec.agent,
+          agent: agent.name,
+          declared: agent.tools ?? [],
           runId: spec.runId,
           tool: name,
-          key: `${spec.runId}:${key ?? `${name}-${n}`}`,
+          key: `${spec.runId}:${toolOpts?.key ?? `${name}-${n}`}`,
           args,
+          baseTaskQueue: baseTaskQueueOf(workflowInfo().taskQueue, agent.name),
         },
         (entry) => state.toolCalls.push(entry),
       );
+      return data as T;
     },
-    gate: async () => {
+
+    gate: async (g) => {
+      const policy = gatePolicyOf(opts, agent, g);
       // A human may take hours: do not hold a fleet slot meanwhile. The release is the gate's own
       // outcome, not a completion: the run is not finished.
       await run.release('gated');
+      state.openGate({ proposal: g.proposal ?? null, openedAt: new Date().toISOString(), ...policy });
       state.transition('awaiting_approval', Date.now());
       const decided = () => state.decision !== null || state.cancelRequested;
-      const policy = opts.gates?.[spec.agent];
-      // A gate waits at most its agent's timeout, then takes the declared outcome.
-      if (policy) {
-        if (!(await condition(decided, policy.timeoutSeconds * 1000))) {
-          const reject = policy.onTimeout === 'reject';
-          state.decision = {
-            decision: reject ? 'reject' : 'approve',
-            note: `gate timed out: ${policy.onTimeout}`,
-          };
-          state.gateTimedOut = policy.onTimeout;
-        }
+      // A gate waits at most its timeout, then takes its outcome.
+      if (policy.timeoutSeconds !== null) {
+        if (!(await condition(decided, policy.timeoutSeconds * 1000))) state.timeOut(Date.now());
       } else await condition(decided);
-      if (!state.decision) throw new RunCancelled();
+      const decision = state.decision;
+      if (!decision) throw new RunCancelled();
       await run.queueAgain();
-      return state.decision;
+      return { ...decision };
     },
   };
 }

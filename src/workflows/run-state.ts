@@ -1,8 +1,9 @@
 import { upsertSearchAttributes } from '@temporalio/workflow';
-import type { RunSpec, RunStatus, RunView } from '../contract/fleet-port';
+import type { GateDecision } from '../agent/define';
+import type { RunGateView, RunSpec, RunStatus, RunView } from '../contract/fleet-port';
 import { RunStatusKey } from '../contract/search-attributes';
 import type { ToolCallView } from '../contract/tool-registry';
-import type { AdmitNotice } from '../contract/run-messages';
+import type { AdmitNotice, DecisionMessage } from '../contract/run-messages';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
@@ -16,9 +17,10 @@ export class RunState {
   /** Highest attempt revoked before its admission arrived: that admission comes already revoked. */
   revokedEarly = -1;
   cancelRequested = false;
-  decision: { decision: 'approve' | 'reject'; note?: string } | null = null;
-  /** Set when the gate timed out: the declared outcome it took. */
-  gateTimedOut: 'reject' | 'escalate' | null = null;
+  /** The open gate's decision, once taken (a human's, or its timeout's). */
+  decision: GateDecision | null = null;
+  /** The run's latest gate as its view shows it (null: it opened none). */
+  gate: RunGateView | null = null;
   /** Tokens used over the whole run, and in the current attempt (what the next release settles). */
   usage = 0;
   attemptUsage = 0;
@@ -75,6 +77,45 @@ export class RunState {
     this.attemptUsage += tokens;
   }
 
+  /** Opens a gate: its view replaces the last gate's, and it waits for a decision of its own. */
+  openGate(gate: RunGateView): void {
+    this.gate = gate;
+    this.decision = null;
+  }
+
+  /** Records a human's decision of the open gate; false when no gate waits or it was decided already. */
+  decide(d: DecisionMessage, now: number): boolean {
+    if (this.status !== 'awaiting_approval' || this.decision || !this.gate) return false;
+    const at = d.at ?? new Date(now).toISOString();
+    this.settle({ decision: d.decision, note: d.note, by: d.by ?? 'unknown', at, timedOut: false });
+    return true;
+  }
+
+  /** The gate's timeout passed undecided: it takes its `onTimeout` (escalate acts, as approve does). */
+  timeOut(now: number): void {
+    const outcome = this.gate?.onTimeout ?? 'reject';
+    this.settle({
+      decision: outcome === 'reject' ? 'reject' : 'approve',
+      note: `gate timed out: ${outcome}`,
+      by: 'timeout',
+      at: new Date(now).toISOString(),
+      timedOut: true,
+    });
+    if (this.gate) this.gate = { ...this.gate, timedOut: true, outcome };
+  }
+
+  private settle(d: GateDecision): void {
+    this.decision = d;
+    if (!this.gate) return;
+    this.gate = {
+      ...this.gate,
+      decision: d.decision,
+      decidedBy: d.by,
+      decidedAt: d.at,
+      ...(d.note !== undefined ? { note: d.note } : {}),
+    };
+  }
+
   transition(status: RunStatus, now: number): void {
     if (this.status === status) return;
     this.status = status;
@@ -100,7 +141,7 @@ export class RunState {
       error: this.error,
       batchId: s.batchId ?? null,
       toolCalls: this.toolCalls,
-      ...(this.gateTimedOut ? { gate: { timedOut: true, outcome: this.gateTimedOut } } : {}),
+      ...(this.gate ? { gate: this.gate } : {}),
     };
   }
 }

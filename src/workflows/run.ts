@@ -1,7 +1,7 @@
 import { ApplicationFailure, setHandler, upsertMemo } from '@temporalio/workflow';
 import type { RunSpec, RunView } from '../contract/fleet-port';
 import type { ReleaseOutcome } from '../scheduler/types';
-import { runAgent } from './agents';
+import { agentNamed, registeredAgents } from './agent-registry';
 import { agentContext } from './run-context';
 import { failureOf, RunCancelled } from './run-failure';
 import { RunLifecycle } from './run-lifecycle';
@@ -32,30 +32,42 @@ function setRunHandlers(run: RunLifecycle): void {
     if (run.failsOnBudget) run.budgetRefusal = String(r.message);
     else run.nudged = true;
   });
-  setHandler(decisionSignal, (d) => {
-    if (state.status === 'awaiting_approval' && !state.decision) state.decision = d;
-  });
+  setHandler(decisionSignal, (d) => void state.decide(d, Date.now()));
   setHandler(runViewQuery, () => state.view());
   // The spec to re-drive the run with: its new execution starts past this one's attempts.
   setHandler(runSpecQuery, () => ({ ...spec, firstAttempt: state.attempt + 1 }));
 }
 
+/** The run's agent is not in this worker's workflow bundle: retrying on the same bundle cannot help. */
+function unknownAgent(name: string): ApplicationFailure {
+  const known = registeredAgents().map((a) => a.name);
+  return ApplicationFailure.create({
+    type: 'UnknownAgent',
+    message:
+      `This worker's workflow bundle holds no agent "${name}" (it holds ${known.join(', ') || 'none'}): ` +
+      'start the worker serving its queue with the agents module that defines it.',
+    nonRetryable: true,
+  });
+}
+
 /**
  * One agent run: waits for the scheduler's admission, runs the agent's steps under its lease, gives
- * the slot back with the tokens it used. Queued at start by the API (attempt 0, or past a re-driven run's failed execution). This function only
- * wires: the admission protocol is run-lifecycle.ts, the per-step reservation run-reservation.ts,
- * what the agent may do run-context.ts.
+ * the slot back with the tokens it used. Queued at start by the API (attempt 0, or past a re-driven
+ * run's failed execution). The agent is the bundle's registered one of that name (agent-registry.ts).
+ * This function only wires: the admission protocol is run-lifecycle.ts, the per-step reservation
+ * run-reservation.ts, what the agent may do run-context.ts.
  */
 export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<RunView> {
   const run = new RunLifecycle(spec, options);
   const { state } = run;
   setRunHandlers(run);
-  const ctx = agentContext(run);
+  const agent = agentNamed(spec.agent);
 
   let outcome: ReleaseOutcome = 'completed';
   try {
     await run.waitForSlot();
-    state.result = await runAgent(spec.agent, spec.input, ctx);
+    if (!agent) throw unknownAgent(spec.agent);
+    state.result = await agent.run(agentContext(run, agent), spec.input ?? {});
   } catch (err) {
     if (err instanceof RunCancelled) outcome = 'cancelled';
     else {

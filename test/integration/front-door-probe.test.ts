@@ -1,8 +1,9 @@
-import { connect } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signPayload } from '../../src/api/events/signature';
-import { startTestStack, type TestStack } from '../support/stack';
+import { startTestStack, waitFor, type TestStack } from '../support/stack';
 
 /**
  * Issue 30's probes replayed against a real stack (Temporal dev server, worker, simulator, API on its
@@ -188,5 +189,52 @@ describe('issue 30: the front door, probed (real stack)', () => {
       );
     });
     expect(answer).toMatch(/^HTTP\/1\.1 401/);
+  });
+});
+
+/**
+ * Finding 8 against a real stack whose model provider is hostile: it answers every call 400 with a
+ * 5 MiB message that echoes the worker's API key. Finding 10 (two API replicas on one store) is
+ * probed in api-replicas.test.ts.
+ */
+describe('issue 30: a hostile provider, probed (real stack)', () => {
+  const PROVIDER_KEY = 'sk-probe-0123456789abcdefghijklmnop';
+  let provider: Server;
+  let s: TestStack;
+
+  beforeAll(async () => {
+    provider = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const message = `bad request from ${req.headers.authorization ?? ''}: ${'x'.repeat(5 * 1024 * 1024)}`;
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { type: 'invalid_request_error', message } }));
+      });
+    });
+    await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(provider.address() as AddressInfo).port}`;
+    s = await startTestStack({ MODEL_BASE_URL: url, MODEL_API_KEY: PROVIDER_KEY });
+  }, 240_000);
+  afterAll(async () => {
+    await s?.close();
+    await new Promise<void>((resolve) => provider?.close(() => resolve()));
+  });
+
+  it('finding 8: a 5 MiB provider error reaches the run cut and without the key', async () => {
+    const key = await s.tenant('hostile');
+    const started = await s.call('POST', '/v1/runs', {
+      token: key,
+      body: { agent: 'synthetic', input: { steps: 1 } },
+    });
+    expect(started.status).toBe(202);
+    const run = await waitFor(
+      async () => (await s.call('GET', `/v1/runs/${started.body.runId}`, { token: key })).body,
+      (r) => r.status === 'failed',
+      120_000,
+    );
+    const message = JSON.stringify(run.error);
+    expect(message.length).toBeLessThan(2000);
+    expect(message).toContain('bad request from Bearer [redacted]');
+    expect(message).not.toContain(PROVIDER_KEY);
   });
 });

@@ -42,7 +42,25 @@ describe('a gated run with fleet concurrency 1 (real dev server)', () => {
     const ops = await s.tenant('ops');
     const other = await s.tenant('other');
     const gated = await start(s, ops, 'triage', { incident: 'queue backlog' });
-    expect((await until(s, ops, gated, ['awaiting_approval', 'failed'])).status).toBe('awaiting_approval');
+    // A view read past the query's bound (a busy worker) comes from search attributes, without the gate.
+    const waiting = await waitFor(
+      () => view(s, ops, gated),
+      (v) => v.status === 'failed' || (v.status === 'awaiting_approval' && v.gate),
+      180_000,
+      300,
+    );
+    expect(waiting.status).toBe('awaiting_approval');
+    // The approver sees what the run will do once approved.
+    expect(waiting.gate).toEqual({
+      proposal: {
+        incident: 'queue backlog',
+        record: expect.anything(),
+        action: 'page the on-call engineer (pager tool)',
+      },
+      openedAt: expect.any(String),
+      timeoutSeconds: 24 * 3600,
+      onTimeout: 'escalate',
+    });
     // The only slot is free while the human decides: another tenant's run is admitted and finishes.
     const passer = await start(s, other, 'synthetic', { steps: 2, tokensPerStep: 10 });
     expect((await until(s, other, passer, ['completed', 'failed'])).status).toBe('completed');
@@ -60,7 +78,15 @@ describe('a gated run with fleet concurrency 1 (real dev server)', () => {
     const done = await until(s, ops, gated, ['completed', 'failed']);
     expect(done.status).toBe('completed');
     expect(done.result).toMatchObject({ resolution: 'remediated', note: 'go' });
-    expect(done.gate).toBeUndefined();
+    expect(done.gate).toMatchObject({
+      proposal: waiting.gate.proposal,
+      decision: 'approve',
+      note: 'go',
+      decidedBy: expect.any(String),
+      decidedAt: expect.any(String),
+    });
+    expect(done.gate.timedOut).toBeUndefined();
+    expect(done.gate.outcome).toBeUndefined();
   });
 });
 
@@ -78,7 +104,15 @@ describe('gate timeouts and a resumed batch (real dev server)', () => {
     const runId = await start(s, ops, 'triage', { incident: 'nobody home' });
     const done = await until(s, ops, runId, ['completed', 'failed']);
     expect(done.status, JSON.stringify(done.error)).toBe('completed');
-    expect(done.gate).toEqual({ timedOut: true, outcome: 'escalate' });
+    expect(done.gate).toMatchObject({
+      timedOut: true,
+      outcome: 'escalate',
+      timeoutSeconds: 3,
+      onTimeout: 'escalate',
+      decision: 'approve',
+      decidedBy: 'timeout',
+      proposal: { incident: 'nobody home' },
+    });
     expect(done.result).toMatchObject({ resolution: 'remediated', note: 'gate timed out: escalate' });
     expect(done.toolCalls.map((c: { tool: string; outcome: string }) => `${c.tool}:${c.outcome}`)).toEqual([
       'lookup:ok',

@@ -1,13 +1,10 @@
 import path from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
-import { NativeConnection } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
-import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
-import { startFleetWorker } from '../../src/fleet/worker';
-import type { FleetWorker } from '../../src/fleet/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelRequest } from '../../src/contract/chat-model';
 import { simulateCompletion } from '../../src/standins/modelplane/completions';
 import { CLAIM_CHECK_ENCODING } from '../../src/fleet/claim-check';
+import { startBundleWorker } from '../support/bundle-worker';
 import { startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
 import type { modelCallProbe } from '../support/model-call-workflow';
@@ -18,38 +15,20 @@ import type { modelCallProbe } from '../support/model-call-workflow';
  */
 describe('agent model calls through the fleet worker', () => {
   let s: TestStack;
-  let worker: FleetWorker;
-  let connection: NativeConnection;
+  let probe: { close(): Promise<void> } | undefined;
   let taskQueue: string;
 
   beforeAll(async () => {
     s = await startTestStack();
     taskQueue = `${s.config.temporal.taskQueue}-probe`;
-    const code = await bundleWorkflowCode({
-      workflowsPath: path.join(__dirname, '..', 'support', 'model-call-workflow.ts'),
-      logger: {
-        log: () => undefined,
-        trace: () => undefined,
-        debug: () => undefined,
-        info: () => undefined,
-        warn: () => undefined,
-        error: () => undefined,
-      },
-    });
-    connection = await NativeConnection.connect({ address: inject('temporalAddress') });
-    worker = await startFleetWorker({
-      config: s.config,
-      connection,
-      client: s.client,
-      modelBaseUrl: s.modelBaseUrl,
-      log: s.log,
-      workflows: { workflowBundle: code },
+    probe = await startBundleWorker(
+      s,
+      path.join(__dirname, '..', 'support', 'model-call-workflow.ts'),
       taskQueue,
-    });
+    );
   }, 120_000);
   afterAll(async () => {
-    await worker?.close();
-    await connection?.close();
+    await probe?.close();
     await s?.close();
   });
 

@@ -13,6 +13,8 @@ import type { TestStack } from '../support/stack';
 
 const TERMINAL = ['completed', 'failed', 'cancelled'];
 const BUDGET = 200_000;
+/** The longest wait between a queued run's checks that the scheduler knows it (RUN_REOFFER_MAX_SECONDS). */
+const REOFFER_MAX_SECONDS = 4;
 
 /**
  * Losing the scheduler, small size (the full drill is `npm run drill:scheduler-loss`): while runs
@@ -28,8 +30,9 @@ describe('the scheduler recovers from termination and reset (real dev server, CL
     s = await startTestStack({
       FLEET_CONCURRENCY: '4',
       LEASE_TTL_SECONDS: '10',
-      RUN_REOFFER_FIRST_SECONDS: '3',
-      RUN_REOFFER_MAX_SECONDS: '8',
+      // The first check comes within 2× the first interval, no later than the longest.
+      RUN_REOFFER_FIRST_SECONDS: String(REOFFER_MAX_SECONDS / 2),
+      RUN_REOFFER_MAX_SECONDS: String(REOFFER_MAX_SECONDS),
       SCHEDULER_WATCHDOG_SECONDS: '2',
       MODEL_TPM: '1000000000',
       MODEL_RPM: '100000000',
@@ -245,7 +248,7 @@ describe('the scheduler recovers from termination and reset (real dev server, CL
     );
     const window = await heldWindow(status, () => scheduler().describe(), chain.runId, {
       reads: 8,
-      minMs: 2 * 8_000,
+      minMs: 2 * REOFFER_MAX_SECONDS * 1000,
       baseAdmitted: 0,
     });
     console.log(`held across a terminate: ${JSON.stringify(window)}`);

@@ -1,140 +1,194 @@
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { identityOf } from '../../src/activities/tool-activities';
-import { agentTaskQueue } from '../../src/agent';
-import type { RunSpec } from '../../src/contract/fleet-port';
-import { createTemporalFleet } from '../../src/fleet/temporal-fleet';
-import type { EffectStore } from '../../src/stores/effects/effect-store';
-import { startWorker } from '../../src';
+import { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentTaskQueue, estimateOf } from '../../src/agent';
+import type { ToolRequest, ToolResponse } from '../../src/contract/tool-registry';
+import { decisionSignal } from '../../src/contract/run-messages';
+import { submitUpdate } from '../../src/contract/scheduler-messages';
+import { startRunWorkflow } from '../../src/fleet/start-run';
+import { simulateCompletion } from '../../src/standins/modelplane/completions';
+import { echo, echoRequest, EchoInputSchema } from '../support/agents/echo-agents';
+import { startBundleWorker } from '../support/bundle-worker';
 import { startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
 
-const root = path.join(__dirname, '..', '..');
-const agents = path.join(root, 'test', 'support', 'agents');
-
 /**
- * Agents defined outside src/ (test/support/agents, importing only the authoring API), served by a
- * worker the user starts (`fairway worker`, a child process it can kill), with the user's effect
- * function and tool. The API's catalog learns user agents elsewhere (agents API); the run is offered
- * through the fleet's own start path (start on the agent's queue, then the scheduler).
+ * An agent defined outside src/ (test/support/agents/echo-agents.ts), bundled with Fairway's
+ * workflows the way a user's worker bundles it, runs through a real fleet worker: its model call
+ * reaches the simulator and its result, its gate shows the proposal and records who decided, and a
+ * tool or effect it did not declare fails the run.
+ *
+ * The run is started as the API starts one (startRunWorkflow, then the scheduler's submit) on the
+ * agent's queue; the API's agent catalog and routing are not used here. The agent's queue hangs off
+ * a base queue of its own, whose `lookup` tool is a test worker answering for any agent.
  */
-describe('your own agents on your own worker', () => {
+describe('an agent defined in user code (real dev server)', () => {
   let s: TestStack;
-  const children: ChildProcess[] = [];
+  let agentWorker: Awaited<ReturnType<typeof startBundleWorker>> | undefined;
+  let toolWorker: Worker;
+  let toolDone: Promise<void>;
+  let base: string;
+  let queue: string;
+  let key: string;
+  let tenant: string;
+  let seq = 0;
+  const toolArgs: ToolRequest[] = [];
+
   beforeAll(async () => {
     s = await startTestStack();
-  }, 120_000);
+    base = `${s.config.temporal.taskQueue}-user`;
+    queue = agentTaskQueue(base, echo.name);
+    agentWorker = await startBundleWorker(
+      s,
+      path.join(__dirname, '..', 'support', 'agents', 'workflows.ts'),
+      queue,
+    );
+    toolWorker = await Worker.create({
+      connection: agentWorker.connection,
+      namespace: s.config.temporal.namespace,
+      taskQueue: `${base}.tool.lookup`,
+      activities: {
+        lookup: async (req: ToolRequest): Promise<ToolResponse> => {
+          toolArgs.push(req);
+          return { identity: 'tool:lookup#test', data: { record: { id: req.args.incident, owner: 'ops' } } };
+        },
+      },
+    });
+    toolDone = toolWorker.run();
+    tenant = `user-${s.id}`;
+    key = await s.tenant(tenant);
+  }, 180_000);
   afterAll(async () => {
-    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+    toolWorker?.shutdown();
+    await toolDone;
+    await agentWorker?.close();
     await s?.close();
   });
 
-  /** `fairway worker` in its own process, resolved once it serves. */
-  async function cliWorker(credential: string): Promise<ChildProcess> {
-    const child = spawn(
-      process.execPath,
-      [
-        path.join(root, 'bin', 'fairway.cjs'),
-        'worker',
-        '--agents',
-        path.join(agents, 'research.ts'),
-        '--effects',
-        path.join(agents, 'effects.ts'),
-        '--tools',
-        path.join(agents, 'tools.ts'),
-      ],
-      {
-        env: {
-          ...process.env,
-          TEMPORAL_ADDRESS: inject('temporalAddress'),
-          TASK_QUEUE: s.config.temporal.taskQueue,
-          SCHEDULER_WORKFLOW_ID: s.config.schedulerWorkflowId,
-          DATA_DIR: s.config.dataDir,
-          MODEL_BASE_URL: s.modelBaseUrl,
-          EFFECT_SINK_URL: s.sink.url,
-          SEARCH_CREDENTIAL: credential,
-          LOG_LEVEL: 'warn',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    children.push(child);
-    let output = '';
-    await new Promise<void>((resolve, reject) => {
-      const seen = (d: Buffer) => {
-        output += d.toString();
-        if (output.includes('fairway worker: serving')) resolve();
-      };
-      child.stdout!.on('data', seen);
-      child.stderr!.on('data', (d: Buffer) => void (output += d.toString()));
-      child.once('exit', (code) => reject(new Error(`fairway worker exited ${code}: ${output}`)));
-    });
-    expect(output).toContain(agentTaskQueue(s.config.temporal.taskQueue, 'research'));
-    return child;
-  }
-
-  it('refuses to start a worker whose agents module breaks the workflow sandbox, naming the module', async () => {
-    const breaker = path.join(agents, 'sandbox-breaker.ts');
-    const err = await startWorker({ agents: [breaker], config: s.config }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(Error);
-    expect((err as Error).message).toContain(
-      `Agents module ${breaker} breaks the workflow sandbox: it imports 'node:fs'`,
-    );
-    expect((err as Error).message).toContain('import only zod and fairway/agent');
-  });
-
-  it("runs the user's agent with its tool and its effect; the effect lands once across a worker kill", async () => {
-    const tenant = `byoa-${s.id}`;
-    const key = await s.tenant(tenant);
-    const credential = `search-${s.id}`;
-    const first = await cliWorker(credential);
-    const runId = `run-${tenant}-${'0'.repeat(19)}1`; // the API's id form
-    const spec: RunSpec = {
+  /** Starts a run of `agent` on the echo agent's queue and queues it with the scheduler. */
+  const start = async (raw: unknown, agent = echo.name): Promise<string> => {
+    const input = EchoInputSchema.parse(raw);
+    const runId = `run-${tenant}-${String(++seq).padStart(20, '0')}`;
+    const estimatedTokens = estimateOf(echo, input);
+    const spec = {
       runId,
       tenant,
-      agent: 'research',
-      priority: 'standard',
-      input: { question: 'why', holdMs: 6000 },
-      estimatedTokens: 400,
+      agent,
+      priority: 'standard' as const,
+      input,
+      estimatedTokens,
       createdAt: new Date().toISOString(),
     };
-    const fleet = createTemporalFleet(s.client, s.config, {} as EffectStore);
-    const [offer] = await fleet.offerRuns([spec]);
-    expect(offer, JSON.stringify(offer)).toMatchObject({ state: 'accepted' });
-    expect((await s.client.workflow.getHandle(runId).describe()).taskQueue).toBe(
-      agentTaskQueue(s.config.temporal.taskQueue, 'research'),
-    );
-
-    // The effect landed; the worker dies in the step after it, before the run completes.
-    const effectKey = `${runId}:publish`;
-    await waitFor(
-      async () => s.sink.ledger.timesDelivered(effectKey),
-      (n) => n === 1,
-      60_000,
-    );
-    first.kill('SIGKILL');
-    await new Promise((r) => first.once('exit', r));
-    await cliWorker(credential);
-
-    const done = await waitFor(
-      () => s.call('GET', `/v1/runs/${runId}`, { token: key }),
-      (r) => ['completed', 'failed', 'cancelled'].includes(r.body?.status),
-      120_000,
-    );
-    expect(done.body.status, JSON.stringify(done.body.error)).toBe('completed');
-    expect(s.sink.ledger.timesDelivered(effectKey)).toBe(1);
-    expect(done.body.result).toMatchObject({
-      hit: 'result for why',
-      published: {
-        applied: true,
-        // The first delivery's answer, from the worker that was killed.
-        result: { published: 'why -> result for why', key: effectKey, pid: first.pid },
-      },
+    expect(await startRunWorkflow(s.client, queue, spec, s.config.runs)).toBe('started');
+    const [r] = await s.client.workflow.getHandle(s.config.schedulerWorkflowId).executeUpdate(submitUpdate, {
+      args: [[{ runId, tenant, priority: 'standard', cost: estimatedTokens }]],
     });
-    expect(done.body.toolCalls).toEqual([
-      expect.objectContaining({ tool: 'search', identity: identityOf('search', credential), outcome: 'ok' }),
+    expect(r).toMatchObject({ accepted: true });
+    return runId;
+  };
+  const view = (runId: string) => s.call('GET', `/v1/runs/${runId}`, { token: key }).then((r) => r.body);
+  const until = (runId: string, statuses: string[]) =>
+    waitFor(
+      () => view(runId),
+      // A view read past the query's bound (a busy worker) comes from search attributes, without the gate.
+      (v) => statuses.includes(v?.status as string) && (v.status !== 'awaiting_approval' || v.gate),
+      90_000,
+      200,
+    );
+
+  it('runs its model call, tool, gate and effect: the completion reaches the result, the gate its proposal and approver', async () => {
+    const input = EchoInputSchema.parse({ question: 'What does the governor read?', model: 'sim-claude' });
+    const runId = await start(input);
+    const waiting = await until(runId, ['awaiting_approval', 'failed']);
+    expect(waiting.status, JSON.stringify(waiting.error)).toBe('awaiting_approval');
+
+    const record = { id: input.question, owner: 'ops' };
+    const expected = simulateCompletion(echoRequest(input, record), 'sim-claude');
+    expect(waiting.gate).toEqual({
+      proposal: { answer: expected.text, record },
+      openedAt: expect.any(String),
+      timeoutSeconds: 600,
+      onTimeout: 'reject',
+    });
+    // The decision carries who decided and when (the API sends the key id and its clock).
+    const at = new Date().toISOString();
+    await s.client.workflow
+      .getHandle(runId)
+      .signal(decisionSignal, { decision: 'approve', note: 'ship it', by: 'key-abc123', at });
+    const done = await until(runId, ['completed', 'failed']);
+    expect(done.status, JSON.stringify(done.error)).toBe('completed');
+
+    expect(done.result).toMatchObject({
+      runId,
+      tenant,
+      answer: expected.text,
+      record,
+      verdict: { decision: 'approve', note: 'ship it', by: 'key-abc123', at, timedOut: false },
+      effect: { applied: true },
+    });
+    expect(expected.text.length).toBeGreaterThan(0);
+    expect(done.gate).toMatchObject({
+      proposal: { answer: expected.text, record },
+      decision: 'approve',
+      decidedBy: 'key-abc123',
+      decidedAt: at,
+      note: 'ship it',
+    });
+    expect(done.gate.timedOut).toBeUndefined();
+    // What the run used is what the provider billed for its one call.
+    expect(done.usage.tokens).toBe(expected.usage.totalTokens);
+    expect(done.toolCalls).toEqual([
+      expect.objectContaining({ tool: 'lookup', outcome: 'ok', identity: 'tool:lookup#test' }),
+    ]);
+    expect(toolArgs.find((t) => t.runId === runId)).toMatchObject({
+      agent: 'echo',
+      key: `${runId}:lookup-1`,
+    });
+  });
+
+  it('refuses a tool the agent did not declare: recorded in its view, the run fails', async () => {
+    const runId = await start({ question: 'q', undeclaredTool: 'pager' });
+    const done = await until(runId, ['completed', 'failed']);
+    expect(done.status).toBe('failed');
+    expect(done.error).toEqual({
+      code: 'tool_not_declared',
+      message: 'agent "echo" did not declare tool "pager"',
+    });
+    expect(done.toolCalls.map((c: { tool: string; outcome: string }) => `${c.tool}:${c.outcome}`)).toEqual([
+      'lookup:ok',
+      'pager:refused',
     ]);
   });
+
+  it('refuses an effect the agent did not declare, and an agent the bundle does not hold', async () => {
+    const refused = await start({ question: 'q', undeclaredEffect: 'publish' });
+    const noAgent = await start({ question: 'q' }, 'nobody');
+    const done = await until(refused, ['completed', 'failed']);
+    expect(done.status).toBe('failed');
+    expect(done.error.code).toBe('effect_not_declared');
+    expect(done.error.message).toMatch(/agent "echo" did not declare effect "publish"/);
+    const unknown = await until(noAgent, ['completed', 'failed']);
+    expect(unknown.status).toBe('failed');
+    expect(unknown.error.code).toBe('unknown_agent');
+    expect(unknown.error.message).toMatch(/holds no agent "nobody" \(it holds .*echo/);
+  });
+
+  it('runs a conversation of more than 4 MiB, its history staying small', async () => {
+    const input = EchoInputSchema.parse({ question: 'Summarise.', contextChars: 4.5 * 2 ** 20 });
+    const runId = await start(input);
+    const waiting = await until(runId, ['awaiting_approval', 'failed']);
+    expect(waiting.status, JSON.stringify(waiting.error)).toBe('awaiting_approval');
+    const expected = simulateCompletion(echoRequest(input, { id: input.question, owner: 'ops' }), 'sim-gpt');
+    expect(waiting.gate.proposal.answer).toBe(expected.text);
+    await s.client.workflow.getHandle(runId).signal(decisionSignal, { decision: 'reject', by: 'key-abc123' });
+    const done = await until(runId, ['completed', 'failed']);
+    expect(done.status, JSON.stringify(done.error)).toBe('completed');
+    expect(done.result.effect).toBeNull();
+    expect(done.usage.tokens).toBe(expected.usage.totalTokens);
+    const history = await s.client.workflow.getHandle(runId).fetchHistory();
+    const bytes = temporal.api.history.v1.History.encode(history).finish().byteLength;
+    expect(bytes).toBeLessThan(64 * 1024);
+    console.log(`a ${(4.5).toFixed(1)} MiB conversation through ctx.model: history ${bytes} bytes`);
+  }, 180_000);
 });

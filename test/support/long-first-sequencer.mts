@@ -4,31 +4,42 @@ import type { TestSpecification } from 'vitest/node';
 /**
  * The storm, first in the first group (the unit files share that group's two workers, one at a time
  * while the storm runs), then the files of the integration group (integration and cluster projects,
- * one pool of workers) that take longest, longest first, so that none is left to run alone at the end while the other
- * workers idle (without a results cache, on a fresh clone and in CI, vitest starts larger files
- * first, and these are small files). Seconds alone on a 2-core machine with one other file beside
- * it (`npm test` prints each file's duration), measured 2026-12-01. The cluster test (about 17 s, most of it starting
- * PostgreSQL and four Temporal services) goes after the long files. Files not listed (each under
- * 20 s) follow in vitest's order.
+ * one pool of workers) longest first, so that none is left to run alone at the end while the other
+ * workers idle. Without a results cache (a fresh clone, CI) vitest starts larger files first, and
+ * file size says little about time here: paused-worker, the longest, came 18th. The three drills
+ * (each with a dev server, an API and worker processes of its own) are spread through the long files
+ * so that at most two run at once, and only for a while. Seconds in the last fresh-clone `npm test`
+ * (3 workers on 2 cores, so each file shares the machine), 2026-12-02; the drills as measured in one
+ * file, one after another. Files not listed (each about 10 s or less) follow in vitest's order.
  */
-const LONG_FIRST = [
+export const LONG_FIRST = [
   'test/integration/storm.test.ts', // 88, in the first group, beside the unit files
-  'test/integration/drills.test.ts', // 91
-  'test/integration/fairness.test.ts', // 59
-  'test/integration/scheduler-loss.test.ts', // 58
-  'test/integration/backpressure.test.ts', // 53
-  'test/integration/flood.test.ts', // 46
-  'test/integration/continue-as-new.test.ts', // 86 with 20 slots and rounds of 50; about 35 now
-  'test/integration/batch-parts.test.ts', // 34
-  'test/integration/parts.test.ts', // 25
-  'test/integration/gates-batches.test.ts', // 24
-  'test/integration/charge-crash.test.ts', // 24
-  'test/integration/batch-parts-crash.test.ts', // 23
-  'test/cluster/cluster-smoke.test.ts', // 17
-  'test/e2e/cli.test.ts', // 19
-  'test/integration/events.test.ts', // 19
-  'test/integration/priority-execution.test.ts', // 18
-  'test/integration/ledger.test.ts', // 15
+  'test/integration/drill-chaos.test.ts', // 112
+  'test/integration/paused-worker.test.ts', // 128, most of it waiting on a paused worker and timeouts
+  'test/integration/scheduler-loss.test.ts', // 83
+  'test/integration/continue-as-new.test.ts', // 53
+  'test/integration/drill-deploy-across-chains.test.ts', // 85
+  'test/integration/fairness.test.ts', // 47
+  'test/integration/backpressure.test.ts', // 41
+  'test/integration/drill-deploy.test.ts', // 72
+  'test/integration/budget-cap.test.ts', // 34
+  'test/integration/parts.test.ts', // 31
+  'test/cluster/cluster-smoke.test.ts', // 31
+  'test/integration/gates-batches.test.ts', // 29
+  'test/integration/flood.test.ts', // 28
+  'test/integration/batch-parts-crash.test.ts', // 26
+  'test/integration/events.test.ts', // 24
+  'test/integration/charge-crash.test.ts', // 23
+  'test/e2e/quiet-logs.test.ts', // 20
+  'test/e2e/cli-package.test.ts', // 19
+  'test/e2e/cli.test.ts', // 18
+  'test/integration/batch-parts.test.ts', // 17
+  'test/integration/unstarted-run.test.ts', // 16
+  'test/integration/model-call.test.ts', // 16
+  'test/integration/big-estimate.test.ts', // 14
+  'test/integration/priority-execution.test.ts', // 13
+  'test/integration/drain-survives-loss.test.ts', // 12
+  'test/e2e/console.test.ts', // 12
 ];
 
 /** Vitest's order (groups as configured), with the known long files of a group first, whatever their project. */

@@ -1,4 +1,5 @@
-import { getAgent } from '../../agents/catalog';
+import { estimateOf } from '../../agent/define';
+import type { AgentCatalog } from '../agents/catalog';
 import { ApiError } from '../../contract/errors';
 import { renderInput, triggerMatches, type EventEnvelope } from '../../contract/triggers';
 import type { ApiContext } from '../context';
@@ -6,7 +7,7 @@ import { canonicalHash } from '../crypto/canonical-json';
 import type { EventRecord, NewEventRun, TriggerEntry } from '../../stores/events/event-store';
 import type { EventOutcome } from './event-schemas';
 import { newRunId, runLink } from './run-intake';
-import { rateLimit } from './shed';
+import { chargeSubmissions, rateLimit } from './shed';
 
 /**
  * An event's key in the store: its identity is (tenant, source, id), as CloudEvents makes `id` unique
@@ -27,6 +28,7 @@ export const eventLink = (event: Pick<EventEnvelope, 'id' | 'source'>, suffix = 
  * still holds (its start would be refused as a duplicate).
  */
 export function runsForEvent(
+  agents: AgentCatalog,
   triggers: readonly TriggerEntry[],
   tenant: string,
   event: EventEnvelope,
@@ -35,7 +37,7 @@ export function runsForEvent(
   const runs: NewEventRun[] = [];
   for (const { name, spec } of triggers) {
     if (except.has(name) || !triggerMatches(spec, event)) continue;
-    const agent = getAgent(spec.agent);
+    const agent = agents.get(spec.agent);
     const rendered = renderInput(spec.input, event);
     const parsed = agent?.input.safeParse(rendered);
     const base = {
@@ -64,7 +66,7 @@ export function runsForEvent(
     runs.push({
       ...base,
       input: parsed.data,
-      estimatedTokens: spec.estimatedTokens ?? agent.estimate(parsed.data as never),
+      estimatedTokens: spec.estimatedTokens ?? estimateOf(agent, parsed.data),
       status: 'pending',
     });
   }
@@ -131,16 +133,20 @@ export async function acceptEvent(
     data: envelope.data ?? null,
   });
   const key = eventKey(envelope);
+  // A new event is new work: one submission unit, or one per run its triggers start. A tenant out of
+  // submissions is refused before anything is recorded; the units of an event let in are charged once
+  // the store knows it is new (a resend is charged only its request).
+  await rateLimit(ctx, tenant, 1, 'peek');
+  let units = 0;
   const result = await ctx.store.events.record(
     { tenant, eventId: key, bodyHash, envelope, receivedAt: ctx.now() },
     (triggers) => {
-      // A new event is new work: one submission unit, or one per run its triggers start. Refused here,
-      // inside the store's transaction, nothing is recorded.
-      const runs = runsForEvent(triggers, tenant, envelope);
-      rateLimit(ctx, tenant, Math.max(1, runs.filter((r) => r.status === 'pending').length));
+      const runs = runsForEvent(ctx.agents, triggers, tenant, envelope);
+      units = Math.max(1, runs.filter((r) => r.status === 'pending').length);
       return runs;
     },
   );
+  if (result.created) await chargeSubmissions(ctx, tenant, units);
   if (!result.created) {
     if (result.event.bodyHash !== bodyHash) {
       throw new ApiError(

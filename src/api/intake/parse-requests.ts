@@ -1,4 +1,5 @@
-import { AGENT_NAMES, getAgent, type AgentDefinition } from '../../agents/catalog';
+import { estimateOf, type Agent } from '../../agent/define';
+import type { AgentCatalog } from '../agents/catalog';
 import { ApiError, type FieldIssue } from '../../contract/errors';
 import {
   BatchOpenRequestSchema,
@@ -14,7 +15,7 @@ import { capDetails, issuesToDetails } from './validation';
 
 export interface ParsedRun {
   request: RunRequest;
-  agent: AgentDefinition;
+  agent: Agent;
   /** The input with the agent's defaults applied. */
   input: unknown;
   estimatedTokens: number;
@@ -23,7 +24,7 @@ export interface ParsedRun {
 
 export interface ParsedBatch {
   request: BatchRequest;
-  agent: AgentDefinition;
+  agent: Agent;
   items: unknown[];
   estimatedTokensPerItem: number;
 }
@@ -34,12 +35,7 @@ function agentNamed(body: unknown): string | undefined {
 }
 
 /** Validates one agent input, pushing its issues under `prefix`; returns the parsed input. */
-function parseInput(
-  agent: AgentDefinition,
-  input: unknown,
-  prefix: PropertyKey[],
-  issues: FieldIssue[],
-): unknown {
+function parseInput(agent: Agent, input: unknown, prefix: PropertyKey[], issues: FieldIssue[]): unknown {
   const result = agent.input.safeParse(input);
   if (result.success) return result.data;
   issues.push(...issuesToDetails(result.error.issues, prefix));
@@ -50,18 +46,24 @@ function parseInput(
 function throwIfInvalid(
   issues: FieldIssue[],
   agentName: string | undefined,
-  agent: AgentDefinition | undefined,
+  agent: Agent | undefined,
+  agents: AgentCatalog,
 ): void {
   if (issues.length > 0) throw ApiError.invalid(capDetails(issues));
-  if (!agent) {
-    throw new ApiError('unknown_agent', `There is no agent called "${agentName ?? ''}".`, {
-      known: AGENT_NAMES,
-    });
-  }
+  if (!agent) throw unknownAgent(agentName ?? '', agents);
+}
+
+/** 404 `unknown_agent`, naming the agents there are. */
+export function unknownAgent(name: string, agents: AgentCatalog): ApiError {
+  return new ApiError('unknown_agent', `There is no agent called "${name}".`, { known: agents.names() });
 }
 
 /** Parses `POST /v1/runs`: the envelope, the agent, its input, and the idempotency key (body or header). */
-export function parseRunRequest(body: unknown, headerKey: string | undefined): ParsedRun {
+export function parseRunRequest(
+  body: unknown,
+  headerKey: string | undefined,
+  agents: AgentCatalog,
+): ParsedRun {
   const issues: FieldIssue[] = [];
   const envelope = RunRequestSchema.safeParse(body);
   if (!envelope.success) issues.push(...issuesToDetails(envelope.error.issues));
@@ -76,37 +78,37 @@ export function parseRunRequest(body: unknown, headerKey: string | undefined): P
     });
   }
   const agentName = agentNamed(body);
-  const agent = agentName === undefined ? undefined : getAgent(agentName);
+  const agent = agentName === undefined ? undefined : agents.get(agentName);
   const rawInput =
     typeof body === 'object' && body !== null ? (body as { input?: unknown }).input : undefined;
   const input = agent ? parseInput(agent, rawInput, ['input'], issues) : undefined;
-  throwIfInvalid(issues, agentName, agent);
+  throwIfInvalid(issues, agentName, agent, agents);
   if (!envelope.success || !agent) throw new Error('unreachable: throwIfInvalid() throws on every failure');
   return {
     request: envelope.data,
     agent,
     input,
     // The agent's own estimate is the floor: a client may raise the reservation, never lower it.
-    estimatedTokens: Math.max(envelope.data.estimatedTokens ?? 0, agent.estimate(input)),
+    estimatedTokens: Math.max(envelope.data.estimatedTokens ?? 0, estimateOf(agent, input)),
     idempotencyKey: headerKey ?? bodyKey,
   };
 }
 
 /** Each item validated by the agent's schema, its issues under `items.<i>`. */
-const parseItems = (agent: AgentDefinition, items: unknown[], issues: FieldIssue[]): unknown[] =>
+const parseItems = (agent: Agent, items: unknown[], issues: FieldIssue[]): unknown[] =>
   items.map((item, i) => parseInput(agent, item, ['items', i], issues));
 
 /** Parses `POST /v1/batches`: every item is validated by the agent's schema (paths like `items.3.steps`). */
-export function parseBatchRequest(body: unknown): ParsedBatch {
+export function parseBatchRequest(body: unknown, agents: AgentCatalog): ParsedBatch {
   const issues: FieldIssue[] = [];
   const envelope = BatchRequestSchema.safeParse(body);
   if (!envelope.success) issues.push(...issuesToDetails(envelope.error.issues));
   const agentName = agentNamed(body);
-  const agent = agentName === undefined ? undefined : getAgent(agentName);
+  const agent = agentName === undefined ? undefined : agents.get(agentName);
   const items = agent && envelope.success ? parseItems(agent, envelope.data.items, issues) : [];
-  throwIfInvalid(issues, agentName, agent);
+  throwIfInvalid(issues, agentName, agent, agents);
   if (!envelope.success || !agent) throw new Error('unreachable: throwIfInvalid() throws on every failure');
-  const estimates = items.map((item) => agent.estimate(item));
+  const estimates = items.map((item) => estimateOf(agent, item));
   // The fleet takes one figure per item: the mean, rounded up, so the batch reserves at least its sum.
   const mean = Math.ceil(estimates.reduce((a, b) => a + b, 0) / estimates.length);
   return {
@@ -119,13 +121,16 @@ export function parseBatchRequest(body: unknown): ParsedBatch {
 }
 
 /** Parses `POST /v1/batches/open`: the envelope and the agent. */
-export function parseBatchOpen(body: unknown): { request: BatchOpenRequest; agent: AgentDefinition } {
+export function parseBatchOpen(
+  body: unknown,
+  agents: AgentCatalog,
+): { request: BatchOpenRequest; agent: Agent } {
   const issues: FieldIssue[] = [];
   const envelope = BatchOpenRequestSchema.safeParse(body);
   if (!envelope.success) issues.push(...issuesToDetails(envelope.error.issues));
   const agentName = agentNamed(body);
-  const agent = agentName === undefined ? undefined : getAgent(agentName);
-  throwIfInvalid(issues, agentName, agent);
+  const agent = agentName === undefined ? undefined : agents.get(agentName);
+  throwIfInvalid(issues, agentName, agent, agents);
   if (!envelope.success || !agent) throw new Error('unreachable: throwIfInvalid() throws on every failure');
   return { request: envelope.data, agent };
 }
@@ -133,12 +138,12 @@ export function parseBatchOpen(body: unknown): { request: BatchOpenRequest; agen
 /** Parses `POST /v1/batches/:batchId/items`: the part number and each item, by the batch's agent. */
 export function parseBatchPart(
   body: unknown,
-  agent: AgentDefinition,
+  agent: Agent,
 ): { part: number; items: unknown[]; estimates: number[] } {
   const issues: FieldIssue[] = [];
   const envelope = BatchPartRequestSchema.safeParse(body);
   if (!envelope.success) issues.push(...issuesToDetails(envelope.error.issues));
   const items = envelope.success ? parseItems(agent, envelope.data.items, issues) : [];
   if (issues.length > 0 || !envelope.success) throw ApiError.invalid(capDetails(issues));
-  return { part: envelope.data.part, items, estimates: items.map((item) => agent.estimate(item)) };
+  return { part: envelope.data.part, items, estimates: items.map((item) => estimateOf(agent, item)) };
 }

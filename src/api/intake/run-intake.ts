@@ -88,7 +88,7 @@ export async function submitRun(
   let offering = false;
   try {
     assertFitsOnePayload(spec, 'The run', 'Send a smaller input.');
-    rateLimit(ctx, tenant.tenant);
+    await rateLimit(ctx, tenant.tenant);
     // Start, then submit (an admission always finds its run; a submitter that dies in between leaves
     // a run that offers itself later); a refused request leaves no run behind.
     offering = true;

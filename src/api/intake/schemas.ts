@@ -95,6 +95,14 @@ export const RunListQuerySchema = z.object({
   tenant: TenantIdSchema.optional(),
 });
 
+/** GET /v1/approvals: each entry reads its run's view, so a page is small. */
+export const ApprovalListQuerySchema = z.object({
+  limit: limit(50, 20),
+  cursor: z.string().min(1).max(2000).optional(),
+  /** Admin only: restrict the list to one tenant. */
+  tenant: TenantIdSchema.optional(),
+});
+
 export const LedgerQuerySchema = z.object({ limit: limit(1000, 100) });
 
 export const SchedulerPatchSchema = z

@@ -24,9 +24,18 @@ export function shedError(ctx: ApiContext, refusal: Refusal): ApiError {
   return new ApiError(code, message, undefined, Math.max(1, Math.ceil(refusal.retryAfterSeconds)));
 }
 
-/** 429 rate_limited for a tenant over its submission rate (`cost`: units submitted); counted as a shed. */
-export function rateLimit(ctx: ApiContext, tenant: string, cost = 1): void {
-  const taken = ctx.submitLimiter.take(tenant, cost);
+/**
+ * 429 rate_limited for a tenant over its submission rate (`cost`: units submitted); counted as a shed.
+ * `peek` refuses as `take` would but charges nothing, for work whose cost is known only once it is
+ * let in (an event's runs), which is then charged with {@link chargeSubmissions}.
+ */
+export async function rateLimit(
+  ctx: ApiContext,
+  tenant: string,
+  cost = 1,
+  mode: 'take' | 'peek' = 'take',
+): Promise<void> {
+  const taken = await ctx.submitLimiter.take(tenant, cost, mode);
   if (taken.ok) return;
   ctx.metrics.sheds.inc({ reason: 'rate_limited' });
   throw new ApiError(
@@ -37,18 +46,23 @@ export function rateLimit(ctx: ApiContext, tenant: string, cost = 1): void {
   );
 }
 
+/** Charges `cost` submission units let in after a `peek` (the bucket may go into debt). */
+export async function chargeSubmissions(ctx: ApiContext, tenant: string, cost: number): Promise<void> {
+  if (cost > 0) await ctx.submitLimiter.take(tenant, cost, 'charge');
+}
+
 /**
  * 429 rate_limited for a tenant over its rate of other requests (reads, cancels, decisions, resumes;
  * `cost`: how much fleet work the request does). The admin token is not limited.
  */
-export function rateLimitRequest(ctx: ApiContext, res: Response, cost = 1): void {
+export async function rateLimitRequest(ctx: ApiContext, res: Response, cost = 1): Promise<void> {
   const principal = principalOf(res);
-  if (principal.kind === 'tenant') chargeRequest(ctx, principal.tenant, cost);
+  if (principal.kind === 'tenant') await chargeRequest(ctx, principal.tenant, cost);
 }
 
 /** 429 rate_limited for `tenant` over its request rate (a signed delivery's tenant, known before any key). */
-export function chargeRequest(ctx: ApiContext, tenant: string, cost = 1): void {
-  const taken = ctx.requestLimiter.take(tenant, cost);
+export async function chargeRequest(ctx: ApiContext, tenant: string, cost = 1): Promise<void> {
+  const taken = await ctx.requestLimiter.take(tenant, cost);
   if (taken.ok) return;
   ctx.metrics.sheds.inc({ reason: 'rate_limited' });
   throw new ApiError(

@@ -1,38 +1,34 @@
-export type TakeResult = { ok: true } | { ok: false; retryAfterSeconds: number };
+import type { BucketRule, RateLimitStore, TakeMode, TakeResult } from '../../stores/rate-limits/rate-limits';
 
-interface Bucket {
-  tokens: number;
-  at: number;
+export type { TakeResult } from '../../stores/rate-limits/rate-limits';
+
+/** A tenant's rate: one token bucket per key, taken from asynchronously. */
+export interface RateBuckets {
+  /** `mode` as in the store: take (default), peek, or charge regardless. */
+  take(key: string, cost?: number, mode?: TakeMode): Promise<TakeResult>;
 }
 
 /**
- * One token bucket per key (tenant): refills at `ratePerSecond`, holds at most `burst`.
- * A rate of 0 disables the limit. A request costs `cost` tokens (a batch: one per item); a request
- * costing more than the burst is let through when the bucket holds at least one token and leaves
- * it in debt, so the tenant then waits `cost / rate` seconds, as if it had sent the items one by one.
+ * The buckets of one rate (`scope`: request or submission) kept in the API store, so that every API
+ * process on the store charges the same bucket: N replicas give a tenant its limit, not N times it.
+ * Each refills at `ratePerSecond` and holds at most `burst`; a rate of 0 disables the limit; a take
+ * costs `cost` tokens (see `takeFrom`).
  */
-export class TokenBuckets {
-  private readonly buckets = new Map<string, Bucket>();
+export class SharedBuckets implements RateBuckets {
+  private readonly rule: BucketRule;
 
   constructor(
-    private readonly ratePerSecond: number,
-    private readonly burst: number,
+    private readonly store: RateLimitStore,
+    private readonly scope: string,
+    ratePerSecond: number,
+    burst: number,
     private readonly now: () => number,
-  ) {}
+  ) {
+    this.rule = { ratePerSecond, burst };
+  }
 
-  take(key: string, cost = 1): TakeResult {
-    if (this.ratePerSecond <= 0) return { ok: true };
-    const now = this.now();
-    const bucket = this.buckets.get(key) ?? { tokens: this.burst, at: now };
-    const elapsedSeconds = Math.max(0, now - bucket.at) / 1000;
-    bucket.tokens = Math.min(this.burst, bucket.tokens + elapsedSeconds * this.ratePerSecond);
-    bucket.at = now;
-    this.buckets.set(key, bucket);
-    if (bucket.tokens >= Math.min(1, cost)) {
-      bucket.tokens -= cost;
-      return { ok: true };
-    }
-    const wait = (1 - bucket.tokens) / this.ratePerSecond;
-    return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(wait)) };
+  take(key: string, cost = 1, mode: TakeMode = 'take'): Promise<TakeResult> {
+    if (this.rule.ratePerSecond <= 0) return Promise.resolve({ ok: true });
+    return this.store.take(`${this.scope}:${key}`, cost, this.rule, this.now(), mode);
   }
 }

@@ -5,7 +5,12 @@ import { hashApiKey, safeEqual } from '../crypto/keys';
 import type { TenantRecord } from '../../stores/tenants/tenants';
 import { MIN_ADMIN_TOKEN_LENGTH } from '../../config';
 
-export type Principal = { kind: 'admin' } | { kind: 'tenant'; tenant: string; record: TenantRecord };
+/**
+ * Who a request acts as. A tenant key's `keyId` (`key:<tenant>#<12 hex of its hash>`) names which key
+ * acted, for records such as a gate's decision, and never reveals the key.
+ */
+export type Principal =
+  { kind: 'admin' } | { kind: 'tenant'; tenant: string; record: TenantRecord; keyId: string };
 
 const BEARER = /^Bearer +(\S+) *$/i;
 
@@ -30,11 +35,23 @@ export function authenticate(store: ApiStore, adminTokens: string | readonly str
       next();
       return;
     }
-    const record = await store.tenants.findByKeyHash(hashApiKey(key));
+    const keyHash = hashApiKey(key);
+    const record = await store.tenants.findByKeyHash(keyHash);
     if (!record) throw new ApiError('unauthorized', 'This API key is not valid (it may have been rotated).');
-    res.locals.principal = { kind: 'tenant', tenant: record.tenant, record } satisfies Principal;
+    refuseDisabled(record);
+    const keyId = `key:${record.tenant}#${keyHash.slice(0, 12)}`;
+    res.locals.principal = { kind: 'tenant', tenant: record.tenant, record, keyId } satisfies Principal;
     next();
   };
+}
+
+/** 403 tenant_disabled for a tenant an admin disabled: its credentials open nothing until it is enabled. */
+export function refuseDisabled(record: TenantRecord): void {
+  if (record.disabled)
+    throw new ApiError(
+      'tenant_disabled',
+      `Tenant ${record.tenant} is disabled; an admin can enable it again (POST /v1/admin/tenants/${record.tenant}/enable).`,
+    );
 }
 
 export function principalOf(res: Response): Principal {
@@ -60,6 +77,12 @@ export const requireAdmin: RequestHandler = (req, res, next) => {
   }
   next();
 };
+
+/** Who the caller is, as a record of who acted shows it: the tenant key's id, or `admin`. */
+export function actorOf(res: Response): string {
+  const principal = principalOf(res);
+  return principal.kind === 'admin' ? 'admin' : principal.keyId;
+}
 
 /** True when the caller may see a resource of `owner` (its own, or anything for the admin). */
 export function mayAccess(res: Response, owner: string): boolean {

@@ -1,6 +1,6 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { AGENTS } from '../../agents/catalog';
+import type { AgentCatalog } from '../agents/catalog';
 import * as R from './schemas';
 import * as A from './schemas-admin';
 import * as S from '../intake/schemas';
@@ -14,13 +14,22 @@ const named = <T extends z.ZodType>(id: string, schema: T, description?: string)
   // Keeps what the schema's own meta says (e.g. minProperties, which a refinement cannot tell OpenAPI).
   schema.meta({ ...schema.meta(), id, ...(description === undefined ? {} : { description }) });
 
-const capitalised = (name: string) => `${name.charAt(0).toUpperCase()}${name.slice(1)}`;
+/** `my-agent` -> `MyAgent`: an agent's name as a component name's stem. */
+const capitalised = (name: string) =>
+  name
+    .split('-')
+    .map((part) => `${part.charAt(0).toUpperCase()}${part.slice(1)}`)
+    .join('');
+
+const INPUTS =
+  "Each agent's input is its `<Agent>Input` schema: the JSON Schema GET /v1/agents lists for that agent " +
+  '(from its zod schema, as a client sends it, before defaults).';
 
 /** The schemas the document names as components; paths refer to these. */
-export function registerComponents(registry: OpenAPIRegistry) {
+export function registerComponents(registry: OpenAPIRegistry, catalog: AgentCatalog) {
   // Request bodies are discriminated on `agent`: each agent's variant carries that agent's input schema,
   // so a body naming one agent with another's input fails the schema, as it fails the API.
-  const agents = Object.values(AGENTS).map((a) => ({
+  const agents = catalog.list().map((a) => ({
     name: a.name,
     input: named(`${capitalised(a.name)}Input`, a.input, a.description),
   }));
@@ -45,11 +54,12 @@ export function registerComponents(registry: OpenAPIRegistry) {
       S.BatchOpenRequestSchema.extend({ agent: z.literal(a.name) }),
     ),
   );
-  const union = <T extends z.ZodType>(variants: T[]) => {
+  const union = <T extends z.ZodType>(variants: T[]): z.ZodType => {
     const [first, second, ...rest] = variants;
-    if (!first || !second) throw new Error('the catalog has fewer than two agents');
-    return z.discriminatedUnion('agent', [first, second, ...rest] as never);
+    if (!first) throw new Error('the catalog holds no agent');
+    return second ? z.discriminatedUnion('agent', [first, second, ...rest] as never) : first;
   };
+  const agent = named('Agent', R.AgentResponse);
   registry.registerComponent('securitySchemes', 'bearer', {
     type: 'http',
     scheme: 'bearer',
@@ -64,12 +74,12 @@ export function registerComponents(registry: OpenAPIRegistry) {
   });
   return {
     Error: named('Error', R.ErrorResponse),
-    RunRequest: named('RunRequest', union(runVariants)),
+    RunRequest: named('RunRequest', union(runVariants), INPUTS),
     RunAccepted: named('RunAccepted', R.RunAccepted),
     RunReplayed: named('RunReplayed', R.RunReplayed),
     RunView: named('RunView', R.RunViewResponse),
     RunList: named('RunList', R.RunList),
-    BatchRequest: named('BatchRequest', union(batchVariants)),
+    BatchRequest: named('BatchRequest', union(batchVariants), INPUTS),
     BatchAccepted: named('BatchAccepted', R.BatchAccepted),
     BatchView: named('BatchView', R.BatchViewResponse),
     BatchOpenRequest: named('BatchOpenRequest', union(openVariants)),
@@ -78,11 +88,18 @@ export function registerComponents(registry: OpenAPIRegistry) {
       S.BatchPartRequestSchema.extend({
         // The batch's agent (named when it was opened) decides which schema applies to every item.
         items: z
-          .array(z.union(agents.map((a) => a.input) as never as [z.ZodType, z.ZodType]))
+          .array(
+            agents.length > 1
+              ? z.union(agents.map((a) => a.input) as never as [z.ZodType, z.ZodType])
+              : (agents[0]?.input ?? z.unknown()),
+          )
           .min(1)
           .max(S.BATCH_MAX_ITEMS),
       }),
     ),
+    Agent: agent,
+    AgentList: named('AgentList', z.object({ items: z.array(agent) })),
+    ApprovalList: named('ApprovalList', R.ApprovalList),
     TenantPut: named('TenantPut', S.TenantPutSchema),
     Tenant: named('Tenant', A.TenantResponse),
     TenantCreated: named('TenantCreated', A.TenantCreatedResponse),

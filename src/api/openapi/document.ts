@@ -2,17 +2,24 @@ import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-ope
 import { registerComponents } from './components';
 import { registerPaths } from './paths';
 import { registerEventPaths } from './paths-events';
+import { builtInCatalog, type AgentCatalog } from '../agents/catalog';
 
-let cached: ReturnType<OpenApiGeneratorV31['generateDocument']> | undefined;
+type Document = ReturnType<OpenApiGeneratorV31['generateDocument']>;
+const cached = new WeakMap<AgentCatalog, Document>();
+let builtIns: AgentCatalog | undefined;
 
-/** The OpenAPI 3.1 document of the API, generated once from the zod schemas. */
-export function openApiDocument() {
-  if (cached) return cached;
+/**
+ * The OpenAPI 3.1 document of the API for the agents of `catalog` (default: the built-ins, as
+ * docs/openapi.json holds it), generated once per catalog from the zod schemas.
+ */
+export function openApiDocument(catalog: AgentCatalog = (builtIns ??= builtInCatalog())): Document {
+  const hit = cached.get(catalog);
+  if (hit) return hit;
   const registry = new OpenAPIRegistry();
-  const components = registerComponents(registry);
+  const components = registerComponents(registry, catalog);
   registerPaths(registry, components);
   registerEventPaths(registry, components);
-  cached = new OpenApiGeneratorV31(registry.definitions).generateDocument({
+  const doc = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {
       title: 'Fairway API',
@@ -23,7 +30,8 @@ export function openApiDocument() {
     },
     security: [{ bearer: [] }],
   });
-  return cached;
+  cached.set(catalog, doc);
+  return doc;
 }
 
 /** The document as `docs/openapi.json` holds it (`npm run docs:openapi`). */

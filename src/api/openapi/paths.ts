@@ -84,6 +84,20 @@ export function registerPaths(registry: OpenAPIRegistry, c: Components): void {
     request: { params: runId },
     responses: { 202: json(R.CancelAccepted, 'Cancellation requested.'), ...errors(401, 404, 409) },
   });
+  add('get', '/v1/agents', 'The agents runs may name, with their input schemas', {
+    responses: {
+      200: json(c.AgentList, 'The built-in agents and those of the agents modules.'),
+      ...errors(401),
+    },
+  });
+  add('get', '/v1/agents/{name}', 'An agent', {
+    request: { params: z.object({ name: z.string() }) },
+    responses: { 200: json(c.Agent, 'The agent.'), ...errors(401, 404) },
+  });
+  add('get', '/v1/approvals', 'The runs waiting at a human gate, newest first', {
+    request: { query: S.ApprovalListQuerySchema },
+    responses: { 200: json(c.ApprovalList, 'A page of waiting gates.'), ...errors(400, 401) },
+  });
   for (const decision of ['approve', 'reject']) {
     add('post', `/v1/runs/{runId}/${decision}`, `${decision} a run awaiting approval`, {
       request: {
@@ -155,6 +169,28 @@ export function registerPaths(registry: OpenAPIRegistry, c: Components): void {
   add('post', '/v1/admin/tenants/{tenantId}/keys', 'Rotate the key (the old one stops working)', {
     request: { params: tenantId },
     responses: { 201: json(A.KeyRotatedResponse, 'The new key, shown once.'), ...errors(401, 403, 404) },
+  });
+  add(
+    'post',
+    '/v1/admin/tenants/{tenantId}/disable',
+    'Disable a tenant: refuse its keys, hold its queued runs',
+    {
+      request: { params: tenantId },
+      responses: {
+        200: json(
+          c.Tenant,
+          'Disabled: its keys and signed deliveries get 403 tenant_disabled; its queued runs stay queued (kept, not admitted) and runs already admitted finish.',
+        ),
+        ...errors(401, 403, 404),
+      },
+    },
+  );
+  add('post', '/v1/admin/tenants/{tenantId}/enable', 'Enable a disabled tenant again', {
+    request: { params: tenantId },
+    responses: {
+      200: json(c.Tenant, 'Enabled: its keys work and its queued runs are admitted again.'),
+      ...errors(401, 403, 404),
+    },
   });
   add('get', '/v1/admin/tenants/{tenantId}/ledger', 'Ledger entries of a tenant', {
     request: { params: tenantId, query: S.LedgerQuerySchema },

@@ -11,7 +11,7 @@ export const json = (schema: z.ZodType, description: string) => ({
 const ERRORS: Record<number, string> = {
   400: 'invalid_request: details lists each bad field by path.',
   401: 'unauthorized: missing or unknown key.',
-  403: 'forbidden: this key may not do that.',
+  403: 'forbidden: this key may not do that; tenant_disabled: an admin disabled this tenant.',
   404: 'not_found (or unknown_agent).',
   405: 'method_not_allowed: TRACE, TRACK and CONNECT are never served (Allow lists the methods that are).',
   408: 'The request was not received in full within HTTP_REQUEST_TIMEOUT_MS (answered by the HTTP server, no body).',

@@ -16,6 +16,10 @@ export const TenantSettingsSchema = z.object({
 export const TenantResponse = z.object({
   tenant: TenantIdSchema,
   settings: TenantSettingsSchema,
+  disabled: z.boolean().meta({
+    description:
+      "Disabled: the tenant's keys and signed deliveries get 403 tenant_disabled; its queued runs wait.",
+  }),
   createdAt: z.string(),
   updatedAt: z.string(),
 });

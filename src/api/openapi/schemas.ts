@@ -47,7 +47,20 @@ export const RunViewResponse = z.object({
       reason: z.string().optional(),
     }),
   ),
-  gate: z.object({ timedOut: z.literal(true), outcome: z.enum(['reject', 'escalate']) }).optional(),
+  gate: z
+    .object({
+      proposal: z.unknown().meta({ description: 'What the approver is asked to approve (JSON).' }),
+      openedAt: z.string(),
+      timeoutSeconds: z.number().nullable(),
+      onTimeout: z.enum(['approve', 'reject', 'escalate']),
+      decision: z.enum(['approve', 'reject']).optional(),
+      decidedBy: z.string().optional(),
+      decidedAt: z.string().optional(),
+      note: z.string().optional(),
+      timedOut: z.literal(true).optional(),
+      outcome: z.enum(['approve', 'reject', 'escalate']).optional(),
+    })
+    .optional(),
 }) satisfies z.ZodType<RunView>;
 
 export const RunAccepted = z.object({ runId: z.string(), status: RunStatusSchema, links });
@@ -72,8 +85,51 @@ export const CancelAccepted = z.object({ runId: z.string(), cancelRequested: z.l
 export const DecisionResponse = z.object({
   runId: z.string(),
   decision: z.enum(['approved', 'rejected']),
+  by: z
+    .string()
+    .meta({ description: 'Who decided: key:<tenant>#<key id> for a tenant key, admin for the admin token.' }),
+  at: z.string().meta({ description: 'When the API took the decision (ISO 8601).' }),
   links,
 });
+
+const onTimeout = z.enum(['approve', 'reject', 'escalate']);
+
+export const AgentResponse = z.object({
+  name: z.string(),
+  description: z.string().nullable(),
+  input: z.record(z.string(), z.unknown()).meta({
+    description: "The input's JSON Schema (draft 2020-12), as a client sends it (before defaults).",
+  }),
+  tools: z.array(z.string()),
+  effects: z.array(z.string()),
+  gate: z.object({ timeoutSeconds: z.int(), onTimeout }).nullable(),
+  estimate: z.union([
+    z.object({ kind: z.literal('fixed'), tokens: z.number() }),
+    z.object({ kind: z.literal('input').meta({ description: "Computed from each run's input." }) }),
+  ]),
+  served: z
+    .boolean()
+    .nullable()
+    .meta({
+      description:
+        "Whether a worker polled the agent's task queue lately (null: Temporal could not be asked). A run of an " +
+        'agent not served is still accepted: it waits for a worker.',
+    }),
+  links,
+});
+
+export const ApprovalItem = z.object({
+  runId: z.string(),
+  tenant: z.string(),
+  agent: z.string(),
+  priority: PrioritySchema,
+  createdAt: z.string(),
+  proposal: z.unknown().meta({ description: 'What is to be approved, as the agent proposed it (JSON).' }),
+  openedAt: z.string().nullable(),
+  timeout: z.object({ seconds: z.int(), onTimeout, expiresAt: z.string().nullable() }).nullable(),
+  links: z.object({ run: z.string(), approve: z.string(), reject: z.string() }),
+});
+export const ApprovalList = z.object({ items: z.array(ApprovalItem), nextCursor: z.string().nullable() });
 
 export const BatchAccepted = z.object({ batchId: z.string(), total: z.int(), links });
 export const BatchViewResponse = z.object({

@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import { Router, type Response } from 'express';
 import type { TenantSettings } from '../../scheduler/types';
 import { defaultTenantSettings } from '../../scheduler/tenants';
 import type { TenantDefaults } from '../../config';
@@ -6,7 +6,7 @@ import type { ApiContext } from '../context';
 import { ApiError } from '../../contract/errors';
 import { generateApiKey, hashApiKey } from '../crypto/keys';
 import { LedgerQuerySchema, TenantIdSchema, TenantPutSchema, type TenantPut } from '../intake/schemas';
-import type { TenantRecord } from '../../stores/tenants/tenants';
+import { schedulerSettings, type TenantRecord } from '../../stores/tenants/tenants';
 import { parseOr400 } from '../intake/validation';
 
 function mergeSettings(
@@ -51,7 +51,11 @@ export function adminTenantsRouter(ctx: ApiContext): Router {
     const existing = await ctx.store.tenants.get(tenant);
     const settings = mergeSettings(existing?.settings, put, ctx.tenantDefaults);
     // The scheduler first: if it is unreachable nothing is stored, and on creation no key is lost.
-    await ctx.fleet.upsertTenant(tenant, settings);
+    // A disabled tenant stays held (nothing in flight) whatever its new settings.
+    await ctx.fleet.upsertTenant(
+      tenant,
+      schedulerSettings({ disabled: existing?.disabled ?? false, settings }),
+    );
     const now = ctx.now();
     if (!existing) {
       const apiKey = generateApiKey();
@@ -79,6 +83,22 @@ export function adminTenantsRouter(ctx: ApiContext): Router {
     ctx.log.info({ tenant }, 'tenant key rotated');
     res.status(201).json({ tenant, apiKey });
   });
+
+  /**
+   * Disable: the tenant's keys and signed deliveries get 403 tenant_disabled, and its queued runs stay
+   * queued (kept, not admitted; runs already admitted finish) until it is enabled again. The store
+   * first, so its keys are refused at once; the scheduler then holds its admissions.
+   */
+  const setDisabled = async (raw: string, disabled: boolean, res: Response) => {
+    const { tenant } = await knownTenant(ctx, raw);
+    await ctx.store.tenants.setDisabled(tenant, disabled, ctx.now());
+    const record = await knownTenant(ctx, tenant);
+    await ctx.fleet.upsertTenant(tenant, schedulerSettings(record));
+    ctx.log.info({ tenant }, disabled ? 'tenant disabled' : 'tenant enabled');
+    res.json(record);
+  };
+  router.post('/:tenantId/disable', (req, res) => setDisabled(req.params.tenantId, true, res));
+  router.post('/:tenantId/enable', (req, res) => setDisabled(req.params.tenantId, false, res));
 
   router.get('/:tenantId/ledger', async (req, res) => {
     const { tenant } = await knownTenant(ctx, req.params.tenantId);

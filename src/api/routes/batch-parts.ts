@@ -1,5 +1,4 @@
 import type { Response, Router } from 'express';
-import { getAgent } from '../../agents/catalog';
 import type { Logger } from 'pino';
 import type { BatchItemStore, StoredBatch } from '../../stores/batch-items/batch-items';
 import type { BatchVerdict } from '../../scheduler/types';
@@ -9,7 +8,7 @@ import { canonicalHash } from '../crypto/canonical-json';
 import { randomHex } from '../crypto/keys';
 import type { ApiContext } from '../context';
 import { mayAccess, tenantOf } from '../middleware/auth';
-import { parseBatchOpen, parseBatchPart } from '../intake/parse-requests';
+import { parseBatchOpen, parseBatchPart, unknownAgent } from '../intake/parse-requests';
 import { BATCH_MAX_ITEMS, BatchIdSchema } from '../intake/schemas';
 import { enforceRunCaps, runCapIssues } from '../intake/run-caps';
 import { rateLimit, shedError, withTenantSync } from '../intake/shed';
@@ -121,7 +120,7 @@ export async function startOrphanedBatches(
 export function addBatchPartRoutes(ctx: ApiContext, router: Router): void {
   router.post('/open', async (req, res) => {
     const tenant = tenantOf(res, 'submit batches');
-    const { request, agent } = parseBatchOpen(req.body);
+    const { request, agent } = parseBatchOpen(req.body, ctx.agents);
     const now = ctx.now();
     await ctx.batchItems.purgeOpen(now - OPEN_BATCH_TTL_MS);
     const open = await ctx.batchItems.countOpen(tenant.tenant, now - OPEN_BATCH_TTL_MS);
@@ -151,8 +150,9 @@ export function addBatchPartRoutes(ctx: ApiContext, router: Router): void {
 
   router.post('/:batchId/items', async (req, res) => {
     const { tenant, batch } = await ownStoredBatch(ctx, res, req.params.batchId, 'submit batches');
-    const agent = getAgent(batch.agent);
-    if (!agent) throw new Error(`stored batch ${batch.batchId} names an unknown agent ${batch.agent}`);
+    const agent = ctx.agents.get(batch.agent);
+    // The API may have restarted without the agents module the batch was opened with.
+    if (!agent) throw unknownAgent(batch.agent, ctx.agents);
     const part = parseBatchPart(req.body, agent);
     enforceRunCaps(
       part.items.flatMap((item, i) =>
@@ -167,7 +167,7 @@ export function addBatchPartRoutes(ctx: ApiContext, router: Router): void {
     );
     // Items count against the tenant's queue when committed; a batch that could never fit is refused now.
     const maxItems = Math.min(BATCH_MAX_ITEMS, tenant.settings.maxQueued);
-    rateLimit(ctx, tenant.tenant, part.items.length);
+    await rateLimit(ctx, tenant.tenant, part.items.length);
     const outcome = await ctx.batchItems.append(
       batch.batchId,
       {

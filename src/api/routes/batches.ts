@@ -2,6 +2,7 @@ import { Router, type Response } from 'express';
 import { mayAccess, tenantOf } from '../middleware/auth';
 import type { ApiContext } from '../context';
 import { ApiError } from '../../contract/errors';
+import { estimateOf } from '../../agent/define';
 import type { BatchView } from '../../contract/fleet-port';
 import { randomHex } from '../crypto/keys';
 import { parseBatchRequest } from '../intake/parse-requests';
@@ -30,20 +31,20 @@ export function batchesRouter(ctx: ApiContext): Router {
 
   router.post('/', async (req, res) => {
     const tenant = tenantOf(res, 'submit batches');
-    const batch = parseBatchRequest(req.body);
+    const batch = parseBatchRequest(req.body, ctx.agents);
     const perItem = batch.request.estimatedTokensPerItem;
     enforceRunCaps(
       batch.items.flatMap((item, i) =>
         runCapIssues(
           ctx.runCaps,
           item,
-          perItem ?? batch.agent.estimate(item),
+          perItem ?? estimateOf(batch.agent, item),
           `items.${i}`,
           perItem === undefined ? `items.${i}` : 'estimatedTokensPerItem',
         ),
       ),
     );
-    rateLimit(ctx, tenant.tenant, batch.items.length);
+    await rateLimit(ctx, tenant.tenant, batch.items.length);
     const batchId = `batch-${tenant.tenant}-${randomHex(16)}`;
     const spec = {
       batchId,
@@ -82,7 +83,7 @@ export function batchesRouter(ctx: ApiContext): Router {
     }
     const view = await ownedBatch(ctx, res, req.params.batchId);
     // A resume lists and re-drives up to every item: it costs one request per item.
-    rateLimitRequest(ctx, res, Math.max(0, view.total - 1));
+    await rateLimitRequest(ctx, res, Math.max(0, view.total - 1));
     const resumed = await ctx.fleet.resumeBatch(view.batchId);
     res.status(202).json({ batchId: view.batchId, resumed, links: { self: batchLink(view.batchId) } });
   });

@@ -20,10 +20,11 @@ import {
 import { CloudEventSchema, EventIdSchema, EventListQuerySchema } from '../intake/event-schemas';
 import { parseOr400 } from '../intake/validation';
 import { chargeRequest, rateLimit } from '../intake/shed';
-import { authenticate, tenantOf } from '../middleware/auth';
+import { authenticate, refuseDisabled, tenantOf } from '../middleware/auth';
 import { BODY_LIMIT } from '../middleware/json-body';
 import { assertJsonDepth } from '../middleware/json-depth';
 import type { EventRecord } from '../../stores/events/event-store';
+import type { TenantRecord } from '../../stores/tenants/tenants';
 
 /** Where a signed delivery may name its tenant instead of `?tenant=` (documented in the OpenAPI document). */
 export const WEBHOOK_TENANT_HEADER = 'Fairway-Tenant';
@@ -60,6 +61,8 @@ function step(handler: RequestHandler, req: Request, res: Response): Promise<voi
 interface SignedClaim {
   tenant: string;
   secrets: { source: string; secret: string }[];
+  /** The tenant's record, when it exists: a disabled one is refused once the signature holds. */
+  record: TenantRecord | undefined;
 }
 
 /**
@@ -75,16 +78,17 @@ async function signedClaim(ctx: ApiContext, req: Request): Promise<SignedClaim> 
   if (Math.abs(Math.floor(ctx.now() / 1000) - parsed.timestamp) > DEFAULT_TOLERANCE_SECONDS)
     throw unauthorized('timestamp out of tolerance');
   const secrets: SignedClaim['secrets'] = [];
-  if (await ctx.store.tenants.get(tenant)) {
+  const record = await ctx.store.tenants.get(tenant);
+  if (record) {
     // Charged before its secrets are looked up or its body read; a resent delivery is charged too.
-    chargeRequest(ctx, tenant);
+    await chargeRequest(ctx, tenant);
     for (const { source } of await ctx.store.events.listSecrets(tenant)) {
       const secret = await ctx.store.events.secretFor(tenant, source);
       if (secret !== undefined) secrets.push({ source, secret });
     }
   }
   if (secrets.length === 0) throw unauthorized('mismatch');
-  return { tenant, secrets };
+  return { tenant, secrets, record };
 }
 
 /**
@@ -133,7 +137,7 @@ export function eventIngressRouter(ctx: ApiContext, adminTokens: readonly string
     if (req.get('authorization') !== undefined) {
       await step(bearer, req, res);
       tenant = tenantOf(res, 'send events').tenant;
-      chargeRequest(ctx, tenant);
+      await chargeRequest(ctx, tenant);
     } else if (req.get(SIGNATURE_HEADER) !== undefined) {
       claim = await signedClaim(ctx, req);
       tenant = claim.tenant;
@@ -146,6 +150,7 @@ export function eventIngressRouter(ctx: ApiContext, adminTokens: readonly string
     await step(readRaw, req, res);
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const signedBy = claim ? signingSource(ctx, req, raw, claim) : undefined;
+    if (claim?.record) refuseDisabled(claim.record);
     const parsed = parseOr400(CloudEventSchema, parseJson(raw));
     // A secret speaks for its own source only.
     if (signedBy !== undefined && parsed.source !== signedBy) throw unauthorized('mismatch');
@@ -201,10 +206,10 @@ export function eventsRouter(ctx: ApiContext): Router {
     const event = await owned(req, res, req.params.eventId);
     const applied = new Set(event.runs.map((r) => r.trigger));
     const triggers = await ctx.store.events.listTriggers(event.tenant);
-    const added = runsForEvent(triggers, event.tenant, event.envelope, applied);
+    const added = runsForEvent(ctx.agents, triggers, event.tenant, event.envelope, applied);
     // The runs a replay adds are new work.
     const adding = added.filter((r) => r.status === 'pending').length;
-    if (adding > 0) rateLimit(ctx, event.tenant, adding);
+    if (adding > 0) await rateLimit(ctx, event.tenant, adding);
     const toRetry = event.runs.some((r) => r.status === 'refused' || r.status === 'pending');
     if (added.length === 0 && !toRetry) {
       // Nothing was refused and no new trigger matches: a replay never starts a run twice.

@@ -28,7 +28,7 @@ export function opsRouter(ctx: ApiContext): Router {
   });
 
   router.get('/openapi.json', (_req, res) => {
-    res.json(openApiDocument());
+    res.json(openApiDocument(ctx.agents));
   });
 
   return router;

@@ -1,5 +1,5 @@
 import { Router, type Response } from 'express';
-import { mayAccess, principalOf, tenantOf } from '../middleware/auth';
+import { actorOf, mayAccess, principalOf, tenantOf } from '../middleware/auth';
 import type { ApiContext } from '../context';
 import { ApiError } from '../../contract/errors';
 import type { RunView } from '../../contract/fleet-port';
@@ -21,7 +21,7 @@ export function runsRouter(ctx: ApiContext): Router {
 
   router.post('/', async (req, res) => {
     const tenant = tenantOf(res, 'submit runs');
-    const run = parseRunRequest(req.body, req.get('idempotency-key'));
+    const run = parseRunRequest(req.body, req.get('idempotency-key'), ctx.agents);
     enforceRunCaps(runCapIssues(ctx.runCaps, run.input, run.estimatedTokens, 'input', 'estimatedTokens'));
     const answer = await submitRun(ctx, tenant, run);
     res.location(runLink(answer.runId)).status(answer.status).json(answer.body);
@@ -57,13 +57,23 @@ export function runsRouter(ctx: ApiContext): Router {
       // The view just read answers for a run that is not awaiting approval (reading it again would
       // cost a second bounded query: a queued batch run's took 11 s in all); one that is, is checked
       // again as the decision is sent.
-      if (view.status !== 'awaiting_approval' || !(await ctx.fleet.decide(view.runId, decision, body.note))) {
+      const decided = {
+        ...(body.note !== undefined ? { note: body.note } : {}),
+        by: actorOf(res),
+        at: new Date(ctx.now()).toISOString(),
+      };
+      if (view.status !== 'awaiting_approval' || !(await ctx.fleet.decide(view.runId, decision, decided))) {
         throw new ApiError('conflict', `Run ${view.runId} is not awaiting approval.`, {
           status: view.status,
         });
       }
-      const decided = decision === 'approve' ? 'approved' : 'rejected';
-      res.json({ runId: view.runId, decision: decided, links: { self: runLink(view.runId) } });
+      res.json({
+        runId: view.runId,
+        decision: decision === 'approve' ? 'approved' : 'rejected',
+        by: decided.by,
+        at: decided.at,
+        links: { self: runLink(view.runId) },
+      });
     });
   }
 

@@ -1,10 +1,10 @@
 import { Router } from 'express';
-import { AGENT_NAMES, getAgent } from '../../agents/catalog';
 import { ApiError } from '../../contract/errors';
 import type { TriggerSpec } from '../../contract/triggers';
 import type { ApiContext } from '../context';
 import { TriggerNameSchema, TriggerPutSchema } from '../intake/event-schemas';
 import { parseOr400 } from '../intake/validation';
+import { unknownAgent } from '../intake/parse-requests';
 import { tenantOf } from '../middleware/auth';
 
 const triggerLink = (name: string) => `/v1/triggers/${name}`;
@@ -29,11 +29,7 @@ export function triggersRouter(ctx: ApiContext): Router {
     const tenant = tenantOf(res, 'manage triggers').tenant;
     const name = parseOr400(TriggerNameSchema, req.params.name);
     const body = parseOr400(TriggerPutSchema, req.body ?? {});
-    if (!getAgent(body.agent)) {
-      throw new ApiError('unknown_agent', `There is no agent called "${body.agent}".`, {
-        known: AGENT_NAMES,
-      });
-    }
+    if (!ctx.agents.get(body.agent)) throw unknownAgent(body.agent, ctx.agents);
     const spec: TriggerSpec = {
       eventType: body.eventType,
       filter: body.filter,

@@ -5,6 +5,7 @@ import type { ApiStore } from './api-store';
 import { PgEventStore } from '../events/event-store-pg';
 import { PgIdempotencyStore } from '../idempotency/idempotency-pg';
 import { PgTenantStore } from '../tenants/tenants-pg';
+import { PgRateLimitStore } from '../rate-limits/rate-limits-pg';
 
 /** The same tables as the SQLite file (times in ms since the epoch, JSON kept as text). */
 const MIGRATIONS: Migration[] = [
@@ -83,6 +84,18 @@ const MIGRATIONS: Migration[] = [
     sql: `ALTER TABLE tenants ADD COLUMN on_budget_exhausted TEXT NOT NULL DEFAULT 'fail'
             CHECK (on_budget_exhausted IN ('fail', 'park'));`,
   },
+  {
+    // Token buckets every API process shares (request and submission rates), and tenant disable.
+    version: 3,
+    sql: `
+      CREATE TABLE rate_buckets (
+        key    TEXT PRIMARY KEY,
+        tokens DOUBLE PRECISION NOT NULL,
+        at     BIGINT NOT NULL
+      );
+      ALTER TABLE tenants ADD COLUMN disabled_at BIGINT;
+    `,
+  },
 ];
 
 /** Seconds a caller waits before retrying while the database is unreachable. */
@@ -128,6 +141,7 @@ export async function openPgApiStore(url: string): Promise<ApiStore> {
     tenants,
     idempotency: withDbUnavailableAs503(new PgIdempotencyStore(pool)),
     events: withDbUnavailableAs503(new PgEventStore(pool)),
+    rateLimits: withDbUnavailableAs503(new PgRateLimitStore(pool)),
     listTenants: () => tenants.list(),
     close: () => pool.end(),
   };

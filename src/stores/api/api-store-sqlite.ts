@@ -6,8 +6,10 @@ import { SqliteIdempotencyStore } from '../idempotency/idempotency-sqlite';
 import { TENANTS_DDL } from '../tenants/tenants';
 import { migrateTenants, SqliteTenantStore } from '../tenants/tenants-sqlite';
 import { openSqliteFile } from '../engine/sqlite';
+import { RATE_BUCKETS_DDL } from '../rate-limits/rate-limits';
+import { SqliteRateLimitStore } from '../rate-limits/rate-limits-sqlite';
 
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
 
 /** Opens (creating file and directory if needed) the SQLite API store at `filePath`; `:memory:` works too. */
 export function openSqliteStore(filePath: string): ApiStore {
@@ -15,7 +17,7 @@ export function openSqliteStore(filePath: string): ApiStore {
   const version = db.pragma('user_version', { simple: true }) as number;
   if (version < SCHEMA_VERSION) {
     db.exec(
-      `BEGIN; ${TENANTS_DDL} ${IDEMPOTENCY_DDL} ${EVENTS_DDL} PRAGMA user_version = ${SCHEMA_VERSION}; COMMIT;`,
+      `BEGIN; ${TENANTS_DDL} ${IDEMPOTENCY_DDL} ${EVENTS_DDL} ${RATE_BUCKETS_DDL} PRAGMA user_version = ${SCHEMA_VERSION}; COMMIT;`,
     );
     migrateTenants(db);
   }
@@ -24,6 +26,7 @@ export function openSqliteStore(filePath: string): ApiStore {
     tenants,
     idempotency: new SqliteIdempotencyStore(db),
     events: new SqliteEventStore(db),
+    rateLimits: new SqliteRateLimitStore(db),
     listTenants: () => tenants.list(),
     close: async () => {
       db.close();

@@ -1,6 +1,7 @@
 import type { EventStore } from '../events/event-store';
 import type { IdempotencyStore } from '../idempotency/idempotency';
 import type { TenantRecord, TenantStore } from '../tenants/tenants';
+import type { RateLimitStore } from '../rate-limits/rate-limits';
 
 /**
  * The API's own state: tenants (settings and key hashes), idempotency keys, events. One interface,
@@ -11,6 +12,8 @@ export interface ApiStore {
   readonly idempotency: IdempotencyStore;
   /** Events, their runs, triggers and webhook secrets. */
   readonly events: EventStore;
+  /** The tenants' request and submission buckets, shared by every API process on the store. */
+  readonly rateLimits: RateLimitStore;
   /** Every tenant with its settings, e.g. to re-sync them to the scheduler at startup. */
   listTenants(): Promise<TenantRecord[]>;
   close(): Promise<void>;

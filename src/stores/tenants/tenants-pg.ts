@@ -62,4 +62,13 @@ export class PgTenantStore implements TenantStore {
     ]);
     return r.rowCount === 1;
   }
+
+  async setDisabled(tenant: string, disabled: boolean, now: number): Promise<boolean> {
+    const r = await this.pool.query(
+      `UPDATE tenants SET disabled_at = CASE WHEN $2 THEN COALESCE(disabled_at, $3) END, updated_at = $3
+       WHERE id = $1`,
+      [tenant, disabled, now],
+    );
+    return r.rowCount === 1;
+  }
 }

@@ -3,11 +3,16 @@ import type { TenantSettings } from '../../scheduler/types';
 import { TENANT_COLUMNS, settingsParams, toTenantRecord } from './tenants';
 import type { TenantRecord, TenantRow, TenantStore } from './tenants';
 
-/** Schema v3: stores made before it gain the `on_budget_exhausted` column (every tenant `fail`). */
+/**
+ * Schema v3: stores made before it gain the `on_budget_exhausted` column (every tenant `fail`);
+ * v4: the `disabled_at` column (every tenant enabled).
+ */
 export function migrateTenants(db: Database.Database): void {
   const columns = db.prepare<[], { name: string }>('PRAGMA table_info(tenants)').all();
   if (!columns.some((c) => c.name === 'on_budget_exhausted'))
     db.exec(`ALTER TABLE tenants ADD COLUMN on_budget_exhausted TEXT NOT NULL DEFAULT 'fail'`);
+  if (!columns.some((c) => c.name === 'disabled_at'))
+    db.exec('ALTER TABLE tenants ADD COLUMN disabled_at INTEGER');
 }
 
 /** Tenants and the sha256 of their API key, in SQLite. Keys themselves are never stored. */
@@ -30,6 +35,10 @@ export class SqliteTenantStore implements TenantStore {
            on_budget_exhausted = @on_budget_exhausted, updated_at = @now WHERE id = @id`,
       ),
       setKey: db.prepare(`UPDATE tenants SET key_hash = @key_hash, updated_at = @now WHERE id = @id`),
+      setDisabled: db.prepare(
+        `UPDATE tenants SET disabled_at = CASE WHEN @disabled = 1 THEN COALESCE(disabled_at, @now) END,
+           updated_at = @now WHERE id = @id`,
+      ),
     };
   }
 
@@ -58,5 +67,9 @@ export class SqliteTenantStore implements TenantStore {
 
   async setKeyHash(tenant: string, keyHash: string, now: number): Promise<boolean> {
     return this.stmts.setKey.run({ id: tenant, key_hash: keyHash, now }).changes === 1;
+  }
+
+  async setDisabled(tenant: string, disabled: boolean, now: number): Promise<boolean> {
+    return this.stmts.setDisabled.run({ id: tenant, disabled: disabled ? 1 : 0, now }).changes === 1;
   }
 }

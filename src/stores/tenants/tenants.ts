@@ -3,6 +3,8 @@ import type { BudgetPeriod, TenantSettings } from '../../scheduler/types';
 export interface TenantRecord {
   tenant: string;
   settings: TenantSettings;
+  /** A disabled tenant's keys are refused (403 tenant_disabled) and its queued runs wait, kept. */
+  disabled: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -16,6 +18,7 @@ export interface TenantRow {
   budget_tokens: number | string | null;
   budget_period: BudgetPeriod;
   on_budget_exhausted: 'fail' | 'park';
+  disabled_at: number | string | null;
   created_at: number | string;
   updated_at: number | string;
 }
@@ -31,6 +34,8 @@ export interface TenantStore {
   update(tenant: string, settings: TenantSettings, now: number): Promise<boolean>;
   /** Replaces the key hash, so the previous key stops working at once; false when there is no such tenant. */
   setKeyHash(tenant: string, keyHash: string, now: number): Promise<boolean>;
+  /** Disables (or enables again) a tenant; false when there is no such tenant. */
+  setDisabled(tenant: string, disabled: boolean, now: number): Promise<boolean>;
 }
 
 export const TENANTS_DDL = `
@@ -42,13 +47,14 @@ export const TENANTS_DDL = `
     budget_tokens INTEGER,
     budget_period TEXT NOT NULL,
     on_budget_exhausted TEXT NOT NULL DEFAULT 'fail',
+    disabled_at   INTEGER,
     key_hash      TEXT NOT NULL UNIQUE,
     created_at    INTEGER NOT NULL,
     updated_at    INTEGER NOT NULL
   );`;
 
 export const TENANT_COLUMNS =
-  'id, weight, max_queued, max_in_flight, budget_tokens, budget_period, on_budget_exhausted, created_at, updated_at';
+  'id, weight, max_queued, max_in_flight, budget_tokens, budget_period, on_budget_exhausted, disabled_at, created_at, updated_at';
 
 export function toTenantRecord(row: TenantRow): TenantRecord {
   return {
@@ -63,6 +69,7 @@ export function toTenantRecord(row: TenantRow): TenantRecord {
       },
       onBudgetExhausted: row.on_budget_exhausted === 'park' ? 'park' : 'fail',
     },
+    disabled: row.disabled_at !== null,
     createdAt: new Date(Number(row.created_at)).toISOString(),
     updatedAt: new Date(Number(row.updated_at)).toISOString(),
   };
@@ -77,4 +84,12 @@ export function settingsParams(s: TenantSettings) {
     budget_period: s.budget.period,
     on_budget_exhausted: s.onBudgetExhausted ?? 'fail',
   };
+}
+
+/**
+ * The settings the scheduler holds for a tenant: its own, except that a disabled tenant may have
+ * nothing in flight, so its queued units stay queued (kept, not admitted) until it is enabled again.
+ */
+export function schedulerSettings(record: Pick<TenantRecord, 'settings' | 'disabled'>): TenantSettings {
+  return record.disabled ? { ...record.settings, maxInFlight: 0 } : record.settings;
 }

@@ -4,7 +4,7 @@ import { AGENTS, estimateTokens, getAgent } from '../../../src/agents/catalog';
 describe('agent catalog', () => {
   it('knows its agents and nothing inherited', () => {
     expect(Object.keys(AGENTS)).toEqual(['synthetic', 'triage', 'audit']);
-    expect(getAgent('triage')?.humanGate).toBe(true);
+    expect(getAgent('triage')?.gate).toBeDefined();
     expect(getAgent('toString')).toBeUndefined();
   });
 

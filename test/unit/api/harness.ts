@@ -14,6 +14,7 @@ import { createApp } from '../../../src/api/app';
 import type { TenantSettings } from '../../../src/scheduler/types';
 import type { EventCaps } from '../../../src/config';
 import { MemoryFleet } from './memory-fleet';
+import type { AgentCatalog } from '../../../src/api/agents/catalog';
 
 export const ADMIN = 'admin-token-for-tests-0123456789';
 
@@ -24,6 +25,8 @@ export interface HarnessOptions {
   eventCaps?: EventCaps;
   /** Tenants created (with default settings) before each test; their keys are in `keys`. */
   tenants?: string[];
+  /** The agents runs may name; default the built-ins. */
+  agents?: AgentCatalog;
 }
 
 export interface Harness {
@@ -68,6 +71,7 @@ export function makeHarness(opts: HarnessOptions = {}): Harness {
     log: opts.log ?? pino({ level: 'silent' }),
     now: () => clock.now,
     ...(opts.eventCaps ? { eventCaps: opts.eventCaps } : {}),
+    ...(opts.agents ? { agents: opts.agents } : {}),
   });
   const admin = () => bearer(ADMIN);
   return {

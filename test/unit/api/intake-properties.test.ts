@@ -3,6 +3,9 @@ import fc from 'fast-check';
 import request from 'supertest';
 import { bearer, makeHarness, type Harness } from './harness';
 import { parseRunRequest } from '../../../src/api/intake/parse-requests';
+import { builtInCatalog } from '../../../src/api/agents/catalog';
+
+const agents = builtInCatalog();
 
 /** Property tests of the door (issue 11): whatever a client sends, invalid input never starts a run. */
 describe('intake properties', () => {
@@ -40,7 +43,7 @@ describe('intake properties', () => {
       fc.asyncProperty(bodies, async (body) => {
         let valid = true;
         try {
-          parseRunRequest(body, undefined);
+          parseRunRequest(body, undefined, agents);
         } catch {
           valid = false;
         }

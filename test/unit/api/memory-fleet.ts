@@ -4,6 +4,7 @@ import type {
   AnyBatchSpec,
   BatchSpec,
   BatchView,
+  DecisionOptions,
   FleetPort,
   RunListItem,
   RunListQuery,
@@ -54,6 +55,12 @@ export class MemoryFleet implements FleetPort {
   private messages = 0;
   /** What `ready()` answers: the scheduler workflow is running. */
   isReady = true;
+  /** Every gate decision sent, with what it carried. */
+  readonly decisions: ({ runId: string; decision: 'approve' | 'reject' } & DecisionOptions)[] = [];
+  /** Agents no worker polls (`agentServed` answers false); every other one is served. */
+  readonly unserved = new Set<string>();
+  /** Each `agentServed` call's agent, in order. */
+  readonly servedCalls: string[] = [];
   /** When set, submit waits for it (a slow scheduler). */
   gate: Promise<void> | undefined;
   /** When set, status, tenant and readiness calls reject (Temporal is unreachable). */
@@ -112,12 +119,16 @@ export class MemoryFleet implements FleetPort {
     if (outcome === 'failed') r.view.error = { code: 'AgentStepFailed', message: 'failed in a test' };
   }
 
-  /** A running run reaches its human gate: like the run workflow, it gives its slot back first. */
-  awaitApproval(runId: string, usedTokens = 0): void {
+  /**
+   * A running run reaches its human gate: like the run workflow, it gives its slot back first. `gate`
+   * is what its view then shows of the gate (its proposal, when it opened, its timeout).
+   */
+  awaitApproval(runId: string, usedTokens = 0, gate?: Record<string, unknown>): void {
     const r = this.running(runId);
     this.core.release([{ runId, attempt: r.attempt, usedTokens, outcome: 'gated' }], this.now());
     r.view.usage.tokens += usedTokens;
     r.view.status = 'awaiting_approval';
+    if (gate) (r.view as { gate?: unknown }).gate = gate;
   }
 
   /** Worker reports of the model plane, fed to the core's governor. */
@@ -226,11 +237,17 @@ export class MemoryFleet implements FleetPort {
   }
 
   /** Either answer resumes the run, which queues again for a slot (as the run workflow's gate does). */
-  async decide(runId: string, _decision: 'approve' | 'reject'): Promise<boolean> {
+  async decide(runId: string, decision: 'approve' | 'reject', opts: DecisionOptions = {}): Promise<boolean> {
     const r = this.records.get(runId);
     if (r?.view.status !== 'awaiting_approval') return false;
+    this.decisions.push({ runId, decision, ...opts });
     this.requeue(r);
     return true;
+  }
+
+  async agentServed(agent: string): Promise<boolean> {
+    this.servedCalls.push(agent);
+    return !this.unserved.has(agent);
   }
 
   /**

@@ -32,7 +32,7 @@ describe('a run that closes between its read and its signal', () => {
 
   it('approve and reject answer false (not awaiting approval any more), not an error', async () => {
     expect(await fleetWhere(closedMeanwhile).decide('run-t-0', 'approve')).toBe(false);
-    expect(await fleetWhere(closedMeanwhile).decide('run-t-0', 'reject', 'late')).toBe(false);
+    expect(await fleetWhere(closedMeanwhile).decide('run-t-0', 'reject', { note: 'late' })).toBe(false);
   });
 
   it('a signal that was sent answers true; another failure still propagates', async () => {

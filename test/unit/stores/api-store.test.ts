@@ -11,7 +11,7 @@ import { IDEMPOTENCY_RETENTION_MS, PENDING_CLAIM_TTL_MS } from '../../../src/sto
 import { EVENT_RETENTION_MS } from '../../../src/stores/events/event-store';
 import type { NewEvent, NewEventRun } from '../../../src/stores/events/event-store';
 import type { TriggerSpec } from '../../../src/contract/triggers';
-import { TokenBuckets } from '../../../src/api/intake/token-buckets';
+import { SharedBuckets } from '../../../src/api/intake/token-buckets';
 import { postgresEngine, sqliteEngine } from '../../support/store-engines';
 
 const settings = {
@@ -88,6 +88,7 @@ describe.each(engines)('API store ($name)', (engine) => {
       {
         tenant: 'acme',
         settings: { ...settings, budget: { tokens: 5000, period: 'day' } },
+        disabled: false,
         createdAt: '1970-01-01T00:00:01.000Z',
         updatedAt: '1970-01-01T00:00:01.000Z',
       },
@@ -314,20 +315,24 @@ describe('canonical JSON', () => {
   });
 });
 
-describe('TokenBuckets', () => {
-  it('allows a burst, then refills at the rate and says when', () => {
+describe('SharedBuckets', () => {
+  it('allows a burst, then refills at the rate and says when', async () => {
     let now = 0;
-    const buckets = new TokenBuckets(2, 4, () => now);
-    for (let i = 0; i < 4; i++) expect(buckets.take('a').ok).toBe(true);
-    expect(buckets.take('a')).toEqual({ ok: false, retryAfterSeconds: 1 });
-    expect(buckets.take('b').ok).toBe(true);
+    const db = openSqliteStore(':memory:');
+    const buckets = (rate: number, burst: number) =>
+      new SharedBuckets(db.rateLimits, 'submit', rate, burst, () => now);
+    const b = buckets(2, 4);
+    for (let i = 0; i < 4; i++) expect((await b.take('a')).ok).toBe(true);
+    expect(await b.take('a')).toEqual({ ok: false, retryAfterSeconds: 1 });
+    expect((await b.take('b')).ok).toBe(true);
     now += 500;
-    expect(buckets.take('a').ok).toBe(true);
-    expect(buckets.take('a').ok).toBe(false);
-    const slow = new TokenBuckets(0.1, 1, () => now);
-    slow.take('a');
-    expect(slow.take('a')).toEqual({ ok: false, retryAfterSeconds: 10 });
-    expect(new TokenBuckets(0, 0, () => now).take('a').ok).toBe(true);
+    expect((await b.take('a')).ok).toBe(true);
+    expect((await b.take('a')).ok).toBe(false);
+    const slow = new SharedBuckets(db.rateLimits, 'slow', 0.1, 1, () => now);
+    await slow.take('a');
+    expect(await slow.take('a')).toEqual({ ok: false, retryAfterSeconds: 10 });
+    expect((await buckets(0, 0).take('a')).ok).toBe(true);
+    await db.close();
   });
 });
 

@@ -1,0 +1,2 @@
+/** An agents module that exports no agent. */
+export const answer = 42;
