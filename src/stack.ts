@@ -26,7 +26,6 @@ import type { SchedulerInput } from './workflows/scheduler';
 import { createTemporalFleet } from './fleet/temporal-fleet';
 import { withUnavailableAs503 } from './fleet/unavailable';
 import { startFleetWorker } from './fleet/worker';
-import { bundleAgents } from './fleet/agent-bundle';
 import { BUILT_IN_AGENT_NAMES } from './fleet/built-in-agents';
 import { startToolWorker } from './fleet/tool-worker';
 import type { ToolWorker } from './fleet/tool-worker';
@@ -183,17 +182,16 @@ export async function startStack(
         { signal: stopping.signal },
       );
       closers.push(() => nativeConnection.close());
-      // The user's agents (AGENTS) are bundled with the workflows and served beside the built-ins.
-      const users = config.agentModules.length > 0 ? await bundleAgents(config.agentModules) : undefined;
-      const workflows = users?.workflows ?? opts.workflows;
+      // The built-ins only: the user's agents (AGENTS, which the API reads) are served by the user's
+      // own worker (startWorker, `fairway worker`), which holds their effect functions and tools.
       worker = await startFleetWorker({
         config,
         connection: nativeConnection,
         client,
         modelBaseUrl: modelBaseUrl ?? '',
         log,
-        ...(workflows ? { workflows } : {}),
-        agents: [...BUILT_IN_AGENT_NAMES, ...(users?.agents ?? [])],
+        ...(opts.workflows ? { workflows: opts.workflows } : {}),
+        agents: BUILT_IN_AGENT_NAMES,
       });
       closers.push(() => worker!.close());
       tools = await startToolWorker({ config, connection: nativeConnection, log });

@@ -65,7 +65,7 @@ export async function loadAgentModules(
     }
     let agents: string[];
     try {
-      agents = [...agentsOf(mod).keys()];
+      agents = [...agentsOf(withDefaultExports(mod)).keys()];
     } catch (err) {
       throw new AgentModuleError(`Agents module ${given}: ${(err as Error).message}`);
     }
@@ -80,6 +80,12 @@ export async function loadAgentModules(
     modules.push({ path: given, agents });
   }
   return modules;
+}
+
+/** A module's exports, and those of its default export when that is an object (CommonJS imported from ESM). */
+function withDefaultExports(mod: Record<string, unknown>): Record<string, unknown> {
+  const fallback = mod.default;
+  return typeof fallback === 'object' && fallback !== null ? { ...(fallback as object), ...mod } : mod;
 }
 
 /** The generated workflow entry's source: Fairway's workflows, then each module's agents registered. */

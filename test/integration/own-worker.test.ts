@@ -4,9 +4,6 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { identityOf } from '../../src/activities/tool-activities';
 import { agentTaskQueue } from '../../src/agent';
-import type { RunSpec } from '../../src/contract/fleet-port';
-import { createTemporalFleet } from '../../src/fleet/temporal-fleet';
-import type { EffectStore } from '../../src/stores/effects/effect-store';
 import { startWorker } from '../../src';
 import { startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
@@ -17,14 +14,14 @@ const agents = path.join(root, 'test', 'support', 'agents');
 /**
  * Agents defined outside src/ (test/support/agents, importing only the authoring API), served by a
  * worker the user starts (`fairway worker`, a child process it can kill), with the user's effect
- * function and tool. The API's catalog learns user agents elsewhere (agents API); the run is offered
- * through the fleet's own start path (start on the agent's queue, then the scheduler).
+ * function and tool. The API reads the same module (AGENTS) and takes the run; the stack's own worker
+ * serves the built-ins only.
  */
 describe('your own agents on your own worker', () => {
   let s: TestStack;
   const children: ChildProcess[] = [];
   beforeAll(async () => {
-    s = await startTestStack();
+    s = await startTestStack({ AGENTS: path.join(agents, 'research.ts') });
   }, 120_000);
   afterAll(async () => {
     for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
@@ -90,19 +87,12 @@ describe('your own agents on your own worker', () => {
     const key = await s.tenant(tenant);
     const credential = `search-${s.id}`;
     const first = await cliWorker(credential);
-    const runId = `run-${tenant}-${'0'.repeat(19)}1`; // the API's id form
-    const spec: RunSpec = {
-      runId,
-      tenant,
-      agent: 'research',
-      priority: 'standard',
-      input: { question: 'why', holdMs: 6000 },
-      estimatedTokens: 400,
-      createdAt: new Date().toISOString(),
-    };
-    const fleet = createTemporalFleet(s.client, s.config, {} as EffectStore);
-    const [offer] = await fleet.offerRuns([spec]);
-    expect(offer, JSON.stringify(offer)).toMatchObject({ state: 'accepted' });
+    const submitted = await s.call('POST', '/v1/runs', {
+      token: key,
+      body: { agent: 'research', input: { question: 'why', holdMs: 6000 } },
+    });
+    expect(submitted.status, JSON.stringify(submitted.body)).toBe(202);
+    const runId = submitted.body.runId as string;
     expect((await s.client.workflow.getHandle(runId).describe()).taskQueue).toBe(
       agentTaskQueue(s.config.temporal.taskQueue, 'research'),
     );

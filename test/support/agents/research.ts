@@ -22,8 +22,8 @@ export const research = defineAgent({
 });
 
 /** A second agent in the same module: its runs live on their own task queue. */
-export const echo = defineAgent({
-  name: 'echo',
+export const recap = defineAgent({
+  name: 'recap',
   input: z.object({ text: z.string() }),
   estimate: 100,
   async run(ctx, input) {

@@ -8,7 +8,7 @@ const support = path.join(__dirname, '..', '..', 'support', 'agents');
 describe('agents modules, checked before bundling', () => {
   it('finds the agents a module exports', async () => {
     const [m] = await loadAgentModules(['research.ts'], support);
-    expect(m).toEqual({ path: path.join(support, 'research.ts'), agents: ['research', 'echo'] });
+    expect(m).toEqual({ path: path.join(support, 'research.ts'), agents: ['research', 'recap'] });
   });
 
   it('refuses a module that takes a built-in agent name, naming the module', async () => {
