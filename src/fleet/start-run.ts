@@ -23,14 +23,14 @@ import type { StartOutcome } from '../contract/offer-runs';
  * delay), so a queued run costs its first workflow task (4 events) and a timer.
  *
  * The run lives on its agent's task queue under `baseTaskQueue` (`agentTaskQueue`): only workers that
- * loaded that agent poll it.
+ * loaded that agent poll it. `opts.taskQueue` puts it on another queue (tests of a worker's refusals).
  */
 export async function startRunWorkflow(
   client: Client,
   baseTaskQueue: string,
   spec: RunSpec,
   run: RunOptions,
-  opts: { redrive?: boolean } = {},
+  opts: { redrive?: boolean; taskQueue?: string } = {},
 ): Promise<StartOutcome> {
   const pairs = [
     { key: TenantIdKey, value: spec.tenant },
@@ -41,7 +41,7 @@ export async function startRunWorkflow(
   try {
     await client.workflow.start<typeof runWorkflow>('runWorkflow', {
       workflowId: spec.runId,
-      taskQueue: agentTaskQueue(baseTaskQueue, spec.agent),
+      taskQueue: opts.taskQueue ?? agentTaskQueue(baseTaskQueue, spec.agent),
       args: [spec, run],
       typedSearchAttributes: new TypedSearchAttributes(pairs),
       memo: { agent: spec.agent, createdAt: spec.createdAt, estimatedTokens: spec.estimatedTokens },
