@@ -1,5 +1,6 @@
 import { flags, startBenchStack, writeResult } from './lib/bench-stack';
 import { percentile } from './lib/stats';
+import { fleetRunsClause } from '../src/fleet/run-queues';
 import { DEFAULT_INTERACTIVE_RESERVE } from '../src/scheduler';
 import type { BenchStack } from './lib/bench-stack';
 import { runHops } from './lib/run-hops';
@@ -110,7 +111,7 @@ export async function runPriorityBench(argv: string[]): Promise<void> {
     // Wait for the backlog's first workflow tasks (the creation burst) to be done.
     for (;;) {
       const newest = s.client.workflow.list({
-        query: `TaskQueue = '${s.config.temporal.taskQueue}' AND RunStatus = 'queued' AND ExecutionStatus = 'Running'`,
+        query: `${fleetRunsClause(s.config.temporal.taskQueue)} AND RunStatus = 'queued' AND ExecutionStatus = 'Running'`,
         pageSize: 1,
       });
       let settled = false;

@@ -26,6 +26,7 @@ import type { SchedulerInput } from './workflows/scheduler';
 import { createTemporalFleet } from './fleet/temporal-fleet';
 import { withUnavailableAs503 } from './fleet/unavailable';
 import { startFleetWorker } from './fleet/worker';
+import { BUILT_IN_AGENT_NAMES } from './fleet/built-in-agents';
 import { startToolWorker } from './fleet/tool-worker';
 import type { ToolWorker } from './fleet/tool-worker';
 import type { FleetWorker, WorkflowSource } from './fleet/worker';
@@ -181,6 +182,8 @@ export async function startStack(
         { signal: stopping.signal },
       );
       closers.push(() => nativeConnection.close());
+      // The built-ins only: the user's agents (AGENTS, which the API reads) are served by the user's
+      // own worker (startWorker, `fairway worker`), which holds their effect functions and tools.
       worker = await startFleetWorker({
         config,
         connection: nativeConnection,
@@ -188,6 +191,7 @@ export async function startStack(
         modelBaseUrl: modelBaseUrl ?? '',
         log,
         ...(opts.workflows ? { workflows: opts.workflows } : {}),
+        agents: BUILT_IN_AGENT_NAMES,
       });
       closers.push(() => worker!.close());
       tools = await startToolWorker({ config, connection: nativeConnection, log });

@@ -22,6 +22,8 @@ import type { EffectStore } from '../stores/effects/effect-store';
 import type { SchedulerMailbox } from './mailbox';
 import type { ModelClient } from './model-client';
 import { OfferBatcher } from './offer-batcher';
+import { agentEffectActivity } from './agent-effects';
+import type { EffectFunction } from './agent-effects';
 import { tenantLookup } from './tenant-of';
 import type { FleetActivities } from '../contract/activity-types';
 
@@ -43,6 +45,8 @@ export interface ActivityDeps {
   /** Agents' own model calls (`modelCall`), per configured model; a worker without it makes none. */
   chat?: ChatClient;
   effects: EffectStore;
+  /** The user's effect functions by name (startWorker's `effects`): what `applyAgentEffect` runs. */
+  agentEffects?: Readonly<Record<string, EffectFunction>>;
   /** Where an applied effect is delivered (the effect sink); undefined: the store's row is the effect. */
   effectSinkUrl?: string | undefined;
   /**
@@ -212,16 +216,8 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
       return { applied: state.applied };
     },
 
-    applyAgentEffect(req) {
-      // Served by a worker started with effect functions (startWorker's `effects`); this one has none.
-      return Promise.reject(
-        ApplicationFailure.create({
-          type: 'UnknownEffect',
-          message: `No effect function "${req.name}" on this worker (agent ${req.agent}).`,
-          nonRetryable: true,
-        }),
-      );
-    },
+    // A worker started without effect functions refuses every name (UnknownEffect, for good).
+    applyAgentEffect: agentEffectActivity(effects, deps.agentEffects ?? {}),
 
     async releaseLease(release) {
       await mailbox.release({ ...release, perCall: true });

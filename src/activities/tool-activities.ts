@@ -2,8 +2,15 @@ import { createHash } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import type { EffectStore } from '../stores/effects/effect-store';
 import { deliverOnce } from './deliver-once';
-import { mayCall } from '../contract/tool-registry';
-import type { ToolActivities, ToolName, ToolRequest, ToolResponse } from '../contract/tool-registry';
+import { isToolName, mayCall } from '../contract/tool-registry';
+import type {
+  BuiltInToolName,
+  ToolActivities,
+  ToolActivity,
+  ToolName,
+  ToolRequest,
+  ToolResponse,
+} from '../contract/tool-registry';
 
 /** A credential's public key id: which key acted (for rotation and audit), not the key. */
 export function keyId(credential: string): string {
@@ -41,7 +48,7 @@ const scan = (raw: unknown) => {
 
 type Impl = (req: ToolRequest, credential: string) => Promise<Record<string, unknown>>;
 
-const IMPLS: Record<ToolName, (deps: ToolDeps) => Impl> = {
+const IMPLS: Record<BuiltInToolName, (deps: ToolDeps) => Impl> = {
   lookup: () => async (req) => ({
     incident: str(req.args.incident),
     record: `INC-${digest(str(req.args.incident))}`,
@@ -63,9 +70,13 @@ const IMPLS: Record<ToolName, (deps: ToolDeps) => Impl> = {
  * The activities of a worker serving `tools`, and nothing else: a tool whose credential this worker
  * does not hold is not registered, so its task queue is never polled from here.
  */
-export function createToolActivities(tools: readonly ToolName[], deps: ToolDeps): Partial<ToolActivities> {
+export function createToolActivities(
+  tools: readonly BuiltInToolName[],
+  deps: ToolDeps,
+): Partial<ToolActivities> {
   const acts: Partial<ToolActivities> = {};
   for (const tool of tools) {
+    if (!isToolName(tool)) throw new Error(`"${tool}" is not a built-in tool`);
     const credential = deps.credentials[tool];
     if (!credential) throw new Error(`no credential for tool "${tool}"`);
     const impl = IMPLS[tool](deps);
@@ -81,4 +92,60 @@ export function createToolActivities(tools: readonly ToolName[], deps: ToolDeps)
     };
   }
   return acts;
+}
+
+/** What a user's tool function is called with besides its arguments. */
+export interface ToolCallContext {
+  /** The tool's own credential (held by this worker only; never in any history). */
+  credential: string;
+  /** The identity the tool acts as (`tool:<name>#<key id>`), as the run's toolCalls show it. */
+  identity: string;
+  /** The call's idempotency key: the same on every retry of this call. */
+  key: string;
+  runId: string;
+  agent: string;
+}
+
+/** A user's tool: its arguments in, a JSON object out. A thrown error is retried; an ApplicationFailure marked non-retryable fails the call. */
+export type ToolHandler = (
+  args: Record<string, unknown>,
+  ctx: ToolCallContext,
+) => Promise<Record<string, unknown>> | Record<string, unknown>;
+
+/**
+ * The one activity of a worker serving the user's tool `name` with `credential`. `agents`, when
+ * given, are the only agents it answers (the workflow checked the agent's declaration already).
+ */
+export function createUserToolActivity(opts: {
+  name: ToolName;
+  credential: string;
+  handler: ToolHandler;
+  agents?: readonly string[];
+}): Record<ToolName, ToolActivity> {
+  const { name, credential, handler } = opts;
+  const identity = identityOf(name, credential);
+  return {
+    [name]: async (req: ToolRequest): Promise<ToolResponse> => {
+      if (req.tool !== name || (opts.agents !== undefined && !opts.agents.includes(req.agent)))
+        throw ApplicationFailure.create({
+          type: 'ToolNotDeclared',
+          message: `agent "${req.agent}" may not call tool "${name}"`,
+          nonRetryable: true,
+        });
+      const data = await handler(req.args, {
+        credential,
+        identity,
+        key: req.key,
+        runId: req.runId,
+        agent: req.agent,
+      });
+      if (typeof data !== 'object' || data === null || Array.isArray(data))
+        throw ApplicationFailure.create({
+          type: 'ToolResultInvalid',
+          message: `tool "${name}" must return a JSON object`,
+          nonRetryable: true,
+        });
+      return { identity, data };
+    },
+  };
 }

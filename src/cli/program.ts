@@ -9,6 +9,7 @@ import * as admin from './commands-admin';
 import * as fleet from './commands';
 import type { Ctx, Io } from './commands';
 import * as runs from './commands-runs';
+import { addWorkerCommand } from './commands-worker';
 import { resolveSettings } from './settings';
 
 const STATUSES = [
@@ -268,5 +269,6 @@ export function buildProgram(io: Io, env: CliConfig): Command {
     .argument('<eventId>')
     .action(act((ctx, id: string) => admin.replayEvent(ctx, id)));
 
+  addWorkerCommand(program, io);
   return program;
 }

@@ -1,20 +1,27 @@
 /**
- * The tool registry: every tool an agent may call, the scopes it acts with, and which agent may call
- * which. Pure (workflow code imports it). A tool's credential is not here: only the worker that serves
- * the tool's task queue reads it from config (src/fleet/tool-worker.ts), and nothing that workflow code
- * sees (inputs, results, memos, history) ever carries it.
+ * The tool registry: the built-in tools, the scopes they act with, and which built-in agent may call
+ * which; a user's tools are named by strings (an agent's `tools`, startToolWorker's `name`). Pure
+ * (workflow code imports it). A tool's credential is not here: only the worker that serves the tool's
+ * task queue holds it (src/fleet/tool-worker.ts), and nothing that workflow code sees (inputs,
+ * results, memos, history) ever carries it.
  */
 export const TOOL_NAMES = ['lookup', 'pager', 'scanner'] as const;
-export type ToolName = (typeof TOOL_NAMES)[number];
+/** A built-in tool. */
+export type BuiltInToolName = (typeof TOOL_NAMES)[number];
+/** Any tool: a built-in or one a user's worker serves (`TOOL_NAME_PATTERN`). */
+export type ToolName = string;
+
+/** What a tool's name looks like (it names a task queue and an activity). */
+export const TOOL_NAME_PATTERN = /^[a-z][a-z0-9-]{0,62}$/;
 
 export interface ToolDefinition {
-  name: ToolName;
+  name: BuiltInToolName;
   description: string;
   /** What the tool's identity may do; the effect sink accepts acts only from identities with `pages:write`. */
   scopes: readonly string[];
 }
 
-export const TOOLS: Record<ToolName, ToolDefinition> = {
+export const TOOLS: Record<BuiltInToolName, ToolDefinition> = {
   lookup: { name: 'lookup', description: 'Reads an incident record.', scopes: ['incidents:read'] },
   pager: { name: 'pager', description: 'Pages the on-call engineer (an effect).', scopes: ['pages:write'] },
   scanner: {
@@ -25,24 +32,32 @@ export const TOOLS: Record<ToolName, ToolDefinition> = {
 };
 
 /** The tools each built-in agent declares; a call to any other tool is refused and recorded. */
-export const AGENT_TOOLS: Record<string, readonly ToolName[]> = {
+export const AGENT_TOOLS: Record<string, readonly BuiltInToolName[]> = {
   synthetic: ['lookup'],
   triage: ['lookup', 'pager'],
   audit: ['scanner'],
 };
 
-export function isToolName(name: string): name is ToolName {
+/** True for a built-in tool's name. */
+export function isToolName(name: string): name is BuiltInToolName {
   return (TOOL_NAMES as readonly string[]).includes(name);
 }
 
-/** True when `agent` declared `tool`. */
+/** True when the built-in `agent` declared the built-in `tool`. */
 export function mayCall(agent: string, tool: string): boolean {
   return Object.hasOwn(AGENT_TOOLS, agent) && (AGENT_TOOLS[agent] ?? []).some((t) => t === tool);
 }
 
-/** The task queue a tool is served on: only workers holding that tool's credential poll it. */
-export function toolTaskQueue(baseTaskQueue: string, tool: ToolName): string {
-  return `${baseTaskQueue}.tool.${tool}`;
+/** A run's agent queue (`<base>.agent.<name>`, see agentTaskQueue), whose base its tools are served under. */
+const AGENT_QUEUE_SUFFIX = /\.agent\.[a-z][a-z0-9-]{0,62}$/;
+
+/**
+ * The task queue a tool is served on: only workers holding that tool's credential poll it. `taskQueue`
+ * is the fleet's base queue, or a run's agent queue (its base is used), so a run's workflow passes
+ * its own queue.
+ */
+export function toolTaskQueue(taskQueue: string, tool: ToolName): string {
+  return `${taskQueue.replace(AGENT_QUEUE_SUFFIX, '')}.tool.${tool}`;
 }
 
 /** One call of a tool, as the workflow sends it (no credential: the serving worker adds its own). */
@@ -72,5 +87,7 @@ export interface ToolCallView {
   reason?: string;
 }
 
+/** One tool's activity (named as the tool), on the tool's own task queue. */
+export type ToolActivity = (req: ToolRequest) => Promise<ToolResponse>;
 /** Activity signatures of the tool workers: one activity per tool, each on its own task queue. */
-export type ToolActivities = Record<ToolName, (req: ToolRequest) => Promise<ToolResponse>>;
+export type ToolActivities = Record<BuiltInToolName, ToolActivity> & Record<ToolName, ToolActivity>;

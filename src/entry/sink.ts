@@ -13,7 +13,9 @@ async function main(): Promise<void> {
     host: config.host,
     file: path.resolve(config.dataDir, 'effect-sink.jsonl'),
     // The identities it authenticates: a tool's effect must come with that tool's own credential.
-    tools: config.tools.credentials,
+    tools: Object.fromEntries(
+      Object.entries(config.tools.credentials).filter((e): e is [string, string] => e[1] !== undefined),
+    ),
     adminToken: config.sim.adminToken,
   });
   log.info({ url: sink.url }, 'effect sink started');

@@ -8,6 +8,7 @@ import { reofferSignal } from '../contract/run-messages';
 import { ensureScheduler } from './scheduler-handle';
 import type { OperatorStateSource } from './scheduler-handle';
 import { mapLimit } from '../util/map-limit';
+import { fleetRunsClause } from './run-queues';
 
 /**
  * Signals every queued run of this fleet (visibility: RunStatus 'queued') to check on the scheduler
@@ -15,8 +16,7 @@ import { mapLimit } from '../util/map-limit';
  */
 async function nudgeQueuedRuns(client: Client, config: Config, log: Logger): Promise<void> {
   const query =
-    `WorkflowType = 'runWorkflow' AND TaskQueue = '${config.temporal.taskQueue.replace(/'/g, "\\'")}'` +
-    ` AND RunStatus = 'queued' AND ExecutionStatus = 'Running'`;
+    fleetRunsClause(config.temporal.taskQueue) + ` AND RunStatus = 'queued' AND ExecutionStatus = 'Running'`;
   const ids: string[] = [];
   for await (const wf of client.workflow.list({ query, pageSize: 1000 })) ids.push(wf.workflowId);
   await mapLimit(ids, 16, (id) =>

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import {
@@ -24,10 +24,16 @@ import type { Config } from '../config';
 import { runWorker, shutdownOptions } from '../util/worker-shutdown';
 import { recoverUsage } from './recover-usage';
 import { discardRunWorkflow, startRunWorkflow } from './start-run';
+import { agentTaskQueue } from '../agent/define';
+import type { EffectFunction } from '../activities/agent-effects';
+import { BUILT_IN_AGENT_NAMES } from './built-in-agents';
 
 export interface FleetWorker {
-  worker: Worker;
-  /** Resolves when the worker has stopped. */
+  /** One Temporal worker per task queue served (the base queue's first, when served). */
+  workers: Worker[];
+  /** The task queues served: the base queue (scheduler, batches) and each agent's queue. */
+  taskQueues: string[];
+  /** Resolves when every worker has stopped. */
   done: Promise<void>;
   /** Graceful: stop polling, let in-flight activities finish (up to the grace time), flush the mailbox. */
   close(): Promise<void>;
@@ -42,6 +48,12 @@ export const workflowsPath = path.join(__dirname, '..', 'workflows');
 export const workflowSource = (bundlePath: string | undefined): WorkflowSource =>
   bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath };
 
+/**
+ * Starts the fleet's worker: one Temporal worker per task queue, all with the same workflow bundle
+ * and the same activities (one mailbox, one call ledger). It serves the base queue (the scheduler
+ * and batch workflows; `base: false` leaves it to others) and the queue of each of `agents`
+ * (default: the built-ins), where those agents' runs and their activities live.
+ */
 export async function startFleetWorker(opts: {
   config: Config;
   connection: NativeConnection;
@@ -49,19 +61,26 @@ export async function startFleetWorker(opts: {
   modelBaseUrl: string;
   log: Logger;
   workflows?: WorkflowSource;
+  /** The base task queue (default: TASK_QUEUE); agent queues are named under it. */
   taskQueue?: string;
+  /** The agents whose queues this worker serves (the bundle must hold them); default: the built-ins. */
+  agents?: readonly string[];
+  /** Serve the base queue (scheduler and batches); default true. */
+  base?: boolean;
+  /** The user's effect functions (`applyAgentEffect`). */
+  effects?: Readonly<Record<string, EffectFunction>>;
 }): Promise<FleetWorker> {
   const { config, client, log } = opts;
   const window = new ObservationWindow(config.model.maxPauseMs);
-  // Set once the worker exists: from its shutdown on, the mailbox reports by signal (see its `stopping`).
-  const started: { worker?: Worker } = {};
+  // Set once the workers exist: from a shutdown on, the mailbox reports by signal (see its `stopping`).
+  const started: { workers?: Worker[] } = {};
   const mailbox = new SchedulerMailbox(
     client,
     config.schedulerWorkflowId,
     config.mailboxFlushMs,
     () => window.drain(Date.now()),
     log,
-    () => started.worker !== undefined && !['INITIALIZED', 'RUNNING'].includes(started.worker.getState()),
+    () => started.workers?.some((w) => !['INITIALIZED', 'RUNNING'].includes(w.getState())) ?? false,
   );
   const model = createModelClient({
     baseUrl: opts.modelBaseUrl,
@@ -114,51 +133,82 @@ export async function startFleetWorker(opts: {
     await apiStore.close();
   };
   const taskQueue = opts.taskQueue ?? config.temporal.taskQueue;
-  // Before the worker polls: this process is seen alive, and dead workers' calls are charged.
-  const worker = await calls
+  const taskQueues = [
+    ...(opts.base === false ? [] : [taskQueue]),
+    ...[...new Set(opts.agents ?? BUILT_IN_AGENT_NAMES)].map((a) => agentTaskQueue(taskQueue, a)),
+  ];
+  // Before the workers poll: this process is seen alive, and dead workers' calls are charged.
+  const workers = await calls
     .start()
-    .then(() => createWorker())
+    .then(() => createWorkers())
     .catch(async (err: unknown) => {
       await closeStores();
       throw err;
     });
-  started.worker = worker;
-  const done = runWorker(worker, (m) => log.warn({ taskQueue }, m)).finally(async () => {
-    await mailbox.close();
-    await closeStores();
-  });
+  started.workers = workers;
+  const done = Promise.all(
+    workers.map((w) => runWorker(w, (m) => log.warn({ taskQueue: w.options.taskQueue }, m))),
+  )
+    .then(() => undefined)
+    .finally(async () => {
+      await mailbox.close();
+      await closeStores();
+    });
   return {
-    worker,
+    workers,
+    taskQueues,
     done,
     async close() {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
+      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
       await done;
     },
   };
 
-  function createWorker(): Promise<Worker> {
+  async function createWorkers(): Promise<Worker[]> {
+    if (taskQueues.length === 0)
+      throw new Error('This worker serves no task queue (no agents, no base queue).');
+    // Bundled once for every queue's worker (each would bundle the folder again).
+    const source = opts.workflows ?? workflowSource(config.workflowBundlePath);
+    const workflows: WorkflowSource =
+      'workflowsPath' in source && source.workflowsPath !== undefined && taskQueues.length > 1
+        ? { workflowBundle: await bundleWorkflowCode({ workflowsPath: source.workflowsPath, logger: quiet }) }
+        : source;
+    const activities = createActivities({
+      client,
+      startRun: (spec, o) => startRunWorkflow(client, taskQueue, spec, config.runs, o),
+      discardRun: (runId) => discardRunWorkflow(client, config.temporal.namespace, runId),
+      recoverUsage: (windows) => recoverUsage(client, taskQueue, windows),
+      schedulerId: config.schedulerWorkflowId,
+      mailbox,
+      calls,
+      model,
+      chat,
+      effects,
+      effectSinkUrl: config.effectSinkUrl,
+      batchItems,
+      tenantSettings: async (tenant) => (await apiStore.tenants.get(tenant))?.settings,
+      ...(opts.effects ? { agentEffects: opts.effects } : {}),
+      log,
+    });
+    const created: Worker[] = [];
+    try {
+      for (const queue of taskQueues) created.push(await createWorker(queue, workflows, activities));
+    } catch (err) {
+      // A worker never run holds its native resources until run or shut down.
+      await Promise.all(created.map((w) => w.runUntil(Promise.resolve()).catch(() => undefined)));
+      throw err;
+    }
+    return created;
+  }
+
+  function createWorker(queue: string, workflows: WorkflowSource, activities: object): Promise<Worker> {
     return Worker.create({
       connection: opts.connection,
       namespace: config.temporal.namespace,
-      taskQueue,
+      taskQueue: queue,
       dataConverter: converter.dataConverter,
-      ...(opts.workflows ?? workflowSource(config.workflowBundlePath)),
-      activities: createActivities({
-        client,
-        startRun: (spec, o) => startRunWorkflow(client, taskQueue, spec, config.runs, o),
-        discardRun: (runId) => discardRunWorkflow(client, config.temporal.namespace, runId),
-        recoverUsage: (windows) => recoverUsage(client, taskQueue, windows),
-        schedulerId: config.schedulerWorkflowId,
-        mailbox,
-        calls,
-        model,
-        chat,
-        effects,
-        effectSinkUrl: config.effectSinkUrl,
-        batchItems,
-        tenantSettings: async (tenant) => (await apiStore.tenants.get(tenant))?.settings,
-        log,
-      }),
+      ...workflows,
+      activities,
       identity: `fairway-worker@${config.buildId}/${process.pid}`,
       // A deploy must not cancel in-flight steps: let them finish before the worker exits.
       ...shutdownOptions(config.shutdownGraceSeconds, config.shutdownForceSeconds),
@@ -169,3 +219,6 @@ export async function startFleetWorker(opts: {
     });
   }
 }
+
+const noop = () => undefined;
+const quiet = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop };

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fleetRunsClause } from '../../src/fleet/run-queues';
 import { startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
 
@@ -15,7 +16,7 @@ const INTERACTIVE_RUNS = 5;
 export async function queuedRunCosts(s: TestStack, n: number): Promise<{ events: number; tasks: number }[]> {
   const out: { events: number; tasks: number }[] = [];
   const waiting = s.client.workflow.list({
-    query: `TaskQueue = '${s.config.temporal.taskQueue}' AND RunStatus = 'queued' AND ExecutionStatus = 'Running'`,
+    query: `${fleetRunsClause(s.config.temporal.taskQueue)} AND RunStatus = 'queued' AND ExecutionStatus = 'Running'`,
   });
   for await (const wf of waiting) {
     const events = (await s.client.workflow.getHandle(wf.workflowId).fetchHistory()).events ?? [];

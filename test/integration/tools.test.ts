@@ -4,6 +4,7 @@ import { startEffectSink } from '../../src/standins/effectsink/sink';
 import type { RunningSink } from '../../src/standins/effectsink/sink';
 import { identityOf } from '../../src/activities/tool-activities';
 import { startToolWorker } from '../../src/fleet/tool-worker';
+import { fleetRunsClause } from '../../src/fleet/run-queues';
 import type { ToolWorker } from '../../src/fleet/tool-worker';
 import { startTestStack, waitFor, type TestStack } from '../support/stack';
 
@@ -145,7 +146,7 @@ describe('per-tool identities (real dev server)', () => {
 
   it('no credential appears in any recorded history or memo', async () => {
     const ids = new Set<string>([s.config.schedulerWorkflowId, ...runIds]);
-    for await (const wf of s.client.workflow.list({ query: `TaskQueue = '${s.config.temporal.taskQueue}'` }))
+    for await (const wf of s.client.workflow.list({ query: fleetRunsClause(s.config.temporal.taskQueue) }))
       ids.add(wf.workflowId);
     expect(ids.size).toBeGreaterThanOrEqual(runIds.length + 1);
     // Every string and every byte field (payloads, decoded as UTF-8) of the history, walked by hand:

@@ -67,7 +67,7 @@ describe('an agent defined in user code (real dev server)', () => {
   });
 
   /** Starts a run of `agent` on the echo agent's queue and queues it with the scheduler. */
-  const start = async (raw: unknown, agent = echo.name): Promise<string> => {
+  const start = async (raw: unknown, agent = echo.name, onQueue?: string): Promise<string> => {
     const input = EchoInputSchema.parse(raw);
     const runId = `run-${tenant}-${String(++seq).padStart(20, '0')}`;
     const estimatedTokens = estimateOf(echo, input);
@@ -80,7 +80,9 @@ describe('an agent defined in user code (real dev server)', () => {
       estimatedTokens,
       createdAt: new Date().toISOString(),
     };
-    expect(await startRunWorkflow(s.client, queue, spec, s.config.runs)).toBe('started');
+    // Started under the base queue: the run lands on the agent's queue, `queue`.
+    const where = onQueue ? { taskQueue: onQueue } : {};
+    expect(await startRunWorkflow(s.client, base, spec, s.config.runs, where)).toBe('started');
     const [r] = await s.client.workflow.getHandle(s.config.schedulerWorkflowId).executeUpdate(submitUpdate, {
       args: [[{ runId, tenant, priority: 'standard', cost: estimatedTokens }]],
     });
@@ -163,7 +165,8 @@ describe('an agent defined in user code (real dev server)', () => {
 
   it('refuses an effect the agent did not declare, and an agent the bundle does not hold', async () => {
     const refused = await start({ question: 'q', undeclaredEffect: 'publish' });
-    const noAgent = await start({ question: 'q' }, 'nobody');
+    // On the echo worker's queue (its own queue has no worker): the bundle there does not hold it.
+    const noAgent = await start({ question: 'q' }, 'nobody', queue);
     const done = await until(refused, ['completed', 'failed']);
     expect(done.status).toBe('failed');
     expect(done.error.code).toBe('effect_not_declared');

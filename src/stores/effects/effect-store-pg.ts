@@ -23,6 +23,8 @@ const MIGRATIONS: Migration[] = [
     `,
   },
   { version: 2, sql: 'ALTER TABLE effects ADD COLUMN delivered_at BIGINT' },
+  // What the delivery returned (a user's effect function's JSON result), as text: exactly as recorded.
+  { version: 3, sql: 'ALTER TABLE effects ADD COLUMN result TEXT' },
 ];
 
 /** The effect store on PostgreSQL: every worker and API on every host shares it. */
@@ -50,17 +52,19 @@ export async function openPgEffectStore(url: string): Promise<EffectStore> {
       );
       const applied = r.rows[0]?.applied === 1;
       if (applied) return { applied, delivered: false };
-      const d = await pool.query<{ delivered_at: string | null }>(
-        'SELECT delivered_at FROM effects WHERE key = $1',
+      const d = await pool.query<{ delivered_at: string | null; result: string | null }>(
+        'SELECT delivered_at, result FROM effects WHERE key = $1',
         [key],
       );
-      return { applied, delivered: d.rows[0]?.delivered_at != null };
+      const row = d.rows[0];
+      const delivered = row?.delivered_at != null;
+      return { applied, delivered, ...(delivered && row?.result != null ? { result: row.result } : {}) };
     },
-    async markDelivered(key) {
-      await pool.query('UPDATE effects SET delivered_at = $1 WHERE key = $2 AND delivered_at IS NULL', [
-        Date.now(),
-        key,
-      ]);
+    async markDelivered(key, result) {
+      await pool.query(
+        'UPDATE effects SET delivered_at = $1, result = $2 WHERE key = $3 AND delivered_at IS NULL',
+        [Date.now(), result ?? null, key],
+      );
     },
     async summary() {
       const client = await pool.connect();

@@ -26,13 +26,15 @@ export function openSqliteEffectStore(filePath: string): EffectStore {
   // Migration 2: when the effect's delivery was confirmed (files from before it lack the column).
   const columns = db.prepare("SELECT name FROM pragma_table_info('effects')").pluck().all() as string[];
   if (!columns.includes('delivered_at')) db.exec('ALTER TABLE effects ADD COLUMN delivered_at INTEGER');
+  // Migration 3: what the delivery returned (a user's effect function's JSON result).
+  if (!columns.includes('result')) db.exec('ALTER TABLE effects ADD COLUMN result TEXT');
 
   const insertEffect = db.prepare(
     'INSERT OR IGNORE INTO effects (key, payload, applied_at) VALUES (?, ?, ?)',
   );
-  const deliveredAt = db.prepare('SELECT delivered_at FROM effects WHERE key = ?').pluck();
+  const deliveredAt = db.prepare('SELECT delivered_at, result FROM effects WHERE key = ?');
   const setDelivered = db.prepare(
-    'UPDATE effects SET delivered_at = ? WHERE key = ? AND delivered_at IS NULL',
+    'UPDATE effects SET delivered_at = ?, result = ? WHERE key = ? AND delivered_at IS NULL',
   );
   const logAttempt = db.prepare('INSERT INTO attempts (key, applied, at) VALUES (?, ?, ?)');
   const count = (sql: string): number => (db.prepare(sql).pluck().get() as number | undefined) ?? 0;
@@ -41,7 +43,10 @@ export function openSqliteEffectStore(filePath: string): EffectStore {
     const now = Date.now();
     const applied = insertEffect.run(key, payload, now).changes === 1;
     logAttempt.run(key, applied ? 1 : 0, now);
-    return { applied, delivered: !applied && deliveredAt.get(key) != null };
+    if (applied) return { applied, delivered: false };
+    const row = deliveredAt.get(key) as { delivered_at: number | null; result: string | null } | undefined;
+    const delivered = row?.delivered_at != null;
+    return { applied, delivered, ...(delivered && row?.result != null ? { result: row.result } : {}) };
   });
 
   return {
@@ -50,8 +55,8 @@ export function openSqliteEffectStore(filePath: string): EffectStore {
       // failing to upgrade a read lock mid-transaction.
       return applyTx.immediate(key, JSON.stringify(payload));
     },
-    async markDelivered(key) {
-      setDelivered.run(Date.now(), key);
+    async markDelivered(key, result) {
+      setDelivered.run(Date.now(), result ?? null, key);
     },
     async summary() {
       return db.transaction(() => ({

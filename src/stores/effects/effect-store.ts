@@ -15,11 +15,15 @@ export interface EffectSummary {
 export interface EffectStore {
   /**
    * Applies `payload` under `key` unless that key was applied before; `applied` says which, and
-   * `delivered` whether the effect's external delivery was already confirmed (`markDelivered`).
+   * `delivered` whether the effect's external delivery was already confirmed (`markDelivered`), with
+   * the result recorded then (JSON text), if any.
    */
-  apply(key: string, payload: object): Promise<{ applied: boolean; delivered: boolean }>;
-  /** Records that the effect under `key` reached the outside world. */
-  markDelivered(key: string): Promise<void>;
+  apply(key: string, payload: object): Promise<{ applied: boolean; delivered: boolean; result?: string }>;
+  /**
+   * Records that the effect under `key` reached the outside world, with what its delivery returned
+   * (JSON text). The first record stands: a later one changes neither.
+   */
+  markDelivered(key: string, result?: string): Promise<void>;
   summary(): Promise<EffectSummary>;
   close(): Promise<void>;
 }

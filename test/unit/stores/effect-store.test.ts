@@ -79,6 +79,24 @@ describe.each([sqlite, postgres])('effect store ($name)', (engine) => {
     expect(await s.apply('never-applied', {})).toEqual({ applied: true, delivered: false });
   });
 
+  it.skipIf(engine.skip)("keeps the first delivery's result, across reopening", async () => {
+    const location = await engine.location();
+    const first = await openEffectStore(location);
+    await first.apply('r', {});
+    await first.markDelivered('r', '{"id":1,"text":"é"}');
+    await first.markDelivered('r', '{"id":2}');
+    await first.close();
+    const again = await store(location);
+    expect(await again.apply('r', {})).toEqual({
+      applied: false,
+      delivered: true,
+      result: '{"id":1,"text":"é"}',
+    });
+    await again.apply('none', {});
+    await again.markDelivered('none');
+    expect(await again.apply('none', {})).toEqual({ applied: false, delivered: true });
+  });
+
   it.skipIf(engine.skip)('keeps effects across reopening', async () => {
     const location = await engine.location();
     const first = await openEffectStore(location);

@@ -1,0 +1,130 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { identityOf } from '../../src/activities/tool-activities';
+import { agentTaskQueue } from '../../src/agent';
+import { startWorker } from '../../src';
+import { startTestStack, waitFor } from '../support/stack';
+import type { TestStack } from '../support/stack';
+
+const root = path.join(__dirname, '..', '..');
+const agents = path.join(root, 'test', 'support', 'agents');
+
+/**
+ * Agents defined outside src/ (test/support/agents, importing only the authoring API), served by a
+ * worker the user starts (`fairway worker`, a child process it can kill), with the user's effect
+ * function and tool. The API reads the same module (AGENTS) and takes the run; the stack's own worker
+ * serves the built-ins only.
+ */
+describe('your own agents on your own worker', () => {
+  let s: TestStack;
+  const children: ChildProcess[] = [];
+  beforeAll(async () => {
+    s = await startTestStack({ AGENTS: path.join(agents, 'research.ts') });
+  }, 120_000);
+  afterAll(async () => {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+    await s?.close();
+  });
+
+  /** `fairway worker` in its own process, resolved once it serves. */
+  async function cliWorker(credential: string): Promise<ChildProcess> {
+    const child = spawn(
+      process.execPath,
+      [
+        path.join(root, 'bin', 'fairway.cjs'),
+        'worker',
+        '--agents',
+        path.join(agents, 'research.ts'),
+        '--effects',
+        path.join(agents, 'effects.ts'),
+        '--tools',
+        path.join(agents, 'tools.ts'),
+      ],
+      {
+        env: {
+          ...process.env,
+          TEMPORAL_ADDRESS: inject('temporalAddress'),
+          TASK_QUEUE: s.config.temporal.taskQueue,
+          SCHEDULER_WORKFLOW_ID: s.config.schedulerWorkflowId,
+          DATA_DIR: s.config.dataDir,
+          MODEL_BASE_URL: s.modelBaseUrl,
+          EFFECT_SINK_URL: s.sink.url,
+          SEARCH_CREDENTIAL: credential,
+          LOG_LEVEL: 'warn',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    children.push(child);
+    let output = '';
+    await new Promise<void>((resolve, reject) => {
+      const seen = (d: Buffer) => {
+        output += d.toString();
+        if (output.includes('fairway worker: serving')) resolve();
+      };
+      child.stdout!.on('data', seen);
+      child.stderr!.on('data', (d: Buffer) => void (output += d.toString()));
+      child.once('exit', (code) => reject(new Error(`fairway worker exited ${code}: ${output}`)));
+    });
+    expect(output).toContain(agentTaskQueue(s.config.temporal.taskQueue, 'research'));
+    return child;
+  }
+
+  it('refuses to start a worker whose agents module breaks the workflow sandbox, naming the module', async () => {
+    const breaker = path.join(agents, 'sandbox-breaker.ts');
+    const err = await startWorker({ agents: [breaker], config: s.config }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toContain(
+      `Agents module ${breaker} breaks the workflow sandbox: it imports 'node:fs'`,
+    );
+    expect((err as Error).message).toContain('import only zod and fairway/agent');
+  });
+
+  it("runs the user's agent with its tool and its effect; the effect lands once across a worker kill", async () => {
+    const tenant = `byoa-${s.id}`;
+    const key = await s.tenant(tenant);
+    const credential = `search-${s.id}`;
+    const first = await cliWorker(credential);
+    const submitted = await s.call('POST', '/v1/runs', {
+      token: key,
+      body: { agent: 'research', input: { question: 'why', holdMs: 6000 } },
+    });
+    expect(submitted.status, JSON.stringify(submitted.body)).toBe(202);
+    const runId = submitted.body.runId as string;
+    expect((await s.client.workflow.getHandle(runId).describe()).taskQueue).toBe(
+      agentTaskQueue(s.config.temporal.taskQueue, 'research'),
+    );
+
+    // The effect landed; the worker dies in the step after it, before the run completes.
+    const effectKey = `${runId}:publish`;
+    await waitFor(
+      async () => s.sink.ledger.timesDelivered(effectKey),
+      (n) => n === 1,
+      60_000,
+    );
+    first.kill('SIGKILL');
+    await new Promise((r) => first.once('exit', r));
+    await cliWorker(credential);
+
+    const done = await waitFor(
+      () => s.call('GET', `/v1/runs/${runId}`, { token: key }),
+      (r) => ['completed', 'failed', 'cancelled'].includes(r.body?.status),
+      120_000,
+    );
+    expect(done.body.status, JSON.stringify(done.body.error)).toBe('completed');
+    expect(s.sink.ledger.timesDelivered(effectKey)).toBe(1);
+    expect(done.body.result).toMatchObject({
+      hit: 'result for why',
+      published: {
+        applied: true,
+        // The first delivery's answer, from the worker that was killed.
+        result: { published: 'why -> result for why', key: effectKey, pid: first.pid },
+      },
+    });
+    expect(done.body.toolCalls).toEqual([
+      expect.objectContaining({ tool: 'search', identity: identityOf('search', credential), outcome: 'ok' }),
+    ]);
+  });
+});

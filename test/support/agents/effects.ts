@@ -1,0 +1,13 @@
+import { deliverEffect } from '../../../src/activities/effect-delivery';
+import type { EffectFunction } from '../../../src';
+
+/**
+ * A user's effects module (`fairway worker --effects`): `publish` delivers to the effect sink named by
+ * EFFECT_SINK_URL, which counts deliveries per key, and answers what it published.
+ */
+export const publish: EffectFunction = async (args, ctx) => {
+  const sink = process.env.EFFECT_SINK_URL;
+  if (!sink) throw new Error('EFFECT_SINK_URL is not set');
+  await deliverEffect(sink, ctx.key);
+  return { published: String(args.answer), key: ctx.key, pid: process.pid };
+};
