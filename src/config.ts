@@ -417,7 +417,7 @@ const agents = {
 
 const gates = {
   GATE_TIMEOUT_SECONDS: optionalInt(1, 30 * 24 * 3600).describe(
-    "Every gated agent's gate timeout in seconds (its outcome on timeout stays as the agent declares: triage escalates); empty: each agent's own (triage: 86400).",
+    "The built-in agents' gate timeout in seconds (their outcome on timeout stays as declared: triage escalates), and the timeout (rejecting) of a gate whose agent and call declare none; a user agent's own declared gate wins. Empty: each agent's own (triage: 86400).",
   ),
 };
 

@@ -14,6 +14,7 @@ import {
   openStore,
 } from '../stores/open';
 import { CallCharges } from '../activities/call-charges';
+import { schedulerSettings } from '../stores/tenants/tenants';
 import { openDataConverter } from './claim-check';
 import { createActivities } from '../activities';
 import { SchedulerMailbox } from '../activities/mailbox';
@@ -95,6 +96,7 @@ export async function startFleetWorker(opts: {
     endpoints: config.models.endpoints.map((e) => ({ ...e, baseUrl: e.baseUrl ?? opts.modelBaseUrl })),
     defaultModel: config.models.default,
     maxPauseMs: config.model.maxPauseMs,
+    log,
     onObservation: (s) => window.add(s),
   });
   const effects = await openEffectStore(effectStoreLocation(config));
@@ -186,7 +188,11 @@ export async function startFleetWorker(opts: {
       effects,
       effectSinkUrl: config.effectSinkUrl,
       batchItems,
-      tenantSettings: async (tenant) => (await apiStore.tenants.get(tenant))?.settings,
+      // A disabled tenant is restored held (maxInFlight 0), as the API syncs it.
+      tenantSettings: async (tenant) => {
+        const record = await apiStore.tenants.get(tenant);
+        return record ? schedulerSettings(record) : undefined;
+      },
       ...(opts.effects ? { agentEffects: opts.effects } : {}),
       log,
     });
