@@ -19,12 +19,14 @@ const nameOf = (agent: AgentRef) => (typeof agent === 'string' ? agent : agent.n
 
 export interface Approvals {
   /** The caller's runs waiting at a gate, with what each asks to approve. */
-  list(query?: { limit?: number; cursor?: string }): Promise<Page<Approval>>;
+  list(query?: { limit?: number; cursor?: string; tenant?: string }): Promise<Page<Approval>>;
 }
 
 export interface Agents {
   /** The agents the API knows, with their input JSON Schemas. */
   list(): Promise<{ items: AgentInfo[] }>;
+  /** One agent; 404 `unknown_agent` for a name the API does not know. */
+  get(name: string): Promise<AgentInfo>;
 }
 
 export interface SendEventOptions {
@@ -77,7 +79,10 @@ export function approvalsApi(http: Transport): Approvals {
 }
 
 export function agentsApi(http: Transport): Agents {
-  return { list: () => http.request('GET', '/v1/agents') };
+  return {
+    list: () => http.request('GET', '/v1/agents'),
+    get: (name) => http.request('GET', `/v1/agents/${enc(name)}`),
+  };
 }
 
 export function eventsApi(http: Transport): Events {

@@ -11,7 +11,8 @@ export interface GateView {
   /** What the approver is asked to approve (the agent's `ctx.gate({ proposal })`). */
   proposal?: unknown;
   openedAt?: string;
-  timeoutSeconds?: number;
+  /** Seconds a human may take; null: until decided or cancelled. */
+  timeoutSeconds?: number | null;
   onTimeout?: 'approve' | 'reject' | 'escalate';
   decision?: 'approve' | 'reject';
   /** Who decided: the tenant API key's id, `admin`, or `timeout`. */
@@ -65,19 +66,30 @@ export interface Approval {
   runId: string;
   tenant: string;
   agent: string;
-  gate: GateView;
-  [more: string]: unknown;
+  priority: Priority;
+  createdAt: string;
+  /** What is to be approved (the agent's `ctx.gate({ proposal })`); null when the run carries none. */
+  proposal: unknown;
+  openedAt: string | null;
+  /** How long a human may take, what happens then, and when. */
+  timeout: { seconds: number; onTimeout: 'approve' | 'reject' | 'escalate'; expiresAt: string | null } | null;
+  links: { run: string; approve: string; reject: string };
 }
 
 /** An agent the API knows (`GET /v1/agents`). */
 export interface AgentInfo {
   name: string;
-  description?: string;
-  /** The input's JSON Schema. */
-  inputSchema: Record<string, unknown>;
-  tools?: string[];
-  effects?: string[];
-  [more: string]: unknown;
+  description: string | null;
+  /** The input's JSON Schema (what a client sends, before defaults). */
+  input: Record<string, unknown>;
+  tools: string[];
+  effects: string[];
+  gate: { timeoutSeconds: number; onTimeout: 'approve' | 'reject' | 'escalate' } | null;
+  /** One figure for every run, or a function of the input. */
+  estimate: { kind: 'fixed'; tokens: number } | { kind: 'input' };
+  /** Whether a worker polls the agent's task queue now (null: unknown). */
+  served: boolean | null;
+  links: { self: string };
 }
 
 export type BatchDetails = BatchView & { state?: 'open' | 'committed' | string };

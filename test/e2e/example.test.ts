@@ -178,8 +178,8 @@ describe('examples/research end to end', () => {
       decision: 'approve',
       note: 'checked the sources',
     });
-    expect(r.gate.decidedBy).toEqual(expect.any(String));
-    expect(['', 'admin', 'timeout']).not.toContain(r.gate.decidedBy);
+    // The tenant API key's id: `key:<tenant>#<12 hex>`.
+    expect(r.gate.decidedBy).toMatch(new RegExp(`^key:research-${id}#[0-9a-f]{12}$`));
     expect(r.result.decidedBy).toBe(r.gate.decidedBy);
     expect(out).toContain(`proposal: ${JSON.stringify(r.gate.proposal)}`);
     // The effect: delivered once, under the run's key, with the approved answer.

@@ -117,19 +117,25 @@ describe('the typed client against a real stack', () => {
   it('lists the agents with their input schemas, and the gates waiting with their proposal and approver', async () => {
     const agents = await fairway.agents.list();
     expect(agents.items.map((a) => a.name)).toEqual(expect.arrayContaining(['synthetic', 'triage', 'audit']));
-    expect(agents.items.find((a) => a.name === 'triage')?.inputSchema).toMatchObject({ type: 'object' });
+    expect(agents.items.find((a) => a.name === 'triage')?.input).toMatchObject({ type: 'object' });
+    expect((await fairway.agents.get('synthetic')).input).toMatchObject({ required: ['steps'] });
+    expect(await catchOf(fairway.agents.get('no-such-agent'))).toMatchObject({
+      status: 404,
+      code: 'unknown_agent',
+    });
 
     const run = await fairway.runs.start('triage', { incident: 'cert expiring' });
     await run.waitFor('awaiting_approval', { timeoutMs: 120_000 });
     const waiting = await fairway.approvals.list();
     const mine = waiting.items.find((a) => a.runId === run.runId);
     expect(mine?.agent).toBe('triage');
-    expect(mine?.gate.proposal).toBeDefined();
+    expect(mine?.proposal).toEqual((await run.get()).gate?.proposal);
+    expect(mine?.proposal).not.toBeNull();
     await run.reject('not now');
     const err = await catchOf(run.result({ timeoutMs: 120_000 }));
     expect(err.code).toBe('run_rejected');
     expect(err.run?.gate).toMatchObject({ decision: 'reject', note: 'not now' });
-    expect(err.run?.gate?.decidedBy).toBeTruthy();
+    expect(err.run?.gate?.decidedBy).toMatch(/^key:client-it#[0-9a-f]{12}$/);
     expect((await fairway.approvals.list()).items.map((a) => a.runId)).not.toContain(run.runId);
   });
 });
