@@ -75,6 +75,23 @@ async function errorOf(res: Response, method: string, path: string): Promise<Fai
   });
 }
 
+/** A 2xx answer's JSON body (undefined when empty, as a 204's is). */
+async function bodyOf<T>(res: Response, method: string, path: string): Promise<T> {
+  const text = await res.text();
+  if (!text) return undefined as T;
+  try {
+    return JSON.parse(text) as T;
+  } catch (err) {
+    throw new FairwayError({
+      status: res.status,
+      code: 'unexpected_response',
+      message: `${method} ${path} answered HTTP ${res.status} with a body that is not JSON.`,
+      details: text.slice(0, 500),
+      cause: err,
+    });
+  }
+}
+
 function url(base: string, path: string, query: RequestOptions['query']): string {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) q.set(k, String(v));
@@ -132,10 +149,7 @@ export function createTransport(opts: ClientOptions): Transport {
         let failure: FairwayError;
         try {
           const res = await once(method, path, o);
-          if (res.ok) {
-            const text = await res.text();
-            return (text ? JSON.parse(text) : undefined) as T;
-          }
+          if (res.ok) return await bodyOf<T>(res, method, path);
           failure = await errorOf(res, method, path);
         } catch (err) {
           if (!(err instanceof FairwayError)) throw err;

@@ -15,6 +15,8 @@ async function main(): Promise<void> {
   const run = await fairway.runs.start(research, { question }, { priority: 'interactive' });
   console.log(`research run: ${run.runId}`);
   const gated = await run.waitFor('awaiting_approval', { timeoutMs: 120_000 });
+  if (gated.status !== 'awaiting_approval')
+    throw new Error(`The research run ended ${gated.status} before its gate: ${JSON.stringify(gated.error)}`);
   console.log('proposal:', JSON.stringify(gated.gate?.proposal));
   await run.approve('checked the sources');
   const done = await run.result({ timeoutMs: 120_000 });

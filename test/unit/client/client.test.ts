@@ -124,6 +124,9 @@ describe('the typed client (fake fetch)', () => {
 
     const { c: c3 } = client([{ status: 502, body: '<html>bad gateway</html>' }]);
     await expect(c3.runs.get('run-x')).rejects.toMatchObject({ status: 502, code: 'unexpected_response' });
+    // Not the API at all (a proxy's page): 200 with HTML is no answer either.
+    const { c: c4 } = client([{ status: 200, body: '<html>sign in</html>' }]);
+    await expect(c4.runs.get('run-x')).rejects.toMatchObject({ status: 200, code: 'unexpected_response' });
   });
 
   it('retries a 429 after its Retry-After, with the same idempotency key, and gives up after maxRetries', async () => {
