@@ -1,0 +1,204 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { freePort } from '../../src/infra/cluster/child';
+import { search } from '../../examples/research/src/tools';
+
+const root = path.resolve(__dirname, '..', '..');
+const example = path.join(root, 'examples', 'research');
+const ADMIN = 'admin-example-e2e-0123456789abcdef';
+const QUESTION = 'Why is the sky blue? Explain the scattering of sunlight.';
+
+interface Proc {
+  child: ChildProcess;
+  lines: string[];
+  exited: Promise<number | null>;
+  /** Resolves with the first line matching `re` (rejects when the process exits first). */
+  line(re: RegExp, ms: number): Promise<string>;
+}
+
+/** An npm script as a user runs it, in its own process group (so stopping it stops its children). */
+function npm(args: string[], cwd: string, env: Record<string, string>): Proc {
+  const child = spawn('npm', args, {
+    cwd,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  const lines: string[] = [];
+  const waiters: { re: RegExp; resolve: (l: string) => void }[] = [];
+  for (const stream of [child.stdout!, child.stderr!]) {
+    createInterface({ input: stream }).on('line', (line) => {
+      lines.push(line);
+      for (const w of waiters.filter((x) => x.re.test(line))) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(line);
+      }
+    });
+  }
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const tail = () => shown(lines.slice(-60));
+  return {
+    child,
+    lines,
+    exited,
+    line: (re, ms) =>
+      new Promise<string>((resolve, reject) => {
+        const found = lines.find((l) => re.test(l));
+        if (found) return resolve(found);
+        const timer = setTimeout(
+          () => reject(new Error(`npm ${args.join(' ')}: no ${re} within ${ms} ms:\n${tail()}`)),
+          ms,
+        );
+        waiters.push({ re, resolve: (l) => (clearTimeout(timer), resolve(l)) });
+        void exited.then((code) => {
+          clearTimeout(timer);
+          reject(new Error(`npm ${args.join(' ')} exited ${code} before ${re}:\n${tail()}`));
+        });
+      }),
+  };
+}
+
+/**
+ * Output for an error message, without stack frames: vitest reads the source map of every file a
+ * message's frames name, and a frame into a native module stops the run.
+ */
+const shown = (lines: string[]) =>
+  lines
+    .filter((l) => !/^\s+at /.test(l))
+    .map((l) => l.replaceAll('\\n    at ', ' < '))
+    .join('\n');
+
+async function stop(p: Proc | undefined): Promise<void> {
+  if (!p || p.child.exitCode !== null || p.child.pid === undefined) return;
+  const pid = p.child.pid;
+  process.kill(-pid, 'SIGTERM');
+  const killed = await Promise.race([
+    p.exited.then(() => true),
+    new Promise((r) => setTimeout(() => r(false), 15_000)),
+  ]);
+  if (!killed) process.kill(-pid, 'SIGKILL');
+}
+
+/** `npm ci` in the example when it has no node_modules yet, as a fresh clone needs. */
+async function installExample(): Promise<void> {
+  if (existsSync(path.join(example, 'node_modules', 'fairway'))) return;
+  const ci = npm(['ci', '--no-audit', '--no-fund'], example, {});
+  const code = await ci.exited;
+  if (code !== 0) throw new Error(`npm ci in examples/research failed (${code}):\n${shown(ci.lines)}`);
+}
+
+/**
+ * examples/research run with its own commands on this checkout, as its README says: Fairway's stack
+ * (`npm start`, AGENTS naming the example's agents), the example's worker (`npm run worker`), and its
+ * demo (`npm run demo`, the typed client). Then what a user would check: the completions of both
+ * dialects, the tool's result, the gate's proposal and approver, and the effect delivered once.
+ */
+describe('examples/research end to end', () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'fairway-example-'));
+  const publishFile = path.join(dataDir, 'published.jsonl');
+  let stack: Proc | undefined;
+  let worker: Proc | undefined;
+  afterAll(async () => {
+    await stop(worker);
+    await stop(stack);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('submits through the typed client, approves at the gate, publishes once, summarizes', async () => {
+    await installExample();
+    const id = Math.random().toString(16).slice(2, 10);
+    const shared = {
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TASK_QUEUE: `fairway-example-${id}`,
+      SCHEDULER_WORKFLOW_ID: `scheduler-example-${id}`,
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+    };
+    const port = await freePort();
+    const simPort = await freePort();
+    stack = npm(['start'], root, {
+      ...shared,
+      PORT: String(port),
+      SIM_PORT: String(simPort),
+      ADMIN_TOKEN: ADMIN,
+      AGENTS: path.join(example, 'src', 'agents.ts'),
+      MODEL_TPM: '1000000000',
+      MODEL_RPM: '100000000',
+      LOG_LEVEL: 'info',
+    });
+    await stack.line(/Fairway is up/, 180_000);
+    const api = `http://127.0.0.1:${port}`;
+
+    const tenant = await fetch(`${api}/v1/admin/tenants/research-${id}`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(tenant.status).toBe(201);
+    const apiKey = ((await tenant.json()) as { apiKey: string }).apiKey;
+
+    worker = npm(['run', 'worker'], example, {
+      ...shared,
+      MODEL_BASE_URL: `http://127.0.0.1:${simPort}`,
+      PUBLISH_FILE: publishFile,
+    });
+    await worker.line(/research worker: serving/, 180_000);
+
+    const demo = npm(['run', 'demo', '--', QUESTION], example, { FAIRWAY_URL: api, FAIRWAY_API_KEY: apiKey });
+    const code = await demo.exited;
+    const out = demo.lines.join('\n');
+    expect(code, shown(demo.lines)).toBe(0);
+    const researchId = /research run: (\S+)/.exec(out)?.[1];
+    const summarizeId = /summarize run: (\S+)/.exec(out)?.[1];
+    expect(researchId, out).toBeDefined();
+    expect(summarizeId, out).toBeDefined();
+
+    const view = async (runId: string) =>
+      (await (
+        await fetch(`${api}/v1/runs/${runId}`, { headers: { authorization: `Bearer ${apiKey}` } })
+      ).json()) as any;
+    const r = await view(researchId!);
+    expect(r.status, JSON.stringify(r)).toBe('completed');
+    // The completion (OpenAI dialect, the default model): the simulator's deterministic text.
+    expect(r.result.answer).toMatch(/^Simulated reply [0-9a-f]{8}:/);
+    expect(r.result.model).toMatch(/gpt/);
+    expect(out).toContain(`answer (${r.result.model}): ${r.result.answer}`);
+    // The tool's result, served by the example's worker under its own identity.
+    const expected = (await search({ q: QUESTION })).hits;
+    expect(expected.length).toBeGreaterThan(0);
+    expect(r.result.hits).toEqual(expected);
+    expect(r.toolCalls.map((c: any) => `${c.tool}:${c.outcome}`)).toEqual(['search:ok']);
+    // The gate showed the draft to the approver, and recorded who approved.
+    expect(r.gate).toMatchObject({
+      proposal: { question: QUESTION, answer: r.result.answer, sources: expected },
+      decision: 'approve',
+      note: 'checked the sources',
+    });
+    // The tenant API key's id: `key:<tenant>#<12 hex>`.
+    expect(r.gate.decidedBy).toMatch(new RegExp(`^key:research-${id}#[0-9a-f]{12}$`));
+    expect(r.result.decidedBy).toBe(r.gate.decidedBy);
+    expect(out).toContain(`proposal: ${JSON.stringify(r.gate.proposal)}`);
+    // The effect: delivered once, under the run's key, with the approved answer.
+    const published = readFileSync(publishFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(published.filter((p: any) => p.key === `${researchId}:publish`)).toHaveLength(1);
+    expect(published).toHaveLength(1);
+    expect(published[0]).toMatchObject({ runId: researchId, question: QUESTION, answer: r.result.answer });
+    expect(r.result).toMatchObject({ published: true, delivery: { publishedTo: publishFile } });
+
+    const s = await view(summarizeId!);
+    expect(s.status, JSON.stringify(s)).toBe('completed');
+    // The Anthropic dialect (sim-claude), on the same simulator.
+    expect(s.result.summary).toMatch(/^Simulated reply [0-9a-f]{8}:/);
+    expect(s.result.model).toMatch(/claude/);
+    expect(s.result.usage.totalTokens).toBe(s.result.usage.inputTokens + s.result.usage.outputTokens);
+    expect(s.usage.tokens).toBeGreaterThanOrEqual(s.result.usage.totalTokens);
+    expect(out).toContain(`summary (${s.result.model}): ${s.result.summary}`);
+  });
+});
