@@ -28,3 +28,4 @@ export type {
   GateDecision,
   GateOptions,
 } from './agent';
+export { createClient, FairwayError } from './client';
