@@ -4,7 +4,7 @@ import { TypedSearchAttributes, WorkflowIdConflictPolicy, WorkflowIdReusePolicy 
 import type { RunSpec } from '../contract/fleet-port';
 import type { RunOptions, runWorkflow } from '../workflows/run';
 import { BatchIdKey, PriorityKey, RunStatusKey, TenantIdKey } from '../contract/search-attributes';
-import { agentTaskQueue } from '../agent/define';
+import { runTaskQueue } from './run-queues';
 import { PRIORITY_KEY } from './priority-keys';
 
 import type { StartOutcome } from '../contract/offer-runs';
@@ -22,8 +22,8 @@ import type { StartOutcome } from '../contract/offer-runs';
  * No start delay: a signal does not end one (measured on server 1.32: the admission waited the whole
  * delay), so a queued run costs its first workflow task (4 events) and a timer.
  *
- * The run lives on its agent's task queue under `baseTaskQueue` (`agentTaskQueue`): only workers that
- * loaded that agent poll it. `opts.taskQueue` puts it on another queue (tests of a worker's refusals).
+ * The run lives on its agent's task queue (runTaskQueue: a user agent's own queue, which only workers
+ * that loaded it poll; a built-in's, the base queue). `opts.taskQueue` puts it on another queue (tests of a worker's refusals).
  */
 export async function startRunWorkflow(
   client: Client,
@@ -41,7 +41,7 @@ export async function startRunWorkflow(
   try {
     await client.workflow.start<typeof runWorkflow>('runWorkflow', {
       workflowId: spec.runId,
-      taskQueue: opts.taskQueue ?? agentTaskQueue(baseTaskQueue, spec.agent),
+      taskQueue: opts.taskQueue ?? runTaskQueue(baseTaskQueue, spec.agent),
       args: [spec, run],
       typedSearchAttributes: new TypedSearchAttributes(pairs),
       memo: { agent: spec.agent, createdAt: spec.createdAt, estimatedTokens: spec.estimatedTokens },

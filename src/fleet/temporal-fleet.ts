@@ -30,7 +30,7 @@ import { offerRuns } from '../contract/offer-runs';
 import { closedRunView } from './closed-run-view';
 import { SubmitCoalescer } from './submit-coalescer';
 import { readTenantStatuses } from './tenant-statuses';
-import { agentTaskQueue } from '../agent/define';
+import { runTaskQueue } from './run-queues';
 import { hasWorkflowPollers } from './task-queue-pollers';
 import { countBatch, failedRunIds, listRuns, viewFromDescription } from './visibility';
 
@@ -124,7 +124,7 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
       if (view?.status === 'queued') view.waitingOn = await (explaining ?? waitingOnOf(runId));
       return view;
     },
-    listRuns: (q) => listRuns(client, config.temporal.namespace, q),
+    listRuns: (q) => listRuns(client, config.temporal.namespace, taskQueue, q),
 
     async cancelRun(runId) {
       // Describe, not query: it needs no worker, so a run still waiting for its first task can be cancelled.
@@ -152,7 +152,7 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
       );
     },
     agentServed(agent) {
-      return hasWorkflowPollers(client, config.temporal.namespace, agentTaskQueue(taskQueue, agent));
+      return hasWorkflowPollers(client, config.temporal.namespace, runTaskQueue(taskQueue, agent));
     },
 
     async createBatch(spec) {

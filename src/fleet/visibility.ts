@@ -5,6 +5,7 @@ import type { RunListItem, RunListQuery, RunStatus, RunView } from '../contract/
 import type { Priority } from '../scheduler/types';
 import { quoteVisibilityString } from '../contract/visibility-quote';
 import { RunStatusKey } from '../contract/search-attributes';
+import { fleetRunsClause } from './run-queues';
 
 type Payloads = Record<string, temporal.api.common.v1.IPayload> | null | undefined;
 const decode = (fields: Payloads, key: string): unknown => {
@@ -15,13 +16,17 @@ const decode = (fields: Payloads, key: string): unknown => {
 };
 const quote = quoteVisibilityString;
 
-/** Lists runs from Temporal visibility (search attributes + memo), newest first, by page token. */
+/**
+ * Lists the fleet's runs (those on its task queues: another fleet may share the namespace) from
+ * Temporal visibility (search attributes + memo), newest first, by page token.
+ */
 export async function listRuns(
   client: Client,
   namespace: string,
+  baseTaskQueue: string,
   q: RunListQuery,
 ): Promise<{ items: RunListItem[]; nextCursor: string | null }> {
-  const clauses = ["WorkflowType = 'runWorkflow'"];
+  const clauses = [fleetRunsClause(baseTaskQueue)];
   if (q.tenant) clauses.push(`TenantId = ${quote(q.tenant)}`);
   if (q.status) clauses.push(`RunStatus = ${quote(q.status)}`);
   if (q.priority) clauses.push(`Priority = ${quote(q.priority)}`);

@@ -25,7 +25,7 @@ import type { Config } from '../config';
 import { runWorker, shutdownOptions } from '../util/worker-shutdown';
 import { recoverUsage } from './recover-usage';
 import { discardRunWorkflow, startRunWorkflow } from './start-run';
-import { agentTaskQueue } from '../agent/define';
+import { runTaskQueue } from './run-queues';
 import type { EffectFunction } from '../activities/agent-effects';
 import { BUILT_IN_AGENT_NAMES } from './built-in-agents';
 
@@ -136,8 +136,10 @@ export async function startFleetWorker(opts: {
   };
   const taskQueue = opts.taskQueue ?? config.temporal.taskQueue;
   const taskQueues = [
-    ...(opts.base === false ? [] : [taskQueue]),
-    ...[...new Set(opts.agents ?? BUILT_IN_AGENT_NAMES)].map((a) => agentTaskQueue(taskQueue, a)),
+    ...new Set([
+      ...(opts.base === false ? [] : [taskQueue]),
+      ...(opts.agents ?? BUILT_IN_AGENT_NAMES).map((a) => runTaskQueue(taskQueue, a)),
+    ]),
   ];
   // Before the workers poll: this process is seen alive, and dead workers' calls are charged.
   const workers = await calls
