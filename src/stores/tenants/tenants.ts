@@ -114,7 +114,13 @@ export function schedulerSettings(record: Pick<TenantRecord, 'settings' | 'disab
  * (its events' records, triggers, webhook secrets, idempotency keys), and its rate buckets. Its runs'
  * histories stay in Temporal.
  */
-export const TENANT_TABLES = ['event_runs', 'events', 'triggers', 'webhook_secrets', 'idempotency_keys'] as const;
+export const TENANT_TABLES = [
+  'event_runs',
+  'events',
+  'triggers',
+  'webhook_secrets',
+  'idempotency_keys',
+] as const;
 
 /** The rate buckets' keys of a tenant (`SharedBuckets` scopes `request` and `submit`). */
 export const tenantBucketKeys = (tenant: string): string[] => [`request:${tenant}`, `submit:${tenant}`];

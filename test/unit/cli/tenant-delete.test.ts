@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { run } from '../../../src/cli/main';
+import { terminal } from './terminal';
 
 describe('fairway tenants delete / approver-key', () => {
   const seen: string[] = [];
@@ -35,20 +36,6 @@ describe('fairway tenants delete / approver-key', () => {
     seen.length = 0;
   });
 
-  const terminal = () => {
-    const out: string[] = [];
-    const err: string[] = [];
-    return {
-      out,
-      err,
-      io: {
-        out: (t: string) => out.push(t),
-        err: (t: string) => err.push(t),
-        isTty: false,
-        sleep: async () => true,
-      },
-    };
-  };
   const env = () => ({
     FAIRWAY_URL: url,
     FAIRWAY_ADMIN_TOKEN: 'admin-token',
