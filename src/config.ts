@@ -429,6 +429,9 @@ const tools = {
     'Credential of the `pager` tool (its effects reach the effect sink, which checks it).',
   ),
   TOOL_SCANNER_CREDENTIAL: optionalString.describe('Credential of the `scanner` tool.'),
+  TOOL_IDENTITY_SALT: optionalString.describe(
+    'Salt of the tool identities runs show (`tool:<name>#<HMAC of the credential>`); set the same on every worker host. Empty: one generated on the first start, kept in DATA_DIR/tool-identity-salt.',
+  ),
   WORKER_TOOLS: z
     .string()
     .default(TOOL_NAMES.join(','))
@@ -636,7 +639,7 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
     /** How often the API and worker check that the scheduler workflow runs (and start it when not). */
     watchdogSeconds: e.SCHEDULER_WATCHDOG_SECONDS,
     /** Each tool's credential, read only by a worker that serves the tool and by the effect sink; `serve`: this worker's tools. */
-    tools: { credentials, serve: [...new Set(e.WORKER_TOOLS)] },
+    tools: { credentials, serve: [...new Set(e.WORKER_TOOLS)], identitySalt: e.TOOL_IDENTITY_SALT },
     buildId: e.BUILD_ID,
     shutdownGraceSeconds: e.SHUTDOWN_GRACE_SECONDS,
     /** After the grace, how long a worker waits for cancelled steps before it stops anyway. */

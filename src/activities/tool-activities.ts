@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import type { EffectStore } from '../stores/effects/effect-store';
 import { deliverOnce } from './deliver-once';
@@ -12,14 +12,18 @@ import type {
   ToolResponse,
 } from '../contract/tool-registry';
 
-/** A credential's public key id: which key acted (for rotation and audit), not the key. */
-export function keyId(credential: string): string {
-  return createHash('sha256').update(credential).digest('hex').slice(0, 12);
+/**
+ * A credential's public key id: which key acted (for rotation and audit), not the key. An HMAC under
+ * the deployment's salt, so the id cannot be checked against a guessed credential without the salt,
+ * nor matched across deployments.
+ */
+export function keyId(credential: string, salt: string): string {
+  return createHmac('sha256', salt).update(credential).digest('hex').slice(0, 12);
 }
 
 /** The identity a tool acts as, as run views and the sink's ledger show it. */
-export function identityOf(tool: ToolName, credential: string): string {
-  return `tool:${tool}#${keyId(credential)}`;
+export function identityOf(tool: ToolName, credential: string, salt: string): string {
+  return `tool:${tool}#${keyId(credential, salt)}`;
 }
 
 export interface ToolDeps {
@@ -28,6 +32,8 @@ export interface ToolDeps {
   effects: EffectStore;
   /** Where the pager's effect lands; undefined: the effect store's row is the effect. */
   effectSinkUrl: string | undefined;
+  /** The deployment's salt of tool identities (`toolIdentitySalt`). */
+  identitySalt: string;
 }
 
 const str = (v: unknown, max = 2000): string => (typeof v === 'string' ? v.slice(0, max) : '');
@@ -88,7 +94,7 @@ export function createToolActivities(
           message: `agent "${req.agent}" did not declare tool "${tool}"`,
           nonRetryable: true,
         });
-      return { identity: identityOf(tool, credential), data: await impl(req, credential) };
+      return { identity: identityOf(tool, credential, deps.identitySalt), data: await impl(req, credential) };
     };
   }
   return acts;
@@ -121,9 +127,11 @@ export function createUserToolActivity(opts: {
   credential: string;
   handler: ToolHandler;
   agents?: readonly string[];
+  /** The deployment's salt of tool identities (`toolIdentitySalt`). */
+  identitySalt: string;
 }): Record<ToolName, ToolActivity> {
   const { name, credential, handler } = opts;
-  const identity = identityOf(name, credential);
+  const identity = identityOf(name, credential, opts.identitySalt);
   return {
     [name]: async (req: ToolRequest): Promise<ToolResponse> => {
       if (req.tool !== name || (opts.agents !== undefined && !opts.agents.includes(req.agent)))

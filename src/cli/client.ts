@@ -19,6 +19,7 @@ export interface ApiClient {
   get<T>(path: string): Promise<T>;
   post<T>(path: string, body?: unknown): Promise<T>;
   put<T>(path: string, body: unknown): Promise<T>;
+  delete<T>(path: string): Promise<T>;
 }
 
 /** Calls against the API (admin token or tenant key); every failure becomes a CliError with a readable message. */
@@ -68,5 +69,6 @@ export function apiClient(url: string, token: string | undefined, timeoutMs = 15
     get: (path) => call('GET', path),
     post: (path, body) => call('POST', path, body ?? {}),
     put: (path, body) => call('PUT', path, body),
+    delete: (path) => call('DELETE', path),
   };
 }

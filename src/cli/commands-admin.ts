@@ -76,6 +76,27 @@ export async function setTenantDisabled(
   );
 }
 
+/**
+ * Deletes a disabled tenant with no active runs: its keys, triggers, webhook secrets and settings
+ * leave the store (its runs' histories stay in Temporal). The API answers 409 with what blocks it.
+ */
+export async function deleteTenant({ api, io, json }: Ctx, id: string): Promise<void> {
+  await api.delete<null>(tenantPath(id));
+  if (json) return printJson(io, { tenant: id, deleted: true });
+  io.out(`Tenant ${id} deleted: its keys, triggers, webhook secrets and settings are gone.`);
+}
+
+/** Issues the tenant's approver key (replacing any previous one): it alone then decides the tenant's gates. */
+export async function approverKey({ api, io, json }: Ctx, id: string): Promise<void> {
+  const k = await api.post<{ tenant: string; approverKey: string }>(`${tenantPath(id)}/approver-key`);
+  if (json) printJson(io, k);
+  else
+    io.out(
+      `approver key  ${k.approverKey}\n(it reads runs and approvals and decides gates; the tenant's own keys` +
+        ' no longer may; shown once: store it now)',
+    );
+}
+
 const batchPath = (id: string) => `/v1/batches/${encodeURIComponent(id)}`;
 
 export async function getBatch({ api, io, json }: Ctx, id: string): Promise<void> {

@@ -134,7 +134,7 @@ export function buildProgram(io: Io, env: CliConfig): Command {
   const tenantsTable = act(fleet.tenantsTable);
   const tenants = program
     .command('tenants')
-    .description('tenants: shares (the default, as `tenants list`), settings, keys, disable/enable')
+    .description('tenants: shares (the default, as `tenants list`), settings, keys, disable/enable, delete')
     .allowExcessArguments(true)
     .action(async (...args: unknown[]) => {
       const cmd = args.at(-1) as Command;
@@ -179,6 +179,16 @@ export function buildProgram(io: Io, env: CliConfig): Command {
     .description('enable a disabled tenant: its keys work and its queued runs are admitted again')
     .argument('<tenant>')
     .action(act((ctx, id: string) => admin.setTenantDisabled(ctx, id, false)));
+  tenants
+    .command('delete')
+    .description('delete a disabled tenant with no active runs: its keys, triggers, secrets and settings')
+    .argument('<tenant>')
+    .action(act((ctx, id: string) => admin.deleteTenant(ctx, id)));
+  tenants
+    .command('approver-key')
+    .description('issue its approver key (shown once): only it may then approve or reject its gates')
+    .argument('<tenant>')
+    .action(act((ctx, id: string) => admin.approverKey(ctx, id)));
 
   const r = program.command('runs').description('runs: list, get, submit, cancel, wait');
   r.command('list')

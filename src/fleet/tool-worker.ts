@@ -6,6 +6,7 @@ import { effectStoreLocation, openEffectStore } from '../stores/open';
 import type { Config } from '../config';
 import { runWorker, shutdownOptions } from '../util/worker-shutdown';
 import { createToolActivities, createUserToolActivity } from '../activities/tool-activities';
+import { toolIdentitySalt } from './identity-salt';
 import type { ToolHandler } from '../activities/tool-activities';
 import { openDataConverter } from './claim-check';
 import { isToolName, TOOL_NAME_PATTERN, toolTaskQueue } from '../contract/tool-registry';
@@ -63,6 +64,7 @@ export async function startToolWorker(opts: {
   }
   for (const t of users) credentials[t.name] = t.credential;
   if (serves.length === 0) return { serves, holds: () => [], close: async () => undefined };
+  const identitySalt = toolIdentitySalt(config.tools.identitySalt, config.dataDir);
   const effects = await openEffectStore(effectStoreLocation(config));
   const converter = await openDataConverter(config).catch(async (err: unknown) => {
     await effects.close();
@@ -72,11 +74,12 @@ export async function startToolWorker(opts: {
   // One tool's activity per worker: its queue's tasks can reach nothing else from here.
   const activitiesOf = (tool: ToolName): Partial<Record<ToolName, ToolActivity>> => {
     const user = users.find((t) => t.name === tool);
-    if (user) return createUserToolActivity(user);
+    if (user) return createUserToolActivity({ ...user, identitySalt });
     return createToolActivities([tool as BuiltInToolName], {
       credentials: { [tool]: credentials[tool] },
       effects,
       effectSinkUrl: config.effectSinkUrl,
+      identitySalt,
     });
   };
   const workers = await Promise.all(

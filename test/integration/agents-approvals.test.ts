@@ -131,4 +131,43 @@ describe('agents and approvals through the API (real dev server)', () => {
       decidedAt: rejected.body.at,
     });
   }, 240_000);
+
+  it("with an approver key, only it decides the tenant's gates; the submitting key gets 403", async () => {
+    const own = await s.tenant('gated');
+    const created = await s.call('POST', '/v1/admin/tenants/gated/approver-key', {});
+    expect(created.status).toBe(201);
+    const approver = created.body.approverKey as string;
+    const r = await s.call('POST', '/v1/runs', {
+      token: own,
+      body: { agent: 'triage', input: { incident: 'cache cold' } },
+    });
+    expect(r.status).toBe(202);
+    const runId = r.body.runId as string;
+    await waitFor(
+      () => s.call('GET', `/v1/runs/${runId}`, { token: approver }),
+      (v) => v.body?.status === 'awaiting_approval',
+      120_000,
+    );
+    const listed = await waitFor(
+      () => s.call('GET', '/v1/approvals', { token: approver }),
+      (v) => (v.body?.items ?? []).some((i: { runId: string }) => i.runId === runId),
+    );
+    expect(listed.status).toBe(200);
+    const self = await s.call('POST', `/v1/runs/${runId}/approve`, { token: own, body: {} });
+    expect(self.status).toBe(403);
+    expect(self.body.error.code).toBe('forbidden');
+    const submit = await s.call('POST', '/v1/runs', {
+      token: approver,
+      body: { agent: 'triage', input: { incident: 'x' } },
+    });
+    expect(submit.status).toBe(403);
+    const approved = await s.call('POST', `/v1/runs/${runId}/approve`, { token: approver, body: {} });
+    expect(approved.status).toBe(200);
+    expect(approved.body.by).toBe(`approver:gated#${sha256Hex(approver).slice(0, 12)}`);
+    const view = await waitFor(
+      () => s.call('GET', `/v1/runs/${runId}`, { token: own }),
+      (v) => v.body?.status !== 'awaiting_approval',
+    );
+    expect(view.body.gate).toMatchObject({ decision: 'approve', decidedBy: approved.body.by });
+  }, 240_000);
 });

@@ -7,6 +7,7 @@ import { agentTaskQueue } from '../../src/agent';
 import { startWorker } from '../../src';
 import { startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
+import { toolIdentitySalt } from '../../src/fleet/identity-salt';
 
 const root = path.join(__dirname, '..', '..');
 const agents = path.join(root, 'test', 'support', 'agents');
@@ -124,7 +125,11 @@ describe('your own agents on your own worker', () => {
       },
     });
     expect(done.body.toolCalls).toEqual([
-      expect.objectContaining({ tool: 'search', identity: identityOf('search', credential), outcome: 'ok' }),
+      expect.objectContaining({
+        tool: 'search',
+        identity: identityOf('search', credential, toolIdentitySalt(undefined, s.config.dataDir)),
+        outcome: 'ok',
+      }),
     ]);
   });
 });

@@ -6,6 +6,7 @@ import { freePort, groupAlive, killPart, startPart, stopPart } from '../support/
 import type { Part } from '../support/parts';
 import { lastValueWithin, waitFor } from '../support/stack';
 import { identityOf } from '../../src/activities/tool-activities';
+import { toolIdentitySalt } from '../../src/fleet/identity-salt';
 
 const ADMIN = 'admin-parts-test-0123456789abcdef-0123';
 type PartName = 'temporal' | 'sim' | 'sink' | 'worker' | 'tools' | 'api';
@@ -178,8 +179,8 @@ describe('the parts run alone and wait for each other', () => {
     );
     expect(triaged.body.status, JSON.stringify(triaged.body)).toBe('completed');
     expect(triaged.body.toolCalls.map((c: any) => [c.tool, c.identity, c.outcome])).toEqual([
-      ['lookup', identityOf('lookup', LOOKUP_CREDENTIAL), 'ok'],
-      ['pager', identityOf('pager', PAGER_CREDENTIAL), 'ok'],
+      ['lookup', identityOf('lookup', LOOKUP_CREDENTIAL, toolIdentitySalt(undefined, dataDir)), 'ok'],
+      ['pager', identityOf('pager', PAGER_CREDENTIAL, toolIdentitySalt(undefined, dataDir)), 'ok'],
     ]);
     const delivered = (await (await fetch(`${sink}/summary`)).json()) as { deliveries: number };
     expect(delivered.deliveries).toBe(1);

@@ -7,6 +7,7 @@ import { startToolWorker } from '../../src/fleet/tool-worker';
 import { fleetRunsClause } from '../../src/fleet/run-queues';
 import type { ToolWorker } from '../../src/fleet/tool-worker';
 import { startTestStack, waitFor, type TestStack } from '../support/stack';
+import { toolIdentitySalt } from '../../src/fleet/identity-salt';
 
 /**
  * Issue 13, part 2 on the real dev server: each tool acts behind its own identity, served by a worker
@@ -39,7 +40,10 @@ describe('per-tool identities (real dev server)', () => {
     // A worker of its own for the pager, configured with the pager's credential and no other.
     pagerConnection = await NativeConnection.connect({ address: inject('temporalAddress') });
     pager = await startToolWorker({
-      config: { ...s.config, tools: { credentials: { pager: CRED.pager }, serve: ['pager'] } },
+      config: {
+        ...s.config,
+        tools: { credentials: { pager: CRED.pager }, serve: ['pager'], identitySalt: undefined },
+      },
       connection: pagerConnection,
       log: s.log,
     });
@@ -77,7 +81,11 @@ describe('per-tool identities (real dev server)', () => {
     const gated = await until(runId, ['awaiting_approval', 'failed', 'completed']);
     expect(gated.status).toBe('awaiting_approval');
     expect(gated.toolCalls).toEqual([
-      expect.objectContaining({ tool: 'lookup', outcome: 'ok', identity: identityOf('lookup', CRED.lookup) }),
+      expect.objectContaining({
+        tool: 'lookup',
+        outcome: 'ok',
+        identity: identityOf('lookup', CRED.lookup, toolIdentitySalt(undefined, s.config.dataDir)),
+      }),
     ]);
     expect((await s.call('POST', `/v1/runs/${runId}/approve`, { token: key })).status).toBe(200);
     const done = await until(runId, ['completed', 'failed']);
@@ -89,8 +97,8 @@ describe('per-tool identities (real dev server)', () => {
         c.identity,
       ]),
     ).toEqual([
-      ['lookup', 'ok', identityOf('lookup', CRED.lookup)],
-      ['pager', 'ok', identityOf('pager', CRED.pager)],
+      ['lookup', 'ok', identityOf('lookup', CRED.lookup, toolIdentitySalt(undefined, s.config.dataDir))],
+      ['pager', 'ok', identityOf('pager', CRED.pager, toolIdentitySalt(undefined, s.config.dataDir))],
     ]);
     expect(done.result).toMatchObject({ resolution: 'remediated', record: expect.stringMatching(/^INC-/) });
     expect(sink.ledger.timesDelivered(`${runId}:remediation`)).toBe(1);
@@ -114,7 +122,7 @@ describe('per-tool identities (real dev server)', () => {
       expect(c).toMatchObject({
         tool: 'scanner',
         outcome: 'ok',
-        identity: identityOf('scanner', CRED.scanner),
+        identity: identityOf('scanner', CRED.scanner, toolIdentitySalt(undefined, s.config.dataDir)),
       });
   });
 
@@ -177,7 +185,8 @@ describe('per-tool identities (real dev server)', () => {
         expect(memo.includes(secret), `${id} memo`).toBe(false);
       }
       // The scan reads decoded payloads: the identities the tools answered with are in there.
-      if (history.includes(identityOf('pager', CRED.pager))) sawIdentity = true;
+      if (history.includes(identityOf('pager', CRED.pager, toolIdentitySalt(undefined, s.config.dataDir))))
+        sawIdentity = true;
       scanned++;
     }
     expect(scanned).toBe(ids.size);

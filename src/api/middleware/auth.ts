@@ -6,11 +6,30 @@ import type { TenantRecord } from '../../stores/tenants/tenants';
 import { MIN_ADMIN_TOKEN_LENGTH } from '../../config';
 
 /**
- * Who a request acts as. A tenant key's `keyId` (`key:<tenant>#<12 hex of its hash>`) names which key
- * acted, for records such as a gate's decision, and never reveals the key.
+ * Who a request acts as. A tenant key's `keyId` (`key:<tenant>#<12 hex of its hash>`, or
+ * `approver:<tenant>#<12 hex>` for its approver key) names which key acted, for records such as a
+ * gate's decision, and never reveals the key. `role` is `approver` for the tenant's approver key, which
+ * reads runs and approvals and decides gates, and does nothing else.
  */
 export type Principal =
-  { kind: 'admin' } | { kind: 'tenant'; tenant: string; record: TenantRecord; keyId: string };
+  | { kind: 'admin' }
+  | { kind: 'tenant'; tenant: string; record: TenantRecord; keyId: string; role: 'tenant' | 'approver' };
+
+/** What an approver key may do: read runs and approvals, and approve or reject a run's gate. */
+const APPROVER_ROUTES: readonly { methods: readonly string[]; path: RegExp }[] = [
+  { methods: ['GET', 'HEAD'], path: /^\/v1\/(runs|approvals)(\/[^/]+)?\/?$/ },
+  { methods: ['POST'], path: /^\/v1\/runs\/[^/]+\/(approve|reject)\/?$/ },
+];
+
+/** 403 forbidden for an approver key outside what it may do. */
+function refuseApproverOutside(method: string, url: string): void {
+  const path = url.split('?')[0] ?? '';
+  if (APPROVER_ROUTES.some((r) => r.methods.includes(method) && r.path.test(path))) return;
+  throw new ApiError(
+    'forbidden',
+    "An approver key may only read runs and approvals and approve or reject gates; use the tenant's API key.",
+  );
+}
 
 const BEARER = /^Bearer +(\S+) *$/i;
 
@@ -36,11 +55,14 @@ export function authenticate(store: ApiStore, adminTokens: string | readonly str
       return;
     }
     const keyHash = hashApiKey(key);
-    const record = await store.tenants.findByKeyHash(keyHash);
+    const tenantRecord = await store.tenants.findByKeyHash(keyHash);
+    const record = tenantRecord ?? (await store.tenants.findByApproverKeyHash(keyHash));
     if (!record) throw new ApiError('unauthorized', 'This API key is not valid (it may have been rotated).');
     refuseDisabled(record);
-    const keyId = `key:${record.tenant}#${keyHash.slice(0, 12)}`;
-    res.locals.principal = { kind: 'tenant', tenant: record.tenant, record, keyId } satisfies Principal;
+    const role = tenantRecord ? 'tenant' : 'approver';
+    if (role === 'approver') refuseApproverOutside(req.method, req.originalUrl);
+    const keyId = `${role === 'tenant' ? 'key' : 'approver'}:${record.tenant}#${keyHash.slice(0, 12)}`;
+    res.locals.principal = { kind: 'tenant', tenant: record.tenant, record, keyId, role } satisfies Principal;
     next();
   };
 }
@@ -66,6 +88,9 @@ export function tenantOf(res: Response, action: string): TenantRecord {
   if (principal.kind !== 'tenant') {
     throw new ApiError('forbidden', `The admin token cannot ${action}; use the tenant's API key.`);
   }
+  if (principal.role !== 'tenant') {
+    throw new ApiError('forbidden', `An approver key cannot ${action}; use the tenant's API key.`);
+  }
   return principal.record;
 }
 
@@ -88,4 +113,18 @@ export function actorOf(res: Response): string {
 export function mayAccess(res: Response, owner: string): boolean {
   const principal = principalOf(res);
   return principal.kind === 'admin' || principal.tenant === owner;
+}
+
+/**
+ * 403 for a tenant's ordinary key deciding a gate once the tenant has an approver key: then only the
+ * approver key (or the admin) decides, so the key that submitted a run cannot approve it.
+ */
+export function refuseUnlessMayDecide(res: Response): void {
+  const principal = principalOf(res);
+  if (principal.kind === 'tenant' && principal.role === 'tenant' && principal.record.approverKey) {
+    throw new ApiError(
+      'forbidden',
+      `Tenant ${principal.tenant} has an approver key: only it (or the admin) may approve or reject gates.`,
+    );
+  }
 }

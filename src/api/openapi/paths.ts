@@ -104,7 +104,13 @@ export function registerPaths(registry: OpenAPIRegistry, c: Components): void {
         params: runId,
         body: { content: { 'application/json': { schema: S.DecisionRequestSchema } } },
       },
-      responses: { 200: json(R.DecisionResponse, 'Decision recorded.'), ...errors(400, 401, 404, 409) },
+      responses: {
+        200: json(
+          R.DecisionResponse,
+          'Decision recorded; `by` is the deciding key id (`key:…`, `approver:…`) or `admin`. 403 forbidden: the tenant has an approver key and this is its ordinary key.',
+        ),
+        ...errors(400, 401, 403, 404, 409),
+      },
     });
   }
 
@@ -189,6 +195,26 @@ export function registerPaths(registry: OpenAPIRegistry, c: Components): void {
     request: { params: tenantId },
     responses: {
       200: json(c.Tenant, 'Enabled: its keys work and its queued runs are admitted again.'),
+      ...errors(401, 403, 404),
+    },
+  });
+  add('delete', '/v1/admin/tenants/{tenantId}', 'Delete a disabled tenant with no active runs', {
+    request: { params: tenantId },
+    responses: {
+      204: {
+        description:
+          "Deleted: its keys, triggers, webhook secrets, events and settings leave the store; its runs' histories stay in Temporal.",
+      },
+      ...errors(401, 403, 404, 409),
+    },
+  });
+  add('post', '/v1/admin/tenants/{tenantId}/approver-key', "Issue the tenant's approver key", {
+    request: { params: tenantId },
+    responses: {
+      201: json(
+        A.ApproverKeyResponse,
+        "The approver key, shown once (a new one replaces the old). It reads runs and approvals and approves or rejects the tenant's gates, and nothing else; the tenant's own keys may no longer decide gates.",
+      ),
       ...errors(401, 403, 404),
     },
   });

@@ -20,6 +20,10 @@ export const TenantResponse = z.object({
     description:
       "Disabled: the tenant's keys and signed deliveries get 403 tenant_disabled; its queued runs wait.",
   }),
+  approverKey: z.boolean().meta({
+    description:
+      "True when the tenant has an approver key: then only it (or the admin) approves or rejects the tenant's gates.",
+  }),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -27,6 +31,7 @@ export const TenantCreatedResponse = TenantResponse.extend({
   apiKey: z.string().meta({ description: 'Shown once; only its hash is kept.' }),
 });
 export const KeyRotatedResponse = z.object({ tenant: TenantIdSchema, apiKey: z.string() });
+export const ApproverKeyResponse = z.object({ tenant: TenantIdSchema, approverKey: z.string() });
 
 const ledgerView = z.object({
   budget: z.int().nullable(),

@@ -37,7 +37,7 @@ async function knownTenant(ctx: ApiContext, raw: string): Promise<TenantRecord> 
 
 const tenantLink = (tenant: string) => `/v1/admin/tenants/${tenant}`;
 
-/** `/v1/admin/tenants`: create, update, list, rotate keys, read the ledger. Admin only (guarded by the caller). */
+/** `/v1/admin/tenants`: create, update, list, rotate keys, approver keys, disable, delete, read the ledger. Admin only (guarded by the caller). */
 export function adminTenantsRouter(ctx: ApiContext): Router {
   const router = Router();
 
@@ -99,6 +99,51 @@ export function adminTenantsRouter(ctx: ApiContext): Router {
   };
   router.post('/:tenantId/disable', (req, res) => setDisabled(req.params.tenantId, true, res));
   router.post('/:tenantId/enable', (req, res) => setDisabled(req.params.tenantId, false, res));
+
+  /**
+   * Creates (or replaces) the tenant's approver key, shown once. From then on only that key (or the
+   * admin) decides the tenant's gates; its ordinary keys get 403 for approve and reject.
+   */
+  router.post('/:tenantId/approver-key', async (req, res) => {
+    const { tenant } = await knownTenant(ctx, req.params.tenantId);
+    const approverKey = generateApiKey();
+    await ctx.store.tenants.setApproverKeyHash(tenant, hashApiKey(approverKey), ctx.now());
+    ctx.log.info({ tenant }, 'tenant approver key set');
+    res.status(201).json({ tenant, approverKey });
+  });
+
+  /**
+   * Deletes a disabled tenant with nothing queued, in flight or awaiting approval (409 naming what
+   * blocks it otherwise): its keys, triggers, webhook secrets, events and settings leave the store.
+   * Its runs' histories stay in Temporal.
+   */
+  router.delete('/:tenantId', async (req, res) => {
+    const record = await knownTenant(ctx, req.params.tenantId);
+    const { tenant } = record;
+    if (!record.disabled) {
+      throw new ApiError(
+        'conflict',
+        `Tenant ${tenant} is enabled; disable it first (POST /v1/admin/tenants/${tenant}/disable).`,
+        { disabled: false },
+      );
+    }
+    const status = await ctx.fleet.tenantStatus(tenant);
+    const queued = status ? Object.values(status.queuedByPriority).reduce((a, b) => a + b, 0) : 0;
+    const inFlight = status?.inFlight ?? 0;
+    const gated = await ctx.fleet.listRuns({ tenant, status: 'awaiting_approval', limit: 1 });
+    const awaitingApproval = gated.items.length;
+    if (queued + inFlight + awaitingApproval > 0) {
+      throw new ApiError(
+        'conflict',
+        `Tenant ${tenant} still has active runs (${queued} queued, ${inFlight} in flight` +
+          `${awaitingApproval > 0 ? ', some awaiting approval' : ''}); cancel them or let them finish first.`,
+        { queued, inFlight, awaitingApproval: awaitingApproval > 0 },
+      );
+    }
+    await ctx.store.tenants.delete(tenant);
+    ctx.log.info({ tenant }, 'tenant deleted');
+    res.status(204).end();
+  });
 
   router.get('/:tenantId/ledger', async (req, res) => {
     const { tenant } = await knownTenant(ctx, req.params.tenantId);

@@ -1,5 +1,5 @@
 import { Router, type Response } from 'express';
-import { actorOf, mayAccess, principalOf, tenantOf } from '../middleware/auth';
+import { actorOf, mayAccess, principalOf, refuseUnlessMayDecide, tenantOf } from '../middleware/auth';
 import type { ApiContext } from '../context';
 import { ApiError } from '../../contract/errors';
 import type { RunView } from '../../contract/fleet-port';
@@ -54,6 +54,7 @@ export function runsRouter(ctx: ApiContext): Router {
     router.post(`/:runId/${decision}`, async (req, res) => {
       const body = parseOr400(DecisionRequestSchema, req.body ?? {});
       const view = await ownedRun(ctx, res, req.params.runId);
+      refuseUnlessMayDecide(res);
       // The view just read answers for a run that is not awaiting approval (reading it again would
       // cost a second bounded query: a queued batch run's took 11 s in all); one that is, is checked
       // again as the decision is sent.

@@ -96,6 +96,11 @@ const MIGRATIONS: Migration[] = [
       ALTER TABLE tenants ADD COLUMN disabled_at BIGINT;
     `,
   },
+  {
+    // A tenant's optional approver key: it decides the tenant's gates and submits nothing.
+    version: 4,
+    sql: 'ALTER TABLE tenants ADD COLUMN approver_key_hash TEXT UNIQUE;',
+  },
 ];
 
 /** Seconds a caller waits before retrying while the database is unreachable. */

@@ -9,7 +9,7 @@ import { openSqliteFile } from '../engine/sqlite';
 import { RATE_BUCKETS_DDL } from '../rate-limits/rate-limits';
 import { SqliteRateLimitStore } from '../rate-limits/rate-limits-sqlite';
 
-const SCHEMA_VERSION = 4;
+const SCHEMA_VERSION = 5;
 
 /** Opens (creating file and directory if needed) the SQLite API store at `filePath`; `:memory:` works too. */
 export function openSqliteStore(filePath: string): ApiStore {

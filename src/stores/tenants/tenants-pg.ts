@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import type { TenantSettings } from '../../scheduler/types';
-import { settingsParams, TENANT_COLUMNS, toTenantRecord } from './tenants';
+import { settingsParams, TENANT_COLUMNS, TENANT_TABLES, tenantBucketKeys, toTenantRecord } from './tenants';
 import type { TenantRecord, TenantRow, TenantStore } from './tenants';
 
 /** A tenant's settings as the positional values $2–$7 of both statements (the settings' six columns). */
@@ -70,5 +70,34 @@ export class PgTenantStore implements TenantStore {
       [tenant, disabled, now],
     );
     return r.rowCount === 1;
+  }
+
+  async setApproverKeyHash(tenant: string, keyHash: string, now: number): Promise<boolean> {
+    const r = await this.pool.query(
+      'UPDATE tenants SET approver_key_hash = $2, updated_at = $3 WHERE id = $1',
+      [tenant, keyHash, now],
+    );
+    return r.rowCount === 1;
+  }
+
+  findByApproverKeyHash(keyHash: string): Promise<TenantRecord | undefined> {
+    return this.one('approver_key_hash', keyHash);
+  }
+
+  async delete(tenant: string): Promise<boolean> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      for (const t of TENANT_TABLES) await client.query(`DELETE FROM ${t} WHERE tenant = $1`, [tenant]);
+      await client.query('DELETE FROM rate_buckets WHERE key = ANY($1)', [tenantBucketKeys(tenant)]);
+      const r = await client.query('DELETE FROM tenants WHERE id = $1', [tenant]);
+      await client.query('COMMIT');
+      return r.rowCount === 1;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
   }
 }

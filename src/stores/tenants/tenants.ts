@@ -5,6 +5,8 @@ export interface TenantRecord {
   settings: TenantSettings;
   /** A disabled tenant's keys are refused (403 tenant_disabled) and its queued runs wait, kept. */
   disabled: boolean;
+  /** True when the tenant has an approver key: then only that key decides its gates. */
+  approverKey: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -19,6 +21,7 @@ export interface TenantRow {
   budget_period: BudgetPeriod;
   on_budget_exhausted: 'fail' | 'park';
   disabled_at: number | string | null;
+  has_approver: number | boolean;
   created_at: number | string;
   updated_at: number | string;
 }
@@ -36,6 +39,15 @@ export interface TenantStore {
   setKeyHash(tenant: string, keyHash: string, now: number): Promise<boolean>;
   /** Disables (or enables again) a tenant; false when there is no such tenant. */
   setDisabled(tenant: string, disabled: boolean, now: number): Promise<boolean>;
+  /** Sets (replacing any previous one) the approver key's hash; false when there is no such tenant. */
+  setApproverKeyHash(tenant: string, keyHash: string, now: number): Promise<boolean>;
+  /** The tenant whose approver key has this hash. */
+  findByApproverKeyHash(keyHash: string): Promise<TenantRecord | undefined>;
+  /**
+   * Deletes the tenant with its keys, triggers, webhook secrets and settings (its events' records go
+   * too); false when there is no such tenant.
+   */
+  delete(tenant: string): Promise<boolean>;
 }
 
 export const TENANTS_DDL = `
@@ -49,12 +61,14 @@ export const TENANTS_DDL = `
     on_budget_exhausted TEXT NOT NULL DEFAULT 'fail',
     disabled_at   INTEGER,
     key_hash      TEXT NOT NULL UNIQUE,
+    approver_key_hash TEXT UNIQUE,
     created_at    INTEGER NOT NULL,
     updated_at    INTEGER NOT NULL
   );`;
 
 export const TENANT_COLUMNS =
-  'id, weight, max_queued, max_in_flight, budget_tokens, budget_period, on_budget_exhausted, disabled_at, created_at, updated_at';
+  'id, weight, max_queued, max_in_flight, budget_tokens, budget_period, on_budget_exhausted, disabled_at, ' +
+  '(approver_key_hash IS NOT NULL) AS has_approver, created_at, updated_at';
 
 export function toTenantRecord(row: TenantRow): TenantRecord {
   return {
@@ -70,6 +84,7 @@ export function toTenantRecord(row: TenantRow): TenantRecord {
       onBudgetExhausted: row.on_budget_exhausted === 'park' ? 'park' : 'fail',
     },
     disabled: row.disabled_at !== null,
+    approverKey: Boolean(row.has_approver),
     createdAt: new Date(Number(row.created_at)).toISOString(),
     updatedAt: new Date(Number(row.updated_at)).toISOString(),
   };
@@ -93,3 +108,19 @@ export function settingsParams(s: TenantSettings) {
 export function schedulerSettings(record: Pick<TenantRecord, 'settings' | 'disabled'>): TenantSettings {
   return record.disabled ? { ...record.settings, maxInFlight: 0 } : record.settings;
 }
+
+/**
+ * What deleting a tenant removes besides its row (its keys and settings): the tables keyed by its id
+ * (its events' records, triggers, webhook secrets, idempotency keys), and its rate buckets. Its runs'
+ * histories stay in Temporal.
+ */
+export const TENANT_TABLES = [
+  'event_runs',
+  'events',
+  'triggers',
+  'webhook_secrets',
+  'idempotency_keys',
+] as const;
+
+/** The rate buckets' keys of a tenant (`SharedBuckets` scopes `request` and `submit`). */
+export const tenantBucketKeys = (tenant: string): string[] => [`request:${tenant}`, `submit:${tenant}`];

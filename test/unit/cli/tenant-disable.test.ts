@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../../src/cli/main';
+import { terminal } from './terminal';
 
 const tenant = (disabled: boolean) => ({
   tenant: 'acme',
@@ -34,20 +35,6 @@ describe('fairway tenants disable / enable', () => {
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  const terminal = () => {
-    const out: string[] = [];
-    const err: string[] = [];
-    return {
-      out,
-      err,
-      io: {
-        out: (t: string) => out.push(t),
-        err: (t: string) => err.push(t),
-        isTty: false,
-        sleep: async () => true,
-      },
-    };
-  };
   const env = () => ({
     FAIRWAY_URL: url,
     FAIRWAY_ADMIN_TOKEN: 'admin-token',

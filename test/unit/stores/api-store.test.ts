@@ -89,6 +89,7 @@ describe.each(engines)('API store ($name)', (engine) => {
         tenant: 'acme',
         settings: { ...settings, budget: { tokens: 5000, period: 'day' } },
         disabled: false,
+        approverKey: false,
         createdAt: '1970-01-01T00:00:01.000Z',
         updatedAt: '1970-01-01T00:00:01.000Z',
       },
@@ -116,6 +117,71 @@ describe.each(engines)('API store ($name)', (engine) => {
       expect((await t.get('acme'))?.settings.onBudgetExhausted).toBe('park');
       await t.create('beta', settings, 'h5', 5);
       expect((await t.list()).map((r) => r.tenant)).toEqual(['acme', 'beta']);
+    },
+  );
+
+  it.skipIf(engine.skip)(
+    'keeps an approver key hash apart from the tenant key; a new one replaces it',
+    async () => {
+      const t = store.tenants;
+      await t.create('acme', settings, 'k1', 1);
+      expect((await t.get('acme'))?.approverKey).toBe(false);
+      expect(await t.setApproverKeyHash('acme', 'a1', 2)).toBe(true);
+      expect(await t.get('acme')).toMatchObject({ approverKey: true, updatedAt: new Date(2).toISOString() });
+      expect((await t.findByApproverKeyHash('a1'))?.tenant).toBe('acme');
+      // Each hash opens only its own role.
+      expect(await t.findByKeyHash('a1')).toBeUndefined();
+      expect(await t.findByApproverKeyHash('k1')).toBeUndefined();
+      expect(await t.setApproverKeyHash('acme', 'a2', 3)).toBe(true);
+      expect(await t.findByApproverKeyHash('a1')).toBeUndefined();
+      expect(await t.setApproverKeyHash('ghost', 'a3', 3)).toBe(false);
+    },
+  );
+
+  it.skipIf(engine.skip)(
+    'deletes a tenant with its keys, triggers, secrets, events, idempotency keys and buckets, and no other',
+    async () => {
+      const t = store.tenants;
+      const ev = store.events;
+      for (const id of ['acme', 'other']) {
+        await t.create(id, settings, `k-${id}`, 1);
+        await ev.putTrigger(id, 'a', spec, 1);
+        await ev.putSecret(id, 'shop', 'secret', 1);
+        await store.idempotency.claim({
+          tenant: id,
+          key: 'k',
+          bodyHash: 'b',
+          runId: `run-${id}`,
+          createdAt: 1,
+        });
+        await store.rateLimits.take(`submit:${id}`, 1, { ratePerSecond: 1, burst: 2 }, 1);
+      }
+      await t.setApproverKeyHash('acme', 'a-acme', 2);
+      await ev.record({ ...newEvent('e1', 1), tenant: 'acme' }, () => []);
+      expect(await t.delete('acme')).toBe(true);
+      expect(await t.get('acme')).toBeUndefined();
+      expect(await t.findByKeyHash('k-acme')).toBeUndefined();
+      expect(await t.findByApproverKeyHash('a-acme')).toBeUndefined();
+      expect(await ev.listTriggers('acme')).toEqual([]);
+      expect(await ev.listSecrets('acme')).toEqual([]);
+      expect(await ev.get('acme', 'e1')).toBeUndefined();
+      expect(
+        await store.idempotency.claim({
+          tenant: 'acme',
+          key: 'k',
+          bodyHash: 'b',
+          runId: 'run-new',
+          createdAt: 2,
+        }),
+      ).toMatchObject({ claimed: true });
+      // A fresh bucket: full again (burst 2), where the old one had 1 left.
+      expect(await store.rateLimits.take('submit:acme', 2, { ratePerSecond: 1, burst: 2 }, 1)).toMatchObject({
+        ok: true,
+      });
+      expect(await t.delete('acme')).toBe(false);
+      expect((await t.get('other'))?.tenant).toBe('other');
+      expect(await ev.listTriggers('other')).toHaveLength(1);
+      expect(await ev.listSecrets('other')).toHaveLength(1);
     },
   );
 

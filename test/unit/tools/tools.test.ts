@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -6,8 +7,10 @@ import { openSqliteEffectStore } from '../../../src/stores/effects/effect-store-
 import { AGENT_NAMES } from '../../../src/agents/catalog';
 import { loadConfig } from '../../../src/config';
 import { createToolActivities, identityOf } from '../../../src/activities/tool-activities';
+import { IDENTITY_SALT_FILE, toolIdentitySalt } from '../../../src/fleet/identity-salt';
 import { AGENT_TOOLS, mayCall, toolTaskQueue } from '../../../src/contract/tool-registry';
 
+const SALT = 'deployment-salt-for-tests-0123456789';
 const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
@@ -43,6 +46,7 @@ describe('tool activities', () => {
       credentials: { pager: 'pager-secret-xyz' },
       effects,
       effectSinkUrl: undefined,
+      identitySalt: SALT,
     });
     expect(Object.keys(acts)).toEqual(['pager']);
     const r = await acts.pager!({
@@ -52,7 +56,7 @@ describe('tool activities', () => {
       key: 'r1:remediation',
       args: {},
     });
-    expect(r.identity).toBe(identityOf('pager', 'pager-secret-xyz'));
+    expect(r.identity).toBe(identityOf('pager', 'pager-secret-xyz', SALT));
     expect(JSON.stringify(r)).not.toContain('pager-secret-xyz');
     expect(r.data).toEqual({ paged: true, applied: true });
     // The same key again is not a second page.
@@ -73,6 +77,7 @@ describe('tool activities', () => {
       credentials: { pager: 's' },
       effects,
       effectSinkUrl: undefined,
+      identitySalt: SALT,
     });
     await expect(
       acts.pager!({ tool: 'pager', agent: 'synthetic', runId: 'r1', key: 'k', args: {} }),
@@ -87,6 +92,7 @@ describe('tool activities', () => {
       credentials: { scanner: 'scan-secret' },
       effects,
       effectSinkUrl: undefined,
+      identitySalt: SALT,
     });
     const call = (args: Record<string, unknown>) =>
       acts.scanner!({ tool: 'scanner', agent: 'audit', runId: 'r1', key: 'r1:scan-0', args });
@@ -110,8 +116,36 @@ describe('tool activities', () => {
   it('will not serve a tool without its credential', () => {
     const effects = store();
     expect(() =>
-      createToolActivities(['lookup'], { credentials: {}, effects, effectSinkUrl: undefined }),
+      createToolActivities(['lookup'], {
+        credentials: {},
+        effects,
+        effectSinkUrl: undefined,
+        identitySalt: SALT,
+      }),
     ).toThrow(/no credential/);
     void effects.close();
+  });
+});
+
+describe('tool identity', () => {
+  it('is an HMAC of the credential under the deployment salt, not its plain SHA-256', async () => {
+    const id = identityOf('pager', 'pager-secret-xyz', SALT);
+    expect(id).toMatch(/^tool:pager#[0-9a-f]{12}$/);
+    const plain = createHash('sha256').update('pager-secret-xyz').digest('hex').slice(0, 12);
+    expect(id).not.toContain(plain);
+    expect(identityOf('pager', 'pager-secret-xyz', 'another-deployment-salt-0123456789')).not.toBe(id);
+    expect(identityOf('pager', 'pager-secret-xyz', SALT)).toBe(id);
+  });
+
+  it('keeps a generated salt in DATA_DIR, so every process on the data shows the same identity', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fairway-salt-'));
+    dirs.push(dir);
+    const first = toolIdentitySalt(undefined, join(dir, 'data'));
+    expect(first.length).toBeGreaterThanOrEqual(32);
+    expect(toolIdentitySalt(undefined, join(dir, 'data'))).toBe(first);
+    expect(readFileSync(join(dir, 'data', IDENTITY_SALT_FILE), 'utf8').trim()).toBe(first);
+    expect(statSync(join(dir, 'data', IDENTITY_SALT_FILE)).mode & 0o077).toBe(0);
+    expect(toolIdentitySalt('configured-salt', join(dir, 'data'))).toBe('configured-salt');
+    expect(loadConfig({ TOOL_IDENTITY_SALT: 'from-env' }).tools.identitySalt).toBe('from-env');
   });
 });

@@ -4,6 +4,8 @@ import { agentTaskQueue } from '../../../src/agent/define';
 import { createUserToolActivity, identityOf } from '../../../src/activities/tool-activities';
 import { toolTaskQueue } from '../../../src/contract/tool-registry';
 
+const SALT = 'deployment-salt-for-tests-0123456789';
+
 const call = (tool: string, agent = 'research') => ({
   tool,
   agent,
@@ -24,18 +26,19 @@ describe("a user's tool", () => {
     const acts = createUserToolActivity({
       name: 'search',
       credential: 'search-secret',
+      identitySalt: SALT,
       handler: async (args, ctx) => {
         seen.push(ctx);
         return { hit: `found ${String(args.q)}` };
       },
     });
     const r = await acts.search!(call('search'));
-    expect(r).toEqual({ identity: identityOf('search', 'search-secret'), data: { hit: 'found why' } });
+    expect(r).toEqual({ identity: identityOf('search', 'search-secret', SALT), data: { hit: 'found why' } });
     expect(JSON.stringify(r)).not.toContain('search-secret');
     expect(seen).toEqual([
       {
         credential: 'search-secret',
-        identity: identityOf('search', 'search-secret'),
+        identity: identityOf('search', 'search-secret', SALT),
         key: 'run-t-1:search-1',
         runId: 'run-t-1',
         agent: 'research',
@@ -47,6 +50,7 @@ describe("a user's tool", () => {
     const acts = createUserToolActivity({
       name: 'search',
       credential: 'c',
+      identitySalt: SALT,
       agents: ['research'],
       handler: async (args) => (args.q === 'list' ? ([] as unknown as Record<string, unknown>) : {}),
     });
