@@ -33,7 +33,12 @@ export function installRuntime(level: LogLevel = 'WARN', log: Logger = createLog
   if (installed) return;
   installed = true;
   try {
-    Runtime.install({ logger: sdkLogger(log, level) });
+    // The Rust core's own warnings (slow workflow tasks, connection retries) are forwarded to the same
+    // logger, so the process prints one log format; without `forward` the core writes its own.
+    Runtime.install({
+      logger: sdkLogger(log, level),
+      telemetryOptions: { logging: { filter: { core: level, other: level }, forward: {} } },
+    });
   } catch {
     // Already instantiated by an earlier SDK call in this process: keep that runtime.
   }
