@@ -13,6 +13,7 @@ import { terminateScheduler } from '../../bench/lib/scheduler-loss';
 import { modelLoadRequests, ModelLoadInputSchema } from '../support/agents/model-load';
 import { startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
+import { workerEnv } from '../support/worker-env';
 
 const root = path.join(__dirname, '..', '..');
 const MODULE = path.join(root, 'test', 'support', 'agents', 'model-load.ts');
@@ -80,16 +81,7 @@ describe.runIf(ENABLED)('ctx.model calls of a user agent keep spent ≤ budget a
       process.execPath,
       [path.join(root, 'bin', 'fairway.cjs'), 'worker', '--agents', MODULE],
       {
-        env: {
-          ...process.env,
-          TEMPORAL_ADDRESS: inject('temporalAddress'),
-          TASK_QUEUE: s.config.temporal.taskQueue,
-          SCHEDULER_WORKFLOW_ID: s.config.schedulerWorkflowId,
-          DATA_DIR: s.config.dataDir,
-          MODEL_BASE_URL: s.modelBaseUrl,
-          EFFECT_SINK_URL: s.sink.url,
-          LOG_LEVEL: 'warn',
-        },
+        env: workerEnv(s),
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );

@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { identityOf } from '../../src/activities/tool-activities';
 import { agentTaskQueue } from '../../src/agent';
 import { startWorker } from '../../src';
 import { startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
+import { workerEnv } from '../support/worker-env';
 import { toolIdentitySalt } from '../../src/fleet/identity-salt';
 
 const root = path.join(__dirname, '..', '..');
@@ -44,17 +45,7 @@ describe('your own agents on your own worker', () => {
         path.join(agents, 'tools.ts'),
       ],
       {
-        env: {
-          ...process.env,
-          TEMPORAL_ADDRESS: inject('temporalAddress'),
-          TASK_QUEUE: s.config.temporal.taskQueue,
-          SCHEDULER_WORKFLOW_ID: s.config.schedulerWorkflowId,
-          DATA_DIR: s.config.dataDir,
-          MODEL_BASE_URL: s.modelBaseUrl,
-          EFFECT_SINK_URL: s.sink.url,
-          SEARCH_CREDENTIAL: credential,
-          LOG_LEVEL: 'warn',
-        },
+        env: workerEnv(s, { SEARCH_CREDENTIAL: credential }),
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );

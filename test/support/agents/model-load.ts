@@ -1,4 +1,6 @@
 import { z } from 'zod';
+// The simulator's seeded PRNG (pure: it bundles into workflow code): the same seed, the same prompts.
+import { seededRandom } from '../../../src/standins/modelplane/latency';
 import { defineAgent } from '../../../src/agent';
 import type { ModelRequest } from '../../../src/agent';
 
@@ -13,18 +15,6 @@ export const ModelLoadInputSchema = z.object({
   calls: z.int().min(1).max(16).default(4),
 });
 export type ModelLoadInput = z.output<typeof ModelLoadInputSchema>;
-
-/** mulberry32: the same seed gives the same prompts. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const WORDS = [
   'ledger',
@@ -43,7 +33,7 @@ const WORDS = [
 
 /** The model requests a run of `input` sends, in order (both dialects: the model alternates by seed). */
 export function modelLoadRequests(input: ModelLoadInput): ModelRequest[] {
-  const next = random(input.seed);
+  const next = seededRandom(input.seed);
   return Array.from({ length: input.calls }, (_, i) => {
     const chars = 50 + Math.floor(next() * 2951);
     const maxTokens = 16 + Math.floor(next() * 497);
