@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, FairwayError, type FairwayClient } from '../../src/client';
-import { startTestStack, type TestStack } from '../support/stack';
+import { startTestStack, waitFor, type TestStack } from '../support/stack';
 
 /**
  * The typed client (`fairway/client`) against a real stack (API, worker, simulator, the shared dev
@@ -126,7 +126,11 @@ describe('the typed client against a real stack', () => {
 
     const run = await fairway.runs.start('triage', { incident: 'cert expiring' });
     await run.waitFor('awaiting_approval', { timeoutMs: 120_000 });
-    const waiting = await fairway.approvals.list();
+    // The list reads Temporal visibility, which catches up with the run's own view shortly after.
+    const waiting = await waitFor(
+      () => fairway.approvals.list(),
+      (page) => page.items.some((a) => a.runId === run.runId),
+    );
     const mine = waiting.items.find((a) => a.runId === run.runId);
     expect(mine?.agent).toBe('triage');
     expect(mine?.proposal).toEqual((await run.get()).gate?.proposal);
@@ -136,6 +140,10 @@ describe('the typed client against a real stack', () => {
     expect(err.code).toBe('run_rejected');
     expect(err.run?.gate).toMatchObject({ decision: 'reject', note: 'not now' });
     expect(err.run?.gate?.decidedBy).toMatch(/^key:client-it#[0-9a-f]{12}$/);
-    expect((await fairway.approvals.list()).items.map((a) => a.runId)).not.toContain(run.runId);
+    const after = await waitFor(
+      () => fairway.approvals.list(),
+      (page) => !page.items.some((a) => a.runId === run.runId),
+    );
+    expect(after.items.map((a) => a.runId)).not.toContain(run.runId);
   });
 });
