@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import {
@@ -33,11 +34,11 @@ import type { FleetWorker, WorkflowSource } from './fleet/worker';
 import { startDevServer } from './infra/dev-server';
 import { createLog } from './infra/log';
 import { adminTokenOf } from './infra/admin-token';
-import { installRuntime } from './infra/runtime';
+import { installRuntime, sdkLevel } from './infra/runtime';
 import { httpAnswers, waitFor } from './infra/wait-for';
 import type { DevServer } from './infra/dev-server';
 import { closableRetry } from './fleet/closable-retry';
-import { openDataConverter } from './fleet/claim-check';
+import { openFleetClient } from './fleet/claim-check';
 import { startSimulator } from './standins/modelplane';
 import type { RunningSimulator } from './standins/modelplane';
 
@@ -76,7 +77,7 @@ export async function startStack(
   opts: { log?: Logger; workflows?: WorkflowSource; scheduler?: Partial<SchedulerInput> } = {},
 ): Promise<Stack> {
   const log = opts.log ?? createLog(config.logLevel);
-  installRuntime(config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN', log);
+  installRuntime(sdkLevel(config.logLevel), log);
   const closers: (() => Promise<void>)[] = [];
   // Aborted first thing on close: waits for other parts stop.
   const stopping = new AbortController();
@@ -142,13 +143,8 @@ export async function startStack(
       await connection.close();
     });
     // Every client and worker shares the claim-check store: large payloads stay out of history.
-    const converter = await openDataConverter(config);
-    closers.push(() => converter.close());
-    const client = new Client({
-      connection,
-      namespace: config.temporal.namespace,
-      dataConverter: converter.dataConverter,
-    });
+    const { client, close: closeConverter } = await openFleetClient(connection, config);
+    closers.push(closeConverter);
     // The operator's drain and runtime settings, outside the chain: every chain this process starts
     // (here, or its watchdog after a loss) begins with them.
     const operator =

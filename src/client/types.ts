@@ -1,4 +1,4 @@
-import type { BatchView, RunListItem, RunStatus, RunView } from '../contract/fleet-port';
+import type { BatchView, RunGateView, RunListItem, RunStatus, RunView } from '../contract/fleet-port';
 
 /** The wire shapes of docs/api.md, as the client returns them. */
 
@@ -6,22 +6,8 @@ export type { RunStatus, RunListItem };
 /** A run's lane: `interactive`, `standard` (the default) or `batch`. */
 export type Priority = RunView['priority'];
 
-/** A run's human gate, as `GET /v1/runs/:id` and `GET /v1/approvals` show it. */
-export interface GateView {
-  /** What the approver is asked to approve (the agent's `ctx.gate({ proposal })`). */
-  proposal?: unknown;
-  openedAt?: string;
-  /** Seconds a human may take; null: until decided or cancelled. */
-  timeoutSeconds?: number | null;
-  onTimeout?: 'approve' | 'reject' | 'escalate';
-  decision?: 'approve' | 'reject';
-  /** Who decided: the tenant API key's id, `admin`, or `timeout`. */
-  decidedBy?: string;
-  decidedAt?: string;
-  note?: string;
-  timedOut?: true;
-  outcome?: 'approve' | 'reject' | 'escalate';
-}
+/** A run's human gate, as `GET /v1/runs/:id` and `GET /v1/approvals` show it (RunView.gate). */
+export type GateView = Partial<RunGateView>;
 
 /** `GET /v1/runs/:id`, with the result typed by the agent. */
 export type RunDetails<R = unknown> = Omit<RunView, 'result' | 'gate'> & {

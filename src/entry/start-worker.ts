@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import { Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { loadConfig } from '../config';
@@ -8,13 +8,13 @@ import type { EffectFunction } from '../activities/agent-effects';
 import type { ToolHandler } from '../activities/tool-activities';
 import { bundleAgents } from '../fleet/agent-bundle';
 import { BUILT_IN_AGENT_NAMES } from '../fleet/built-in-agents';
-import { openDataConverter } from '../fleet/claim-check';
+import { openFleetClient } from '../fleet/claim-check';
 import { startSchedulerWatchdog } from '../fleet/scheduler-watchdog';
 import { startToolWorker as startFleetToolWorker } from '../fleet/tool-worker';
 import type { ToolWorker } from '../fleet/tool-worker';
 import { startFleetWorker } from '../fleet/worker';
 import { createLog } from '../infra/log';
-import { installRuntime } from '../infra/runtime';
+import { installRuntime, sdkLevel } from '../infra/runtime';
 import { apiStoreLocation, openSchedulerState } from '../stores/open';
 import { toolTaskQueue } from '../contract/tool-registry';
 
@@ -83,7 +83,7 @@ async function connect(config: Config) {
 export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandle> {
   const config = configOf(opts.config);
   const log = opts.log ?? createLog(config.logLevel);
-  installRuntime(config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN', log);
+  installRuntime(sdkLevel(config.logLevel), log);
   if (opts.agents.length === 0 && !opts.builtIns && !opts.scheduler && !opts.tools)
     throw new TypeError('startWorker: give it agents modules (agents: ["./agents.ts"]).');
   const bundle = opts.agents.length > 0 ? await bundleAgents(opts.agents, { cwd: opts.cwd }) : undefined;
@@ -97,13 +97,8 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
     const { native, connection } = await connect(config);
     closers.push(() => connection.close());
     closers.push(() => native.close());
-    const converter = await openDataConverter(config);
-    closers.push(() => converter.close());
-    const client = new Client({
-      connection,
-      namespace: config.temporal.namespace,
-      dataConverter: converter.dataConverter,
-    });
+    const { client, close: closeConverter } = await openFleetClient(connection, config);
+    closers.push(closeConverter);
     const serveFleet = agents.length > 0 || opts.scheduler === true;
     const fleet = serveFleet
       ? await startFleetWorker({

@@ -1,7 +1,7 @@
 import { NativeConnection } from '@temporalio/worker';
 import { createLog } from '../infra/log';
 import { loadConfig } from '../config';
-import { installRuntime } from '../infra/runtime';
+import { installRuntime, sdkLevel } from '../infra/runtime';
 import { waitFor } from '../infra/wait-for';
 import { toolTaskQueue } from '../contract/tool-registry';
 import { startToolWorker } from '../fleet/tool-worker';
@@ -16,7 +16,7 @@ import { closeOnSignal, failStart } from './shutdown';
 async function main(): Promise<void> {
   const config = loadConfig();
   const log = createLog(config.logLevel);
-  installRuntime(config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN', log);
+  installRuntime(sdkLevel(config.logLevel), log);
   const serves = config.tools.serve;
   if (serves.length === 0)
     throw new Error('WORKER_TOOLS is empty: name the tools this worker serves (e.g. WORKER_TOOLS=pager).');

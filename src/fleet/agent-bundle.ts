@@ -3,19 +3,14 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { BundleOptions } from '@temporalio/worker';
-import { agentsOf } from '../agent/define';
-import { BUILT_IN_AGENT_NAMES } from './built-in-agents';
+import { AgentModuleError, loadAgentModules } from './agent-modules';
+import type { AgentModule } from './agent-modules';
+export { AgentModuleError, loadAgentModules } from './agent-modules';
+export type { AgentModule } from './agent-modules';
 import type { WorkflowSource } from './worker';
 import { workflowsPath } from './worker';
-
-/** One agents module, loaded and checked: its absolute path and the agents it exports. */
-export interface AgentModule {
-  path: string;
-  agents: string[];
-}
 
 export interface AgentBundle {
   modules: AgentModule[];
@@ -25,11 +20,6 @@ export interface AgentBundle {
   entryPath: string;
   /** For startFleetWorker: bundled once, shared by every task queue's worker. */
   workflows: WorkflowSource;
-}
-
-/** A start-up error about the user's agents modules; its message names the module. */
-export class AgentModuleError extends Error {
-  override name = 'AgentModuleError';
 }
 
 /** The node_modules folder that holds Fairway's Temporal SDK. */
@@ -45,48 +35,6 @@ const FAIRWAY_SRC = path.resolve(__dirname, '..');
 const HINT =
   'Agent code runs in the workflow sandbox: import only zod and fairway/agent, and do I/O in an effect ' +
   'function or a tool (startWorker({ effects, tools })).';
-
-/**
- * Imports each agents module in Node and checks it: it exports at least one defineAgent() value, and
- * no agent takes a built-in's name or another module's. Paths are resolved from `cwd`.
- */
-export async function loadAgentModules(
-  paths: readonly string[],
-  cwd: string = process.cwd(),
-): Promise<AgentModule[]> {
-  const owners = new Map<string, string>(BUILT_IN_AGENT_NAMES.map((n) => [n, 'the built-in agents']));
-  const modules: AgentModule[] = [];
-  for (const given of [...new Set(paths.map((p) => path.resolve(cwd, p)))]) {
-    let mod: Record<string, unknown>;
-    try {
-      mod = (await import(pathToFileURL(given).href)) as Record<string, unknown>;
-    } catch (err) {
-      throw new AgentModuleError(`Could not load agents module ${given}: ${String(err)}`, { cause: err });
-    }
-    let agents: string[];
-    try {
-      agents = [...agentsOf(withDefaultExports(mod)).keys()];
-    } catch (err) {
-      throw new AgentModuleError(`Agents module ${given}: ${(err as Error).message}`);
-    }
-    if (agents.length === 0)
-      throw new AgentModuleError(`Agents module ${given} exports no agent (export defineAgent() values).`);
-    for (const name of agents) {
-      const owner = owners.get(name);
-      if (owner)
-        throw new AgentModuleError(`Agents module ${given}: agent "${name}" is already defined by ${owner}.`);
-      owners.set(name, given);
-    }
-    modules.push({ path: given, agents });
-  }
-  return modules;
-}
-
-/** A module's exports, and those of its default export when that is an object (CommonJS imported from ESM). */
-function withDefaultExports(mod: Record<string, unknown>): Record<string, unknown> {
-  const fallback = mod.default;
-  return typeof fallback === 'object' && fallback !== null ? { ...(fallback as object), ...mod } : mod;
-}
 
 /** The generated workflow entry's source: Fairway's workflows, then each module's agents registered. */
 export function agentEntrySource(modulePaths: readonly string[]): string {

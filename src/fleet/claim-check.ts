@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { Client } from '@temporalio/client';
+import type { Connection } from '@temporalio/client';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { openPayloadStore, payloadStoreLocation } from '../stores/open';
 import type { StoreConfig } from '../stores/open';
@@ -107,4 +109,18 @@ export async function openDataConverter(
     dataConverter: { payloadCodecs: [claimCheckCodec(store, config.claimCheckBytes, where)] },
     close: () => store.close(),
   };
+}
+
+/** A Temporal client of the fleet's namespace over `connection`, with the claim-check converter it holds open. */
+export async function openFleetClient(
+  connection: Connection,
+  config: StoreConfig & { claimCheckBytes: number; temporal: { namespace: string } },
+): Promise<{ client: Client; close(): Promise<void> }> {
+  const converter = await openDataConverter(config);
+  const client = new Client({
+    connection,
+    namespace: config.temporal.namespace,
+    dataConverter: converter.dataConverter,
+  });
+  return { client, close: () => converter.close() };
 }

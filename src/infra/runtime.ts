@@ -22,6 +22,11 @@ export function sdkLogger(log: Logger, level: LogLevel): SdkLogger {
   };
 }
 
+/** The SDK's level for a process logging at `logLevel`: its debug output only when the process debugs. */
+export function sdkLevel(logLevel: string): LogLevel {
+  return logLevel === 'debug' || logLevel === 'trace' ? 'DEBUG' : 'WARN';
+}
+
 let installed = false;
 
 /**

@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { agentsOf, estimateOf, type Agent } from '../../agent/define';
+import { estimateOf, type Agent } from '../../agent/define';
+import { AgentsImportError, importAgents } from '../../fleet/agent-modules';
 import { builtInAgents } from './built-ins';
 
 /**
@@ -45,16 +45,6 @@ export class AgentCatalog {
   }
 }
 
-/**
- * A module's exports, and those of its default export when that is a plain object (a CommonJS module
- * imported from ESM puts its exports there).
- */
-function withDefaultExports(mod: Record<string, unknown>): Record<string, unknown> {
-  const fallback = mod.default;
-  if (typeof fallback !== 'object' || fallback === null) return mod;
-  return { ...(fallback as Record<string, unknown>), ...mod };
-}
-
 /** The built-in agents only. */
 export function builtInCatalog(): AgentCatalog {
   return new AgentCatalog(builtInAgents().map((agent) => ({ agent, origin: 'the built-in agents' })));
@@ -71,20 +61,16 @@ export async function loadAgentCatalog(
 ): Promise<AgentCatalog> {
   const entries = builtInAgents().map((agent) => ({ agent, origin: 'the built-in agents' }));
   for (const modulePath of modules) {
-    const file = path.resolve(cwd, modulePath);
-    let mod: Record<string, unknown>;
-    try {
-      mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
-    } catch (err) {
-      throw new Error(`The agents module ${modulePath} (AGENTS) did not load: ${String(err)}`, {
-        cause: err,
-      });
-    }
     let found: Map<string, Agent>;
     try {
-      found = agentsOf(withDefaultExports(mod));
+      found = await importAgents(path.resolve(cwd, modulePath));
     } catch (err) {
-      throw new Error(`The agents module ${modulePath}: ${(err as Error).message}`, { cause: err });
+      if (!(err instanceof AgentsImportError)) throw err;
+      throw err.stage === 'import'
+        ? new Error(`The agents module ${modulePath} (AGENTS) did not load: ${err.message}`, {
+            cause: err.cause,
+          })
+        : new Error(`The agents module ${modulePath}: ${err.message}`, { cause: err.cause });
     }
     if (found.size === 0) {
       throw new Error(
