@@ -96,6 +96,14 @@ describe('reading and steering runs', () => {
     }
   });
 
+  it("shows a run's steps to whoever may see the run", async () => {
+    const own = await request(h.app).get(`/v1/runs/${runId}/steps`).set(bearer(acme()));
+    expect(own.status).toBe(200);
+    expect(own.body).toEqual({ runId, items: [] });
+    expect((await request(h.app).get(`/v1/runs/${runId}/steps`).set(h.admin())).status).toBe(200);
+    expect((await request(h.app).get(`/v1/runs/${runId}/steps`).set(bearer(rival()))).status).toBe(404);
+  });
+
   it('cancels a run once; a finished run answers 409 conflict', async () => {
     const first = await request(h.app).post(`/v1/runs/${runId}/cancel`).set(bearer(acme()));
     expect(first.status).toBe(202);

@@ -103,7 +103,7 @@
         })
         .join('');
       $('failures-state').textContent = page.items.length
-        ? `The ${page.items.length} latest failed runs${page.nextCursor ? ' (more in Runs, status failed)' : ''}.`
+        ? `${page.items.length === 1 ? 'The latest failed run' : `The ${page.items.length} latest failed runs`}${page.nextCursor ? ' (older ones: Runs, status failed)' : ''}.`
         : 'No failed runs.';
     } catch (err) {
       $('failures-state').textContent = '';
