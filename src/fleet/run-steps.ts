@@ -29,7 +29,8 @@ const obj = (v: unknown): Record<string, unknown> =>
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const at = (e: Event): string => {
   const t = e.eventTime;
-  const ms = t ? Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : 0;
+  // `seconds` is a Long or a number, as the payload was decoded: its decimal string reads either.
+  const ms = t ? Number(String(t.seconds ?? 0)) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : 0;
   return new Date(ms).toISOString();
 };
 

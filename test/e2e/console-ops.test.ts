@@ -83,6 +83,23 @@ describe.skipIf(skipBrowser)('the console answers "what failed" and "what waits 
     await signIn(page, ADMIN);
     await expect.poll(() => page.locator('#whoami').textContent()).toMatch(/admin token/);
 
+    // Runs, filtered on Temporal's visibility by agent (and, through the API, by key and time).
+    await page.getByRole('link', { name: 'Runs', exact: true }).click();
+    await page.getByLabel('Agent').fill('triage');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect
+      .poll(() => page.locator('#runs tbody tr').evaluateAll((rows) => rows.map((r) => r.dataset.run)))
+      .toEqual([gated]);
+    const ids = async (q: string) =>
+      ((await s.call('GET', `/v1/runs?${q}`, { token: key })).body.items as { runId: string }[]).map(
+        (r) => r.runId,
+      );
+    expect(await ids('agent=synthetic&status=failed')).toEqual([failed]);
+    expect(
+      await ids(`createdAfter=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`),
+    ).toEqual([]);
+    expect((await ids('createdAfter=2020-01-01T00:00:00Z')).sort()).toEqual([failed, gated].sort());
+
     // Failures: the run, with its error.
     await page.getByRole('link', { name: 'Failures' }).click();
     const row = page.locator(`#failures tr[data-run="${failed}"]`);

@@ -7,7 +7,8 @@ const time = (s: number) => ({ seconds: 1_780_000_000 + s, nanos: 0 });
 
 describe("a run's steps from its history", () => {
   it('reads regular activities, local-activity markers, and leaves the fleet’s own activities out', () => {
-    const steps = stepsFromHistory([
+    // Plain numbers where the decoded protobuf may hold Longs: the reader takes both.
+    const events = [
       {
         eventId: 5,
         eventTime: time(0),
@@ -74,8 +75,8 @@ describe("a run's steps from its history", () => {
           input: payloads({ step: 4 }),
         },
       },
-    ]);
-    expect(steps).toEqual([
+    ] as unknown as Parameters<typeof stepsFromHistory>[0];
+    expect(stepsFromHistory(events)).toEqual([
       { kind: 'step', name: 'step 1', tokens: 42, outcome: 'ok', at: '2026-05-28T20:26:41.000Z' },
       { kind: 'model', name: 'sim-large', tokens: 1200, outcome: 'ok', at: '2026-05-28T20:26:42.000Z' },
       { kind: 'effect', name: 'publish', tokens: null, outcome: 'duplicate', at: '2026-05-28T20:26:43.000Z' },
