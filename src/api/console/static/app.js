@@ -254,7 +254,9 @@
       ];
       out.innerHTML = `<dl class="explain" id="explain-result">${rows
         .map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`)
-        .join('')}</dl>`;
+        .join(
+          '',
+        )}</dl><p><a href="#/runs/${encodeURIComponent(run.runId)}">The run's steps, gate and error</a></p>`;
     } catch (err) {
       out.innerHTML = `<p class="error" role="alert">${esc(err.message)}</p>`;
     }
