@@ -188,7 +188,7 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {
-    // The console page's own script runs in the browser (uPlot is loaded before it by a script tag).
+    // The console page's own scripts run in the browser (uPlot is loaded before it by a script tag).
     files: ['src/api/console/static/**/*.js'],
     languageOptions: {
       sourceType: 'script',
@@ -202,6 +202,10 @@ export default tseslint.config(
           'ResizeObserver',
           'setTimeout',
           'clearTimeout',
+          'CustomEvent',
+          'URLSearchParams',
+          'FormData',
+          'location',
         ].map((g) => [g, 'readonly']),
       ),
     },

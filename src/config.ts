@@ -129,6 +129,9 @@ const temporal = {
   TEMPORAL_UI_PORT: int(8233).describe(
     'Web UI port of the embedded dev server (used only when TEMPORAL_ADDRESS is empty).',
   ),
+  TEMPORAL_UI_URL: optionalString.describe(
+    "Base URL of the Temporal Web UI the console links each run to; empty: the embedded dev server's (http://localhost:TEMPORAL_UI_PORT), or no link with TEMPORAL_ADDRESS set.",
+  ),
   TEMPORAL_CLI_PATH: optionalString.describe(
     'Path to the `temporal` CLI for the embedded dev server; empty: found on PATH or installed into .tools/.',
   ),
@@ -577,6 +580,8 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
       namespace: e.TEMPORAL_NAMESPACE,
       port: e.TEMPORAL_PORT,
       uiPort: e.TEMPORAL_UI_PORT,
+      /** undefined: the embedded dev server's UI, or none. */
+      uiUrl: e.TEMPORAL_UI_URL,
       cliPath: e.TEMPORAL_CLI_PATH,
       taskQueue: e.TASK_QUEUE,
     },

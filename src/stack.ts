@@ -88,7 +88,7 @@ export async function startStack(
   };
   try {
     let address = config.temporal.address;
-    let uiUrl: string | undefined;
+    let uiUrl = config.temporal.uiUrl;
     if (!address) {
       if (!parts.temporal)
         throw new Error('TEMPORAL_ADDRESS is not set and this process does not start Temporal.');
@@ -103,7 +103,7 @@ export async function startStack(
       });
       closers.push(() => dev.stop());
       address = dev.address;
-      uiUrl = `http://localhost:${config.temporal.uiPort}`;
+      uiUrl ??= `http://localhost:${config.temporal.uiPort}`;
     }
 
     let sim: RunningSimulator | undefined;
@@ -268,6 +268,7 @@ export async function startStack(
         log,
         events,
         agents,
+        ...(uiUrl ? { temporalUi: { url: uiUrl, namespace: config.temporal.namespace } } : {}),
       });
       const server = await listenWithLimits(apps.api, config.port, config.host, config.http);
       apps.api.consoleSampler.start();

@@ -74,6 +74,8 @@ export interface ApiDeps {
   events?: EventDispatcher;
   /** The agents runs may name (`loadAgentCatalog(config.agentModules)`); default the built-ins only. */
   agents?: AgentCatalog;
+  /** The Temporal Web UI the console links runs to (`<url>/namespaces/<namespace>/workflows/<runId>`). */
+  temporalUi?: { url: string; namespace: string };
 }
 
 /** The app, and the console's sampler (the process starts it, so history exists before a page opens). */
@@ -137,7 +139,7 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
     now,
     ...(deps.consoleSampleMs ? { sampleMs: deps.consoleSampleMs } : {}),
   });
-  app.use(consolePageRouter());
+  app.use(consolePageRouter(deps.temporalUi));
   // Before the bearer-only middleware: events also come signed, and the signature needs the raw body.
   app.use('/v1/events', eventIngressRouter(ctx, adminTokens));
   // Metrics name every tenant with its backlog and spend: admin only here; METRICS_PORT serves them on loopback.

@@ -67,6 +67,23 @@ export interface RunView {
   gate?: RunGateView;
 }
 
+/**
+ * One of a run's steps as its history records it (`GET /v1/runs/:runId/steps`): a metered step, a model
+ * call, or an effect, oldest first. Tool calls are the view's `toolCalls`.
+ */
+export interface RunStep {
+  kind: 'step' | 'model' | 'effect';
+  /** The step's number, the model asked for, or the effect's name. */
+  name: string;
+  /** Tokens it was charged (steps and model calls), null while it runs or for an effect. */
+  tokens: number | null;
+  outcome: 'ok' | 'failed' | 'running' | 'applied' | 'duplicate';
+  /** Why it failed. */
+  error?: string;
+  /** When it was scheduled (ISO 8601). */
+  at: string;
+}
+
 /** A run's human gate (`RunView.gate`): the proposal and its policy while it waits, then the decision. */
 export interface RunGateView {
   /** What the approver is asked to approve: the agent's proposal (JSON). */
@@ -102,6 +119,12 @@ export interface RunListQuery {
   tenant?: string;
   status?: RunStatus;
   priority?: Priority;
+  agent?: string;
+  /** Only this run (the one an idempotency key names). */
+  runId?: string;
+  /** ISO 8601 bounds on when the run's workflow started: at or after, and before. */
+  createdAfter?: string;
+  createdBefore?: string;
   limit: number;
   cursor?: string;
 }
@@ -164,6 +187,8 @@ export interface FleetPort {
   /** The run as its owner sees it, or null when there is no such run. */
   getRun(runId: string): Promise<RunView | null>;
   listRuns(query: RunListQuery): Promise<{ items: RunListItem[]; nextCursor: string | null }>;
+  /** The run's steps, model calls and effects from its history (its latest execution), or null: no such run. */
+  runSteps(runId: string): Promise<RunStep[] | null>;
   /** Returns false when the run is already finished. */
   cancelRun(runId: string): Promise<boolean>;
   /** Answers a human gate; returns false when the run is not awaiting approval. */

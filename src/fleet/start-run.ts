@@ -3,7 +3,13 @@ import type { Client } from '@temporalio/client';
 import { TypedSearchAttributes, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { RunSpec } from '../contract/fleet-port';
 import type { RunOptions, runWorkflow } from '../workflows/run';
-import { BatchIdKey, PriorityKey, RunStatusKey, TenantIdKey } from '../contract/search-attributes';
+import {
+  AgentNameKey,
+  BatchIdKey,
+  PriorityKey,
+  RunStatusKey,
+  TenantIdKey,
+} from '../contract/search-attributes';
 import { runTaskQueue } from './run-queues';
 import { PRIORITY_KEY } from './priority-keys';
 
@@ -36,6 +42,7 @@ export async function startRunWorkflow(
     { key: TenantIdKey, value: spec.tenant },
     { key: PriorityKey, value: spec.priority },
     { key: RunStatusKey, value: 'queued' },
+    { key: AgentNameKey, value: spec.agent },
     ...(spec.batchId ? [{ key: BatchIdKey, value: spec.batchId }] : []),
   ];
   try {

@@ -28,6 +28,7 @@ import { mapLimit } from '../util/map-limit';
 import { discardRunWorkflow, startRunWorkflow } from './start-run';
 import { offerRuns } from '../contract/offer-runs';
 import { closedRunView } from './closed-run-view';
+import { stepsFromHistory } from './run-steps';
 import { SubmitCoalescer } from './submit-coalescer';
 import { readTenantStatuses } from './tenant-statuses';
 import { runTaskQueue } from './run-queues';
@@ -125,6 +126,16 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
       return view;
     },
     listRuns: (q) => listRuns(client, config.temporal.namespace, taskQueue, q),
+    async runSteps(runId) {
+      const history = await client.workflow
+        .getHandle(runId)
+        .fetchHistory()
+        .catch((err: unknown) => {
+          if (notFound(err)) return null;
+          throw err;
+        });
+      return history ? stepsFromHistory(history.events ?? []) : null;
+    },
 
     async cancelRun(runId) {
       // Describe, not query: it needs no worker, so a run still waiting for its first task can be cancelled.

@@ -30,6 +30,10 @@ export async function listRuns(
   if (q.tenant) clauses.push(`TenantId = ${quote(q.tenant)}`);
   if (q.status) clauses.push(`RunStatus = ${quote(q.status)}`);
   if (q.priority) clauses.push(`Priority = ${quote(q.priority)}`);
+  if (q.agent) clauses.push(`AgentName = ${quote(q.agent)}`);
+  if (q.runId) clauses.push(`WorkflowId = ${quote(q.runId)}`);
+  if (q.createdAfter) clauses.push(`StartTime >= ${quote(q.createdAfter)}`);
+  if (q.createdBefore) clauses.push(`StartTime < ${quote(q.createdBefore)}`);
   const res = await client.workflowService.listWorkflowExecutions({
     namespace,
     query: clauses.join(' AND '),

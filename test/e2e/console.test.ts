@@ -6,13 +6,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, startTestStack } from '../support/stack';
 import type { TestStack } from '../support/stack';
-
-const CHROMIUM = '/usr/bin/chromium';
-/** Without Chromium the browser test skips, unless CI is set: then it fails. */
-const skipBrowser = !existsSync(CHROMIUM) && !process.env.CI;
-if (skipBrowser) console.warn(`browser test skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
-const SCREENSHOT_DIR = path.resolve(__dirname, '..', '..', 'test-results');
-const FAST = { MODEL_TPM: '1000000000', MODEL_RPM: '100000000' };
+import { CHROMIUM, CHROMIUM_ARGS, FAST, SCREENSHOT_DIR, skipBrowser } from '../support/chromium';
 
 /** Chart figures report how many of their points carry a value above zero (data-nonzero). */
 const nonZero = (page: Page, id: string) =>
@@ -54,14 +48,7 @@ describe.skipIf(skipBrowser)('the operator console (headless Chromium)', () => {
       executablePath: CHROMIUM,
       headless: true,
       viewport: { width: 1280, height: 900 },
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
+      args: CHROMIUM_ARGS,
     });
   });
   afterAll(async () => {

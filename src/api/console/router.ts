@@ -31,7 +31,9 @@ interface Asset {
 
 const STATIC_DIR = path.join(__dirname, 'static');
 const ASSETS: Record<string, Asset> = {
+  'common.js': { file: path.join(STATIC_DIR, 'common.js'), type: 'text/javascript; charset=utf-8' },
   'app.js': { file: path.join(STATIC_DIR, 'app.js'), type: 'text/javascript; charset=utf-8' },
+  'runs.js': { file: path.join(STATIC_DIR, 'runs.js'), type: 'text/javascript; charset=utf-8' },
   'app.css': { file: path.join(STATIC_DIR, 'app.css'), type: 'text/css; charset=utf-8' },
   'uplot.js': {
     file: require.resolve('uplot/dist/uPlot.iife.min.js'),
@@ -51,18 +53,46 @@ const read = (file: string) => {
   return b;
 };
 
-function send(res: Response, file: string, type: string): void {
+function sendBody(res: Response, body: Buffer, type: string): void {
   res.set('content-security-policy', CSP);
   res.set('x-content-type-options', 'nosniff');
   res.set('referrer-policy', 'no-referrer');
   res.set('cache-control', 'no-cache');
-  res.type(type).send(read(file));
+  res.type(type).send(body);
+}
+const send = (res: Response, file: string, type: string) => sendBody(res, read(file), type);
+
+const attr = (v: string) => v.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+
+/**
+ * The page with the Temporal Web UI's address in its `fairway-temporal-ui` meta tags (empty: no link),
+ * so the page links each run to its workflow there without asking the API.
+ */
+function indexPage(temporalUi: { url: string; namespace: string } | undefined): Buffer {
+  const html = read(INDEX)
+    .toString('utf8')
+    .replace(
+      '<meta name="fairway-temporal-ui" content="" />',
+      `<meta name="fairway-temporal-ui" content="${attr(temporalUi?.url.replace(/\/+$/, '') ?? '')}" />`,
+    )
+    .replace(
+      '<meta name="fairway-temporal-namespace" content="" />',
+      `<meta name="fairway-temporal-namespace" content="${attr(temporalUi?.namespace ?? '')}" />`,
+    );
+  return Buffer.from(html);
 }
 
-/** `/console`: the page and its assets (no token needed: the data comes from the admin endpoint). */
-export function consolePageRouter(): Router {
+/**
+ * `/console`: the page and its assets. No token is needed for them: the data comes from the API, with
+ * the token the operator signs in with.
+ */
+export function consolePageRouter(temporalUi?: { url: string; namespace: string }): Router {
   const router = Router();
-  router.get('/console', (_req, res) => send(res, INDEX, 'text/html; charset=utf-8'));
+  let page: Buffer | undefined;
+  router.get('/console', (_req, res) => {
+    page ??= indexPage(temporalUi);
+    sendBody(res, page, 'text/html; charset=utf-8');
+  });
   router.get('/console/assets/:name', (req, res) => {
     // Own properties only: `constructor`, `__proto__` and the like are not assets.
     const asset = Object.hasOwn(ASSETS, req.params.name) ? ASSETS[req.params.name] : undefined;

@@ -4,6 +4,8 @@ import { FleetSnapshots } from '../fleet-snapshot';
 import type { Priority, SchedulerStatus, TenantStatus } from '../../scheduler/types';
 import { PRIORITIES } from '../../scheduler/types';
 import { Ring } from './ring';
+import { shareHint } from './share-hints';
+import type { ShareHint } from './share-hints';
 
 /** The door's shed reasons, in the order the console draws them. */
 export const SHED_REASONS = ['queue_full', 'rate_limited', 'budget_exhausted', 'draining'] as const;
@@ -43,6 +45,8 @@ export interface TenantRow {
   period: string;
   spent: number;
   remaining: number | null;
+  /** Why the share sits below the entitlement (budget, cap, lane, demand), or null. */
+  hint: ShareHint | null;
 }
 
 export interface ConsoleState {
@@ -267,11 +271,13 @@ export class ConsoleSampler {
     return this.tenantStatuses.map((t) => {
       const used = tokens.get(t.tenant) ?? 0;
       const isActive = active.includes(t);
+      const tokenShare = total > 0 ? used / total : null;
+      const entitledShare = isActive && activeWeight > 0 ? t.settings.weight / activeWeight : null;
       return {
         tenant: t.tenant,
         weight: t.settings.weight,
-        tokenShare: total > 0 ? used / total : null,
-        entitledShare: isActive && activeWeight > 0 ? t.settings.weight / activeWeight : null,
+        tokenShare,
+        entitledShare,
         tokensInWindow: used,
         queued: queuedOf(t),
         inFlight: t.inFlight,
@@ -279,6 +285,7 @@ export class ConsoleSampler {
         period: t.ledger.period,
         spent: t.ledger.spent,
         remaining: t.ledger.remaining,
+        hint: shareHint(t, tokenShare, entitledShare, this.tenantStatuses),
       };
     });
   }

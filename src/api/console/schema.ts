@@ -37,6 +37,10 @@ export const ConsoleStateSchema = (status: z.ZodType) =>
         period: z.string(),
         spent: z.number(),
         remaining: z.number().nullable(),
+        hint: z
+          .object({ reason: z.enum(['budget', 'cap', 'lane', 'demand']), text: z.string() })
+          .nullable()
+          .describe('why the token share sits below the entitlement, or null'),
       }),
     ),
     samples: z.array(

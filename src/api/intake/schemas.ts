@@ -86,6 +86,9 @@ export const DecisionRequestSchema = z.strictObject({ note: z.string().max(2000)
 
 const limit = (max: number, def: number) => z.coerce.number().int().min(1).max(max).default(def);
 
+/** An instant in a list filter: ISO 8601 with a time zone, as the API writes `createdAt`. */
+const InstantSchema = z.iso.datetime({ offset: true });
+
 export const RunListQuerySchema = z.object({
   status: RunStatusSchema.optional(),
   priority: PrioritySchema.optional(),
@@ -93,6 +96,16 @@ export const RunListQuerySchema = z.object({
   cursor: z.string().min(1).max(2000).optional(),
   /** Admin only: restrict the list to one tenant. */
   tenant: TenantIdSchema.optional(),
+  agent: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,64}$/, 'an agent name')
+    .optional()
+    .describe('Only runs of this agent (runs started before this filter existed carry no agent to match).'),
+  idempotencyKey: IdempotencyKeySchema.optional().describe(
+    "The run submitted with this Idempotency-Key, while the key's record is kept (the admin names `tenant` too).",
+  ),
+  createdAfter: InstantSchema.optional().describe('Only runs started at or after this instant.'),
+  createdBefore: InstantSchema.optional().describe('Only runs started before this instant.'),
 });
 
 /** GET /v1/approvals: each entry reads its run's view, so a page is small. */

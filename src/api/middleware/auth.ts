@@ -17,7 +17,7 @@ export type Principal =
 
 /** What an approver key may do: read runs and approvals, and approve or reject a run's gate. */
 const APPROVER_ROUTES: readonly { methods: readonly string[]; path: RegExp }[] = [
-  { methods: ['GET', 'HEAD'], path: /^\/v1\/(runs|approvals)(\/[^/]+)?\/?$/ },
+  { methods: ['GET', 'HEAD'], path: /^\/v1\/(runs|approvals)(\/[^/]+(\/steps)?)?\/?$/ },
   { methods: ['POST'], path: /^\/v1\/runs\/[^/]+\/(approve|reject)\/?$/ },
 ];
 

@@ -79,6 +79,7 @@ export function registerComponents(registry: OpenAPIRegistry, catalog: AgentCata
     RunReplayed: named('RunReplayed', R.RunReplayed),
     RunView: named('RunView', R.RunViewResponse),
     RunList: named('RunList', R.RunList),
+    RunSteps: named('RunSteps', R.RunSteps),
     BatchRequest: named('BatchRequest', union(batchVariants), INPUTS),
     BatchAccepted: named('BatchAccepted', R.BatchAccepted),
     BatchView: named('BatchView', R.BatchViewResponse),

@@ -80,6 +80,13 @@ export function registerPaths(registry: OpenAPIRegistry, c: Components): void {
     request: { params: runId },
     responses: { 200: json(c.RunView, 'The run.'), ...errors(401, 404) },
   });
+  add('get', '/v1/runs/{runId}/steps', "A run's steps, model calls and effects, from its history", {
+    request: { params: runId },
+    responses: {
+      200: json(c.RunSteps, "Oldest first; tool calls are the run view's toolCalls."),
+      ...errors(401, 404),
+    },
+  });
   add('post', '/v1/runs/{runId}/cancel', 'Cancel a run', {
     request: { params: runId },
     responses: { 202: json(R.CancelAccepted, 'Cancellation requested.'), ...errors(401, 404, 409) },

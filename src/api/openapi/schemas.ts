@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { BatchView, RunListItem, RunView } from '../../contract/fleet-port';
+import type { BatchView, RunListItem, RunStep, RunView } from '../../contract/fleet-port';
 import { WAIT_CODES } from '../../scheduler/types';
 import { PrioritySchema, RunStatusSchema } from '../intake/schemas';
 
@@ -79,6 +79,23 @@ export const RunList = z.object({
     }) satisfies z.ZodType<RunListItem>,
   ),
   nextCursor: z.string().nullable(),
+});
+
+export const RunSteps = z.object({
+  runId: z.string(),
+  items: z.array(
+    z.object({
+      kind: z.enum(['step', 'model', 'effect']),
+      name: z.string().meta({ description: "The step's number, the model asked for, or the effect's name." }),
+      tokens: z
+        .number()
+        .nullable()
+        .meta({ description: 'Tokens charged; null while running, or for an effect.' }),
+      outcome: z.enum(['ok', 'failed', 'running', 'applied', 'duplicate']),
+      error: z.string().optional(),
+      at: z.string().meta({ description: 'When it was scheduled (ISO 8601).' }),
+    }) satisfies z.ZodType<RunStep>,
+  ),
 });
 
 export const CancelAccepted = z.object({ runId: z.string(), cancelRequested: z.literal(true), links });

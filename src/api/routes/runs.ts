@@ -28,16 +28,33 @@ export function runsRouter(ctx: ApiContext): Router {
   });
 
   router.get('/', async (req, res) => {
-    const query = parseOr400(RunListQuerySchema, req.query);
+    const { idempotencyKey, ...query } = parseOr400(RunListQuerySchema, req.query);
     const principal = principalOf(res);
     const tenant = principal.kind === 'tenant' ? principal.tenant : query.tenant;
     const cursor = query.cursor === undefined ? undefined : ctx.cursors.verify(query.cursor);
-    const page = await ctx.fleet.listRuns({ ...query, cursor, tenant });
+    let runId: string | undefined;
+    if (idempotencyKey !== undefined) {
+      if (tenant === undefined)
+        throw new ApiError('invalid_request', 'An idempotency key belongs to a tenant: name `tenant` too.');
+      // A key no run claimed names no run: the list is empty.
+      const claim = await ctx.store.idempotency.find(tenant, idempotencyKey);
+      if (!claim) {
+        res.json({ items: [], nextCursor: null });
+        return;
+      }
+      runId = claim.runId;
+    }
+    const page = await ctx.fleet.listRuns({ ...query, cursor, tenant, ...(runId ? { runId } : {}) });
     res.json({ ...page, nextCursor: ctx.cursors.sign(page.nextCursor) });
   });
 
   router.get('/:runId', async (req, res) => {
     res.json(await ownedRun(ctx, res, req.params.runId));
+  });
+
+  router.get('/:runId/steps', async (req, res) => {
+    const view = await ownedRun(ctx, res, req.params.runId);
+    res.json({ runId: view.runId, items: (await ctx.fleet.runSteps(view.runId)) ?? [] });
   });
 
   router.post('/:runId/cancel', async (req, res) => {

@@ -35,6 +35,7 @@ describe('approver keys: POST /v1/admin/tenants/:id/approver-key', () => {
     const listed = await request(h.app).get('/v1/approvals').set(bearer(key)).expect(200);
     expect(listed.body.items.map((i: { runId: string }) => i.runId)).toEqual([runId]);
     await request(h.app).get(`/v1/runs/${runId}`).set(bearer(key)).expect(200);
+    await request(h.app).get(`/v1/runs/${runId}/steps`).set(bearer(key)).expect(200);
     const runs = await request(h.app).get('/v1/runs?tenant=other').set(bearer(key)).expect(200);
     expect(runs.body.items.every((r: { tenant: string }) => r.tenant === 'acme')).toBe(true);
     const ok = await request(h.app).post(`/v1/runs/${runId}/approve`).set(bearer(key)).send({ note: 'go' });

@@ -10,6 +10,7 @@ import type {
   RunListQuery,
   RunSpec,
   RunStatus,
+  RunStep,
   RunView,
 } from '../../../src/contract/fleet-port';
 import { offerRuns } from '../../../src/contract/offer-runs';
@@ -206,7 +207,11 @@ export class MemoryFleet implements FleetPort {
         (r) =>
           (!q.tenant || r.tenant === q.tenant) &&
           (!q.status || r.status === q.status) &&
-          (!q.priority || r.priority === q.priority),
+          (!q.priority || r.priority === q.priority) &&
+          (!q.agent || r.agent === q.agent) &&
+          (!q.runId || r.runId === q.runId) &&
+          (!q.createdAfter || Date.parse(r.createdAt) >= Date.parse(q.createdAfter)) &&
+          (!q.createdBefore || Date.parse(r.createdAt) < Date.parse(q.createdBefore)),
       );
     const start = q.cursor ? Number(q.cursor) : 0;
     const next = start + q.limit < all.length ? String(start + q.limit) : null;
@@ -222,6 +227,11 @@ export class MemoryFleet implements FleetPort {
         batchId,
       }));
     return { items, nextCursor: next };
+  }
+
+  /** The simulated runs record no history: a known run has no steps to show. */
+  async runSteps(runId: string): Promise<RunStep[] | null> {
+    return this.records.has(runId) ? [] : null;
   }
 
   async cancelRun(runId: string): Promise<boolean> {

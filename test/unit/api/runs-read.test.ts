@@ -68,6 +68,42 @@ describe('reading and steering runs', () => {
     }
   });
 
+  it('filters the list by agent, idempotency key and start time', async () => {
+    h.clock.now += 60_000;
+    const keyed = await h.submit(acme(), synthetic(), { 'idempotency-key': 'order-7' });
+    const list = async (q: string, who = bearer(acme())) => {
+      const r = await request(h.app).get(`/v1/runs?${q}`).set(who);
+      expect(r.status, q).toBe(200);
+      return (r.body.items as { runId: string }[]).map((i) => i.runId);
+    };
+    expect(await list('agent=synthetic')).toHaveLength(2);
+    expect(await list('agent=triage')).toEqual([]);
+    expect(await list('idempotencyKey=order-7')).toEqual([keyed.body.runId]);
+    expect(await list('idempotencyKey=order-7&tenant=acme', h.admin())).toEqual([keyed.body.runId]);
+    expect(await list('idempotencyKey=nobody-used-it')).toEqual([]);
+    // Keys are the tenant's own: another tenant's key names none of its runs.
+    expect(await list('idempotencyKey=order-7', bearer(rival()))).toEqual([]);
+    const admin = await request(h.app).get('/v1/runs?idempotencyKey=order-7').set(h.admin());
+    expect(admin.status).toBe(400);
+    expect(await list('createdAfter=2025-06-01T12:00:30Z')).toEqual([keyed.body.runId]);
+    expect(await list('createdBefore=2025-06-01T12:00:30Z')).toEqual([runId]);
+    expect(await list('createdAfter=2025-06-01T12:00:00Z&createdBefore=2025-06-01T12:00:30%2B00:00')).toEqual(
+      [runId],
+    );
+    for (const q of ['createdAfter=yesterday', 'agent=a%20b', 'createdBefore=2025-06-01']) {
+      const bad = await request(h.app).get(`/v1/runs?${q}`).set(bearer(acme()));
+      expect(bad.status, q).toBe(400);
+    }
+  });
+
+  it("shows a run's steps to whoever may see the run", async () => {
+    const own = await request(h.app).get(`/v1/runs/${runId}/steps`).set(bearer(acme()));
+    expect(own.status).toBe(200);
+    expect(own.body).toEqual({ runId, items: [] });
+    expect((await request(h.app).get(`/v1/runs/${runId}/steps`).set(h.admin())).status).toBe(200);
+    expect((await request(h.app).get(`/v1/runs/${runId}/steps`).set(bearer(rival()))).status).toBe(404);
+  });
+
   it('cancels a run once; a finished run answers 409 conflict', async () => {
     const first = await request(h.app).post(`/v1/runs/${runId}/cancel`).set(bearer(acme()));
     expect(first.status).toBe(202);

@@ -1,18 +1,13 @@
-/* The Fairway console: polls /v1/admin/console (the server samples the scheduler; this page only draws). */
+/* The console's fleet view: polls /v1/admin/console (the server samples the scheduler; this page only draws). */
 (() => {
   'use strict';
-  const TOKEN_KEY = 'fairway.adminToken';
+  const { $, fmt, pct, esc, api, session, confirmAction, showError } = window.Fairway;
   const POLL_MS = 2000;
   const WINDOW_S = 15 * 60;
   const LANES = ['interactive', 'standard', 'batch'];
   const REASONS = ['queue_full', 'rate_limited', 'budget_exhausted', 'draining'];
   const COLORS = ['#1f6feb', '#1a7f37', '#9a6700', '#cf222e', '#8250df'];
 
-  const $ = (id) => document.getElementById(id);
-  const fmt = (n) => (n === null || n === undefined ? '—' : Math.round(n).toLocaleString('en-US'));
-  const pct = (x) => (x === null || x === undefined ? '—' : `${(x * 100).toFixed(1)}%`);
-
-  let token = sessionStorage.getItem(TOKEN_KEY) || '';
   let lastSeq = 0;
   let samples = [];
   let tenants = [];
@@ -23,58 +18,6 @@
   let sortKey = 'tokenShare';
   let sortDir = -1;
   let timer = null;
-
-  // ---- token -----------------------------------------------------------------------------------
-  function askToken(message) {
-    $('token-error').textContent = message || '';
-    $('token-input').value = '';
-    if (!$('token-dialog').open) $('token-dialog').showModal();
-    $('token-input').focus();
-  }
-  $('token-form').addEventListener('submit', (e) => {
-    e.preventDefault();
-    const value = $('token-input').value.trim();
-    if (!value) return;
-    token = value;
-    sessionStorage.setItem(TOKEN_KEY, token);
-    $('token-dialog').close();
-    lastSeq = 0;
-    samples = [];
-    void poll();
-  });
-  $('token-dialog').addEventListener('cancel', (e) => {
-    if (!token) e.preventDefault();
-  });
-  $('change-token').addEventListener('click', () => askToken());
-
-  async function api(method, path, body) {
-    const res = await fetch(path, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      cache: 'no-store',
-    });
-    let json = null;
-    try {
-      json = await res.json();
-    } catch {
-      /* not JSON */
-    }
-    if (res.status === 401 || res.status === 403) {
-      sessionStorage.removeItem(TOKEN_KEY);
-      token = '';
-      askToken(json && json.error ? json.error.message : 'The token was refused.');
-      throw new Error('unauthorized');
-    }
-    if (!res.ok) {
-      const msg = json && json.error ? `${json.error.code}: ${json.error.message}` : `HTTP ${res.status}`;
-      throw new Error(msg);
-    }
-    return json;
-  }
 
   // ---- charts ----------------------------------------------------------------------------------
   const charts = {};
@@ -188,7 +131,12 @@
     $('fleet-mode').textContent = mode;
     $('fleet-intake').textContent = status.intake;
     $('fleet-inflight').textContent = `${fmt(status.inFlight)} / ${fmt(status.config.concurrency)}`;
-    $('fleet-governor').textContent = `governor allows ${fmt(status.governor.concurrencyLimit)}`;
+    // The governor's limit only matters below the fleet's own: say so then, and only then.
+    const limit = status.governor.concurrencyLimit;
+    $('fleet-governor').textContent =
+      limit < status.config.concurrency
+        ? `throttled: the governor holds it to ${fmt(limit)} in flight`
+        : 'the governor sets no tighter limit';
     $('fleet-queued').textContent = LANES.map((l) => `${l} ${fmt(status.queued.byPriority[l])}`).join(' · ');
     const g = status.governor;
     $('fleet-tpm').textContent = `target ${shortNum(g.tokensPerMinute)} tpm`;
@@ -220,11 +168,6 @@
     const mark = entitled === null ? '' : `<b style="left:${Math.min(1, entitled) * 100}%"></b>`;
     return `<span class="share"><span class="bar" aria-hidden="true"><i style="width:${w}%"></i>${mark}</span>${pct(share)}</span>`;
   }
-  const esc = (s) =>
-    String(s).replace(
-      /[&<>"']/g,
-      (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c],
-    );
   function drawTenants() {
     const rows = [...tenants].sort((a, b) => {
       const x = a[sortKey];
@@ -245,6 +188,7 @@
           <td class="num">${fmt(t.inFlight)}</td>
           <td class="num">${fmt(t.spent)}</td>
           <td class="num">${t.budget === null ? 'unlimited' : fmt(t.remaining)}</td>
+          <td class="hint" data-reason="${t.hint ? esc(t.hint.reason) : ''}">${t.hint ? `<b>${esc(t.hint.reason)}</b> ${esc(t.hint.text)}` : ''}</td>
         </tr>`,
       )
       .join('');
@@ -262,16 +206,9 @@
   }
 
   // ---- polling ---------------------------------------------------------------------------------
-  function showError(msg) {
-    $('error').hidden = !msg;
-    $('error').textContent = msg || '';
-  }
   async function poll() {
     clearTimeout(timer);
-    if (!token) {
-      askToken();
-      return;
-    }
+    if (!session.token || session.role !== 'admin') return;
     try {
       const st = await api('GET', `/v1/admin/console?since=${lastSeq}`);
       if (st.samples.length && st.samples[0].seq < lastSeq) samples = []; // server restarted
@@ -289,9 +226,9 @@
       drawTenants();
       drawCharts();
     } catch (err) {
-      if (err.message !== 'unauthorized') showError(`Cannot reach the API: ${err.message}`);
+      if (err.status !== 401) showError(`Cannot reach the API: ${err.message}`);
     }
-    if (token) timer = setTimeout(poll, POLL_MS);
+    if (session.token && session.role === 'admin') timer = setTimeout(poll, POLL_MS);
   }
 
   // ---- explain ---------------------------------------------------------------------------------
@@ -317,24 +254,15 @@
       ];
       out.innerHTML = `<dl class="explain" id="explain-result">${rows
         .map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`)
-        .join('')}</dl>`;
+        .join(
+          '',
+        )}</dl><p><a href="#/runs/${encodeURIComponent(run.runId)}">The run's steps, gate and error</a></p>`;
     } catch (err) {
       out.innerHTML = `<p class="error" role="alert">${esc(err.message)}</p>`;
     }
   });
 
   // ---- drain -----------------------------------------------------------------------------------
-  function confirmAction(text, okLabel) {
-    return new Promise((resolve) => {
-      const d = $('confirm-dialog');
-      $('confirm-text').textContent = text;
-      $('confirm-ok').textContent = okLabel;
-      d.returnValue = '';
-      d.addEventListener('close', () => resolve(d.returnValue === 'ok'), { once: true });
-      d.showModal();
-      $('confirm-cancel').focus();
-    });
-  }
   async function act(path, body, text, okLabel) {
     if (!(await confirmAction(text, okLabel))) return;
     try {
@@ -342,7 +270,7 @@
       status = await api('POST', path, body);
       drawFleet();
     } catch (err) {
-      if (err.message !== 'unauthorized') showError(`${okLabel} failed: ${err.message}`);
+      if (err.status !== 401) showError(`${okLabel} failed: ${err.message}`);
     }
   }
   $('drain-refuse').addEventListener('click', () =>
@@ -365,5 +293,9 @@
     act('/v1/admin/resume', undefined, 'Resume admissions and open the intake?', 'Resume'),
   );
 
-  void poll();
+  document.addEventListener('fairway:signed-in', () => {
+    lastSeq = 0;
+    samples = [];
+    void poll();
+  });
 })();
