@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FleetPort, RunListItem, RunListQuery, RunSpec } from '../../src/contract/fleet-port';
 import { defaultTenantSettings } from '../../src/scheduler/tenants';
@@ -18,10 +19,13 @@ export interface FleetUnderTest {
   close(): Promise<void>;
 }
 
+/** A run id in the API's form for `tenant` (the scheduler refuses any other as invalid_unit). */
+const runIdOf = (tenant: string) => `run-${tenant}-${randomBytes(10).toString('hex')}`;
+
 /** A one-step synthetic run; `stepMs` keeps it running a while where runs really run. */
-function spec(runId: string, tenant: string, o: { estimatedTokens?: number; stepMs?: number } = {}): RunSpec {
+function spec(tenant: string, o: { estimatedTokens?: number; stepMs?: number } = {}): RunSpec {
   return {
-    runId,
+    runId: runIdOf(tenant),
     tenant,
     agent: 'synthetic',
     priority: 'standard',
@@ -78,7 +82,7 @@ export function fleetPortContract(name: string, start: () => Promise<FleetUnderT
 
     it('offers a run once: a second offer is a duplicate, and a finished run is never run again', async () => {
       const t = await tenant();
-      const s = spec(`${t}-once`, t, { stepMs: 2000 });
+      const s = spec(t, { stepMs: 2000 });
       expect(await fleet.offerRuns([s])).toEqual([
         { runId: s.runId, state: 'accepted', duplicate: false, held: false },
       ]);
@@ -98,7 +102,7 @@ export function fleetPortContract(name: string, start: () => Promise<FleetUnderT
 
     it('refuses a run its budget cannot cover, with a Retry-After, and leaves nothing of it', async () => {
       const t = await tenant({ budget: { tokens: 100, period: 'day' } });
-      const s = spec(`${t}-big`, t, { estimatedTokens: 1000 });
+      const s = spec(t, { estimatedTokens: 1000 });
       const [out] = await fleet.offerRuns([s]);
       expect(out).toMatchObject({ runId: s.runId, state: 'refused', refusal: { code: 'budget_exhausted' } });
       expect(out?.state === 'refused' && out.refusal.retryAfterSeconds).toBeGreaterThanOrEqual(1);
@@ -107,14 +111,14 @@ export function fleetPortContract(name: string, start: () => Promise<FleetUnderT
         (v) => v === null,
       );
       // What the budget covers is still taken.
-      const small = spec(`${t}-small`, t, { estimatedTokens: 50 });
+      const small = spec(t, { estimatedTokens: 50 });
       expect(await fleet.offerRuns([small])).toMatchObject([{ runId: small.runId, state: 'accepted' }]);
       await f.finish([small.runId]);
     });
 
     it('cancels a run that has not finished, once', async () => {
       const t = await tenant();
-      const s = spec(`${t}-cancel`, t, { stepMs: 60_000 });
+      const s = spec(t, { stepMs: 60_000 });
       expect(await fleet.offerRuns([s])).toMatchObject([{ state: 'accepted' }]);
       expect(await fleet.cancelRun(s.runId)).toBe(true);
       await f.eventually(
@@ -130,8 +134,8 @@ export function fleetPortContract(name: string, start: () => Promise<FleetUnderT
     it("lists a tenant's runs page by page with a cursor: each run once, over more than one page", async () => {
       const t = await tenant();
       const other = await tenant();
-      const specs = Array.from({ length: 7 }, (_, i) => spec(`${t}-list-${i}`, t));
-      const outcomes = await fleet.offerRuns([...specs, spec(`${other}-list`, other)]);
+      const specs = Array.from({ length: 7 }, () => spec(t));
+      const outcomes = await fleet.offerRuns([...specs, spec(other)]);
       expect(outcomes.map((o) => o.state)).toEqual(Array(8).fill('accepted'));
       const want = specs.map((s) => s.runId).sort();
       await f.eventually(
@@ -159,7 +163,7 @@ export function fleetPortContract(name: string, start: () => Promise<FleetUnderT
 
     it("names a batch's runs <batchId>-<i> and counts them up to its total", async () => {
       const t = await tenant();
-      const batchId = `${t}-batch`;
+      const batchId = `batch-${t}-${randomBytes(8).toString('hex')}`;
       const verdict = await fleet.createBatch({
         batchId,
         tenant: t,
@@ -193,8 +197,9 @@ export function fleetPortContract(name: string, start: () => Promise<FleetUnderT
       for (const id of ids) expect(await fleet.getRun(id)).toMatchObject({ batchId, priority: 'batch' });
       // Refused whole when it cannot fit: nothing of it starts.
       const tight = await tenant({ maxQueued: 2 });
+      const tightId = `batch-${tight}-${randomBytes(8).toString('hex')}`;
       const refused = await fleet.createBatch({
-        batchId: `${tight}-batch`,
+        batchId: tightId,
         tenant: tight,
         agent: 'synthetic',
         priority: 'batch',
@@ -203,7 +208,7 @@ export function fleetPortContract(name: string, start: () => Promise<FleetUnderT
         createdAt: new Date().toISOString(),
       });
       expect(refused).toMatchObject({ accepted: false, code: 'queue_full' });
-      expect(await fleet.getBatch(`${tight}-batch`)).toBeNull();
+      expect(await fleet.getBatch(tightId)).toBeNull();
     });
   });
 }

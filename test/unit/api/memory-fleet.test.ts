@@ -12,6 +12,9 @@ import { MemoryFleet } from './memory-fleet';
  * human gate on a real run: a run re-queued after its gate offers itself as the run workflow's
  * queueAgain does (`src/workflows/run-lifecycle.ts`).
  */
+/** A run id in the API's form for tenant g. */
+const A = 'run-g-00000000000000000a0a';
+
 describe('the in-memory fleet re-queues as the run workflow does', () => {
   const dir = mkdtempSync(join(tmpdir(), 'fairway-memory-fleet-'));
   const effects = openSqliteEffectStore(join(dir, 'effects.sqlite'));
@@ -32,28 +35,28 @@ describe('the in-memory fleet re-queues as the run workflow does', () => {
       estimatedTokens: 100,
       createdAt: new Date().toISOString(),
     });
-    expect(await offerRuns(fleet, [spec('a')])).toMatchObject([{ state: 'accepted' }]);
+    expect(await offerRuns(fleet, [spec(A)])).toMatchObject([{ state: 'accepted' }]);
     fleet.tick();
-    fleet.awaitApproval('a', 30);
+    fleet.awaitApproval(A, 30);
     // The scheduler chain is lost meanwhile: it knows no tenant, so the offer after the decision is
     // refused (unknown_tenant) until the API tells it the tenant again.
     fleet.resetScheduler();
-    expect(await fleet.decide('a', 'approve')).toBe(true);
-    expect(fleet.resubmits.get('a')).toEqual({
-      runId: 'a',
+    expect(await fleet.decide(A, 'approve')).toBe(true);
+    expect(fleet.resubmits.get(A)).toEqual({
+      runId: A,
       tenant: 'g',
       priority: 'standard',
       cost: 70,
       attempt: 1,
       usedTokens: 30,
     });
-    expect(fleet.run('a')?.status).toBe('queued');
+    expect(fleet.run(A)?.status).toBe('queued');
     fleet.tick();
-    expect(fleet.resubmits.has('a'), 'refused: offered again later').toBe(true);
+    expect(fleet.resubmits.has(A), 'refused: offered again later').toBe(true);
     await fleet.upsertTenant('g', defaultTenantSettings());
     fleet.tick(); // accepted now, and admitted
     expect(fleet.resubmits.size).toBe(0);
-    expect(fleet.run('a')?.status).toBe('running');
-    expect(fleet.records.get('a')?.attempt).toBe(1);
+    expect(fleet.run(A)?.status).toBe('running');
+    expect(fleet.records.get(A)?.attempt).toBe(1);
   });
 });

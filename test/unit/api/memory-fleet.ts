@@ -15,6 +15,7 @@ import type {
 import { offerRuns } from '../../../src/contract/offer-runs';
 import type { OfferOptions, OfferOutcome, StartOutcome } from '../../../src/contract/offer-runs';
 import { FleetScheduler } from '../../../src/scheduler';
+import { submitEach } from '../../../src/workflows/scheduler-validators';
 import type { SchedulerInit, SettingsPatch } from '../../../src/scheduler';
 import type {
   Admission,
@@ -163,7 +164,7 @@ export class MemoryFleet implements FleetPort {
     this.submitCalls.push(units);
     await this.gate;
     this.messages++;
-    return this.core.submit(units, this.now());
+    return this.coreSubmit(units);
   }
 
   async startRun(spec: RunSpec, opts: { redrive?: boolean } = {}): Promise<StartOutcome> {
@@ -408,10 +409,15 @@ export class MemoryFleet implements FleetPort {
   /** Re-queued units not yet accepted by the core (refused: offered again at each tick). */
   readonly resubmits = new Map<string, UnitSubmission>();
 
+  /** As the scheduler workflow's submit update: a unit not in the API's forms is refused by itself. */
+  private coreSubmit(units: UnitSubmission[]): SubmitResult[] {
+    return submitEach(units, (good) => this.core.submit(good, this.now()));
+  }
+
   private resubmit(): void {
     const units = [...this.resubmits.values()];
     if (units.length === 0) return;
-    const results = this.core.submit(units, this.now());
+    const results = this.coreSubmit(units);
     units.forEach((u, i) => {
       if (results[i]?.accepted) this.resubmits.delete(u.runId);
     });
