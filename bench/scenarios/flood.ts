@@ -41,6 +41,7 @@ export const FLOOD_BOUND = 100;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Polls `fn` until `done` holds; throws with what it last saw when `timeoutMs` passes first. */
 async function poll<T>(
   fn: () => Promise<T>,
   done: (v: T) => boolean,
@@ -50,7 +51,9 @@ async function poll<T>(
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
-    if (done(v) || Date.now() > deadline) return v;
+    if (done(v)) return v;
+    if (Date.now() > deadline)
+      throw new Error(`flood: not met within ${timeoutMs} ms; last saw ${JSON.stringify(v).slice(0, 2000)}`);
     await sleep(everyMs);
   }
 }

@@ -48,7 +48,7 @@ describe('event dispatch: retries with backoff, never before Retry-After, gives 
       () => [
         {
           trigger: 'a',
-          runId: 'run-acme-e1',
+          runId: 'run-acme-e1e1e1e1e1e1e1e1e1e1',
           agent: 'synthetic',
           priority: 'standard',
           input: { steps: 1 },
@@ -83,10 +83,12 @@ describe('event dispatch: retries with backoff, never before Retry-After, gives 
     });
     // Each attempt starts the run's workflow before offering it, and a refusal discards it again:
     // nothing of the event's run is left behind.
-    const eventRun = h.fleet.startRunCalls.filter((c) => c.runId === 'run-acme-e1');
+    const eventRun = h.fleet.startRunCalls.filter((c) => c.runId === 'run-acme-e1e1e1e1e1e1e1e1e1e1');
     expect(eventRun).toHaveLength(MAX_DISPATCH_ATTEMPTS);
-    expect(h.fleet.discarded.filter((id) => id === 'run-acme-e1')).toHaveLength(MAX_DISPATCH_ATTEMPTS);
-    expect(h.fleet.records.has('run-acme-e1')).toBe(false);
+    expect(h.fleet.discarded.filter((id) => id === 'run-acme-e1e1e1e1e1e1e1e1e1e1')).toHaveLength(
+      MAX_DISPATCH_ATTEMPTS,
+    );
+    expect(h.fleet.records.has('run-acme-e1e1e1e1e1e1e1e1e1e1')).toBe(false);
     const view = await request(h.app).get('/v1/events/e1').set(bearer(key)).expect(200);
     expect(view.body.outcome).toBe('refused');
   });
@@ -107,7 +109,7 @@ describe('event dispatch: retries with backoff, never before Retry-After, gives 
       () => [
         {
           trigger: 'a',
-          runId: 'run-acme-e-slow',
+          runId: 'run-acme-e5e5e5e5e5e5e5e5e5e5',
           agent: 'synthetic',
           priority: 'standard',
           input: { steps: 1 },

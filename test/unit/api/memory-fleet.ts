@@ -16,6 +16,7 @@ import type {
 import { offerRuns } from '../../../src/contract/offer-runs';
 import type { OfferOptions, OfferOutcome, StartOutcome } from '../../../src/contract/offer-runs';
 import { FleetScheduler } from '../../../src/scheduler';
+import { submitEach } from '../../../src/workflows/scheduler-validators';
 import type { SchedulerInit, SettingsPatch } from '../../../src/scheduler';
 import type {
   Admission,
@@ -81,8 +82,12 @@ export class MemoryFleet implements FleetPort {
 
   // ---- test controls: the Temporal side of the fleet, moved explicitly ----
 
-  /** The scheduler workflow's loop once: expire leases (their runs queue again), then admit. */
+  /**
+   * The scheduler workflow's loop once: re-queued runs refused before offer again, expired leases'
+   * runs queue again, then the core admits.
+   */
   tick(): Admission[] {
+    this.resubmit();
     const now = this.now();
     for (const lapsed of this.core.expireLeases(now)) {
       const r = this.records.get(lapsed.runId);
@@ -160,7 +165,7 @@ export class MemoryFleet implements FleetPort {
     this.submitCalls.push(units);
     await this.gate;
     this.messages++;
-    return this.core.submit(units, this.now());
+    return this.coreSubmit(units);
   }
 
   async startRun(spec: RunSpec, opts: { redrive?: boolean } = {}): Promise<StartOutcome> {
@@ -200,8 +205,13 @@ export class MemoryFleet implements FleetPort {
     return view;
   }
 
+  /**
+   * Newest first, as Temporal's visibility lists them. The cursor is opaque and names the last run
+   * of the page (not an offset): a run that leaves the filter between pages makes none skipped.
+   */
   async listRuns(q: RunListQuery): Promise<{ items: RunListItem[]; nextCursor: string | null }> {
     const all = [...this.records.values()]
+      .reverse()
       .map((r) => r.view)
       .filter(
         (r) =>
@@ -213,20 +223,23 @@ export class MemoryFleet implements FleetPort {
           (!q.createdAfter || Date.parse(r.createdAt) >= Date.parse(q.createdAfter)) &&
           (!q.createdBefore || Date.parse(r.createdAt) < Date.parse(q.createdBefore)),
       );
-    const start = q.cursor ? Number(q.cursor) : 0;
-    const next = start + q.limit < all.length ? String(start + q.limit) : null;
-    const items = all
-      .slice(start, start + q.limit)
-      .map(({ runId, tenant, agent, priority, status, createdAt, batchId }) => ({
-        runId,
-        tenant,
-        agent,
-        priority,
-        status,
-        createdAt,
-        batchId,
-      }));
-    return { items, nextCursor: next };
+    const after = q.cursor === undefined ? undefined : readCursor(q.cursor);
+    const order = [...this.records.keys()].reverse();
+    const from =
+      after === undefined ? 0 : all.findIndex((r) => order.indexOf(r.runId) > order.indexOf(after));
+    const page = from < 0 ? [] : all.slice(from, from + q.limit);
+    const last = page.at(-1);
+    const more = from >= 0 && from + q.limit < all.length;
+    const items = page.map(({ runId, tenant, agent, priority, status, createdAt, batchId }) => ({
+      runId,
+      tenant,
+      agent,
+      priority,
+      status,
+      createdAt,
+      batchId,
+    }));
+    return { items, nextCursor: more && last ? writeCursor(last.runId) : null };
   }
 
   /** The simulated runs record no history: a known run has no steps to show. */
@@ -377,21 +390,61 @@ export class MemoryFleet implements FleetPort {
   }
 
   private finish(r: RunRecord, status: RunStatus): void {
+    this.resubmits.delete(r.spec.runId);
     Object.assign(r.view, { status, finishedAt: new Date(this.now()).toISOString(), waitingOn: null });
   }
 
-  /** As the run workflow's queueAgain: a new attempt, offered again for what is left of its estimate. */
-  private requeue(r: RunRecord): void {
+  /**
+   * As the run workflow's queueAgain (`src/workflows/run-lifecycle.ts`): a new attempt, offered for
+   * what is left of its estimate but at least `atLeast`, carrying what earlier attempts used; a
+   * refused offer is made again at the next `tick()`, as the workflow offers until accepted.
+   */
+  private requeue(r: RunRecord, atLeast = 1): void {
     r.attempt++;
     const { runId, tenant, priority, estimatedTokens } = r.spec;
-    const cost = Math.max(1, estimatedTokens - r.view.usage.tokens);
-    this.core.submit([{ runId, tenant, priority, cost, attempt: r.attempt }], this.now());
+    const used = r.view.usage.tokens;
+    const cost = Math.max(atLeast, estimatedTokens - used, 1);
     r.view.status = 'queued';
+    this.resubmits.set(runId, {
+      runId,
+      tenant,
+      priority,
+      cost,
+      attempt: r.attempt,
+      ...(used > 0 ? { usedTokens: used } : {}),
+    });
+    this.resubmit();
+  }
+
+  /** Re-queued units not yet accepted by the core (refused: offered again at each tick). */
+  readonly resubmits = new Map<string, UnitSubmission>();
+
+  /** As the scheduler workflow's submit update: a unit not in the API's forms is refused by itself. */
+  private coreSubmit(units: UnitSubmission[]): SubmitResult[] {
+    return submitEach(units, (good) => this.core.submit(good, this.now()));
+  }
+
+  private resubmit(): void {
+    const units = [...this.resubmits.values()];
+    if (units.length === 0) return;
+    const results = this.coreSubmit(units);
+    units.forEach((u, i) => {
+      if (results[i]?.accepted) this.resubmits.delete(u.runId);
+    });
   }
 
   private batchRuns(batchId: string): RunRecord[] {
     return [...this.records.values()].filter((r) => r.view.batchId === batchId);
   }
+}
+
+/** An opaque page token, as Temporal's nextPageToken is to its callers. */
+const writeCursor = (runId: string) => Buffer.from(JSON.stringify({ after: runId })).toString('base64url');
+
+function readCursor(cursor: string): string {
+  const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as { after?: unknown };
+  if (typeof parsed.after !== 'string') throw new Error(`not a cursor of this fleet: ${cursor}`);
+  return parsed.after;
 }
 
 function queuedView(spec: RunSpec): RunView {

@@ -14,6 +14,12 @@ import { startSimulator } from '../../../src/standins/modelplane';
 const external = Object.values(os.networkInterfaces())
   .flat()
   .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+/** Without such an address the network checks skip, unless CI is set: then they fail. */
+const skipNetwork = !external && !process.env.CI;
+if (skipNetwork) console.warn('network checks skipped: this host has no IPv4 address but loopback');
+function needExternal(): void {
+  if (!external) throw new Error('this host has no IPv4 address but loopback: the network checks cannot run');
+}
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -36,14 +42,16 @@ describe('loopback by default', () => {
     expect(loadConfig({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
   });
 
-  it.skipIf(!external)('a simulator started without a host is not reachable from the network', async () => {
+  it.skipIf(skipNetwork)('a simulator started without a host is not reachable from the network', async () => {
+    needExternal();
     const sim = await startSimulator({ port: 0, tpm: 1000, rpm: 100, seed: 1 });
     closers.push(() => sim.close());
     expect(await reach(`http://127.0.0.1:${sim.port}/healthz`)).toBe(200);
     expect(await reach(`http://${external}:${sim.port}/healthz`)).toBe('refused');
   });
 
-  it.skipIf(!external)('a sink started without a host is not reachable from the network', async () => {
+  it.skipIf(skipNetwork)('a sink started without a host is not reachable from the network', async () => {
+    needExternal();
     const sink = await startEffectSink({ port: 0 });
     closers.push(() => sink.close());
     const port = new URL(sink.url).port;
@@ -55,7 +63,8 @@ describe('loopback by default', () => {
 describe('operator routes of the simulator and the sink', () => {
   const token = 'sim-admin-token-0123456789abcdef0123';
 
-  it.skipIf(!external)('refuse a network peer without the token, with 403', async () => {
+  it.skipIf(skipNetwork)('refuse a network peer without the token, with 403', async () => {
+    needExternal();
     const sim = await startSimulator({ port: 0, host: '0.0.0.0', tpm: 1000, rpm: 100, seed: 1 });
     closers.push(() => sim.close());
     const remote = `http://${external}:${sim.port}`;
@@ -79,7 +88,8 @@ describe('operator routes of the simulator and the sink', () => {
     expect(await reach(`http://127.0.0.1:${port}/summary`)).toBe(200);
   });
 
-  it.skipIf(!external)('let a network peer in with the operator token', async () => {
+  it.skipIf(skipNetwork)('let a network peer in with the operator token', async () => {
+    needExternal();
     const sim = await startSimulator({
       port: 0,
       host: '0.0.0.0',
