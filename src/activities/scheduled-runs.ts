@@ -44,7 +44,7 @@ export function scheduledRunActivities(deps: ScheduledRunDeps): ScheduledRunActi
   return {
     async submitScheduledRun(job): Promise<ScheduledRunOutcome> {
       const firing = Context.current().info.workflowExecution?.workflowId;
-      if (!firing) throw new Error('submitScheduledRun runs only as a firing workflow\'s activity');
+      if (!firing) throw new Error("submitScheduledRun runs only as a firing workflow's activity");
       const runId = scheduledRunId(job.tenant, firing);
       const record = await deps.tenant(job.tenant);
       const refused = (code: 'not_found' | 'tenant_disabled', message: string): ScheduledRunOutcome => {

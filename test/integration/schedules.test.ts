@@ -129,6 +129,13 @@ describe('schedules on Temporal Schedules', () => {
     expect(put.status, JSON.stringify(put.body)).toBe(201);
     expect(put.body.cron).toBe('0 3 * * *');
     expect(put.body.nextActionTimes.length).toBeGreaterThan(0);
+    // Well formed, out of range: Temporal's own parser refuses it, and the API answers 400, not 500.
+    const range = await s.call('PUT', '/v1/schedules/never', {
+      token: poorKey,
+      body: { ...RUN, cron: '99 * * * *' },
+    });
+    expect(range.status, JSON.stringify(range.body)).toBe(400);
+    expect(range.body.error.details[0].path).toBe('cron');
     expect((await s.call('POST', '/v1/schedules/nightly/trigger', { token: poorKey })).status).toBe(202);
     const fired = await waitFor(
       async () => (await s.call('GET', '/v1/schedules/nightly', { token: poorKey })).body,

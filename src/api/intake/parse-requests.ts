@@ -36,7 +36,12 @@ export function agentNamed(body: unknown): string | undefined {
 }
 
 /** Validates one agent input, pushing its issues under `prefix`; returns the parsed input. */
-export function parseInput(agent: Agent, input: unknown, prefix: PropertyKey[], issues: FieldIssue[]): unknown {
+export function parseInput(
+  agent: Agent,
+  input: unknown,
+  prefix: PropertyKey[],
+  issues: FieldIssue[],
+): unknown {
   const result = agent.input.safeParse(input);
   if (result.success) return result.data;
   issues.push(...issuesToDetails(result.error.issues, prefix));

@@ -82,7 +82,12 @@ export function schedulesRouter(ctx: ApiContext): Router {
     const tenant = ownerOf(res, req.query, 'trigger schedules');
     // A drained fleet takes no new work from a schedule, fired by hand or not: refused as the door refuses.
     if (await drained(ctx))
-      throw new ApiError('draining', 'The fleet is drained; schedules fire again after resume.', undefined, 5);
+      throw new ApiError(
+        'draining',
+        'The fleet is drained; schedules fire again after resume.',
+        undefined,
+        5,
+      );
     if (!(await ctx.schedules.trigger(tenant, name))) throw ApiError.notFound(`Schedule ${name}`);
     res.status(202).json({ name, tenant, triggered: true, links: { self: scheduleLink(name) } });
   });

@@ -62,7 +62,11 @@ export class MemorySchedules implements SchedulesPort {
     const kept = this.kept.get(scheduleIdOf(this.scope, tenant, name));
     if (!kept) return false;
     const at = new Date(this.now()).toISOString();
-    kept.view.recentActions.push({ scheduledAt: at, takenAt: at, workflowId: `${kept.view.scheduleId}-${at}` });
+    kept.view.recentActions.push({
+      scheduledAt: at,
+      takenAt: at,
+      workflowId: `${kept.view.scheduleId}-${at}`,
+    });
     kept.view.actionsTaken++;
     return true;
   }

@@ -28,7 +28,8 @@ const orNull = <T>(p: Promise<T>): Promise<T | null> =>
 
 /** Temporal refuses a schedule it cannot parse (a cron with a field out of range) as INVALID_ARGUMENT. */
 function invalidSpec(err: unknown): ApiError | null {
-  const code = (err as { code?: unknown; cause?: { code?: unknown } }).cause?.code ?? (err as { code?: unknown }).code;
+  const code =
+    (err as { code?: unknown; cause?: { code?: unknown } }).cause?.code ?? (err as { code?: unknown }).code;
   if (code !== 3) return null;
   const message = err instanceof Error ? err.message : String(err);
   return ApiError.invalid([{ path: 'cron', message: `Temporal refused the schedule: ${message}` }]);

@@ -29,7 +29,11 @@ describe('/v1/schedules', () => {
     });
     // The agent's defaults apply and its estimate is the floor, as for POST /v1/runs.
     expect(created.body.estimatedTokens).toBeGreaterThan(0);
-    const replaced = await put(h.keys.acme!, 'nightly', { ...RUN, intervalSeconds: 60, overlap: 'buffer_one' });
+    const replaced = await put(h.keys.acme!, 'nightly', {
+      ...RUN,
+      intervalSeconds: 60,
+      overlap: 'buffer_one',
+    });
     expect(replaced.status).toBe(200);
     expect(replaced.body).toMatchObject({ cron: null, intervalSeconds: 60, overlap: 'buffer_one' });
     expect((await get(h.keys.acme!, 'nightly')).body.intervalSeconds).toBe(60);
@@ -75,12 +79,10 @@ describe('/v1/schedules', () => {
       .set(h.admin())
       .send({ ...RUN, intervalSeconds: 60 });
     expect(adminPut.status).toBe(403);
-    expect(
-      (await request(h.app).delete('/v1/schedules/nightly').set(bearer(h.keys.globex!))).status,
-    ).toBe(404);
-    expect((await request(h.app).delete('/v1/schedules/nightly').set(bearer(h.keys.acme!))).status).toBe(
-      204,
+    expect((await request(h.app).delete('/v1/schedules/nightly').set(bearer(h.keys.globex!))).status).toBe(
+      404,
     );
+    expect((await request(h.app).delete('/v1/schedules/nightly').set(bearer(h.keys.acme!))).status).toBe(204);
     expect((await get(h.keys.acme!, 'nightly')).status).toBe(404);
   });
 
