@@ -2,9 +2,10 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { run } from '../../../src/cli/main';
+import { createClient } from '../../../src/client';
 import { makeHarness, type Harness } from '../api/harness';
 
-/** `fairway schedules …` against the real API (its in-memory schedules), as a tenant and the admin. */
+/** `fairway schedules …` and the typed client's `schedules` against the real API (its in-memory schedules). */
 describe('fairway schedules', () => {
   let h: Harness;
   let server: Server;
@@ -61,5 +62,21 @@ describe('fairway schedules', () => {
       2,
     );
     expect(await cli(key, 'schedules', 'put', 'x', 'synthetic', '--every', '0')).toBe(2);
+  });
+
+  it('is what the typed client calls too', async () => {
+    const fairway = createClient({ baseUrl: url, apiKey: key });
+    const put = await fairway.schedules.put('hourly', {
+      agent: 'synthetic',
+      input: { steps: 1 },
+      intervalSeconds: 3600,
+      overlap: 'buffer_one',
+    });
+    expect(put).toMatchObject({ name: 'hourly', intervalSeconds: 3600, overlap: 'buffer_one', paused: null });
+    expect((await fairway.schedules.list()).items.map((s) => s.name)).toEqual(['hourly']);
+    expect(await fairway.schedules.trigger('hourly')).toMatchObject({ triggered: true });
+    expect((await fairway.schedules.get('hourly')).actionsTaken).toBe(1);
+    await fairway.schedules.delete('hourly');
+    await expect(fairway.schedules.get('hourly')).rejects.toMatchObject({ status: 404 });
   });
 });
