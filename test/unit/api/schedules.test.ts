@@ -111,4 +111,12 @@ describe('/v1/schedules', () => {
     expect((await get(h.keys.acme!, 'late')).body.paused).toBeNull();
     expect((await get(h.keys.acme!, 'mine')).body.paused).toBe('tenant');
   });
+
+  it('goes with its tenant when the tenant is deleted', async () => {
+    await put(h.keys.globex!, 'nightly', { ...RUN, intervalSeconds: 60 });
+    expect((await request(h.app).post('/v1/admin/tenants/globex/disable').set(h.admin())).status).toBe(200);
+    expect((await request(h.app).delete('/v1/admin/tenants/globex').set(h.admin())).status).toBe(204);
+    const left = await request(h.app).get('/v1/schedules?tenant=globex').set(h.admin());
+    expect(left.body.items).toEqual([]);
+  });
 });
