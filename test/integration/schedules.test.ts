@@ -109,6 +109,21 @@ describe('schedules on Temporal Schedules', () => {
     const last = resumed.recentActions.at(-1).workflowId as string;
     expect(await outcomeOf(last)).toMatchObject({ state: 'accepted', finalStatus: 'completed' });
 
+    // Replaced (200), still its tenant's pause; fired by hand all the same.
+    const replaced = await s.call('PUT', '/v1/schedules/held', {
+      token: key,
+      body: { ...RUN, intervalSeconds: 2, paused: true, overlap: 'allow_all' },
+    });
+    expect(replaced.status, JSON.stringify(replaced.body)).toBe(200);
+    expect(replaced.body).toMatchObject({ intervalSeconds: 2, overlap: 'allow_all', paused: 'tenant' });
+    expect((await s.call('POST', '/v1/schedules/held/trigger', { token: key })).status).toBe(202);
+    const byHand = await waitFor(
+      () => view('held'),
+      (v) => v.recentActions.length === 1,
+      20_000,
+    );
+    expect(await outcomeOf(byHand.recentActions[0].workflowId)).toMatchObject({ state: 'accepted' });
+
     const listed = await waitFor(
       async () => (await s.call('GET', '/v1/schedules', { token: key })).body.items as { name: string }[],
       (items) => items.length === 2,

@@ -1,4 +1,9 @@
-import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
+import {
+  ScheduleAlreadyRunning,
+  ScheduleNotFoundError,
+  ScheduleOverlapPolicy,
+  ServiceError,
+} from '@temporalio/client';
 import type { Client, ScheduleDescription, ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
 import { ApiError } from '../../contract/errors';
 import { DRAIN_NOTE, TENANT_NOTE, parseScheduleId, scheduleIdOf } from '../../contract/schedules';
@@ -26,11 +31,14 @@ const CATCHUP_WINDOW = '1 minute';
 const orNull = <T>(p: Promise<T>): Promise<T | null> =>
   p.catch((err: unknown) => (err instanceof ScheduleNotFoundError ? null : Promise.reject(err)));
 
-/** Temporal refuses a schedule it cannot parse (a cron with a field out of range) as INVALID_ARGUMENT. */
+/**
+ * Temporal refuses a spec it cannot parse (a cron field out of range): the SDK rethrows that
+ * INVALID_ARGUMENT as a TypeError with the server's reason; any other INVALID_ARGUMENT as a
+ * ServiceError whose cause has code 3. Both are the request's fault, a 400 at `cron`.
+ */
 function invalidSpec(err: unknown): ApiError | null {
-  const code =
-    (err as { code?: unknown; cause?: { code?: unknown } }).cause?.code ?? (err as { code?: unknown }).code;
-  if (code !== 3) return null;
+  const cause = err instanceof ServiceError ? (err.cause as { code?: unknown } | undefined) : undefined;
+  if (!(err instanceof TypeError) && cause?.code !== 3) return null;
   const message = err instanceof Error ? err.message : String(err);
   return ApiError.invalid([{ path: 'cron', message: `Temporal refused the schedule: ${message}` }]);
 }
@@ -129,7 +137,7 @@ export function createTemporalSchedules(
         created = false;
         await client.schedule
           .getHandle(scheduleId)
-          .update((prev) => ({ ...prev, spec, action, policies, state }))
+          .update(() => ({ spec, action, policies, state }))
           .catch((e: unknown) => Promise.reject(invalidSpec(e) ?? e));
       }
       const d = await describe(scheduleId);
