@@ -26,6 +26,7 @@ import { startSchedulerWatchdog } from './fleet/scheduler-watchdog';
 import type { SchedulerInput } from './workflows/scheduler';
 import { createTemporalFleet } from './fleet/temporal-fleet';
 import { withUnavailableAs503 } from './fleet/unavailable';
+import { createTemporalSchedules } from './fleet/schedules/temporal-schedules';
 import { startFleetWorker } from './fleet/worker';
 import { BUILT_IN_AGENT_NAMES } from './fleet/built-in-agents';
 import { startToolWorker } from './fleet/tool-worker';
@@ -269,6 +270,12 @@ export async function startStack(
         events,
         agents,
         ...(uiUrl ? { temporalUi: { url: uiUrl, namespace: config.temporal.namespace } } : {}),
+        schedules: withUnavailableAs503(
+          createTemporalSchedules(client, {
+            scope: config.schedulerWorkflowId,
+            taskQueue: config.temporal.taskQueue,
+          }),
+        ),
       });
       const server = await listenWithLimits(apps.api, config.port, config.host, config.http);
       apps.api.consoleSampler.start();

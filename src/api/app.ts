@@ -41,6 +41,9 @@ import { builtInCatalog, type AgentCatalog } from './agents/catalog';
 import { ServedAgents } from './agents/served';
 import { agentsRouter } from './routes/agents';
 import { approvalsRouter } from './routes/approvals';
+import { schedulesRouter } from './routes/schedules';
+import type { SchedulesPort } from '../contract/schedules';
+import { MemorySchedules } from '../fleet/schedules/memory-schedules';
 
 export interface ApiDeps {
   fleet: FleetPort;
@@ -76,6 +79,8 @@ export interface ApiDeps {
   agents?: AgentCatalog;
   /** The Temporal Web UI the console links runs to (`<url>/namespaces/<namespace>/workflows/<runId>`). */
   temporalUi?: { url: string; namespace: string };
+  /** Tenants' schedules (`createTemporalSchedules`); default: kept in memory, never firing (tests). */
+  schedules?: SchedulesPort;
 }
 
 /** The app, and the console's sampler (the process starts it, so history exists before a page opens). */
@@ -111,6 +116,7 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
     requestLimiter: new SharedBuckets(deps.db.rateLimits, 'request', requestRate, 2 * requestRate, now),
     cursors: new CursorSigner(deps.adminToken),
     agents: deps.agents ?? builtInCatalog(),
+    schedules: deps.schedules ?? new MemorySchedules(now),
     served: new ServedAgents(deps.fleet, deps.log, now),
     snapshots: new FleetSnapshots({
       fleet: deps.fleet,
@@ -164,6 +170,7 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
   v1.use('/tenants', tenantMeRouter(ctx));
   v1.use('/events', eventsRouter(ctx));
   v1.use('/triggers', triggersRouter(ctx));
+  v1.use('/schedules', schedulesRouter(ctx));
   v1.use('/webhook-secrets', webhookSecretsRouter(ctx));
   app.use('/v1', v1);
 

@@ -11,6 +11,7 @@ import type { CursorSigner } from './intake/cursor';
 import type { FleetSnapshots } from './fleet-snapshot';
 import type { AgentCatalog } from './agents/catalog';
 import type { ServedAgents } from './agents/served';
+import type { SchedulesPort } from '../contract/schedules';
 
 /** What the routers share: built once by createApp. */
 export interface ApiContext {
@@ -38,4 +39,6 @@ export interface ApiContext {
   agents: AgentCatalog;
   /** Whether a worker polls each agent's task queue, read a few seconds at most. */
   served: ServedAgents;
+  /** Tenants' schedules (Temporal Schedules in production). */
+  schedules: SchedulesPort;
 }

@@ -9,6 +9,7 @@ import * as admin from './commands-admin';
 import * as fleet from './commands';
 import type { Ctx, Io } from './commands';
 import * as runs from './commands-runs';
+import { addScheduleCommands } from './commands-schedules';
 import { addWorkerCommand } from './commands-worker';
 import { resolveSettings } from './settings';
 
@@ -279,6 +280,7 @@ export function buildProgram(io: Io, env: CliConfig): Command {
     .argument('<eventId>')
     .action(act((ctx, id: string) => admin.replayEvent(ctx, id)));
 
+  addScheduleCommands(program, act);
   addWorkerCommand(program, io);
   return program;
 }

@@ -13,6 +13,7 @@ import {
   type WebhookSecrets,
 } from './resources';
 import { runsApi, type Runs } from './runs';
+import { schedulesApi, type Schedules } from './schedules';
 import { createTransport, type ClientOptions } from './transport';
 
 /**
@@ -32,6 +33,8 @@ export interface FairwayClient {
   triggers: Triggers;
   webhookSecrets: WebhookSecrets;
   batches: Batches;
+  /** Recurring runs (cron or interval) on Temporal Schedules. */
+  schedules: Schedules;
   /** The caller's tenant: settings, queue depth and ledger (`GET /v1/tenants/me`). */
   tenant(): Promise<Record<string, unknown>>;
 }
@@ -46,6 +49,7 @@ export function createClient(opts: ClientOptions): FairwayClient {
     triggers: triggersApi(http),
     webhookSecrets: webhookSecretsApi(http),
     batches: batchesApi(http),
+    schedules: schedulesApi(http),
     tenant: () => http.request('GET', '/v1/tenants/me'),
   };
 }
@@ -63,6 +67,7 @@ export type {
   DecisionAnswer,
 } from './runs';
 export type { ClientOptions } from './transport';
+export type { Schedules, ScheduleSpec, ScheduleView, OverlapPolicy } from './schedules';
 export type * from './types';
 export type {
   Agents,

@@ -20,9 +20,10 @@ function isTransient(err: unknown): boolean {
 
 /**
  * Temporal being unreachable or overloaded is a 503 with Retry-After for the caller, not a 500:
- * nothing was changed and trying again later is the right move.
+ * nothing was changed and trying again later is the right move. Wraps any port of async methods
+ * (the fleet, the schedules).
  */
-export function withUnavailableAs503(fleet: FleetPort): FleetPort {
+export function withUnavailableAs503<T extends object = FleetPort>(fleet: T): T {
   const wrapped = {} as Record<string, unknown>;
   for (const [name, fn] of Object.entries(fleet) as [string, (...a: unknown[]) => Promise<unknown>][]) {
     wrapped[name] = async (...args: unknown[]) => {
@@ -58,5 +59,5 @@ export function withUnavailableAs503(fleet: FleetPort): FleetPort {
       }
     };
   }
-  return wrapped as unknown as FleetPort;
+  return wrapped as unknown as T;
 }

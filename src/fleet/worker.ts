@@ -17,6 +17,8 @@ import { CallCharges } from '../activities/call-charges';
 import { schedulerSettings } from '../stores/tenants/tenants';
 import { openDataConverter } from './claim-check';
 import { createActivities } from '../activities';
+import { scheduledRunActivities } from '../activities/scheduled-runs';
+import type { RunSpec } from '../contract/fleet-port';
 import { SchedulerMailbox } from '../activities/mailbox';
 import { createModelClient } from '../activities/model-client';
 import { createChatClient } from '../activities/chat-client';
@@ -177,10 +179,13 @@ export async function startFleetWorker(opts: {
       'workflowsPath' in source && source.workflowsPath !== undefined && taskQueues.length > 1
         ? { workflowBundle: await bundleWorkflowCode({ workflowsPath: source.workflowsPath, logger: quiet }) }
         : source;
-    const activities = createActivities({
+    const startRun = (spec: RunSpec, o?: { redrive?: boolean }) =>
+      startRunWorkflow(client, taskQueue, spec, config.runs, o);
+    const discardRun = (runId: string) => discardRunWorkflow(client, config.temporal.namespace, runId);
+    const fleetActivities = createActivities({
       client,
-      startRun: (spec, o) => startRunWorkflow(client, taskQueue, spec, config.runs, o),
-      discardRun: (runId) => discardRunWorkflow(client, config.temporal.namespace, runId),
+      startRun,
+      discardRun,
       recoverUsage: (windows) => recoverUsage(client, taskQueue, windows),
       schedulerId: config.schedulerWorkflowId,
       mailbox,
@@ -198,6 +203,18 @@ export async function startFleetWorker(opts: {
       ...(opts.effects ? { agentEffects: opts.effects } : {}),
       log,
     });
+    // Schedules' firings offer their runs as the door does, with the tenant as the API stores it.
+    const activities = {
+      ...fleetActivities,
+      ...scheduledRunActivities({
+        client,
+        schedulerId: config.schedulerWorkflowId,
+        startRun,
+        discardRun,
+        tenant: (tenant) => apiStore.tenants.get(tenant),
+        log,
+      }),
+    };
     const created: Worker[] = [];
     try {
       for (const queue of taskQueues) created.push(await createWorker(queue, workflows, activities));

@@ -1,3 +1,4 @@
 export { schedulerWorkflow } from './scheduler';
 export { runWorkflow } from './run';
 export { batchWorkflow } from './batch';
+export { scheduledRunWorkflow } from './scheduled-run';

@@ -29,13 +29,19 @@ export interface ParsedBatch {
   estimatedTokensPerItem: number;
 }
 
-function agentNamed(body: unknown): string | undefined {
+/** The agent a request body names, when it names one. */
+export function agentNamed(body: unknown): string | undefined {
   const name = typeof body === 'object' && body !== null ? (body as { agent?: unknown }).agent : undefined;
   return typeof name === 'string' ? name : undefined;
 }
 
 /** Validates one agent input, pushing its issues under `prefix`; returns the parsed input. */
-function parseInput(agent: Agent, input: unknown, prefix: PropertyKey[], issues: FieldIssue[]): unknown {
+export function parseInput(
+  agent: Agent,
+  input: unknown,
+  prefix: PropertyKey[],
+  issues: FieldIssue[],
+): unknown {
   const result = agent.input.safeParse(input);
   if (result.success) return result.data;
   issues.push(...issuesToDetails(result.error.issues, prefix));
@@ -43,7 +49,7 @@ function parseInput(agent: Agent, input: unknown, prefix: PropertyKey[], issues:
 }
 
 /** 400 with every issue found, else 404 unknown_agent when the agent is the only problem. */
-function throwIfInvalid(
+export function throwIfInvalid(
   issues: FieldIssue[],
   agentName: string | undefined,
   agent: Agent | undefined,

@@ -3,19 +3,13 @@ import type { Response } from 'express';
 import type { ApiContext } from '../context';
 import { principalOf } from '../middleware/auth';
 import { ApiError } from '../../contract/errors';
+import { refusalCode } from '../../contract/schedules';
 import type { TenantRecord } from '../../stores/tenants/tenants';
 import { resyncTenant } from '../tenant-sync';
 
 /** A scheduler refusal as the client sees it: 429 queue_full / budget_exhausted or 503 draining, with Retry-After. */
 export function shedError(ctx: ApiContext, refusal: Refusal): ApiError {
-  // unknown_tenant: the scheduler lost the tenant for a moment; invalid_unit: the API built a unit
-  // the scheduler does not take (a defect of ours, not the client's).
-  const code =
-    refusal.code === 'unknown_tenant'
-      ? 'unavailable'
-      : refusal.code === 'invalid_unit'
-        ? 'internal'
-        : refusal.code;
+  const code = refusalCode(refusal);
   ctx.metrics.sheds.inc({ reason: refusal.code });
   const message =
     refusal.code === 'unknown_tenant'

@@ -2,6 +2,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-ope
 import { registerComponents } from './components';
 import { registerPaths } from './paths';
 import { registerEventPaths } from './paths-events';
+import { registerSchedulePaths } from './paths-schedules';
 import { builtInCatalog, type AgentCatalog } from '../agents/catalog';
 
 type Document = ReturnType<OpenApiGeneratorV31['generateDocument']>;
@@ -19,6 +20,7 @@ export function openApiDocument(catalog: AgentCatalog = (builtIns ??= builtInCat
   const components = registerComponents(registry, catalog);
   registerPaths(registry, components);
   registerEventPaths(registry, components);
+  registerSchedulePaths(registry, components, catalog);
   const doc = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {

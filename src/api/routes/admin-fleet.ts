@@ -12,7 +12,8 @@ import { parseOr400 } from '../intake/validation';
  * same as the Temporal CLI's `status` query). A `drain` or `resume` signal sent from the Temporal CLI
  * changes the running chain only, not the store: a chain that replaces a lost one goes back to the
  * store's state, and both reads show that. A drain meant to outlive the chain goes through the API
- * (`fairway drain`).
+ * (`fairway drain`). A drain also pauses every schedule of the fleet (note `paused by drain`) and a
+ * resume unpauses those; a schedule written while drained starts paused by the drain.
  */
 export function adminFleetRouter(ctx: ApiContext): Router {
   const router = Router();
@@ -32,13 +33,21 @@ export function adminFleetRouter(ctx: ApiContext): Router {
     const { intake } = parseOr400(DrainRequestSchema, req.body ?? {});
     ctx.log.info({ intake }, 'drain requested');
     await ctx.schedulerState.setDrain(intake, ctx.now());
-    res.json(await ctx.fleet.drain(intake));
+    const status = await ctx.fleet.drain(intake);
+    // Schedules stop firing; their pause is Temporal's own state, so it outlasts any scheduler chain.
+    const schedules = await ctx.schedules.pauseForDrain();
+    ctx.log.info({ schedules }, 'schedules paused by the drain');
+    res.json(status);
   });
 
   router.post('/resume', async (_req, res) => {
     ctx.log.info('resume requested');
     await ctx.schedulerState.setDrain(null, ctx.now());
-    res.json(await ctx.fleet.resume());
+    const status = await ctx.fleet.resume();
+    // Only the schedules the drain paused: a tenant's own pause stays.
+    const schedules = await ctx.schedules.resumeAfterDrain();
+    ctx.log.info({ schedules }, 'schedules unpaused by the resume');
+    res.json(status);
   });
 
   router.get('/effects/summary', async (_req, res) => {

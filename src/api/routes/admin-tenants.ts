@@ -141,7 +141,10 @@ export function adminTenantsRouter(ctx: ApiContext): Router {
       );
     }
     await ctx.store.tenants.delete(tenant);
-    ctx.log.info({ tenant }, 'tenant deleted');
+    // Its schedules go with it (a firing of a deleted tenant would only be refused).
+    const schedules = await ctx.schedules.list(tenant);
+    for (const s of schedules) await ctx.schedules.delete(tenant, s.name);
+    ctx.log.info({ tenant, schedules: schedules.length }, 'tenant deleted');
     res.status(204).end();
   });
 

@@ -1,0 +1,35 @@
+import { estimateOf } from '../../agent/define';
+import type { FieldIssue } from '../../contract/errors';
+import type { ScheduleDefinition } from '../../contract/schedules';
+import type { AgentCatalog } from '../agents/catalog';
+import { agentNamed, parseInput, throwIfInvalid } from './parse-requests';
+import { SchedulePutSchema } from './schedule-schemas';
+import { issuesToDetails } from './validation';
+
+/**
+ * Parses `PUT /v1/schedules/:name` as POST /v1/runs parses a run: the envelope (400 with field
+ * paths), the agent (404 unknown_agent), its input by the agent's schema (paths like `input.steps`);
+ * the estimate is never below the agent's own.
+ */
+export function parseScheduleRequest(body: unknown, agents: AgentCatalog): ScheduleDefinition {
+  const issues: FieldIssue[] = [];
+  const envelope = SchedulePutSchema.safeParse(body);
+  if (!envelope.success) issues.push(...issuesToDetails(envelope.error.issues));
+  const agentName = agentNamed(body);
+  const agent = agentName === undefined ? undefined : agents.get(agentName);
+  const rawInput =
+    typeof body === 'object' && body !== null ? (body as { input?: unknown }).input : undefined;
+  const input = agent ? parseInput(agent, rawInput, ['input'], issues) : undefined;
+  throwIfInvalid(issues, agentName, agent, agents);
+  if (!envelope.success || !agent) throw new Error('unreachable: throwIfInvalid() throws on every failure');
+  const s = envelope.data;
+  return {
+    agent: agent.name,
+    input,
+    priority: s.priority,
+    estimatedTokens: Math.max(s.estimatedTokens ?? 0, estimateOf(agent, input)),
+    timing: s.cron !== undefined ? { cron: s.cron } : { intervalSeconds: s.intervalSeconds ?? 0 },
+    overlap: s.overlap,
+    paused: s.paused,
+  };
+}
