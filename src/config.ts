@@ -100,6 +100,14 @@ const api = {
     'A client must send its whole request (headers and body) within this many ms.',
   ),
   HTTP_MAX_CONNECTIONS: int(1000).describe('Most connections the API holds at once.'),
+  IDEMPOTENCY_PENDING_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(30)
+    .default(120)
+    .describe(
+      "A submission's idempotency claim still pending after this many seconds belongs to a request that died: until then a retry with its key answers 409, after it the retry takes the claim over under the same run id. At least 30, the API's wait for the scheduler's answer.",
+    ),
   ADMIN_TOKEN: optionalString
     .refine(
       (v) => v === undefined || v.length >= MIN_ADMIN_TOKEN_LENGTH,
@@ -571,6 +579,8 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
       requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
       maxConnections: e.HTTP_MAX_CONNECTIONS,
     },
+    /** A pending idempotency claim older than this (ms) is stale: a retry with its key takes it over. */
+    pendingClaimTtlMs: e.IDEMPOTENCY_PENDING_TTL_SECONDS * 1000,
     adminToken: e.ADMIN_TOKEN,
     /** A second admin token accepted during a rotation. */
     adminTokenNext: e.ADMIN_TOKEN_NEXT,

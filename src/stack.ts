@@ -266,6 +266,7 @@ export async function startStack(
         tenantDefaults: config.tenantDefaults,
         runCaps: config.runCaps,
         eventCaps: config.eventCaps,
+        pendingClaimTtlMs: config.pendingClaimTtlMs,
         log,
         events,
         agents,

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { ApiStore } from '../stores/api/api-store';
 import { openSqliteBatchItems } from '../stores/batch-items/batch-items-sqlite';
 import type { SchedulerStateStore } from '../stores/scheduler-state/scheduler-state';
+import { PENDING_CLAIM_TTL_MS } from '../stores/idempotency/idempotency';
 import { openSqliteSchedulerState } from '../stores/scheduler-state/scheduler-state-sqlite';
 import type { BatchItemStore } from '../stores/batch-items/batch-items';
 import { withDbUnavailableAs503 } from '../stores/api/api-store-pg';
@@ -68,6 +69,8 @@ export interface ApiDeps {
   runCaps?: RunCaps;
   /** Caps on triggers and webhook secrets; default DEFAULT_EVENT_CAPS. */
   eventCaps?: EventCaps;
+  /** When a pending idempotency claim is stale (ms); default PENDING_CLAIM_TTL_MS. */
+  pendingClaimTtlMs?: number;
   log: Logger;
   /** Clock in ms since epoch; tests pass their own. */
   now?: () => number;
@@ -110,6 +113,7 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
     tenantDefaults: deps.tenantDefaults,
     runCaps: deps.runCaps ?? DEFAULT_RUN_CAPS,
     eventCaps: deps.eventCaps ?? DEFAULT_EVENT_CAPS,
+    pendingClaimTtlMs: deps.pendingClaimTtlMs ?? PENDING_CLAIM_TTL_MS,
     metrics: createApiMetrics(),
     submitLimiter: new SharedBuckets(deps.db.rateLimits, 'submit', rate, 2 * rate, now),
     events: deps.events ?? new EventDispatcher({ fleet: deps.fleet, store: deps.db, log: deps.log, now }),

@@ -26,6 +26,8 @@ export interface ApiContext {
   tenantDefaults: TenantDefaults;
   runCaps: RunCaps;
   eventCaps: EventCaps;
+  /** A pending idempotency claim older than this (ms) is stale: a retry with its key takes it over. */
+  pendingClaimTtlMs: number;
   metrics: ApiMetrics;
   submitLimiter: RateBuckets;
   /** Turns recorded events into runs. */

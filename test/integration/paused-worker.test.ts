@@ -39,8 +39,15 @@ describe('a worker paused longer than every timeout while events and runs arrive
 
   beforeAll(async () => {
     s = await startTestStack(
-      // A run whose offer failed (the scheduler did not answer) checks on the scheduler within seconds.
-      { RUN_REOFFER_FIRST_SECONDS: '5', RUN_REOFFER_MAX_SECONDS: '10' },
+      {
+        // A run whose offer failed (the scheduler did not answer) checks on the scheduler within seconds.
+        RUN_REOFFER_FIRST_SECONDS: '5',
+        RUN_REOFFER_MAX_SECONDS: '10',
+        // The claim of a request answered 503 (the scheduler did not answer within 30 s) goes stale, and a
+        // retry with its key takes it over, 5 s after that answer rather than 90 s: the takeover is what
+        // is proven, not the wait before it.
+        IDEMPOTENCY_PENDING_TTL_SECONDS: '35',
+      },
       { parts: { worker: false } },
     );
     worker = await spawnWorker({

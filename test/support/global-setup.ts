@@ -35,7 +35,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     dynamicConfig: { 'history.workflowIdReuseMinimalInterval': '0s' },
     log: (m) => console.log(`[temporal] ${m}`),
   });
-  const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+  const code = await suiteBundle();
   const bundlePath = path.join(dir, 'workflows.js');
   writeFileSync(bundlePath, code);
   project.provide('temporalAddress', server.address);
@@ -44,6 +44,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
   };
+}
+
+/**
+ * The workflow code, bundled once per vitest process: the integration and storm projects each run
+ * this setup (one after the other, before any file starts), and the bundle is the same for both.
+ * Kept on globalThis because each project loads this module afresh.
+ */
+function suiteBundle(): Promise<string> {
+  const g = globalThis as { fairwaySuiteBundle?: Promise<string> };
+  g.fairwaySuiteBundle ??= bundleWorkflowCode({ workflowsPath, logger: quietLogger }).then((b) => b.code);
+  return g.fairwaySuiteBundle;
 }
 
 const noop = () => {};

@@ -6,40 +6,37 @@ import type { TestSpecification } from 'vitest/node';
  * while the storm runs), then the files of the integration group (integration and cluster projects,
  * one pool of workers) longest first, so that none is left to run alone at the end while the other
  * workers idle. Without a results cache (a fresh clone, CI) vitest starts larger files first, and
- * file size says little about time here: paused-worker, the longest, came 18th. The three drills
- * (each with a dev server, an API and worker processes of its own) are spread through the long files
- * so that at most two run at once, and only for a while. Seconds in the last fresh-clone `npm test`
- * (3 workers on 2 cores, so each file shares the machine), 2026-12-02; the drills as measured in one
- * file, one after another. Files not listed (each about 10 s or less) follow in vitest's order.
+ * file size says little about time here. The three drills (drill-deploy, drill-chaos,
+ * scheduler-loss: each with a dev server, an API and worker processes of its own) fall so that at
+ * most two run at once. Seconds in the last fresh-clone `npm test` (3 workers on 2 cores, so each
+ * file shares the machine), 2026-12-02. Files not listed (each under 17 s) follow in vitest's order.
  */
 export const LONG_FIRST = [
-  'test/integration/storm.test.ts', // 88, in the first group, beside the unit files
-  'test/integration/drill-chaos.test.ts', // 112
-  'test/integration/paused-worker.test.ts', // 128, most of it waiting on a paused worker and timeouts
-  'test/integration/scheduler-loss.test.ts', // 83
-  'test/integration/continue-as-new.test.ts', // 53
-  'test/integration/drill-deploy-across-chains.test.ts', // 85
-  'test/integration/fairness.test.ts', // 47
-  'test/integration/backpressure.test.ts', // 41
-  'test/integration/drill-deploy.test.ts', // 72
-  'test/integration/budget-cap.test.ts', // 34
-  'test/integration/parts.test.ts', // 31
-  'test/cluster/cluster-smoke.test.ts', // 31
-  'test/integration/gates-batches.test.ts', // 29
-  'test/integration/flood.test.ts', // 28
-  'test/integration/batch-parts-crash.test.ts', // 26
-  'test/integration/events.test.ts', // 24
-  'test/integration/charge-crash.test.ts', // 23
-  'test/e2e/quiet-logs.test.ts', // 20
-  'test/e2e/cli-package.test.ts', // 19
-  'test/e2e/cli.test.ts', // 18
-  'test/integration/batch-parts.test.ts', // 17
-  'test/integration/unstarted-run.test.ts', // 16
-  'test/integration/model-call.test.ts', // 16
-  'test/integration/big-estimate.test.ts', // 14
-  'test/integration/priority-execution.test.ts', // 13
-  'test/integration/drain-survives-loss.test.ts', // 12
-  'test/e2e/console.test.ts', // 12
+  'test/integration/storm.test.ts', // 89, in the first group, beside the unit files
+  'test/integration/paused-worker.test.ts', // 134 before its claims went stale in 35 s (80 alone since)
+  'test/integration/drill-deploy.test.ts', // 79
+  'test/integration/own-worker.test.ts', // 67, most of it the killed worker's 30-s heartbeat timeout
+  'test/integration/drill-chaos.test.ts', // 64
+  'test/integration/user-agents.test.ts', // 45
+  'test/integration/scheduler-loss.test.ts', // 58, after user-agents: never beside both other drills
+  'test/integration/backpressure.test.ts', // 43
+  'test/integration/continue-as-new.test.ts', // 41
+  'test/integration/budget-cap.test.ts', // 33
+  'test/integration/gates-batches.test.ts', // 32
+  'test/integration/parts.test.ts', // 32
+  'test/integration/fairness.test.ts', // 31
+  'test/cluster/cluster-smoke.test.ts', // 25
+  'test/integration/batch-parts-crash.test.ts', // 24
+  'test/e2e/example.test.ts', // 23
+  'test/e2e/quiet-logs.test.ts', // 22
+  'test/integration/charge-crash.test.ts', // 20
+  'test/integration/events.test.ts', // 20
+  'test/integration/hygiene.test.ts', // 19
+  'test/integration/flood.test.ts', // 19
+  'test/integration/drain.test.ts', // 19
+  'test/e2e/cli-package.test.ts', // 18
+  'test/integration/agents-approvals.test.ts', // 18
+  'test/integration/unstarted-run.test.ts', // 17
 ];
 
 /** Vitest's order (groups as configured), with the known long files of a group first, whatever their project. */

@@ -46,13 +46,16 @@ export async function submitRun(
   const receivedAt = ctx.now(); // createdAt is when the door took the request, before the scheduler saw it
   if (key !== undefined) {
     const bodyHash = canonicalHash({ agent: agent.name, input, priority: request.priority, estimatedTokens });
-    const claim = await ctx.store.idempotency.claim({
-      tenant: tenant.tenant,
-      key,
-      bodyHash,
-      runId,
-      createdAt: ctx.now(),
-    });
+    const claim = await ctx.store.idempotency.claim(
+      {
+        tenant: tenant.tenant,
+        key,
+        bodyHash,
+        runId,
+        createdAt: ctx.now(),
+      },
+      ctx.pendingClaimTtlMs,
+    );
     if (!claim.claimed) {
       const { existing } = claim;
       if (existing.bodyHash !== bodyHash) {

@@ -18,7 +18,7 @@ export class PgIdempotencyStore implements IdempotencyStore {
     return row && toIdempotencyRecord(row);
   }
 
-  claim(rec: Omit<IdempotencyRecord, 'state'>): Promise<ClaimResult> {
+  claim(rec: Omit<IdempotencyRecord, 'state'>, pendingTtlMs?: number): Promise<ClaimResult> {
     this.pruner.maybe(rec.createdAt);
     return inTransaction(this.pool, async (c) => {
       // A new key: the insert wins it outright (a concurrent insert of the same key waits for this one).
@@ -34,7 +34,7 @@ export class PgIdempotencyStore implements IdempotencyStore {
         [rec.tenant, rec.key],
       );
       const row = r.rows[0];
-      const decision = decideClaim(row && toIdempotencyRecord(row), rec);
+      const decision = decideClaim(row && toIdempotencyRecord(row), rec, pendingTtlMs);
       if (decision.claimed) {
         await c.query(
           `INSERT INTO idempotency_keys (tenant, key, body_hash, run_id, state, created_at)

@@ -5,7 +5,7 @@ import type { ClaimResult, IdempotencyRecord, IdempotencyRow, IdempotencyStore }
 /** The idempotency store in SQLite. */
 export class SqliteIdempotencyStore implements IdempotencyStore {
   private readonly stmts;
-  private readonly claimTx: (rec: Omit<IdempotencyRecord, 'state'>) => ClaimResult;
+  private readonly claimTx: (rec: Omit<IdempotencyRecord, 'state'>, pendingTtlMs?: number) => ClaimResult;
   private readonly pruner = new LazyPrune((now) => this.pruneNow(now));
 
   constructor(db: Database.Database) {
@@ -24,14 +24,14 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
       prune: db.prepare('DELETE FROM idempotency_keys WHERE created_at < ?'),
       count: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM idempotency_keys'),
     };
-    const tx = db.transaction((rec: Omit<IdempotencyRecord, 'state'>): ClaimResult => {
+    const tx = db.transaction((rec: Omit<IdempotencyRecord, 'state'>, pendingTtlMs?: number): ClaimResult => {
       const row = this.stmts.get.get(rec.tenant, rec.key);
-      const decision = decideClaim(row && toIdempotencyRecord(row), rec);
+      const decision = decideClaim(row && toIdempotencyRecord(row), rec, pendingTtlMs);
       if (decision.claimed) this.stmts.upsert.run({ ...rec, runId: decision.runId });
       return decision;
     });
     // IMMEDIATE: two API processes sharing the file cannot both claim the same key.
-    this.claimTx = (rec) => tx.immediate(rec);
+    this.claimTx = (rec, pendingTtlMs) => tx.immediate(rec, pendingTtlMs);
   }
 
   async find(tenant: string, key: string): Promise<IdempotencyRecord | undefined> {
@@ -39,9 +39,9 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     return row && toIdempotencyRecord(row);
   }
 
-  async claim(rec: Omit<IdempotencyRecord, 'state'>): Promise<ClaimResult> {
+  async claim(rec: Omit<IdempotencyRecord, 'state'>, pendingTtlMs?: number): Promise<ClaimResult> {
     this.pruner.maybe(rec.createdAt);
-    return this.claimTx(rec);
+    return this.claimTx(rec, pendingTtlMs);
   }
 
   async complete(tenant: string, key: string): Promise<void> {

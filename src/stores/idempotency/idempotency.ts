@@ -1,6 +1,9 @@
 /** Keys are kept at least this long (spec: at least 24 hours). */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
-/** A claim not completed within this time belongs to a request that died; a retry may take it over. */
+/**
+ * A claim not completed within this time belongs to a request that died; a retry may take it over.
+ * The default of IDEMPOTENCY_PENDING_TTL_SECONDS.
+ */
 export const PENDING_CLAIM_TTL_MS = 2 * 60 * 1000;
 const PRUNE_EVERY_MS = 60 * 1000;
 
@@ -56,11 +59,12 @@ export type ClaimResult = { claimed: true; runId: string } | { claimed: false; e
 export function decideClaim(
   row: IdempotencyRecord | undefined,
   rec: Omit<IdempotencyRecord, 'state'>,
+  pendingTtlMs: number = PENDING_CLAIM_TTL_MS,
 ): ClaimResult {
   const live =
     row &&
     row.createdAt >= rec.createdAt - IDEMPOTENCY_RETENTION_MS &&
-    (row.state === 'done' || row.createdAt >= rec.createdAt - PENDING_CLAIM_TTL_MS);
+    (row.state === 'done' || row.createdAt >= rec.createdAt - pendingTtlMs);
   if (live) return { claimed: false, existing: row };
   // Past its retention a key is new again: a new run id, never the old run's (Temporal would refuse
   // the start as a duplicate). A stale pending claim with the same body keeps its id.
@@ -78,8 +82,11 @@ export function decideClaim(
  */
 export interface IdempotencyStore {
   find(tenant: string, key: string): Promise<IdempotencyRecord | undefined>;
-  /** Claims (tenant, key) for a request, or returns the live record that already holds it. */
-  claim(rec: Omit<IdempotencyRecord, 'state'>): Promise<ClaimResult>;
+  /**
+   * Claims (tenant, key) for a request, or returns the live record that already holds it; a pending
+   * claim older than `pendingTtlMs` (default PENDING_CLAIM_TTL_MS) is stale and taken over.
+   */
+  claim(rec: Omit<IdempotencyRecord, 'state'>, pendingTtlMs?: number): Promise<ClaimResult>;
   complete(tenant: string, key: string): Promise<void>;
   /** Deletes a pending claim (a done record is never released). */
   release(tenant: string, key: string): Promise<void>;

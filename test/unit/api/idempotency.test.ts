@@ -1,5 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { synthetic, useHarness } from './harness';
+import { loadConfig } from '../../../src/config';
+import { PENDING_CLAIM_TTL_MS } from '../../../src/stores/idempotency/idempotency';
 
 describe('idempotency', () => {
   const h = useHarness({ tenants: ['acme'] });
@@ -105,5 +107,15 @@ describe('idempotency', () => {
     h.clock.now += 2 * 3600_000;
     expect((await post({ ...synthetic(4), idempotencyKey: 'k' })).status).toBe(202);
     expect(await h.store.idempotency.count()).toBe(1);
+  });
+});
+
+describe('IDEMPOTENCY_PENDING_TTL_SECONDS', () => {
+  it("defaults to the store's PENDING_CLAIM_TTL_MS and refuses less than the API's 30 s wait", () => {
+    expect(loadConfig({}).pendingClaimTtlMs).toBe(PENDING_CLAIM_TTL_MS);
+    expect(loadConfig({ IDEMPOTENCY_PENDING_TTL_SECONDS: '35' }).pendingClaimTtlMs).toBe(35_000);
+    expect(() => loadConfig({ IDEMPOTENCY_PENDING_TTL_SECONDS: '29' })).toThrow(
+      /IDEMPOTENCY_PENDING_TTL_SECONDS/,
+    );
   });
 });

@@ -218,6 +218,24 @@ describe.each(engines)('API store ($name)', (engine) => {
     },
   );
 
+  it.skipIf(engine.skip)(
+    'takes a pending claim over after the TTL the caller gives, not before',
+    async () => {
+      const idem = store.idempotency;
+      const rec = { tenant: 't', key: 'short', bodyHash: 'b', runId: 'run-t-1', createdAt: 10_000 };
+      const ttl = 35_000;
+      expect(await idem.claim(rec, ttl)).toEqual({ claimed: true, runId: 'run-t-1' });
+      expect(await idem.claim({ ...rec, runId: 'run-t-2', createdAt: 10_000 + ttl }, ttl)).toMatchObject({
+        claimed: false,
+        existing: { state: 'pending', runId: 'run-t-1' },
+      });
+      // Stale under this TTL, still live under the default one.
+      const stale = { ...rec, runId: 'run-t-3', createdAt: 10_000 + ttl + 1 };
+      expect(await idem.claim(stale)).toMatchObject({ claimed: false });
+      expect(await idem.claim(stale, ttl)).toEqual({ claimed: true, runId: 'run-t-1' });
+    },
+  );
+
   it.skipIf(engine.skip)('lets exactly one of two stores sharing a location claim a key', async () => {
     const location = await engine.location();
     const [a, b] = [await openAt(location), await openAt(location)];
