@@ -1,10 +1,9 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, inject, it } from 'vitest';
-import { freePort } from '../../src/infra/cluster/child';
+import { afterAll, describe, expect, it } from 'vitest';
 import { search } from '../../examples/research/src/tools';
-import { npm, shown, stop } from '../support/npm-process';
+import { npm, shown, startNpmStack, stop } from '../support/npm-process';
 import type { Proc } from '../support/npm-process';
 
 const root = path.resolve(__dirname, '..', '..');
@@ -39,40 +38,18 @@ describe('examples/research end to end', () => {
 
   it('submits through the typed client, approves at the gate, publishes once, summarizes', async () => {
     await installExample();
-    const id = Math.random().toString(16).slice(2, 10);
-    const shared = {
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TASK_QUEUE: `fairway-example-${id}`,
-      SCHEDULER_WORKFLOW_ID: `scheduler-example-${id}`,
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-    };
-    const port = await freePort();
-    const simPort = await freePort();
-    stack = npm(['start'], root, {
-      ...shared,
-      PORT: String(port),
-      SIM_PORT: String(simPort),
-      ADMIN_TOKEN: ADMIN,
-      AGENTS: path.join(example, 'src', 'agents.ts'),
-      MODEL_TPM: '1000000000',
-      MODEL_RPM: '100000000',
-      LOG_LEVEL: 'info',
+    const started = startNpmStack(root, {
+      label: 'example',
+      dataDir,
+      agents: path.join(example, 'src', 'agents.ts'),
+      admin: ADMIN,
+      env: { MODEL_TPM: '1000000000', MODEL_RPM: '100000000' },
     });
-    await stack.line(/Fairway is up/, 180_000);
-    const api = `http://127.0.0.1:${port}`;
-
-    const tenant = await fetch(`${api}/v1/admin/tenants/research-${id}`, {
-      method: 'PUT',
-      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
-      body: '{}',
-    });
-    expect(tenant.status).toBe(201);
-    const apiKey = ((await tenant.json()) as { apiKey: string }).apiKey;
+    stack = await started.proc;
+    const { api, apiKey, id, workerEnv } = await started.ready;
 
     worker = npm(['run', 'worker'], example, {
-      ...shared,
-      MODEL_BASE_URL: `http://127.0.0.1:${simPort}`,
+      ...workerEnv,
       PUBLISH_FILE: publishFile,
     });
     await worker.line(/research worker: serving/, 180_000);

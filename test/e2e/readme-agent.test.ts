@@ -1,9 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, inject, it } from 'vitest';
-import { freePort } from '../../src/infra/cluster/child';
-import { npm, shown, stop, userCommand } from '../support/npm-process';
+import { afterAll, describe, expect, it } from 'vitest';
+import { npm, shown, startNpmStack, stop, userCommand } from '../support/npm-process';
 import type { Proc } from '../support/npm-process';
 
 const root = path.resolve(__dirname, '..', '..');
@@ -65,39 +64,17 @@ describe("the README's own agent, pasted into a new project", () => {
     const install = npm(['install', '--prefer-offline', '--no-audit', '--no-fund'], project, {});
     expect(await install.exited, shown(install.lines)).toBe(0);
 
-    const id = Math.random().toString(16).slice(2, 10);
-    const shared = {
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TASK_QUEUE: `fairway-readme-${id}`,
-      SCHEDULER_WORKFLOW_ID: `scheduler-readme-${id}`,
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-    };
-    const port = await freePort();
-    const simPort = await freePort();
-    stack = npm(['start'], root, {
-      ...shared,
-      PORT: String(port),
-      SIM_PORT: String(simPort),
-      ADMIN_TOKEN: ADMIN,
-      AGENTS: path.join(project, 'agents.ts'),
-      LOG_LEVEL: 'info',
+    const started = startNpmStack(root, {
+      label: 'readme',
+      dataDir,
+      agents: path.join(project, 'agents.ts'),
+      admin: ADMIN,
     });
-    await stack.line(/Fairway is up/, 180_000);
-    const api = `http://127.0.0.1:${port}`;
-    const tenant = await fetch(`${api}/v1/admin/tenants/readme-${id}`, {
-      method: 'PUT',
-      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
-      body: '{}',
-    });
-    expect(tenant.status).toBe(201);
-    const apiKey = ((await tenant.json()) as { apiKey: string }).apiKey;
+    stack = await started.proc;
+    const { api, apiKey, id, workerEnv } = await started.ready;
 
     // The README's commands; the test's stack listens on free ports, so the worker is told them.
-    worker = userCommand('npx', ['tsx', 'worker.ts'], project, {
-      ...shared,
-      MODEL_BASE_URL: `http://127.0.0.1:${simPort}`,
-    });
+    worker = userCommand('npx', ['tsx', 'worker.ts'], project, workerEnv);
     const demo = userCommand('npx', ['tsx', 'demo.ts'], project, {
       FAIRWAY_URL: api,
       FAIRWAY_API_KEY: apiKey,

@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { inject } from 'vitest';
+import { freePort } from '../../src/infra/cluster/child';
 
 /** A command a user runs in a shell, with its output lines. */
 export interface Proc {
@@ -77,4 +79,59 @@ export async function stop(p: Proc | undefined): Promise<void> {
     new Promise((r) => setTimeout(() => r(false), 15_000)),
   ]);
   if (!killed) process.kill(-pid, 'SIGKILL');
+}
+
+/** What a user's worker and client need from a stack started by `startNpmStack`. */
+export interface NpmStackReady {
+  /** The API's URL, and the key of a tenant named `<label>-<id>`. */
+  api: string;
+  apiKey: string;
+  id: string;
+  /** The environment a worker of the user's points at this stack with. */
+  workerEnv: Record<string, string>;
+}
+
+/**
+ * Fairway's stack as a user starts it (`npm start` in the checkout, AGENTS naming their agents
+ * module), on the suite's dev server with a task queue and scheduler of its own and free ports.
+ * `proc` is there at once (stop it after the test); `ready` resolves once it serves, with a tenant.
+ */
+export function startNpmStack(
+  root: string,
+  o: { label: string; dataDir: string; agents: string; admin: string; env?: Record<string, string> },
+): { proc: Promise<Proc>; ready: Promise<NpmStackReady> } {
+  const id = Math.random().toString(16).slice(2, 10);
+  const shared = {
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TASK_QUEUE: `fairway-${o.label}-${id}`,
+    SCHEDULER_WORKFLOW_ID: `scheduler-${o.label}-${id}`,
+    DATA_DIR: o.dataDir,
+    LOG_LEVEL: 'warn',
+  };
+  const ports = Promise.all([freePort(), freePort()]);
+  const proc = ports.then(([port, simPort]) =>
+    npm(['start'], root, {
+      ...shared,
+      PORT: String(port),
+      SIM_PORT: String(simPort),
+      ADMIN_TOKEN: o.admin,
+      AGENTS: o.agents,
+      ...o.env,
+      LOG_LEVEL: 'info',
+    }),
+  );
+  const ready = (async () => {
+    const [port, simPort] = await ports;
+    await (await proc).line(/Fairway is up/, 180_000);
+    const api = `http://127.0.0.1:${port}`;
+    const tenant = await fetch(`${api}/v1/admin/tenants/${o.label}-${id}`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${o.admin}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    if (tenant.status !== 201) throw new Error(`tenant: ${tenant.status} ${await tenant.text()}`);
+    const apiKey = ((await tenant.json()) as { apiKey: string }).apiKey;
+    return { api, apiKey, id, workerEnv: { ...shared, MODEL_BASE_URL: `http://127.0.0.1:${simPort}` } };
+  })();
+  return { proc, ready };
 }
