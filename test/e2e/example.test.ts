@@ -40,6 +40,7 @@ describe('examples/research end to end', () => {
     await installExample();
     const started = startNpmStack(root, {
       label: 'example',
+      tenant: 'research',
       dataDir,
       agents: path.join(example, 'src', 'agents.ts'),
       admin: ADMIN,

@@ -83,7 +83,7 @@ export async function stop(p: Proc | undefined): Promise<void> {
 
 /** What a user's worker and client need from a stack started by `startNpmStack`. */
 export interface NpmStackReady {
-  /** The API's URL, and the key of a tenant named `<label>-<id>`. */
+  /** The API's URL, and the key of a tenant named `<tenant>-<id>`. */
   api: string;
   apiKey: string;
   id: string;
@@ -98,7 +98,15 @@ export interface NpmStackReady {
  */
 export function startNpmStack(
   root: string,
-  o: { label: string; dataDir: string; agents: string; admin: string; env?: Record<string, string> },
+  o: {
+    /** Names the task queue and scheduler (`fairway-<label>-<id>`); the tenant too, unless `tenant`. */
+    label: string;
+    tenant?: string;
+    dataDir: string;
+    agents: string;
+    admin: string;
+    env?: Record<string, string>;
+  },
 ): { proc: Promise<Proc>; ready: Promise<NpmStackReady> } {
   const id = Math.random().toString(16).slice(2, 10);
   const shared = {
@@ -124,7 +132,7 @@ export function startNpmStack(
     const [port, simPort] = await ports;
     await (await proc).line(/Fairway is up/, 180_000);
     const api = `http://127.0.0.1:${port}`;
-    const tenant = await fetch(`${api}/v1/admin/tenants/${o.label}-${id}`, {
+    const tenant = await fetch(`${api}/v1/admin/tenants/${o.tenant ?? o.label}-${id}`, {
       method: 'PUT',
       headers: { authorization: `Bearer ${o.admin}`, 'content-type': 'application/json' },
       body: '{}',
