@@ -5,6 +5,7 @@ import { DEFAULT_INTERACTIVE_RESERVE } from '../src/scheduler';
 import type { BenchStack } from './lib/bench-stack';
 import { runHops } from './lib/run-hops';
 import type { RunHops } from './lib/run-hops';
+import { agentsFlag, runVariants } from './lib/agent-variants';
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -13,7 +14,7 @@ async function firstCallLag(s: BenchStack, token: string, priority: string): Pro
   const r = await s.call(
     'POST',
     '/v1/runs',
-    { agent: 'synthetic', priority, input: { steps: 1, tokensPerStep: 10 } },
+    { agent: s.agent, priority, input: { steps: 1, tokensPerStep: 10 } },
     token,
   );
   if (r.status !== 202) throw new Error(`submit ${priority}: ${r.status} ${JSON.stringify(r.body)}`);
@@ -75,86 +76,108 @@ async function measure(s: BenchStack, token: string, samples: number) {
 }
 
 /**
- * `npm run bench -- priority [--backlog 5000 --concurrency 10 --samples 10 --reserve 0.05 --compare 1]`:
+ * `npm run bench -- priority [--backlog 5000 --concurrency 10 --samples 10 --reserve 0.05 --compare 1 --agents built-in|user|both]`:
  * with a batch backlog queued behind a saturated fleet, the time from submission to the first model
  * call reaching the simulator, per lane (interactive and standard submitted one at a time), with each
  * hop on the way (`RunHops`). `--compare 1` measures the same backlog with no interactive reserve
- * first, then with `--reserve`; `lanes` holds the last phase.
+ * first, then with `--reserve`; `lanes` holds the last phase. `--agents both` measures it with the
+ * built-in agent, then with its user-code copy (bench/agents), each on a fresh stack.
  */
 export async function runPriorityBench(argv: string[]): Promise<void> {
-  const f = flags(argv, {
-    backlog: 5000,
-    concurrency: 10,
-    samples: 10,
-    stepMs: 1500,
-    reserve: DEFAULT_INTERACTIVE_RESERVE,
-    compare: 1,
-  });
-  const s = await startBenchStack({
-    FLEET_CONCURRENCY: String(f.concurrency),
-    MODEL_TPM: '1000000000',
-    MODEL_RPM: '100000000',
-  });
-  try {
-    const bulk = await s.tenant('bulk', { maxQueued: 100_000, maxInFlight: f.concurrency * 10 });
-    const users = await s.tenant('users');
-    const t0 = Date.now();
-    const items = Array.from({ length: f.backlog }, () => ({
-      steps: 1,
-      tokensPerStep: 10,
-      stepMs: f.stepMs,
-    }));
-    const b = await s.call('POST', '/v1/batches', { agent: 'synthetic', items }, bulk);
-    if (b.status !== 202) throw new Error(`batch: ${b.status} ${JSON.stringify(b.body)}`);
-    await s.client.workflow.getHandle(b.body.batchId as string).result();
-    const createdMs = Date.now() - t0;
-    // Wait for the backlog's first workflow tasks (the creation burst) to be done.
-    for (;;) {
-      const newest = s.client.workflow.list({
-        query: `${fleetRunsClause(s.config.temporal.taskQueue)} AND RunStatus = 'queued' AND ExecutionStatus = 'Running'`,
-        pageSize: 1,
-      });
-      let settled = false;
-      for await (const wf of newest) {
-        const events = (await s.client.workflow.getHandle(wf.workflowId).fetchHistory()).events ?? [];
-        settled = events.some((e) => e.workflowTaskCompletedEventAttributes);
-        break;
-      }
-      if (settled) break;
-      await pause(1000);
+  const { agents, variants, rest } = agentsFlag(argv);
+  const f = flags(
+    rest,
+    {
+      backlog: 5000,
+      concurrency: 10,
+      samples: 10,
+      stepMs: 1500,
+      reserve: DEFAULT_INTERACTIVE_RESERVE,
+      compare: 1,
+    },
+    { agents },
+  );
+  const result = await runVariants(variants, async (variant) => {
+    const s = await startBenchStack(
+      { FLEET_CONCURRENCY: String(f.concurrency), MODEL_TPM: '1000000000', MODEL_RPM: '100000000' },
+      { agents: variant },
+    );
+    try {
+      return await measureBacklog(s, f);
+    } finally {
+      await s.stop();
     }
-    const settledMs = Date.now() - t0;
-    const queued = (await s.call('GET', '/v1/admin/scheduler')).body.queued.total as number;
-    // The same backlog measured without the interactive reserve first (the lever off), then with the
-    // configured one (what the fleet runs with), so both meet the same machine load.
-    const phases: Record<string, unknown> = {};
-    let summary: Record<string, unknown> = {};
-    for (const reserve of f.compare ? [0, f.reserve] : [f.reserve]) {
-      const p = await s.call('PATCH', '/v1/admin/scheduler', { interactiveReserve: reserve });
-      if (p.status !== 200) throw new Error(`patch: ${p.status} ${JSON.stringify(p.body)}`);
-      // Let batch settle into the slots the setting leaves it (a step ends within stepMs).
-      await pause(2 * f.stepMs);
-      const st = (await s.call('GET', '/v1/admin/scheduler')).body;
-      const phase = await measure(s, users, f.samples);
-      phases[`interactiveReserve ${reserve}`] = {
-        reservedSlots: st.config.reservedSlots as number,
-        inFlightAtStart: st.inFlight as number,
-        queuedAtStart: st.queued.total as number,
-        ...phase,
-      };
-      summary = phase.lanes;
+  });
+  console.log(JSON.stringify(result, null, 2));
+  console.log(`written to ${writeResult('priority', result)}`);
+}
+
+/** One stack's measure: the backlog queued, then each phase's samples. */
+async function measureBacklog(
+  s: BenchStack,
+  f: {
+    backlog: number;
+    concurrency: number;
+    samples: number;
+    stepMs: number;
+    reserve: number;
+    compare: number;
+  },
+) {
+  const bulk = await s.tenant('bulk', { maxQueued: 100_000, maxInFlight: f.concurrency * 10 });
+  const users = await s.tenant('users');
+  const t0 = Date.now();
+  const items = Array.from({ length: f.backlog }, () => ({
+    steps: 1,
+    tokensPerStep: 10,
+    stepMs: f.stepMs,
+  }));
+  const b = await s.call('POST', '/v1/batches', { agent: s.agent, items }, bulk);
+  if (b.status !== 202) throw new Error(`batch: ${b.status} ${JSON.stringify(b.body)}`);
+  await s.client.workflow.getHandle(b.body.batchId as string).result();
+  const createdMs = Date.now() - t0;
+  // Wait for the backlog's first workflow tasks (the creation burst) to be done.
+  for (;;) {
+    const newest = s.client.workflow.list({
+      query: `${fleetRunsClause(s.config.temporal.taskQueue)} AND RunStatus = 'queued' AND ExecutionStatus = 'Running'`,
+      pageSize: 1,
+    });
+    let settled = false;
+    for await (const wf of newest) {
+      const events = (await s.client.workflow.getHandle(wf.workflowId).fetchHistory()).events ?? [];
+      settled = events.some((e) => e.workflowTaskCompletedEventAttributes);
+      break;
     }
-    const result = {
-      ...f,
-      queuedAtMeasurement: queued,
-      createdMs,
-      settledMs,
-      lanes: summary,
-      phases,
-    };
-    console.log(JSON.stringify(result, null, 2));
-    console.log(`written to ${writeResult('priority', result)}`);
-  } finally {
-    await s.stop();
+    if (settled) break;
+    await pause(1000);
   }
+  const settledMs = Date.now() - t0;
+  const queued = (await s.call('GET', '/v1/admin/scheduler')).body.queued.total as number;
+  // The same backlog measured without the interactive reserve first (the lever off), then with the
+  // configured one (what the fleet runs with), so both meet the same machine load.
+  const phases: Record<string, unknown> = {};
+  let summary: Record<string, unknown> = {};
+  for (const reserve of f.compare ? [0, f.reserve] : [f.reserve]) {
+    const p = await s.call('PATCH', '/v1/admin/scheduler', { interactiveReserve: reserve });
+    if (p.status !== 200) throw new Error(`patch: ${p.status} ${JSON.stringify(p.body)}`);
+    // Let batch settle into the slots the setting leaves it (a step ends within stepMs).
+    await pause(2 * f.stepMs);
+    const st = (await s.call('GET', '/v1/admin/scheduler')).body;
+    const phase = await measure(s, users, f.samples);
+    phases[`interactiveReserve ${reserve}`] = {
+      reservedSlots: st.config.reservedSlots as number,
+      inFlightAtStart: st.inFlight as number,
+      queuedAtStart: st.queued.total as number,
+      ...phase,
+    };
+    summary = phase.lanes;
+  }
+  return {
+    ...f,
+    queuedAtMeasurement: queued,
+    createdMs,
+    settledMs,
+    lanes: summary,
+    phases,
+  };
 }

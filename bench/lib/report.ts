@@ -14,8 +14,8 @@ export const SCENARIOS: { scenario: string; title: string; command: string }[] =
     title: 'Throughput, cluster',
     command: 'npm run bench -- throughput --cluster',
   },
-  { scenario: 'flood', title: 'Flood at full size', command: 'npm run bench -- flood' },
-  { scenario: 'priority', title: 'Priority at full size', command: 'npm run bench -- priority' },
+  { scenario: 'flood', title: 'Flood (fairness)', command: 'npm run bench -- flood' },
+  { scenario: 'priority', title: 'Priority', command: 'npm run bench -- priority' },
   { scenario: 'storm', title: 'Quota storm', command: 'npm run bench -- storm' },
   { scenario: 'storm-cold', title: 'Quota storm, cold start', command: 'npm run bench -- storm --cold' },
   { scenario: 'bystander', title: 'Bystander', command: 'npm run bench -- bystander' },
@@ -88,6 +88,8 @@ const HEADLINES: Record<string, (d: any) => string> = {
   storm: (d) =>
     `${verdict(d.pass)}: ${n(d.totals?.accepted)} accepted, ${n(d.totals?.shed)} shed, ${n(d.totals?.completed)} completed, ` +
     `${n(d.totals?.failed)} failed; model calls ${n(d.totals?.calls)}, throttled ${n(d.totals?.throttled)}` +
+    windows('steady state', d.verdict?.steady) +
+    windows('the cut', d.verdict?.cutWindows) +
     (Array.isArray(d.checks)
       ? `; checks ${d.checks.filter((c: any) => c.pass).length}/${d.checks.length}`
       : ''),
@@ -159,6 +161,25 @@ const HEADLINES: Record<string, (d: any) => string> = {
     `batch history ${n(d.batchHistoryBytes / 1e3)} kB; ${n(d.checked)} runs checked one by one, ${n(d.mismatched?.length)} wrong`,
 };
 
+/** A storm's judged windows summed: the share of calls throttled and of the quota used. */
+const windows = (name: string, ws: any): string => {
+  if (!Array.isArray(ws) || ws.length === 0) return '';
+  const sum = (k: string) => ws.reduce((a: number, w: any) => a + (w[k] ?? 0), 0);
+  const share = sum('calls') ? sum('throttled') / sum('calls') : 0;
+  const used = sum('utilisation') / ws.length;
+  return `; ${name} ${pct(share)} throttled, ${pct(used)} of the quota used`;
+};
+
+/**
+ * A scenario's headline; a run with `--agents both` shows the built-in agent's figures and the
+ * user-code agent's (bench/agents), measured back to back in one process.
+ */
+function headlineOf(scenario: string, d: any): string | undefined {
+  const h = HEADLINES[scenario];
+  if (!h) return undefined;
+  return d?.userAgents ? `built-in agent: ${h(d)}. **User-code agent:** ${h(d.userAgents)}` : h(d);
+}
+
 /** `ledger spent = bill` (or ≠) when the drill recorded its ledger check; nothing for older files. */
 const ledger = (d: any): string =>
   d.ledger
@@ -195,7 +216,7 @@ export function renderTable(results: BenchResult[]): string {
   const rows = [...SCENARIOS, ...extra].map((s) => {
     const r = byName.get(s.scenario);
     if (!r) return `| ${s.title} | \`${s.command}\` | not measured with provenance yet | — |`;
-    const headline = HEADLINES[s.scenario]?.(r.data) ?? `see \`bench/results/${s.scenario}.json\``;
+    const headline = headlineOf(s.scenario, r.data) ?? `see \`bench/results/${s.scenario}.json\``;
     return `| ${s.title} | \`${cell(r.command)}\` | ${cell(headline)} | ${cell(taken(r))} |`;
   });
   return ['| Scenario | Command | Figures | Taken |', '| --- | --- | --- | --- |', ...rows].join('\n');

@@ -25,6 +25,8 @@ export interface StormOptions {
   estimateShare?: number;
   /** Gives up waiting for the backlog to finish after this many seconds past the end. */
   drainSeconds: number;
+  /** The agent the runs use (default `synthetic`; the benchmark's `--agents user` runs its user-code copy). */
+  agent?: string;
   criteria?: StormCriteria;
 }
 
@@ -118,7 +120,7 @@ export async function runStorm(
   const perSecond = (o.load * o.tpm) / 60 / unitTokens;
   const input = { steps: o.steps, tokensPerStep: o.tokensPerStep, stepMs: o.stepMs };
   const body = {
-    agent: 'synthetic',
+    agent: o.agent ?? 'synthetic',
     input,
     ...(o.estimateShare !== undefined && o.estimateShare !== 1
       ? { estimatedTokens: Math.max(1, Math.round(unitTokens * o.estimateShare)) }

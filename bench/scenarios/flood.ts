@@ -80,13 +80,14 @@ export function floodCounterFailures(c: Record<string, number | undefined>, tota
 /**
  * Issue 3's flood: tenant A submits `aUnits` units; one second later, once A has at least 100 of
  * them queued at the scheduler, tenant B (same weight) submits `bUnits`; then every unit must
- * complete exactly once. Returns what a test asserts.
+ * complete exactly once, as runs of `agent`. Returns what a test asserts.
  */
 export async function runFlood(
   s: ScenarioStack,
   aUnits: number,
   bUnits = 10,
   timeoutMs = 900_000,
+  agent = 'synthetic',
 ): Promise<FloodResult> {
   const t0 = Date.now();
   const aTenant = `flood-a-${s.id}`;
@@ -95,7 +96,7 @@ export async function runFlood(
   const unit = { steps: 1, tokensPerStep: 100, effect: true };
   const batchA = await s.call('POST', '/v1/batches', {
     token: a,
-    body: { agent: 'synthetic', priority: 'standard', items: Array.from({ length: aUnits }, () => unit) },
+    body: { agent, priority: 'standard', items: Array.from({ length: aUnits }, () => unit) },
   });
   if (batchA.status !== 202) throw new Error(`batch: ${batchA.status} ${JSON.stringify(batchA.body)}`);
   await sleep(1000);
@@ -116,7 +117,7 @@ export async function runFlood(
   const aQueuedAtB = aQueued(atB);
   const runsB = await Promise.all(
     Array.from({ length: bUnits }, () =>
-      s.call('POST', '/v1/runs', { token: b, body: { agent: 'synthetic', input: unit } }),
+      s.call('POST', '/v1/runs', { token: b, body: { agent, input: unit } }),
     ),
   );
   const bIds = runsB.filter((r) => r.status === 202).map((r) => r.body.runId as string);

@@ -1,87 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { afterAll, describe, expect, inject, it } from 'vitest';
-import { freePort } from '../../src/infra/cluster/child';
+import { afterAll, describe, expect, it } from 'vitest';
 import { search } from '../../examples/research/src/tools';
+import { npm, shown, startNpmStack, stop } from '../support/npm-process';
+import type { Proc } from '../support/npm-process';
 
 const root = path.resolve(__dirname, '..', '..');
 const example = path.join(root, 'examples', 'research');
 const ADMIN = 'admin-example-e2e-0123456789abcdef';
 const QUESTION = 'Why is the sky blue? Explain the scattering of sunlight.';
-
-interface Proc {
-  child: ChildProcess;
-  lines: string[];
-  exited: Promise<number | null>;
-  /** Resolves with the first line matching `re` (rejects when the process exits first). */
-  line(re: RegExp, ms: number): Promise<string>;
-}
-
-/** An npm script as a user runs it, in its own process group (so stopping it stops its children). */
-function npm(args: string[], cwd: string, env: Record<string, string>): Proc {
-  const child = spawn('npm', args, {
-    cwd,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  const lines: string[] = [];
-  const waiters: { re: RegExp; resolve: (l: string) => void }[] = [];
-  for (const stream of [child.stdout!, child.stderr!]) {
-    createInterface({ input: stream }).on('line', (line) => {
-      lines.push(line);
-      for (const w of waiters.filter((x) => x.re.test(line))) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(line);
-      }
-    });
-  }
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  const tail = () => shown(lines.slice(-60));
-  return {
-    child,
-    lines,
-    exited,
-    line: (re, ms) =>
-      new Promise<string>((resolve, reject) => {
-        const found = lines.find((l) => re.test(l));
-        if (found) return resolve(found);
-        const timer = setTimeout(
-          () => reject(new Error(`npm ${args.join(' ')}: no ${re} within ${ms} ms:\n${tail()}`)),
-          ms,
-        );
-        waiters.push({ re, resolve: (l) => (clearTimeout(timer), resolve(l)) });
-        void exited.then((code) => {
-          clearTimeout(timer);
-          reject(new Error(`npm ${args.join(' ')} exited ${code} before ${re}:\n${tail()}`));
-        });
-      }),
-  };
-}
-
-/**
- * Output for an error message, without stack frames: vitest reads the source map of every file a
- * message's frames name, and a frame into a native module stops the run.
- */
-const shown = (lines: string[]) =>
-  lines
-    .filter((l) => !/^\s+at /.test(l))
-    .map((l) => l.replaceAll('\\n    at ', ' < '))
-    .join('\n');
-
-async function stop(p: Proc | undefined): Promise<void> {
-  if (!p || p.child.exitCode !== null || p.child.pid === undefined) return;
-  const pid = p.child.pid;
-  process.kill(-pid, 'SIGTERM');
-  const killed = await Promise.race([
-    p.exited.then(() => true),
-    new Promise((r) => setTimeout(() => r(false), 15_000)),
-  ]);
-  if (!killed) process.kill(-pid, 'SIGKILL');
-}
 
 /** `npm ci` in the example when it has no node_modules yet, as a fresh clone needs. */
 async function installExample(): Promise<void> {
@@ -110,40 +38,19 @@ describe('examples/research end to end', () => {
 
   it('submits through the typed client, approves at the gate, publishes once, summarizes', async () => {
     await installExample();
-    const id = Math.random().toString(16).slice(2, 10);
-    const shared = {
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TASK_QUEUE: `fairway-example-${id}`,
-      SCHEDULER_WORKFLOW_ID: `scheduler-example-${id}`,
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-    };
-    const port = await freePort();
-    const simPort = await freePort();
-    stack = npm(['start'], root, {
-      ...shared,
-      PORT: String(port),
-      SIM_PORT: String(simPort),
-      ADMIN_TOKEN: ADMIN,
-      AGENTS: path.join(example, 'src', 'agents.ts'),
-      MODEL_TPM: '1000000000',
-      MODEL_RPM: '100000000',
-      LOG_LEVEL: 'info',
+    const started = startNpmStack(root, {
+      label: 'example',
+      tenant: 'research',
+      dataDir,
+      agents: path.join(example, 'src', 'agents.ts'),
+      admin: ADMIN,
+      env: { MODEL_TPM: '1000000000', MODEL_RPM: '100000000' },
     });
-    await stack.line(/Fairway is up/, 180_000);
-    const api = `http://127.0.0.1:${port}`;
-
-    const tenant = await fetch(`${api}/v1/admin/tenants/research-${id}`, {
-      method: 'PUT',
-      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
-      body: '{}',
-    });
-    expect(tenant.status).toBe(201);
-    const apiKey = ((await tenant.json()) as { apiKey: string }).apiKey;
+    stack = await started.proc;
+    const { api, apiKey, id, workerEnv } = await started.ready;
 
     worker = npm(['run', 'worker'], example, {
-      ...shared,
-      MODEL_BASE_URL: `http://127.0.0.1:${simPort}`,
+      ...workerEnv,
       PUBLISH_FILE: publishFile,
     });
     await worker.line(/research worker: serving/, 180_000);
