@@ -251,7 +251,7 @@ describe('ctx.model calls of a user agent keep spent ≤ budget and ledger = bil
       expect(sum(worst.map(sum))).toBeGreaterThan(BUDGET);
       const ids = await submit(key, seeds, 3);
       /** A call's worst case by its call key (`<runId>:<step>`, steps from 1). */
-      const worstOf = new Map(
+      const worstOf = new Map<string, number>(
         ids.flatMap((id, i) => worst[i]!.map((w, c) => [`${id}:${c + 1}`, w] as const)),
       );
       const ended = finals(key, ids);
