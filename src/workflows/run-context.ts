@@ -5,7 +5,15 @@ import type { GatePolicy } from '../agents/gates';
 import type { ModelCallResult } from '../contract/activity-types';
 import type { RunGateView } from '../contract/fleet-port';
 import { stepWorstCase } from '../contract/model-call';
-import { agentEffects, local, measure, modelCallsFor, remote, SHORT_STEP_MS, shortStep } from './run-activities';
+import {
+  agentEffects,
+  local,
+  measure,
+  modelCallsFor,
+  remote,
+  SHORT_STEP_MS,
+  shortStep,
+} from './run-activities';
 import { failureOf, RunCancelled } from './run-failure';
 import type { RunLifecycle, RunOptions } from './run-lifecycle';
 import { modelCallFailure } from './run-model-call';
@@ -119,7 +127,12 @@ export function agentContext(run: RunLifecycle, agent: Agent): AgentContext {
             worstCaseTokens,
             () => {
               const l = lease();
-              return modelCallsFor(l.leaseTtlMs).modelCall({ ...l, step, request, reserved: worstCaseTokens });
+              return modelCallsFor(l.leaseTtlMs).modelCall({
+                ...l,
+                step,
+                request,
+                reserved: worstCaseTokens,
+              });
             },
             chargedOf,
             (err) => (failed = modelCallFailure(err, worstCaseTokens, tries)).charged,

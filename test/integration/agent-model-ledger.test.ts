@@ -237,7 +237,7 @@ describe('ctx.model calls of a user agent keep spent ≤ budget and ledger = bil
     try {
       let child = await worker();
       const tenant = `mchaos-${s.id}`;
-      const BUDGET = 12_000;
+      const BUDGET = 16_000;
       const key = await waitFor(
         () =>
           s.tenant(tenant, { maxInFlight: 16, budget: { tokens: BUDGET, period: 'none' } }).catch(() => ''),
