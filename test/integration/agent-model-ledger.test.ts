@@ -278,11 +278,15 @@ describe('ctx.model calls of a user agent keep spent ≤ budget and ledger = bil
        */
       const cutCalls = () => state.stats().cut[tenant] ?? { calls: 0, tokens: 0, keys: [] };
       const surplus = () => sum(cutCalls().keys.map(([k, billed]) => (worstOf.get(k) ?? NaN) - billed));
+      // Read once settled, or as it stands after the wait (the assertions below then say what differs).
+      const read = async () => ({ me: await ledger(key), billed: await bill(tenant) });
       const { me, billed } = await waitFor(
-        async () => ({ me: await ledger(key), billed: await bill(tenant) }),
+        read,
         (v) => v.me.reserved === 0 && v.me.spent === v.billed + surplus(),
         30_000,
-      );
+      ).catch(read);
+      const counters = (await s.call('GET', '/v1/admin/scheduler')).body?.counters as
+        Record<string, number> | undefined;
       const used = runs.reduce((a, r) => a + (r.usage?.tokens ?? 0), 0);
       const completed = runs.filter((r) => r.status === 'completed');
       for (const r of runs.filter((x) => x.status !== 'completed'))
@@ -294,7 +298,8 @@ describe('ctx.model calls of a user agent keep spent ≤ budget and ledger = bil
         `model-load chaos: ${completed.length}/${runs.length} completed, budget ${BUDGET}, billed ${billedAtKill} at the kill, ` +
           `${observed.length} observations, max spent ${Math.max(...observed.map((v) => v.spent))}, max spent+reserved ${Math.max(...observed.map((v) => v.spent + v.reserved))}, spent ${me.spent}, billed ${billed}, ` +
           `cut calls ${cutCalls().calls} (billed ${cutCalls().tokens}, worst-case surplus ${surplus()}), runs' usage ${used}, ` +
-          `faults ${FAULTS}, steps served twice ${state.calls.summary().stepsServedTwice}`,
+          `faults ${FAULTS}, steps served twice ${state.calls.summary().stepsServedTwice}, ` +
+          `scheduler adopted ${counters?.adopted} expired ${counters?.expired}`,
       );
       expect(billedAtKill).toBeGreaterThan(0);
       expect(observed.length).toBeGreaterThan(5);
