@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { Logger } from 'pino';
 import type { FleetActivities } from '../contract/activity-types';
 import type { ModelRequest } from '../contract/chat-model';
@@ -30,6 +30,24 @@ function measure(chat: ChatClient, request: ModelRequest) {
     promptTokens,
     worstCaseTokens: promptTokens + Math.max(1, Math.ceil(request.maxTokens)),
   };
+}
+
+/**
+ * A failed call's error, saying what it was charged (`details[0].usedTokens`): the run counts it as
+ * used, so its next attempt is reserved anew. Type, retryability and the provider's wait are kept.
+ */
+function chargedFailure(err: unknown, usedTokens: number): unknown {
+  if (usedTokens <= 0 || err instanceof CancelledFailure) return err;
+  const e = err instanceof Error ? err : new Error(String(err));
+  const app = err instanceof ApplicationFailure ? err : undefined;
+  return ApplicationFailure.create({
+    type: app?.type ?? e.name,
+    message: e.message,
+    nonRetryable: app?.nonRetryable ?? false,
+    ...(app?.nextRetryDelay !== undefined ? { nextRetryDelay: app.nextRetryDelay } : {}),
+    details: [{ usedTokens }],
+    cause: e,
+  });
 }
 
 /** The activities of agents' own model calls (`ctx.model`). */
@@ -69,6 +87,7 @@ export function modelCallActivities(
         renew(0);
         if (!ctx.info.isLocal) ctx.heartbeat();
       }, every);
+      let chargedIfFailed = 0;
       try {
         const to = tenant === undefined ? undefined : { ...lease, tenant };
         const { result, billed } = await chargedCall(
@@ -95,6 +114,7 @@ export function modelCallActivities(
             );
             return { result: completion, billed: m.worstCaseTokens };
           },
+          (charged) => (chargedIfFailed = charged),
         );
         if (billed > m.worstCaseTokens)
           deps.log.warn(
@@ -103,6 +123,8 @@ export function modelCallActivities(
           );
         renew(billed);
         return { completion: result, reservedTokens: m.worstCaseTokens };
+      } catch (err) {
+        throw chargedFailure(err, chargedIfFailed);
       } finally {
         clearInterval(beat);
       }

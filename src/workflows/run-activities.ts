@@ -26,21 +26,23 @@ export const shortStep = proxyLocalActivities<FleetActivities>({
 });
 /** Steps of at most this many milliseconds run as local activities (`shortStep`). */
 export const SHORT_STEP_MS = 250;
+/** Failures of an agent's model call that retrying cannot fix: the run fails with the reason. */
+export const MODEL_CALL_NOT_RETRIED = [...NON_RETRYABLE, 'ModelUnknown', 'ModelReservationShort'];
 /**
  * An agent's own model call (`ctx.model`) is a regular activity: a provider may think for minutes, and
- * the call heartbeats and renews the lease meanwhile, surviving a worker's death. Measuring its
- * reservation is a local one (the tokenizer, no I/O). A call naming an unknown model, or whose worst
- * case outgrew its reservation, is not retried.
+ * the call heartbeats and renews the lease meanwhile. Measuring its reservation is a local one (the
+ * tokenizer, no I/O). Temporal does not retry it: each attempt may be billed, so the run tries again
+ * itself, under a reservation of its own (run-model-call.ts), as a first call would be reserved.
  */
-export const modelCalls = proxyActivities<FleetActivities>({
-  startToCloseTimeout: '15 minutes',
-  heartbeatTimeout: '30 seconds',
-  retry: {
-    initialInterval: '1s',
-    maximumInterval: '2 minutes',
-    nonRetryableErrorTypes: [...NON_RETRYABLE, 'ModelUnknown', 'ModelReservationShort'],
-  },
-});
+export function modelCallsFor(leaseTtlMs: number) {
+  // The call heartbeats at a third of the lease (10 s at most): a worker gone is seen within a lease.
+  const heartbeatMs = Math.min(30_000, Math.max(5_000, Math.round(leaseTtlMs)));
+  return proxyActivities<FleetActivities>({
+    startToCloseTimeout: '15 minutes',
+    heartbeatTimeout: heartbeatMs,
+    retry: { maximumAttempts: 1 },
+  });
+}
 /** The tokenizer's count of a call's worst case: a local activity, given the time a very long conversation takes. */
 export const measure = proxyLocalActivities<FleetActivities>({
   startToCloseTimeout: '2 minutes',

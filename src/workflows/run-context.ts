@@ -1,13 +1,22 @@
-import { ApplicationFailure, condition, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, condition, sleep, workflowInfo } from '@temporalio/workflow';
 import type { Agent, AgentContext, GateOptions } from '../agent/define';
 import { DEFAULT_GATE } from '../agents/gates';
 import type { GatePolicy } from '../agents/gates';
 import type { ModelCallResult } from '../contract/activity-types';
 import type { RunGateView } from '../contract/fleet-port';
 import { stepWorstCase } from '../contract/model-call';
-import { agentEffects, local, measure, modelCalls, remote, SHORT_STEP_MS, shortStep } from './run-activities';
+import {
+  agentEffects,
+  local,
+  measure,
+  modelCallsFor,
+  remote,
+  SHORT_STEP_MS,
+  shortStep,
+} from './run-activities';
 import { failureOf, RunCancelled } from './run-failure';
 import type { RunLifecycle, RunOptions } from './run-lifecycle';
+import { modelCallFailure } from './run-model-call';
 import { Reservation } from './run-reservation';
 import { baseTaskQueueOf, callTool } from './tools';
 
@@ -65,15 +74,20 @@ export function agentContext(run: RunLifecycle, agent: Agent): AgentContext {
       cost: Math.max(1, spec.estimatedTokens),
     };
   };
-  /** Reserves `worst`, runs the call, counts what it used (a failed call too). */
-  const metered = async <R>(worst: number, call: () => Promise<R>, used: (r: R) => number): Promise<R> => {
+  /** Reserves `worst`, runs the call, counts what it used (a failed call: what `failedUsed` says it may be charged). */
+  const metered = async <R>(
+    worst: number,
+    call: () => Promise<R>,
+    used: (r: R) => number,
+    failedUsed: (err: unknown) => number = (err) => failureOf(err).usedTokens,
+  ): Promise<R> => {
     await reservation.reserveFor(worst);
     try {
       const r = await call();
       state.used(used(r));
       return r;
     } catch (err) {
-      state.used(failureOf(err).usedTokens);
+      state.used(failedUsed(err));
       throw err;
     } finally {
       state.stepsWorst -= worst;
@@ -104,12 +118,32 @@ export function agentContext(run: RunLifecycle, agent: Agent): AgentContext {
       const step = ++stepNo;
       // The worst case is counted by the tokenizer outside the sandbox, in the serving model's dialect.
       const { worstCaseTokens } = await measure.measureModelCall(request);
-      const r = await metered(
-        worstCaseTokens,
-        () => modelCalls.modelCall({ ...lease(), step, request, reserved: worstCaseTokens }),
-        chargedOf,
-      );
-      return r.completion;
+      // Every attempt may be billed: each is reserved on its own, and a failed one counts what it
+      // may be charged, so the next is reserved anew (a top-up, refused when the budget is spent).
+      for (let tries = 1; ; tries++) {
+        let failed = modelCallFailure(undefined, worstCaseTokens, tries);
+        try {
+          const r = await metered(
+            worstCaseTokens,
+            () => {
+              const l = lease();
+              return modelCallsFor(l.leaseTtlMs).modelCall({
+                ...l,
+                step,
+                request,
+                reserved: worstCaseTokens,
+              });
+            },
+            chargedOf,
+            (err) => (failed = modelCallFailure(err, worstCaseTokens, tries)).charged,
+          );
+          return r.completion;
+        } catch (err) {
+          if (!failed.retry) throw err;
+        }
+        if (state.cancelRequested) throw new RunCancelled();
+        await sleep(failed.delayMs);
+      }
     },
 
     effect: async (name, args) => {

@@ -15,22 +15,22 @@ import { startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
 import { workerEnv } from '../support/worker-env';
 
+/** A SIGKILLed worker's uncharged calls are charged by another worker within seconds. */
+const CHARGE_SWEEP = { CHARGE_OWNER_DEAD_SECONDS: '5', CHARGE_SWEEP_SECONDS: '1' };
 const root = path.join(__dirname, '..', '..');
 const MODULE = path.join(root, 'test', 'support', 'agents', 'model-load.ts');
 const FINAL = ['completed', 'failed', 'cancelled'];
 /**
- * Opt-in (MODEL_LEDGER=1) while two defects it finds are open: with many concurrent top-ups the
- * scheduler workflow can fail replay (nondeterminism: update completions interleaved with commands),
- * and a SIGKILLed model call retried under its one reservation lets spent pass the budget.
+ * The budget case is opt-in (MODEL_LEDGER=1) while a defect it finds is open: with many concurrent
+ * top-ups the scheduler workflow can fail replay (nondeterminism: update completions interleaved
+ * with commands).
  */
 const ENABLED = process.env.MODEL_LEDGER === '1' || process.env.MODEL_LEDGER_CHAOS === '1';
 /**
- * The chaos case runs with MODEL_LEDGER_CHAOS=1 (FAULTS: both by default; `kill` or `terminate`). A model call a SIGKILL cuts is charged its
- * reservation by the sweep while Temporal retries the call under that same reservation, so spent
- * (and the provider's bill) can pass the budget; until a retried call reserves again, it fails.
+ * The chaos case's faults (MODEL_LEDGER_FAULTS): `kill` (the worker SIGKILLed mid-call) by default;
+ * `terminate` (the scheduler terminated once) and `both` with MODEL_LEDGER_CHAOS=1.
  */
-const CHAOS = process.env.MODEL_LEDGER_CHAOS === '1';
-const FAULTS = process.env.MODEL_LEDGER_FAULTS ?? 'both';
+const FAULTS = process.env.MODEL_LEDGER_CHAOS === '1' ? (process.env.MODEL_LEDGER_FAULTS ?? 'both') : 'kill';
 
 /**
  * ctx.model calls of a user's agent (test/support/agents/model-load.ts: prompts of 50 to 3,000
@@ -39,7 +39,7 @@ const FAULTS = process.env.MODEL_LEDGER_FAULTS ?? 'both';
  * end the ledger's `spent` is the simulator's bill for that tenant exactly, also across a worker
  * SIGKILLed while calls are in flight and a scheduler terminated once.
  */
-describe.runIf(ENABLED)('ctx.model calls of a user agent keep spent ≤ budget and ledger = bill', () => {
+describe('ctx.model calls of a user agent keep spent ≤ budget and ledger = bill', () => {
   let s: TestStack;
   const children: ChildProcess[] = [];
   beforeAll(async () => {
@@ -50,6 +50,7 @@ describe.runIf(ENABLED)('ctx.model calls of a user agent keep spent ≤ budget a
       MODEL_RPM: '100000000',
       LEASE_TTL_SECONDS: '10',
       SCHEDULER_WATCHDOG_SECONDS: '2',
+      ...CHARGE_SWEEP,
     });
   }, 120_000);
   /** Replays the scheduler's history against the suite's bundle (kept in a file for a reproduction); its error. */
@@ -81,7 +82,7 @@ describe.runIf(ENABLED)('ctx.model calls of a user agent keep spent ≤ budget a
       process.execPath,
       [path.join(root, 'bin', 'fairway.cjs'), 'worker', '--agents', MODULE],
       {
-        env: workerEnv(s),
+        env: workerEnv(s, CHARGE_SWEEP),
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
@@ -174,131 +175,147 @@ describe.runIf(ENABLED)('ctx.model calls of a user agent keep spent ≤ budget a
     );
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
-  it('budget: 24 runs whose calls total far more than a 12,000-token budget; spent ≤ budget throughout, = the bill', async () => {
-    const child = await worker();
-    const tenant = `mbudget-${s.id}`;
-    const BUDGET = 12_000;
-    const key = await s.tenant(tenant, { maxInFlight: 24, budget: { tokens: BUDGET, period: 'none' } });
-    const seeds = Array.from({ length: 24 }, (_, i) => 1000 + i);
-    const worst = worstCases(seeds, 4);
-    const rough = sum(worst.map(sum));
-    // The reservations differ call to call: the tokenizer's count, not a fixed size, decides them.
-    expect(new Set(worst.flat()).size).toBeGreaterThan(worst.flat().length / 2);
-    expect(rough).toBeGreaterThan(4 * BUDGET);
-    const ids = await submit(key, seeds, 4);
-    const ended = finals(key, ids);
-    const seen = await observe(key, ended);
-    const runs = await ended;
-    const sched = await s.client.workflow.getHandle(s.config.schedulerWorkflowId).describe();
-    console.log(
-      `scheduler ${sched.runId}; a run ${(await s.client.workflow.getHandle(ids[0]!).describe()).runId}`,
-    );
-    const { me, billed } = await settled(key, tenant);
-    const completed = runs.filter((r) => r.status === 'completed');
-    for (const r of runs.filter((x) => x.status !== 'completed'))
-      expect(r, JSON.stringify(r.error)).toMatchObject({
-        status: 'failed',
-        error: { code: 'budget_exhausted' },
-      });
-    console.log(
-      `model-load budget: ${completed.length}/${runs.length} completed, worst cases ${rough}, ` +
-        `budget ${BUDGET}, ${seen.length} observations, max spent ${Math.max(...seen.map((v) => v.spent))}, max spent+reserved ${Math.max(...seen.map((v) => v.spent + v.reserved))}, spent ${me.spent}, billed ${billed}`,
-    );
-    // The budget, not the work, ended them: most of it was spent, and some runs were refused their next call.
-    expect(completed.length).toBeLessThan(runs.length);
-    expect(billed).toBeGreaterThan(BUDGET / 2);
-    expect(seen.length).toBeGreaterThan(5);
-    // Observed while calls were reserved: neither spent nor spent with what is reserved passed the budget.
-    expect(seen.some((v) => v.reserved > 0)).toBe(true);
-    for (const v of seen) expect(v.spent).toBeLessThanOrEqual(BUDGET);
-    for (const v of seen) expect(v.spent + v.reserved).toBeLessThanOrEqual(BUDGET);
-    expect(billed).toBeGreaterThan(0);
-    expect(billed).toBeLessThanOrEqual(BUDGET);
-    expect(me.spent).toBe(billed);
-    // What each completed run was charged is what the provider reported for its calls.
-    for (const r of completed)
-      expect(r.usage.tokens).toBe((r.result.tokens as number[]).reduce((a, b) => a + b, 0));
-    await kill(child);
-  }, 240_000);
-
-  it.runIf(CHAOS)(
-    'chaos: the worker SIGKILLed mid-call and the scheduler terminated once; spent ≤ budget throughout, ≥ the bill by at most the cut calls',
+  it.runIf(ENABLED)(
+    'budget: 24 runs whose calls total far more than a 12,000-token budget; spent ≤ budget throughout, = the bill',
     async () => {
-      // Every call is answered 1.5 s after it is billed: a kill lands between a call's start and its end.
-      const state = s.sim!.state;
-      const decide = state.decide.bind(state);
-      state.decide = ((...args: Parameters<typeof decide>) => {
-        const d = decide(...args);
-        return d.kind === 'ok' ? { ...d, delayMs: d.delayMs + 1500 } : d;
-      }) as typeof state.decide;
-      try {
-        let child = await worker();
-        const tenant = `mchaos-${s.id}`;
-        const BUDGET = 15_000;
-        const key = await waitFor(
-          () =>
-            s.tenant(tenant, { maxInFlight: 20, budget: { tokens: BUDGET, period: 'none' } }).catch(() => ''),
-          (k) => k !== '',
-          30_000,
-          500,
-        );
-        const seeds = Array.from({ length: 20 }, (_, i) => 5000 + i);
-        const ids = await submit(key, seeds, 3);
-        const ended = finals(key, ids);
-        const seen = observe(key, ended);
-        // Calls billed and not yet answered: the kill cuts them.
-        await waitFor(
-          () => bill(tenant),
-          (b) => b > 0,
-          60_000,
-          100,
-        );
-        await new Promise((r) => setTimeout(r, 500));
-        const billedAtKill = await bill(tenant);
-        if (FAULTS !== 'terminate') await kill(child);
-        const described = await s.client.workflow.getHandle(s.config.schedulerWorkflowId).describe();
-        if (FAULTS !== 'kill')
-          await terminateScheduler(inject('temporalAddress'), s.config.schedulerWorkflowId, described.runId);
-        if (FAULTS !== 'terminate') child = await worker();
-        const runs = await ended;
-        const observed = await seen;
-        // Read once settled, or as it stands after the wait (the assertions below then say what differs).
-        const { me, billed } = await settled(key, tenant).catch(async () => ({
-          me: await ledger(key),
-          billed: await bill(tenant),
-        }));
-        const used = runs.reduce((a, r) => a + (r.usage?.tokens ?? 0), 0);
-        const billReport = (await (await fetch(`${s.simUrl!}/admin/bill`)).json()) as {
-          billedAgain: unknown;
-        };
-        const completed = runs.filter((r) => r.status === 'completed');
-        for (const r of runs.filter((x) => x.status !== 'completed'))
-          expect(r, JSON.stringify(r.error)).toMatchObject({
-            status: 'failed',
-            error: { code: 'budget_exhausted' },
-          });
-        console.log(
-          `model-load chaos: ${completed.length}/${runs.length} completed, billed ${billedAtKill} at the kill, ` +
-            `${observed.length} observations, max spent ${Math.max(...observed.map((v) => v.spent))}, max spent+reserved ${Math.max(...observed.map((v) => v.spent + v.reserved))}, spent ${me.spent}, billed ${billed}, ` +
-            `runs' usage ${used}, billed again ${JSON.stringify(billReport.billedAgain)}, ` +
-            `faults ${FAULTS}, steps served twice ${s.sim!.state.calls.summary().stepsServedTwice}`,
-        );
-        expect(billedAtKill).toBeGreaterThan(0);
-        for (const v of observed) expect(v.spent).toBeLessThanOrEqual(BUDGET);
-        for (const v of observed) expect(v.spent + v.reserved).toBeLessThanOrEqual(BUDGET);
-        expect(billed).toBeLessThanOrEqual(BUDGET);
-        if (FAULTS === 'terminate') expect(me.spent).toBe(billed);
-        else {
-          // A call the kill cut is charged its reservation (src/activities/call-charges.ts): spent covers
-          // the bill, and passes it by at most one call's worst case for each run (one call in flight each).
-          expect(me.spent).toBeGreaterThanOrEqual(billed);
-          expect(me.spent - billed).toBeLessThanOrEqual(sum(worstCases(seeds, 3).map((w) => Math.max(...w))));
-        }
-        await kill(child);
-      } finally {
-        state.decide = decide;
-      }
+      const child = await worker();
+      const tenant = `mbudget-${s.id}`;
+      const BUDGET = 12_000;
+      const key = await s.tenant(tenant, { maxInFlight: 24, budget: { tokens: BUDGET, period: 'none' } });
+      const seeds = Array.from({ length: 24 }, (_, i) => 1000 + i);
+      const worst = worstCases(seeds, 4);
+      const rough = sum(worst.map(sum));
+      // The reservations differ call to call: the tokenizer's count, not a fixed size, decides them.
+      expect(new Set(worst.flat()).size).toBeGreaterThan(worst.flat().length / 2);
+      expect(rough).toBeGreaterThan(4 * BUDGET);
+      const ids = await submit(key, seeds, 4);
+      const ended = finals(key, ids);
+      const seen = await observe(key, ended);
+      const runs = await ended;
+      const sched = await s.client.workflow.getHandle(s.config.schedulerWorkflowId).describe();
+      console.log(
+        `scheduler ${sched.runId}; a run ${(await s.client.workflow.getHandle(ids[0]!).describe()).runId}`,
+      );
+      const { me, billed } = await settled(key, tenant);
+      const completed = runs.filter((r) => r.status === 'completed');
+      for (const r of runs.filter((x) => x.status !== 'completed'))
+        expect(r, JSON.stringify(r.error)).toMatchObject({
+          status: 'failed',
+          error: { code: 'budget_exhausted' },
+        });
+      console.log(
+        `model-load budget: ${completed.length}/${runs.length} completed, worst cases ${rough}, ` +
+          `budget ${BUDGET}, ${seen.length} observations, max spent ${Math.max(...seen.map((v) => v.spent))}, max spent+reserved ${Math.max(...seen.map((v) => v.spent + v.reserved))}, spent ${me.spent}, billed ${billed}`,
+      );
+      // The budget, not the work, ended them: most of it was spent, and some runs were refused their next call.
+      expect(completed.length).toBeLessThan(runs.length);
+      expect(billed).toBeGreaterThan(BUDGET / 2);
+      expect(seen.length).toBeGreaterThan(5);
+      // Observed while calls were reserved: neither spent nor spent with what is reserved passed the budget.
+      expect(seen.some((v) => v.reserved > 0)).toBe(true);
+      for (const v of seen) expect(v.spent).toBeLessThanOrEqual(BUDGET);
+      for (const v of seen) expect(v.spent + v.reserved).toBeLessThanOrEqual(BUDGET);
+      expect(billed).toBeGreaterThan(0);
+      expect(billed).toBeLessThanOrEqual(BUDGET);
+      expect(me.spent).toBe(billed);
+      // What each completed run was charged is what the provider reported for its calls.
+      for (const r of completed)
+        expect(r.usage.tokens).toBe((r.result.tokens as number[]).reduce((a, b) => a + b, 0));
+      await kill(child);
     },
-    300_000,
+    240_000,
   );
+
+  it('chaos: the worker SIGKILLed mid-call; spent ≤ budget throughout, = the bill plus the worst-case surplus of the cut calls', async () => {
+    // Every call is answered 1.5 s after it is billed: a kill lands between a call's start and its end.
+    const state = s.sim!.state;
+    const decide = state.decide.bind(state);
+    state.decide = ((...args: Parameters<typeof decide>) => {
+      const d = decide(...args);
+      return d.kind === 'ok' ? { ...d, delayMs: d.delayMs + 1500 } : d;
+    }) as typeof state.decide;
+    try {
+      let child = await worker();
+      const tenant = `mchaos-${s.id}`;
+      const BUDGET = 16_000;
+      const key = await waitFor(
+        () =>
+          s.tenant(tenant, { maxInFlight: 16, budget: { tokens: BUDGET, period: 'none' } }).catch(() => ''),
+        (k) => k !== '',
+        30_000,
+        500,
+      );
+      const seeds = Array.from({ length: 16 }, (_, i) => 5000 + i);
+      const worst = worstCases(seeds, 3);
+      // The budget binds: the runs' calls may cost more than it holds.
+      expect(sum(worst.map(sum))).toBeGreaterThan(BUDGET);
+      const ids = await submit(key, seeds, 3);
+      /** A call's worst case by its call key (`<runId>:<step>`, steps from 1). */
+      const worstOf = new Map<string, number>(
+        ids.flatMap((id, i) => worst[i]!.map((w, c) => [`${id}:${c + 1}`, w] as const)),
+      );
+      const ended = finals(key, ids);
+      const seen = observe(key, ended);
+      // Calls billed and not yet answered: the kill cuts them.
+      await waitFor(
+        () => bill(tenant),
+        (b) => b > 0,
+        60_000,
+        100,
+      );
+      await new Promise((r) => setTimeout(r, 500));
+      const billedAtKill = await bill(tenant);
+      if (FAULTS !== 'terminate') await kill(child);
+      const described = await s.client.workflow.getHandle(s.config.schedulerWorkflowId).describe();
+      if (FAULTS !== 'kill')
+        await terminateScheduler(inject('temporalAddress'), s.config.schedulerWorkflowId, described.runId);
+      if (FAULTS !== 'terminate') child = await worker();
+      const runs = await ended;
+      const observed = await seen;
+      /**
+       * What the ledger owes beyond the bill: a call the kill cut was billed by the provider and is
+       * charged its worst case (its outcome is unknown to the ledger); every other call its bill.
+       */
+      const cutCalls = () => state.stats().cut[tenant] ?? { calls: 0, tokens: 0, keys: [] };
+      const surplus = () => sum(cutCalls().keys.map(([k, billed]) => (worstOf.get(k) ?? NaN) - billed));
+      // Read once settled, or as it stands after the wait (the assertions below then say what differs).
+      const read = async () => ({ me: await ledger(key), billed: await bill(tenant) });
+      const { me, billed } = await waitFor(
+        read,
+        (v) => v.me.reserved === 0 && v.me.spent === v.billed + surplus(),
+        30_000,
+      ).catch(read);
+      const counters = (await s.call('GET', '/v1/admin/scheduler')).body?.counters as
+        Record<string, number> | undefined;
+      const used = runs.reduce((a, r) => a + (r.usage?.tokens ?? 0), 0);
+      const completed = runs.filter((r) => r.status === 'completed');
+      for (const r of runs.filter((x) => x.status !== 'completed'))
+        expect(r, JSON.stringify(r.error)).toMatchObject({
+          status: 'failed',
+          error: { code: 'budget_exhausted' },
+        });
+      console.log(
+        `model-load chaos: ${completed.length}/${runs.length} completed, budget ${BUDGET}, billed ${billedAtKill} at the kill, ` +
+          `${observed.length} observations, max spent ${Math.max(...observed.map((v) => v.spent))}, max spent+reserved ${Math.max(...observed.map((v) => v.spent + v.reserved))}, spent ${me.spent}, billed ${billed}, ` +
+          `cut calls ${cutCalls().calls} (billed ${cutCalls().tokens}, worst-case surplus ${surplus()}), runs' usage ${used}, ` +
+          `faults ${FAULTS}, steps served twice ${state.calls.summary().stepsServedTwice}, ` +
+          `scheduler adopted ${counters?.adopted} expired ${counters?.expired}`,
+      );
+      expect(billedAtKill).toBeGreaterThan(0);
+      expect(observed.length).toBeGreaterThan(5);
+      for (const v of observed) expect(v.spent).toBeLessThanOrEqual(BUDGET);
+      for (const v of observed) expect(v.spent + v.reserved).toBeLessThanOrEqual(BUDGET);
+      expect(billed).toBeLessThanOrEqual(BUDGET);
+      expect(me.reserved).toBe(0);
+      if (FAULTS !== 'terminate') expect(cutCalls().calls).toBeGreaterThan(0);
+      // The ledger is the bill, call by call: each cut call's worst case stands in for its bill. Never
+      // under; over only by the charges the killed worker had delivered but not yet marked settled,
+      // which a sweep charges again (src/activities/call-charges.ts): at most one call per run.
+      expect(me.spent).toBeGreaterThanOrEqual(billed + surplus());
+      expect(me.spent - billed - surplus()).toBeLessThanOrEqual(sum(worst.map((w) => Math.max(...w))));
+      await kill(child);
+    } finally {
+      state.decide = decide;
+    }
+  }, 300_000);
 });

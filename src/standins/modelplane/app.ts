@@ -175,8 +175,8 @@ export function createSimulator(opts: SimulatorOptions & { adminToken?: string }
   });
 
   app.get('/admin/bill', (_req, res) => {
-    const { bill, billedAgain, tokens } = state.stats();
-    res.json({ tenants: bill, billedAgain, total: tokens });
+    const { bill, billedAgain, cut, tokens } = state.stats();
+    res.json({ tenants: bill, billedAgain, cut, total: tokens });
   });
 
   app.post('/admin/spend-cap', (req, res) => {

@@ -50,7 +50,10 @@ export async function serveCall(
   // Billed when served, as a provider does, whether or not the caller is still there to read it.
   state.answered(200, call.billed, call.tenant, state.calls.timesServed(key) > 0);
   const served = state.calls.begin(key);
-  res.once('close', served);
+  res.once('close', () => {
+    served();
+    if (!res.writableFinished) state.cut(call.tenant, key, call.billed);
+  });
   await sleep(decision.delayMs);
   res.set(decision.headers);
   res.set(answers.servedHeaders(decision));

@@ -64,9 +64,22 @@ export interface SimulatorStats {
    * provider bills both; the caller's ledger has both only if the first call's charge got out.
    */
   billedAgain: Record<string, number>;
+  /**
+   * Per tenant, the calls billed whose caller went away before their answer left (a worker killed
+   * mid-call): what each was billed, by call key (the first 500 keys).
+   */
+  cut: Record<string, CutCalls>;
   headerDialect: 'openai' | 'anthropic';
   /** The simulated other consumer of the same account, when one runs. */
   bystander: BystanderStats | null;
+}
+
+/** Billed calls whose answer nobody read. */
+export interface CutCalls {
+  calls: number;
+  tokens: number;
+  /** `[call key, tokens billed]`, in the order they were cut. */
+  keys: [string, number][];
 }
 
 export interface BystanderStats {
@@ -102,6 +115,7 @@ export class SimulatorState {
   private readonly counters = { calls: 0, throttled: 0, tokens: 0 };
   private readonly bill = new Map<string, number>();
   private readonly billedAgain = new Map<string, number>();
+  private readonly cutCalls = new Map<string, CutCalls>();
   private bystander: BystanderStats | null = null;
   private separateInput: boolean;
   private separateOutput: boolean;
@@ -172,6 +186,15 @@ export class SimulatorState {
     if (again) this.billedAgain.set(tenant, (this.billedAgain.get(tenant) ?? 0) + servedTokens);
   }
 
+  /** A billed call's caller went away before its answer left: the bill stands, nobody read it. */
+  cut(tenant: string, callKey: string | undefined, billedTokens: number): void {
+    const c = this.cutCalls.get(tenant) ?? { calls: 0, tokens: 0, keys: [] };
+    c.calls += 1;
+    c.tokens += billedTokens;
+    if (callKey !== undefined && c.keys.length < 500) c.keys.push([callKey, billedTokens]);
+    this.cutCalls.set(tenant, c);
+  }
+
   /** Tokens billed to `tenant` so far. */
   billOf(tenant: string): number {
     return this.bill.get(tenant) ?? 0;
@@ -222,6 +245,7 @@ export class SimulatorState {
       quota: { tpm: this.tokens.limit, rpm: this.requests.limit },
       bill: Object.fromEntries(this.bill),
       billedAgain: Object.fromEntries(this.billedAgain),
+      cut: Object.fromEntries([...this.cutCalls].map(([t, c]) => [t, { ...c, keys: [...c.keys] }])),
       headerDialect: this.headerDialect,
       bystander: this.bystander ? { ...this.bystander } : null,
     };

@@ -14,6 +14,7 @@ describe('model-plane simulator: admin', () => {
       quota: { tpm: 250, rpm: 100 },
       bill: {},
       billedAgain: {},
+      cut: {},
       headerDialect: 'openai',
       bystander: null,
     });
@@ -28,6 +29,7 @@ describe('model-plane simulator: admin', () => {
       quota: { tpm: 250, rpm: 100 },
       bill: { '': 200 },
       billedAgain: {},
+      cut: {},
       headerDialect: 'openai',
       bystander: null,
     });
