@@ -10,9 +10,16 @@
  *    `deprecatePatch(PATCH.x)`: workflows begun with the marker still replay.
  * 3. When no open workflow began before the deprecation's deploy, the call and the entry go.
  *
- * Empty: every patch up to 0.1.0 was retired at once (no old code runs in production).
+ * Every patch up to 0.1.0 was retired at once (no old code runs in production).
  */
-export const PATCH = {} as const satisfies Record<string, PatchEntry>;
+export const PATCH = {
+  wakeTimerByTime: {
+    id: 'scheduler-wake-timer-by-time',
+    guards:
+      "The scheduler's wake-up timer counts as pending only until its time (workflow time), not until its fire callback has run.",
+    until: 'deprecate once every scheduler chain has continued-as-new since the deploy that brought it',
+  },
+} as const satisfies Record<string, PatchEntry>;
 
 export interface PatchEntry {
   /** The id given to `patched` / `deprecatePatch`; never reused. */

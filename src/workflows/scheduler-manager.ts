@@ -1,11 +1,19 @@
-import { allHandlersFinished, condition, setCurrentDetails, sleep, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  patched,
+  setCurrentDetails,
+  sleep,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { DEFAULT_GOVERNOR, DEFAULT_INTERACTIVE_RESERVE, FleetScheduler } from '../scheduler';
 import type { SchedulerSnapshot } from '../scheduler';
 import type { SettingsPatch } from '../scheduler/fleet-settings';
 import type { FleetSettings, GovernorParams, SchedulerStatus } from '../scheduler/types';
 import { sendAdmissions, sendBudgetRefusals, sendRevocations } from './scheduler-notices';
 import { SchedulerRecovery } from './scheduler-recovery';
-import { summaryLine } from './scheduler-support';
+import { PATCH } from './patches';
+import { summaryLine, timerToArm } from './scheduler-support';
 import { SchedulerWork } from './scheduler-work';
 
 export interface SchedulerInput {
@@ -116,11 +124,20 @@ export class SchedulerManager {
   /**
    * One timer per wake-up time, never cancelled: a `condition` with a timeout would start and cancel
    * a timer on every loop (two history events each time), and history is the scheduler's budget.
+   * Whether the last timer is still pending is read from workflow time (`timerToArm`), not from its
+   * callback having run: a worker can miss a fired timer's event (one it took as already applied)
+   * that a replay applies, and the timers started must not differ between the two.
    */
   private armTimer(wake: number | null): void {
-    if (wake === null || (this.timerAt !== null && this.timerAt <= wake)) return;
-    const at = (this.timerAt = wake);
-    void sleep(Math.max(1, wake - Date.now())).then(() => {
+    const now = Date.now();
+    const due = patched(PATCH.wakeTimerByTime.id)
+      ? timerToArm(this.timerAt, wake, now)
+      : wake === null || (this.timerAt !== null && this.timerAt <= wake)
+        ? null
+        : wake;
+    if (due === null) return;
+    const at = (this.timerAt = due);
+    void sleep(Math.max(1, at - now)).then(() => {
       if (this.timerAt === at) this.timerAt = null;
       this.work.touch();
     });

@@ -117,3 +117,16 @@ export function reportsOnce(apply: (report: WorkerReport) => void): (report: Wor
     apply(report);
   };
 }
+
+/**
+ * When a timer started now for the core's next wake-up (`wake`) is due, or null when none is needed.
+ * `pending` is when the timer last started is due (null when none). A pending timer whose time has
+ * come counts as fired, whether or not its fire has been seen: the answer depends on workflow time
+ * alone. A pending timer due no later than `wake` covers it. A timer lasts 1 ms at least.
+ */
+export function timerToArm(pending: number | null, wake: number | null, now: number): number | null {
+  if (wake === null) return null;
+  const due = Math.max(wake, now + 1);
+  if (pending !== null && pending > now && pending <= due) return null;
+  return due;
+}
