@@ -108,6 +108,15 @@ const api = {
     .describe(
       "A submission's idempotency claim still pending after this many seconds belongs to a request that died: until then a retry with its key answers 409, after it the retry takes the claim over under the same run id. At least 30, the API's wait for the scheduler's answer.",
     ),
+  SCHEDULE_MIN_INTERVAL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3600)
+    .default(60)
+    .describe(
+      "The shortest interval a schedule may fire at (`intervalSeconds`); below 60, a cron expression may also carry a seconds field. Every firing starts a workflow, so a tenant's one-second schedule is a steady load on the Temporal server.",
+    ),
   ADMIN_TOKEN: optionalString
     .refine(
       (v) => v === undefined || v.length >= MIN_ADMIN_TOKEN_LENGTH,
@@ -581,6 +590,8 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
     },
     /** A pending idempotency claim older than this (ms) is stale: a retry with its key takes it over. */
     pendingClaimTtlMs: e.IDEMPOTENCY_PENDING_TTL_SECONDS * 1000,
+    /** The shortest interval (seconds) a schedule may fire at. */
+    scheduleMinIntervalSeconds: e.SCHEDULE_MIN_INTERVAL_SECONDS,
     adminToken: e.ADMIN_TOKEN,
     /** A second admin token accepted during a rotation. */
     adminTokenNext: e.ADMIN_TOKEN_NEXT,

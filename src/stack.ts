@@ -267,6 +267,7 @@ export async function startStack(
         runCaps: config.runCaps,
         eventCaps: config.eventCaps,
         pendingClaimTtlMs: config.pendingClaimTtlMs,
+        scheduleMinIntervalSeconds: config.scheduleMinIntervalSeconds,
         log,
         events,
         agents,

@@ -43,6 +43,7 @@ import { ServedAgents } from './agents/served';
 import { agentsRouter } from './routes/agents';
 import { approvalsRouter } from './routes/approvals';
 import { schedulesRouter } from './routes/schedules';
+import { MIN_SCHEDULE_INTERVAL_SECONDS } from './intake/schedule-schemas';
 import type { SchedulesPort } from '../contract/schedules';
 import { MemorySchedules } from '../fleet/schedules/memory-schedules';
 
@@ -71,6 +72,8 @@ export interface ApiDeps {
   eventCaps?: EventCaps;
   /** When a pending idempotency claim is stale (ms); default PENDING_CLAIM_TTL_MS. */
   pendingClaimTtlMs?: number;
+  /** The shortest interval (seconds) a schedule may fire at; default MIN_SCHEDULE_INTERVAL_SECONDS. */
+  scheduleMinIntervalSeconds?: number;
   log: Logger;
   /** Clock in ms since epoch; tests pass their own. */
   now?: () => number;
@@ -114,6 +117,7 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
     runCaps: deps.runCaps ?? DEFAULT_RUN_CAPS,
     eventCaps: deps.eventCaps ?? DEFAULT_EVENT_CAPS,
     pendingClaimTtlMs: deps.pendingClaimTtlMs ?? PENDING_CLAIM_TTL_MS,
+    scheduleMinIntervalSeconds: deps.scheduleMinIntervalSeconds ?? MIN_SCHEDULE_INTERVAL_SECONDS,
     metrics: createApiMetrics(),
     submitLimiter: new SharedBuckets(deps.db.rateLimits, 'submit', rate, 2 * rate, now),
     events: deps.events ?? new EventDispatcher({ fleet: deps.fleet, store: deps.db, log: deps.log, now }),

@@ -28,6 +28,8 @@ export interface ApiContext {
   eventCaps: EventCaps;
   /** A pending idempotency claim older than this (ms) is stale: a retry with its key takes it over. */
   pendingClaimTtlMs: number;
+  /** The shortest interval (seconds) a schedule may fire at. */
+  scheduleMinIntervalSeconds: number;
   metrics: ApiMetrics;
   submitLimiter: RateBuckets;
   /** Turns recorded events into runs. */

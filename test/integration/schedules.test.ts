@@ -11,7 +11,7 @@ describe('schedules on Temporal Schedules', () => {
   let key: string;
   let tenant: string;
   beforeAll(async () => {
-    s = await startTestStack(FAST);
+    s = await startTestStack({ ...FAST, SCHEDULE_MIN_INTERVAL_SECONDS: '1' });
     tenant = `sched-${s.id}`;
     key = await s.tenant(tenant);
   });

@@ -8,8 +8,10 @@ export const ScheduleNameSchema = z
   .string()
   .regex(SCHEDULE_NAME, 'A schedule name is 1–64 characters of A-Z, a-z, 0-9, "_", "." and "-".');
 
-/** The longest interval (a year) and the shortest (a second). */
+/** The longest interval (a year). */
 export const MAX_INTERVAL_SECONDS = 366 * 24 * 3600;
+/** The shortest interval a deployment allows by default (SCHEDULE_MIN_INTERVAL_SECONDS): cron's own step. */
+export const MIN_SCHEDULE_INTERVAL_SECONDS = 60;
 
 /** Five to seven fields (minute hour day month weekday, with optional seconds and years), or a macro. */
 const CRON =

@@ -49,7 +49,7 @@ export function schedulesRouter(ctx: ApiContext): Router {
   router.put('/:name', async (req, res) => {
     const name = nameOf(req.params.name);
     const tenant = tenantOf(res, 'manage schedules');
-    const def = parseScheduleRequest(req.body, ctx.agents);
+    const def = parseScheduleRequest(req.body, ctx.agents, ctx.scheduleMinIntervalSeconds);
     enforceRunCaps(runCapIssues(ctx.runCaps, def.input, def.estimatedTokens, 'input', 'estimatedTokens'));
     assertFitsOnePayload(def, 'The schedule', 'Send a smaller input.');
     const { created, view } = await ctx.schedules.put(tenant.tenant, name, def, {

@@ -60,9 +60,20 @@ describe('/v1/schedules', () => {
     const name = await put(h.keys.acme!, 'a:b', { ...RUN, intervalSeconds: 5 });
     expect(name.status).toBe(400);
     expect(name.body.error.details[0].path).toBe('name');
-    const agent = await put(h.keys.acme!, 'x', { agent: 'nobody', input: {}, intervalSeconds: 5 });
+    const agent = await put(h.keys.acme!, 'x', { agent: 'nobody', input: {}, intervalSeconds: 60 });
     expect(agent.status).toBe(404);
     expect(agent.body.error.code).toBe('unknown_agent');
+  });
+
+  it('fires no more often than SCHEDULE_MIN_INTERVAL_SECONDS (60 by default): no interval below, no seconds field', async () => {
+    const fast = await put(h.keys.acme!, 'fast', { ...RUN, intervalSeconds: 59 });
+    expect(fast.status).toBe(400);
+    expect(fast.body.error.details).toEqual([expect.objectContaining({ path: 'intervalSeconds' })]);
+    const seconds = await put(h.keys.acme!, 'fast', { ...RUN, cron: '* * * * * *' });
+    expect(seconds.status).toBe(400);
+    expect(seconds.body.error.details).toEqual([expect.objectContaining({ path: 'cron' })]);
+    expect((await get(h.keys.acme!, 'fast')).status).toBe(404);
+    expect((await put(h.keys.acme!, 'fast', { ...RUN, cron: '@hourly' })).status).toBe(201);
   });
 
   it("keeps each tenant's schedules its own; the admin reads them by ?tenant= and writes none", async () => {
