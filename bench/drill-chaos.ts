@@ -29,7 +29,9 @@ async function main(): Promise<void> {
   console.log(
     `chaos drill (seed ${f.seed}): ${r.units} units → lost ${r.lost}, duplicated ${r.duplicated} ` +
       `(effect duplicates ${r.effects.duplicates}, attempts ${r.effects.attempts}, admitted ${r.counters.admitted}); ` +
-      `${ledgerLine(r.ledger)}; recovery after each fault: ${faults}; ${r.seconds.toFixed(0)} s in all → ${r.pass ? 'PASS' : `FAIL: ${r.failures.join('; ')}`}`,
+      `${r.modelUnits.units} units on the user's ctx.model agent (worst cases ${r.modelUnits.worstCase.join('–')}); ` +
+      `${ledgerLine(r.ledger)}; cut calls ${r.cut.calls} (worst-case surplus ${r.cut.surplus}); ` +
+      `recovery after each fault: ${faults}; ${r.seconds.toFixed(0)} s in all → ${r.pass ? 'PASS' : `FAIL: ${r.failures.join('; ')}`}`,
   );
   console.log(`wrote ${writeResult('drill-chaos', { seed: f.seed, ...r })}`);
   process.exit(r.pass ? 0 : 1);

@@ -9,7 +9,8 @@ import type { RunningSink, SinkSummary } from '../../src/standins/effectsink/sin
 import { startDevServer } from '../../src/infra/dev-server';
 import type { DevServer } from '../../src/infra/dev-server';
 import { startSimulator } from '../../src/standins/modelplane';
-import type { RunningSimulator } from '../../src/standins/modelplane';
+import type { LatencyModel, RunningSimulator } from '../../src/standins/modelplane';
+import type { CutCalls } from '../../src/standins/modelplane/state';
 import { startStack } from '../../src/stack';
 import type { Stack } from '../../src/stack';
 import { spawnWorker } from './worker-child';
@@ -59,6 +60,8 @@ export interface DrillStack {
   worker: WorkerChild | undefined;
   /** Starts a worker; `env` adds to (or overrides) the stack's environment for this worker only. */
   startWorker(buildId: string, env?: Record<string, string>): Promise<WorkerChild>;
+  /** The user's worker now running (`fairway worker --agents`), if any. */
+  agentsWorker?: WorkerChild | undefined;
   /** What the effect sink counted, by itself (it does not trust the sender); the local stack needs `sink: true`. */
   sink(): Promise<SinkSummary>;
   /** Stops the Temporal dev server and starts it again on the same port and SQLite file; returns ms down. */
@@ -68,10 +71,14 @@ export interface DrillStack {
   stop(): Promise<void>;
 }
 
-/** Tokens served per tenant, and of them those served for a call key (run, step) served before. */
+/**
+ * Tokens served per tenant, of them those served for a call key (run, step) served before, and the
+ * calls billed whose answer nobody read (a crash cut them).
+ */
 export interface Bill {
   tenants: Record<string, number>;
   billedAgain: Record<string, number>;
+  cut: Record<string, CutCalls>;
 }
 
 /** One of the simulator's `/admin/*` figures (bill, calls): measured where the tokens are spent. */
@@ -95,6 +102,11 @@ export interface LocalDrillStack extends DrillStack {
    * child that can be SIGKILLed; answers its base URL once it is ready.
    */
   startApi(name: string): Promise<{ url: string; child: WorkerChild }>;
+  /**
+   * The user's worker for the stack's agents modules (`agents`), started as a user starts it
+   * (`fairway worker --agents <modules>`, a child that can be SIGKILLed); replaces `agentsWorker`.
+   */
+  startAgentsWorker(buildId: string): Promise<WorkerChild>;
 }
 
 /**
@@ -138,6 +150,13 @@ export async function startDrillStack(opts: {
   /** Start an effect sink (in this process) and send every run's effect to it too. */
   sink?: boolean;
   /**
+   * The user's agents modules (outside src/): the API takes runs of their agents (AGENTS), which
+   * only a worker started with `startAgentsWorker` serves.
+   */
+  agents?: readonly string[];
+  /** The simulator's latency (default: a few ms a call). */
+  simLatency?: Partial<LatencyModel>;
+  /**
    * Keep the dev server's state in memory (no SQLite file, no fsync per write: about twice the
    * throughput on 2 cores); `restartTemporal` then refuses, since a restart would lose every run.
    */
@@ -158,6 +177,7 @@ export async function startDrillStack(opts: {
   let sim: RunningSimulator | undefined;
   let api: Stack | undefined;
   let worker: WorkerChild | undefined;
+  let agentsWorker: WorkerChild | undefined;
   let workers = 0;
   let sink: RunningSink | undefined;
   const apis: WorkerChild[] = [];
@@ -165,6 +185,7 @@ export async function startDrillStack(opts: {
   const stop = async () => {
     running.delete(stop);
     await worker?.kill().catch(() => undefined);
+    await agentsWorker?.kill().catch(() => undefined);
     await Promise.all(apis.map((a) => a.kill().catch(() => undefined)));
     await api?.close().catch(() => undefined);
     await sink?.close().catch(() => undefined);
@@ -176,7 +197,13 @@ export async function startDrillStack(opts: {
   running.add(stop);
   try {
     dev = await startDevServer(devOpts);
-    sim = await startSimulator({ port: 0, tpm: 1_000_000_000, rpm: 100_000_000, seed: 42 });
+    sim = await startSimulator({
+      port: 0,
+      tpm: 1_000_000_000,
+      rpm: 100_000_000,
+      seed: 42,
+      ...(opts.simLatency ? { latency: opts.simLatency } : {}),
+    });
     if (opts.sink) sink = await startEffectSink({ port: 0, host: '127.0.0.1' });
     const env: Record<string, string> = {
       TEMPORAL_ADDRESS: dev.address,
@@ -195,6 +222,7 @@ export async function startDrillStack(opts: {
       CHARGE_SWEEP_SECONDS: '1',
       SHUTDOWN_GRACE_SECONDS: '60',
       ...(sink ? { EFFECT_SINK_URL: sink.url } : {}),
+      ...(opts.agents ? { AGENTS: opts.agents.join(',') } : {}),
       ...opts.env,
     };
     const config = loadConfig({ ...env, PORT: '0', LOG_LEVEL: 'error' });
@@ -236,6 +264,21 @@ export async function startDrillStack(opts: {
         });
         log(`worker ${buildId} started (pid ${worker.pid})`);
         return worker;
+      },
+      get agentsWorker() {
+        return agentsWorker;
+      },
+      async startAgentsWorker(buildId) {
+        if (!opts.agents) throw new Error('this drill stack has no agents modules (start it with agents)');
+        const n = ++workers;
+        agentsWorker = await spawnWorker({
+          env,
+          buildId,
+          agents: opts.agents,
+          logFile: path.join(dir, `worker-${n}-${buildId}.log`),
+        });
+        log(`fairway worker ${buildId} started (pid ${agentsWorker.pid})`);
+        return agentsWorker;
       },
       bill: () => fetchBill(sim!.url),
       async startApi(name) {
@@ -328,10 +371,12 @@ export interface SubmitOptions {
   released?: () => number;
   /** Every answer the API gave (status 0: a network error or timeout), retries included. */
   onAnswer?: (status: number) => void;
+  /** Unit `i`'s agent and input [synthetic, `input`]. */
+  unit?: (i: number) => { agent: string; input: Record<string, unknown> };
 }
 
 /**
- * Submits `n` synthetic units one request each, with idempotency keys, so that a retry after a
+ * Submits `n` units (synthetic unless `opts.unit` says otherwise) one request each, with idempotency keys, so that a retry after a
  * timeout or a 503 can never create a second run; retries the answers in RETRIED after their
  * Retry-After (a client that meets a drain keeps trying) until `timeoutMs`. Returns the run ids.
  */
@@ -355,10 +400,11 @@ export async function submitUnits(
         continue;
       }
       const i = next++;
+      const unit = opts.unit?.(i) ?? { agent: 'synthetic', input };
       for (;;) {
         const r = await s.call('POST', '/v1/runs', {
           token,
-          body: { agent: 'synthetic', input, idempotencyKey: `${keyPrefix}-${i}` },
+          body: { ...unit, idempotencyKey: `${keyPrefix}-${i}` },
           timeoutMs: 60_000, // longer than the API's own wait for the scheduler
         });
         opts.onAnswer?.(r.status);

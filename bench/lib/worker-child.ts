@@ -38,7 +38,9 @@ export interface WorkerChild {
 
 /**
  * Starts `src/entry/worker.ts` as its own process, configured only by environment, the way a deploy
- * runs it, and resolves once it logs "worker started". Its output goes to `logFile`.
+ * runs it, and resolves once it logs "worker started"; with `agents`, the user's worker instead, as a
+ * user starts it (`fairway worker --agents <modules>`, ready once it says it serves). Its output goes
+ * to `logFile`.
  */
 export async function spawnWorker(opts: {
   env: Record<string, string>;
@@ -47,10 +49,17 @@ export async function spawnWorker(opts: {
   readyTimeoutMs?: number;
   /** Another entry point (default `worker`) and the log line that says it is ready. */
   entry?: 'worker' | 'api';
+  /** The user's agents modules: `fairway worker --agents <modules>` serves them (and no built-in). */
+  agents?: readonly string[];
 }): Promise<WorkerChild> {
-  const entry = opts.entry ?? 'worker';
-  const readyLine = `"msg":"${entry} started"`;
-  const { command, args } = tsEntry(path.join('src', 'entry', `${entry}.ts`));
+  const entry = opts.agents ? 'fairway worker' : (opts.entry ?? 'worker');
+  const readyLine = opts.agents ? 'fairway worker: serving' : `"msg":"${entry} started"`;
+  const { command, args } = opts.agents
+    ? {
+        command: process.execPath,
+        args: [path.join(ROOT, 'bin', 'fairway.cjs'), 'worker', '--agents', opts.agents.join(',')],
+      }
+    : tsEntry(path.join('src', 'entry', `${entry}.ts`));
   const child = spawn(command, args, {
     cwd: ROOT,
     env: { ...process.env, ...opts.env, BUILD_ID: opts.buildId, LOG_LEVEL: 'info' },

@@ -1,3 +1,5 @@
+import path from 'node:path';
+import { stepWorstCase } from '../../src/contract/model-call';
 import type { CallLogSummary } from '../../src/standins/modelplane/call-log';
 import type { SinkSummary } from '../../src/standins/effectsink/sink';
 import type { LedgerCheck } from '../lib/drill-stack';
@@ -13,8 +15,13 @@ import {
   submitUnits,
   until,
 } from '../lib/drill-stack';
-import type { DrillStack } from '../lib/drill-stack';
+import type { LocalDrillStack } from '../lib/drill-stack';
 import type { DrillOptions } from './drill-deploy';
+import { modelWordsRequests, ModelWordsInputSchema } from '../agents/model-words';
+import { cutLedgerMismatch, cutSurplus, requestWorstCase, worstCasesByKey } from '../lib/call-ledger';
+
+/** The user's agents module the drill's model units run on (outside src/), served by `fairway worker`. */
+const MODEL_AGENTS = path.join(__dirname, '..', 'agents', 'model-words.ts');
 
 export type FaultKind = 'kill-worker' | 'restart-temporal';
 
@@ -26,7 +33,7 @@ export interface FaultRecord {
   backMs: number;
   /** Fault to the first completion counted after it: the fleet makes progress again. */
   recoveryMs: number;
-  /** Restart only: whether the worker child lived through it (its connection recovered by itself). */
+  /** Restart only: whether both worker children lived through it (their connections recovered by themselves). */
   workerSurvived?: boolean;
 }
 
@@ -45,6 +52,16 @@ export interface ChaosDrillResult {
   answers: Record<string, number>;
   /** The tenant's ledger against the simulator's bill for it. */
   ledger: LedgerCheck;
+  /**
+   * The units on the user's agent (every other one): ctx.model calls whose prompts repeat a word
+   * `words` times, so each call's worst case (what it reserves) is the tokenizer's count of it.
+   */
+  modelUnits: { units: number; calls: number; words: [number, number]; worstCase: [number, number] };
+  /**
+   * The calls the faults cut (billed, the answer never read): each is charged its worst case, so the
+   * ledger owes the bill plus their `surplus` (worst case − bill), and at most `repeatBound` more.
+   */
+  cut: { calls: number; modelCalls: number; billed: number; surplus: number; repeatBound: number };
   faults: FaultRecord[];
   seconds: number;
   pass: boolean;
@@ -52,10 +69,13 @@ export interface ChaosDrillResult {
 }
 
 /**
- * Issue 6's chaos drill: during an N-unit run, SIGKILL the worker child `kills` times at random
- * moments (a new one is started each time) and restart the Temporal dev server once on the same
+ * Issue 6's chaos drill: during an N-unit run, SIGKILL the worker children `kills` times at random
+ * moments (new ones are started each time) and restart the Temporal dev server once on the same
  * port and SQLite file; every unit still completes exactly once, and each fault's recovery time is
- * measured as the time until completions progress again.
+ * measured as the time until completions progress again. Every other unit runs on a user's agent
+ * (bench/agents/model-words.ts: ctx.model calls with prompts of varying length) served by the
+ * user's own worker (`fairway worker --agents`), killed with the fleet's; the tenant's ledger is
+ * then the simulator's bill with each cut call charged its worst case.
  */
 export async function runChaosDrill(
   o: DrillOptions & {
@@ -84,14 +104,30 @@ export async function runChaosDrill(
   const span = 0.7 / kinds.length;
   const at = kinds.map((_, i) => 0.1 + span * (i + rnd() * 0.8));
 
+  // The model units' prompts: a word repeated 20 to 1,500 times, drawn from the seed.
+  const words = mulberry32((o.seed ?? 0) + 1);
+  const modelInputs = Array.from({ length: Math.ceil(o.units / 2) }, () =>
+    ModelWordsInputSchema.parse({ words: 20 + Math.floor(words() * 1481), calls: o.steps, effect: true }),
+  );
+
   const t0 = Date.now();
-  const s = await startDrillStack({ concurrency: o.concurrency, log, onStatus: o.onStatus, sink: true });
+  const s = await startDrillStack({
+    concurrency: o.concurrency,
+    log,
+    onStatus: o.onStatus,
+    sink: true,
+    agents: [MODEL_AGENTS],
+    // A model call takes about a step, so a SIGKILL meets calls in flight.
+    simLatency: { baseMs: Math.min(o.stepMs, 200) },
+  });
   try {
-    await s.startWorker('chaos-1');
+    await Promise.all([s.startWorker('chaos-1'), s.startAgentsWorker('chaos-user-1')]);
     const token = await s.tenant('drill-chaos', { maxQueued: 100_000, maxInFlight: o.concurrency });
     const input = { steps: o.steps, stepMs: o.stepMs, tokensPerStep: 10, effect: true };
     const answers = answerTally();
-    const submitting = submitUnits(s, token, o.units, input, 'chaos', o.timeoutMs, answers);
+    const unit = (i: number) =>
+      i % 2 === 0 ? { agent: 'model-words', input: modelInputs[i / 2]! } : { agent: 'synthetic', input };
+    const submitting = submitUnits(s, token, o.units, input, 'chaos', o.timeoutMs, { ...answers, unit });
     submitting.catch(() => undefined);
 
     const faults: Promise<FaultRecord>[] = [];
@@ -115,13 +151,43 @@ export async function runChaosDrill(
     const t = await finishAndTally(s, token, accepted, o.units, o.timeoutMs);
     const sink = await s.sink();
     const calls = await simAdmin<CallLogSummary>(s.simUrl, 'calls');
-    // A crash may cut calls before the provider served them: each is charged its worst case.
-    const slack = crashSlack(kinds.length, o.concurrency, accepted, o.steps, input.tokensPerStep);
-    const failures = [...tallyFailures(t, o.units, slack), ...answers.failures()];
+    // A crash may cut calls the provider billed: each is charged its worst case, not its bill.
+    const modelRuns = accepted.filter((_, i) => i % 2 === 0);
+    const modelWorst = modelInputs.map((m) => modelWordsRequests(m).map(requestWorstCase));
+    const worstOf = worstCasesByKey(modelRuns, modelWorst);
+    const stepWorst = (key: string) => {
+      const at = key.lastIndexOf(':');
+      return stepWorstCase(key.slice(0, at), Number(key.slice(at + 1)), input.tokensPerStep);
+    };
+    const cutCalls = (await s.bill()).cut[t.ledger.tenant];
+    const surplus = cutSurplus(cutCalls, (key) => worstOf.get(key) ?? stepWorst(key));
+    // A sweep may charge again what a killed worker delivered but had not marked settled: one call a run.
+    const repeatBound =
+      modelWorst.reduce((a, w) => a + Math.max(...w), 0) +
+      crashSlack(1, o.units - modelRuns.length, accepted, o.steps, input.tokensPerStep);
+    const failures = [
+      ...tallyFailures(t, o.units, surplus + repeatBound),
+      ...cutLedgerMismatch(t.ledger, surplus, repeatBound),
+      ...answers.failures(),
+    ];
+    const flat = modelWorst.flat();
     return {
       units: o.units,
       accepted: accepted.length,
       ...t,
+      modelUnits: {
+        units: modelInputs.length,
+        calls: flat.length,
+        words: [Math.min(...modelInputs.map((m) => m.words)), Math.max(...modelInputs.map((m) => m.words))],
+        worstCase: [Math.min(...flat), Math.max(...flat)],
+      },
+      cut: {
+        calls: cutCalls?.calls ?? 0,
+        modelCalls: (cutCalls?.keys ?? []).filter(([k]) => worstOf.has(k)).length,
+        billed: cutCalls?.tokens ?? 0,
+        surplus,
+        repeatBound,
+      },
       sink,
       calls,
       answers: answers.answers,
@@ -136,7 +202,7 @@ export async function runChaosDrill(
 }
 
 async function strike(
-  s: DrillStack,
+  s: LocalDrillStack,
   kind: FaultKind,
   i: number,
   completed: number,
@@ -146,12 +212,14 @@ async function strike(
   const at = Date.now();
   let backMs: number;
   let workerSurvived: boolean | undefined;
+  // The fleet's worker and the user's go down together, as on a machine that crashed.
   if (kind === 'kill-worker') {
-    await s.worker!.kill();
-    await s.startWorker(`chaos-${i + 2}`);
+    await Promise.all([s.worker!.kill(), s.agentsWorker!.kill()]);
+    await Promise.all([s.startWorker(`chaos-${i + 2}`), s.startAgentsWorker(`chaos-user-${i + 2}`)]);
     backMs = Date.now() - at;
   } else {
     const worker = s.worker!;
+    const user = s.agentsWorker!;
     await s.restartTemporal();
     await until(
       'the API through the restarted server',
@@ -160,8 +228,11 @@ async function strike(
       o.timeoutMs,
     );
     backMs = Date.now() - at;
-    workerSurvived = worker.alive();
-    if (!workerSurvived) await s.startWorker(`chaos-${i + 2}`);
+    workerSurvived = worker.alive() && user.alive();
+    await Promise.all([
+      worker.alive() ? undefined : s.startWorker(`chaos-${i + 2}`),
+      user.alive() ? undefined : s.startAgentsWorker(`chaos-user-${i + 2}`),
+    ]);
   }
   const recovered = until(
     'progress after the fault',

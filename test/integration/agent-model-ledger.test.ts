@@ -6,10 +6,10 @@ import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { worstCaseTokens } from '../../src/activities/provider/tokenizer';
 import { agentTaskQueue } from '../../src/agent';
 import { workflowSource } from '../../src/fleet/worker';
 import { terminateScheduler } from '../../bench/lib/scheduler-loss';
+import { cutSurplus, requestWorstCase, worstCasesByKey } from '../../bench/lib/call-ledger';
 import { modelLoadRequests, ModelLoadInputSchema } from '../support/agents/model-load';
 import { startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
@@ -168,11 +168,7 @@ describe('ctx.model calls of a user agent keep spent ≤ budget and ledger = bil
     );
   /** Each call's worst case, as the tokenizer counts it (prompt bound plus maxTokens), per run. */
   const worstCases = (seeds: number[], calls: number): number[][] =>
-    seeds.map((seed) =>
-      modelLoadRequests(ModelLoadInputSchema.parse({ seed, calls })).map((r) =>
-        worstCaseTokens(r, r.model === 'sim-claude' ? 'anthropic' : 'openai'),
-      ),
-    );
+    seeds.map((seed) => modelLoadRequests(ModelLoadInputSchema.parse({ seed, calls })).map(requestWorstCase));
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
   it.runIf(ENABLED)(
@@ -251,9 +247,7 @@ describe('ctx.model calls of a user agent keep spent ≤ budget and ledger = bil
       expect(sum(worst.map(sum))).toBeGreaterThan(BUDGET);
       const ids = await submit(key, seeds, 3);
       /** A call's worst case by its call key (`<runId>:<step>`, steps from 1). */
-      const worstOf = new Map<string, number>(
-        ids.flatMap((id, i) => worst[i]!.map((w, c) => [`${id}:${c + 1}`, w] as const)),
-      );
+      const worstOf = worstCasesByKey(ids, worst);
       const ended = finals(key, ids);
       const seen = observe(key, ended);
       // Calls billed and not yet answered: the kill cuts them.
@@ -277,7 +271,7 @@ describe('ctx.model calls of a user agent keep spent ≤ budget and ledger = bil
        * charged its worst case (its outcome is unknown to the ledger); every other call its bill.
        */
       const cutCalls = () => state.stats().cut[tenant] ?? { calls: 0, tokens: 0, keys: [] };
-      const surplus = () => sum(cutCalls().keys.map(([k, billed]) => (worstOf.get(k) ?? NaN) - billed));
+      const surplus = () => cutSurplus(cutCalls(), (k) => worstOf.get(k));
       // Read once settled, or as it stands after the wait (the assertions below then say what differs).
       const read = async () => ({ me: await ledger(key), billed: await bill(tenant) });
       const { me, billed } = await waitFor(
