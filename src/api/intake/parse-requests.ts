@@ -59,6 +59,25 @@ export function throwIfInvalid(
   if (!agent) throw unknownAgent(agentName ?? '', agents);
 }
 
+/**
+ * The body's agent and its `input` parsed by the agent's schema; throws the 400 (every issue gathered
+ * so far, these included) or the 404 `unknown_agent`.
+ */
+export function agentAndInput(
+  body: unknown,
+  agents: AgentCatalog,
+  issues: FieldIssue[],
+): { agent: Agent; input: unknown } {
+  const agentName = agentNamed(body);
+  const agent = agentName === undefined ? undefined : agents.get(agentName);
+  const rawInput =
+    typeof body === 'object' && body !== null ? (body as { input?: unknown }).input : undefined;
+  const input = agent ? parseInput(agent, rawInput, ['input'], issues) : undefined;
+  throwIfInvalid(issues, agentName, agent, agents);
+  if (!agent) throw new Error('unreachable: throwIfInvalid() throws on every failure');
+  return { agent, input };
+}
+
 /** 404 `unknown_agent`, naming the agents there are. */
 export function unknownAgent(name: string, agents: AgentCatalog): ApiError {
   return new ApiError('unknown_agent', `There is no agent called "${name}".`, { known: agents.names() });
@@ -83,13 +102,8 @@ export function parseRunRequest(
       message: 'It differs from the Idempotency-Key header; send one key.',
     });
   }
-  const agentName = agentNamed(body);
-  const agent = agentName === undefined ? undefined : agents.get(agentName);
-  const rawInput =
-    typeof body === 'object' && body !== null ? (body as { input?: unknown }).input : undefined;
-  const input = agent ? parseInput(agent, rawInput, ['input'], issues) : undefined;
-  throwIfInvalid(issues, agentName, agent, agents);
-  if (!envelope.success || !agent) throw new Error('unreachable: throwIfInvalid() throws on every failure');
+  const { agent, input } = agentAndInput(body, agents, issues);
+  if (!envelope.success) throw new Error('unreachable: agentAndInput() throws on every failure');
   return {
     request: envelope.data,
     agent,

@@ -2,7 +2,7 @@ import { estimateOf } from '../../agent/define';
 import type { FieldIssue } from '../../contract/errors';
 import type { ScheduleDefinition } from '../../contract/schedules';
 import type { AgentCatalog } from '../agents/catalog';
-import { agentNamed, parseInput, throwIfInvalid } from './parse-requests';
+import { agentAndInput } from './parse-requests';
 import { SchedulePutSchema } from './schedule-schemas';
 import type { SchedulePut } from './schedule-schemas';
 import { issuesToDetails } from './validation';
@@ -21,13 +21,8 @@ export function parseScheduleRequest(
   const envelope = SchedulePutSchema.safeParse(body);
   if (!envelope.success) issues.push(...issuesToDetails(envelope.error.issues));
   else issues.push(...timingIssues(envelope.data, minIntervalSeconds));
-  const agentName = agentNamed(body);
-  const agent = agentName === undefined ? undefined : agents.get(agentName);
-  const rawInput =
-    typeof body === 'object' && body !== null ? (body as { input?: unknown }).input : undefined;
-  const input = agent ? parseInput(agent, rawInput, ['input'], issues) : undefined;
-  throwIfInvalid(issues, agentName, agent, agents);
-  if (!envelope.success || !agent) throw new Error('unreachable: throwIfInvalid() throws on every failure');
+  const { agent, input } = agentAndInput(body, agents, issues);
+  if (!envelope.success) throw new Error('unreachable: agentAndInput() throws on every failure');
   const s = envelope.data;
   return {
     agent: agent.name,
