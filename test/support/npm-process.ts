@@ -69,16 +69,22 @@ export function userCommand(command: string, args: string[], cwd: string, env: R
 export const npm = (args: string[], cwd: string, env: Record<string, string>): Proc =>
   userCommand('npm', args, cwd, env);
 
-/** SIGTERM to the process group, SIGKILL after 15 s. */
+/** SIGTERM to the process group; SIGKILL to what is left of it once its leader exits, or after 15 s. */
 export async function stop(p: Proc | undefined): Promise<void> {
-  if (!p || p.child.exitCode !== null || p.child.pid === undefined) return;
+  if (!p || p.child.pid === undefined) return;
   const pid = p.child.pid;
-  process.kill(-pid, 'SIGTERM');
-  const killed = await Promise.race([
-    p.exited.then(() => true),
-    new Promise((r) => setTimeout(() => r(false), 15_000)),
-  ]);
-  if (!killed) process.kill(-pid, 'SIGKILL');
+  const signal = (s: NodeJS.Signals): void => {
+    try {
+      process.kill(-pid, s);
+    } catch {
+      // ESRCH: nothing of the group is left.
+    }
+  };
+  const leaderGone = p.child.exitCode !== null || p.child.signalCode !== null;
+  signal('SIGTERM');
+  if (!leaderGone) await Promise.race([p.exited, new Promise((r) => setTimeout(r, 15_000))]);
+  // What outlived its leader (a program that ignores SIGTERM under an `npx` that did not) goes too.
+  signal('SIGKILL');
 }
 
 /** What a user's worker and client need from a stack started by `startNpmStack`. */
