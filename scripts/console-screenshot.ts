@@ -4,6 +4,7 @@ import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { BENCH_ADMIN, startBenchStack } from '../bench/lib/bench-stack';
 import { createProgress } from '../bench/lib/progress';
+import { CHROMIUM, CHROMIUM_ARGS } from '../test/support/chromium';
 
 /**
  * `npx tsx scripts/console-screenshot.ts [out.png]`: the console screenshot in docs/operating.md. A whole stack
@@ -90,18 +91,11 @@ async function main(): Promise<void> {
     });
 
     const browser = await chromium.launchPersistentContext(userDir, {
-      executablePath: '/usr/bin/chromium',
+      executablePath: CHROMIUM,
       headless: true,
       viewport: { width: 1280, height: 900 },
       deviceScaleFactor: 1,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
+      args: CHROMIUM_ARGS,
     });
     try {
       const page = await browser.newPage();

@@ -75,6 +75,24 @@ export interface ScheduleView {
   actionsSkippedOverlap: number;
 }
 
+/** The part of a schedule's view its definition (or the job a firing carries) decides. */
+export function definedFields(
+  d: Pick<ScheduleDefinition, 'agent' | 'input' | 'priority' | 'estimatedTokens' | 'timing' | 'overlap'>,
+): Pick<
+  ScheduleView,
+  'agent' | 'input' | 'priority' | 'estimatedTokens' | 'cron' | 'intervalSeconds' | 'overlap'
+> {
+  return {
+    agent: d.agent,
+    input: d.input,
+    priority: d.priority,
+    estimatedTokens: d.estimatedTokens,
+    cron: 'cron' in d.timing ? d.timing.cron : null,
+    intervalSeconds: 'intervalSeconds' in d.timing ? d.timing.intervalSeconds : null,
+    overlap: d.overlap,
+  };
+}
+
 /** What the API needs of schedules; production implements it on Temporal Schedules. */
 export interface SchedulesPort {
   /** Creates or replaces the schedule; `drained`: created (or kept) paused by the drain. */

@@ -4,12 +4,17 @@ import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../../src/api/crypto/keys';
-import { freePort } from '../../src/infra/cluster/child';
-import { startDevServer } from '../../src/infra/dev-server';
 import type { DevServer } from '../../src/infra/dev-server';
 import { ADMIN, startTestStack } from '../support/stack';
 import type { TestStack } from '../support/stack';
-import { CHROMIUM, CHROMIUM_ARGS, FAST, SCREENSHOT_DIR, skipBrowser } from '../support/chromium';
+import {
+  CHROMIUM,
+  CHROMIUM_ARGS,
+  FAST,
+  SCREENSHOT_DIR,
+  skipBrowser,
+  startDevServerWithUi,
+} from '../support/chromium';
 
 /**
  * The operator's day two, in the console: what failed and why, the run in the Temporal Web UI, and a
@@ -26,15 +31,7 @@ describe.skipIf(skipBrowser)('the console answers "what failed" and "what waits 
   let approverKey: string;
 
   beforeAll(async () => {
-    const uiPort = await freePort();
-    dev = await startDevServer({
-      cliPath: process.env.TEMPORAL_CLI_PATH,
-      port: undefined,
-      uiPort,
-      dbFile: undefined,
-      namespace: 'default',
-    });
-    uiUrl = `http://127.0.0.1:${uiPort}`;
+    ({ dev, uiUrl } = await startDevServerWithUi());
     s = await startTestStack({ TEMPORAL_ADDRESS: dev.address, TEMPORAL_UI_URL: uiUrl, ...FAST });
     tenant = `ops-${s.id}`;
     key = await s.tenant(tenant);

@@ -4,14 +4,8 @@ import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config';
 import { ensureScheduler } from '../../src/fleet/scheduler-handle';
-import { startDevServer } from '../../src/infra/dev-server';
 import type { DevServer } from '../../src/infra/dev-server';
-import { freePort } from '../../src/infra/cluster/child';
-
-const CHROMIUM = '/usr/bin/chromium';
-/** Without Chromium the browser test skips, unless CI is set: then it fails. */
-const skipBrowser = !existsSync(CHROMIUM) && !process.env.CI;
-if (skipBrowser) console.warn(`browser test skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
+import { CHROMIUM, CHROMIUM_ARGS, skipBrowser, startDevServerWithUi } from '../support/chromium';
 
 /** What an operator sees: the Temporal Web UI of the embedded dev server lists the scheduler workflow. */
 describe('Temporal Web UI (headless Chromium)', () => {
@@ -20,14 +14,7 @@ describe('Temporal Web UI (headless Chromium)', () => {
   let connection: Connection;
 
   beforeAll(async () => {
-    uiPort = await freePort();
-    dev = await startDevServer({
-      cliPath: process.env.TEMPORAL_CLI_PATH,
-      port: undefined,
-      uiPort,
-      dbFile: undefined,
-      namespace: 'default',
-    });
+    ({ dev, uiPort } = await startDevServerWithUi());
     connection = await Connection.connect({ address: dev.address });
     const client = new Client({ connection });
     await ensureScheduler(
@@ -45,15 +32,7 @@ describe('Temporal Web UI (headless Chromium)', () => {
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
+      args: [...CHROMIUM_ARGS, '--disable-quic'],
     });
     try {
       const page = await browser.newPage();

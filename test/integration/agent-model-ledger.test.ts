@@ -39,6 +39,15 @@ const FAULTS = process.env.MODEL_LEDGER_CHAOS === '1' ? (process.env.MODEL_LEDGE
  * end the ledger's `spent` is the simulator's bill for that tenant exactly, also across a worker
  * SIGKILLed while calls are in flight and a scheduler terminated once.
  */
+/** Every run that did not complete failed for want of budget, not for another reason. */
+function expectEndedByBudget(runs: { status: string; error?: unknown }[]): void {
+  for (const r of runs.filter((x) => x.status !== 'completed'))
+    expect(r, JSON.stringify(r.error)).toMatchObject({
+      status: 'failed',
+      error: { code: 'budget_exhausted' },
+    });
+}
+
 describe('ctx.model calls of a user agent keep spent ≤ budget and ledger = bill', () => {
   let s: TestStack;
   const children: ChildProcess[] = [];
@@ -194,11 +203,7 @@ describe('ctx.model calls of a user agent keep spent ≤ budget and ledger = bil
       );
       const { me, billed } = await settled(key, tenant);
       const completed = runs.filter((r) => r.status === 'completed');
-      for (const r of runs.filter((x) => x.status !== 'completed'))
-        expect(r, JSON.stringify(r.error)).toMatchObject({
-          status: 'failed',
-          error: { code: 'budget_exhausted' },
-        });
+      expectEndedByBudget(runs);
       console.log(
         `model-load budget: ${completed.length}/${runs.length} completed, worst cases ${rough}, ` +
           `budget ${BUDGET}, ${seen.length} observations, max spent ${Math.max(...seen.map((v) => v.spent))}, max spent+reserved ${Math.max(...seen.map((v) => v.spent + v.reserved))}, spent ${me.spent}, billed ${billed}`,
@@ -283,11 +288,7 @@ describe('ctx.model calls of a user agent keep spent ≤ budget and ledger = bil
         Record<string, number> | undefined;
       const used = runs.reduce((a, r) => a + (r.usage?.tokens ?? 0), 0);
       const completed = runs.filter((r) => r.status === 'completed');
-      for (const r of runs.filter((x) => x.status !== 'completed'))
-        expect(r, JSON.stringify(r.error)).toMatchObject({
-          status: 'failed',
-          error: { code: 'budget_exhausted' },
-        });
+      expectEndedByBudget(runs);
       console.log(
         `model-load chaos: ${completed.length}/${runs.length} completed, budget ${BUDGET}, billed ${billedAtKill} at the kill, ` +
           `${observed.length} observations, max spent ${Math.max(...observed.map((v) => v.spent))}, max spent+reserved ${Math.max(...observed.map((v) => v.spent + v.reserved))}, spent ${me.spent}, billed ${billed}, ` +

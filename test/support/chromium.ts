@@ -1,5 +1,8 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { freePort } from '../../src/infra/cluster/child';
+import { startDevServer } from '../../src/infra/dev-server';
+import type { DevServer } from '../../src/infra/dev-server';
 
 /** Debian's Chromium, which the browser tests drive through playwright-core. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -19,3 +22,16 @@ export const CHROMIUM_ARGS = [
   '--disable-sync',
   '--no-first-run',
 ];
+
+/** A dev server of its own with its Web UI on a free port (the suite's shared server has none). */
+export async function startDevServerWithUi(): Promise<{ dev: DevServer; uiPort: number; uiUrl: string }> {
+  const uiPort = await freePort();
+  const dev = await startDevServer({
+    cliPath: process.env.TEMPORAL_CLI_PATH,
+    port: undefined,
+    uiPort,
+    dbFile: undefined,
+    namespace: 'default',
+  });
+  return { dev, uiPort, uiUrl: `http://127.0.0.1:${uiPort}` };
+}

@@ -1,4 +1,4 @@
-import { scheduleIdOf } from '../../contract/schedules';
+import { definedFields, scheduleIdOf } from '../../contract/schedules';
 import type { ScheduleDefinition, ScheduleView, SchedulesPort } from '../../contract/schedules';
 
 interface Kept {
@@ -25,13 +25,7 @@ export class MemorySchedules implements SchedulesPort {
       name,
       tenant,
       scheduleId,
-      agent: def.agent,
-      input: def.input,
-      priority: def.priority,
-      estimatedTokens: def.estimatedTokens,
-      cron: 'cron' in def.timing ? def.timing.cron : null,
-      intervalSeconds: 'intervalSeconds' in def.timing ? def.timing.intervalSeconds : null,
-      overlap: def.overlap,
+      ...definedFields(def),
       paused: def.paused ? 'tenant' : opts.drained ? 'drain' : null,
       recentActions: before?.view.recentActions ?? [],
       nextActionTimes: [],

@@ -6,7 +6,13 @@ import {
 } from '@temporalio/client';
 import type { Client, ScheduleDescription, ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
 import { ApiError } from '../../contract/errors';
-import { DRAIN_NOTE, TENANT_NOTE, parseScheduleId, scheduleIdOf } from '../../contract/schedules';
+import {
+  DRAIN_NOTE,
+  TENANT_NOTE,
+  definedFields,
+  parseScheduleId,
+  scheduleIdOf,
+} from '../../contract/schedules';
 import type {
   OverlapPolicy,
   ScheduleDefinition,
@@ -55,13 +61,7 @@ function viewOf(d: ScheduleDescription): ScheduleView | null {
     name: job.name,
     tenant: job.tenant,
     scheduleId: d.scheduleId,
-    agent: job.agent,
-    input: job.input,
-    priority: job.priority,
-    estimatedTokens: job.estimatedTokens,
-    cron: 'cron' in job.timing ? job.timing.cron : null,
-    intervalSeconds: 'intervalSeconds' in job.timing ? job.timing.intervalSeconds : null,
-    overlap: job.overlap,
+    ...definedFields(job),
     paused: pausedBy(d),
     recentActions: d.info.recentActions.map((a) => ({
       scheduledAt: a.scheduledAt.toISOString(),
