@@ -10,7 +10,7 @@ import type { AgentModule } from './agent-modules';
 export { AgentModuleError, loadAgentModules } from './agent-modules';
 export type { AgentModule } from './agent-modules';
 import type { WorkflowSource } from './worker';
-import { workflowsPath } from './worker';
+import { workflowInterceptorModules, workflowsPath } from './worker';
 
 export interface AgentBundle {
   modules: AgentModule[];
@@ -124,6 +124,7 @@ async function bundleOnce(entry: string): Promise<BundleRun> {
   const noop = () => undefined;
   const options: BundleOptions = {
     workflowsPath: entry,
+    workflowInterceptorModules,
     logger: {
       log: noop,
       trace: noop,
