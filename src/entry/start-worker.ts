@@ -87,7 +87,10 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
   installRuntime(sdkLevel(config.logLevel), log);
   if (opts.agents.length === 0 && !opts.builtIns && !opts.scheduler && !opts.tools)
     throw new TypeError('startWorker: give it agents modules (agents: ["./agents.ts"]).');
-  const bundle = opts.agents.length > 0 ? await bundleAgents(opts.agents, { cwd: opts.cwd }) : undefined;
+  const bundle =
+    opts.agents.length > 0
+      ? await bundleAgents(opts.agents, { cwd: opts.cwd, tracing: config.tracing.endpoint !== undefined })
+      : undefined;
   const agents = [...(bundle?.agents ?? []), ...(opts.builtIns ? BUILT_IN_AGENT_NAMES : [])];
   const closers: (() => Promise<void>)[] = [];
   const close = async () => {

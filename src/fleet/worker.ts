@@ -50,8 +50,9 @@ export type WorkflowSource = Pick<WorkerOptions, 'workflowBundle'> | Pick<Worker
 export const workflowsPath = path.join(__dirname, '..', 'workflows');
 
 /**
- * The workflow interceptor modules every bundle of Fairway's workflows holds (tracing's: inert for a
- * workflow started without a trace). Bundlers pass them as `workflowInterceptorModules`.
+ * Tracing's workflow interceptor modules, bundled with the workflows when tracing is on (they add
+ * about 1.7 MB of OpenTelemetry to the bundle) and passed through by any workflow started without a
+ * trace. A prebuilt bundle (`WORKFLOW_BUNDLE_PATH`) traces workflows only if built with them.
  */
 export const workflowInterceptorModules = [path.join(workflowsPath, 'tracing-interceptors')];
 
@@ -85,6 +86,7 @@ export async function startFleetWorker(opts: {
 }): Promise<FleetWorker> {
   const { config, client, log, tracing } = opts;
   const tracer = tracing ? { tracer: tracing.tracer } : {};
+  const interceptorModules = tracing ? workflowInterceptorModules : [];
   const window = new ObservationWindow(config.model.maxPauseMs);
   // Set once the workers exist: from a shutdown on, the mailbox reports by signal (see its `stopping`).
   const started: { workers?: Worker[] } = {};
@@ -193,7 +195,7 @@ export async function startFleetWorker(opts: {
         ? {
             workflowBundle: await bundleWorkflowCode({
               workflowsPath: source.workflowsPath,
-              workflowInterceptorModules,
+              workflowInterceptorModules: interceptorModules,
               logger: quiet,
             }),
           }
@@ -255,7 +257,7 @@ export async function startFleetWorker(opts: {
       // A prebuilt bundle holds its interceptor modules already; a folder is bundled with them here.
       interceptors: {
         ...tracing?.worker.interceptors,
-        ...('workflowsPath' in workflows ? { workflowModules: workflowInterceptorModules } : {}),
+        ...('workflowsPath' in workflows ? { workflowModules: interceptorModules } : {}),
       },
       sinks: tracing?.worker.sinks ?? untracedWorkerSinks,
       activities,

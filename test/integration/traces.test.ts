@@ -1,5 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { workflowSource } from '../../src/fleet/worker';
 import { startOtlpReceiver } from '../support/otlp-receiver';
 import type { ReceivedSpan } from '../support/otlp-receiver';
 import { startTestStack, waitFor } from '../support/stack';
@@ -43,6 +48,18 @@ describe('traces', () => {
     );
     // Measured where the work happens: what the provider received with each of the run's calls.
     const seen = stack.sim!.state.traces.ofRun(runId);
+    // The traced history replays on the suite's bundle (which holds the tracing interceptors); with
+    // FAIRWAY_RECORD_FIXTURES=1 it is kept as a replay fixture (replayed there without them too).
+    const history = await stack.client.workflow.getHandle(runId).fetchHistory();
+    const replay = await Worker.runReplayHistory(workflowSource(inject('workflowBundlePath')), history, runId)
+      .then(() => undefined)
+      .catch((err: unknown) => err);
+    expect(replay).toBeUndefined();
+    if (process.env.FAIRWAY_RECORD_FIXTURES === '1')
+      writeFileSync(
+        path.join(__dirname, '..', 'fixtures', 'histories', 'run-traced.pb'),
+        temporal.api.history.v1.History.encode(history).finish(),
+      );
     // Closing the stack stops tracing last, which sends every span still buffered.
     await stack.close();
     s = undefined;
@@ -58,7 +75,14 @@ describe('traces', () => {
     expect(api.parentSpanId).toBe(callerSpan);
     expect(api.service).toBe('fairway-it');
     expect(api.attributes['http.response.status_code']).toBe(202);
+    // The offer to the scheduler, and the scheduler taking it.
+    const offer = one('StartWorkflowUpdate:submit');
+    expect(offer.parentSpanId).toBe(api.spanId);
+    const taken = one('HandleUpdate:submit');
+    expect(taken.parentSpanId).toBe(offer.spanId);
+    expect(taken.attributes.workflowType).toBe('schedulerWorkflow');
     const start = one('StartWorkflow:runWorkflow');
+    expect(start.parentSpanId).toBe(api.spanId);
     const run = one('RunWorkflow:runWorkflow');
     expect(run.parentSpanId).toBe(start.spanId);
     expect(run.attributes['fairway.run_id']).toBe(runId);

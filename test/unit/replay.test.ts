@@ -44,4 +44,13 @@ describe('replay of recorded histories', () => {
     }
     expect(failures).toEqual([]);
   }, 120_000);
+
+  it('replays a traced run without the tracing interceptors: they add no command', async () => {
+    const history = temporal.api.history.v1.History.decode(readFileSync(path.join(dir, 'run-traced.pb')));
+    const traced = (history.events ?? []).some(
+      (e) => e.workflowExecutionStartedEventAttributes?.header?.fields?.['_tracer-data'] !== undefined,
+    );
+    expect(traced, 'run-traced.pb started with a trace header').toBe(true);
+    await Worker.runReplayHistory({ workflowsPath }, history, 'run-traced');
+  }, 120_000);
 });
