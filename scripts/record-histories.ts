@@ -11,7 +11,8 @@ import { startBenchStack } from '../bench/lib/bench-stack';
  * patch (CONTRIBUTING.md, "Patch lifecycle"). `npm run fixtures -- run-audit` records only the
  * fixtures named (the others keep the histories of the code that recorded them). run-topup-failed
  * comes from the budget-cap test: `FAIRWAY_RECORD_FIXTURES=1 npx vitest run --project integration
- * test/integration/budget-cap.test.ts`.
+ * test/integration/budget-cap.test.ts`; run-traced (a run started with a trace) from traces.test.ts
+ * the same way.
  */
 const only = new Set(process.argv.slice(2));
 async function main(): Promise<void> {

@@ -467,6 +467,21 @@ const tools = {
     ),
 };
 
+const tracing = {
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalString
+    .refine((v) => v === undefined || /^https?:\/\/[^/]/.test(v), 'an http(s) URL')
+    .describe(
+      "OpenTelemetry collector's OTLP/HTTP base URL (traces go to `<url>/v1/traces`, as JSON), e.g. http://localhost:4318. Empty: tracing off (no spans, no interceptors, no exporter).",
+    ),
+  OTEL_SERVICE_NAME: z
+    .string()
+    .min(1)
+    .default('fairway')
+    .describe(
+      "The traces' `service.name` resource attribute (name each process: fairway-api, fairway-worker).",
+    ),
+};
+
 const processEnv = {
   BUILD_ID: z
     .string()
@@ -502,6 +517,7 @@ export const ENV_SECTIONS: readonly { title: string; vars: Record<string, z.ZodT
       'Tool identities (each credential is held only by a worker serving the tool, and by the effect sink)',
     vars: tools,
   },
+  { title: 'Traces (OpenTelemetry, docs/operating.md#traces)', vars: tracing },
   { title: 'Process', vars: processEnv },
 ];
 
@@ -516,6 +532,7 @@ export const EnvSchema = z.object({
   ...agents,
   ...gates,
   ...tools,
+  ...tracing,
   ...processEnv,
 });
 
@@ -671,6 +688,8 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
     /** After the grace, how long a worker waits for cancelled steps before it stops anyway. */
     shutdownForceSeconds: e.SHUTDOWN_FORCE_SECONDS,
     logLevel: e.LOG_LEVEL,
+    /** OpenTelemetry traces over OTLP/HTTP; `endpoint` undefined: off. */
+    tracing: { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: e.OTEL_SERVICE_NAME },
   };
 }
 

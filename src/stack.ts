@@ -41,6 +41,7 @@ import type { DevServer } from './infra/dev-server';
 import { closableRetry } from './fleet/closable-retry';
 import { openFleetClient } from './fleet/claim-check';
 import { startSimulator } from './standins/modelplane';
+import { startTracing } from './fleet/tracing';
 import type { RunningSimulator } from './standins/modelplane';
 
 export interface StackParts {
@@ -88,6 +89,9 @@ export async function startStack(
       await c().catch((err: unknown) => log.error({ err: String(err) }, 'shutdown step failed'));
   };
   try {
+    // Off (undefined) without OTEL_EXPORTER_OTLP_ENDPOINT; stopped last, so every part's spans are sent.
+    const tracing = startTracing(config.tracing);
+    if (tracing) closers.push(() => tracing.shutdown());
     let address = config.temporal.address;
     let uiUrl = config.temporal.uiUrl;
     if (!address) {
@@ -144,7 +148,11 @@ export async function startStack(
       await connection.close();
     });
     // Every client and worker shares the claim-check store: large payloads stay out of history.
-    const { client, close: closeConverter } = await openFleetClient(connection, config);
+    const { client, close: closeConverter } = await openFleetClient(
+      connection,
+      config,
+      tracing?.clientInterceptors,
+    );
     closers.push(closeConverter);
     // The operator's drain and runtime settings, outside the chain: every chain this process starts
     // (here, or its watchdog after a loss) begins with them.
@@ -189,6 +197,7 @@ export async function startStack(
         log,
         ...(opts.workflows ? { workflows: opts.workflows } : {}),
         agents: BUILT_IN_AGENT_NAMES,
+        ...(tracing ? { tracing } : {}),
       });
       closers.push(() => worker!.close());
       tools = await startToolWorker({ config, connection: nativeConnection, log });
@@ -271,6 +280,7 @@ export async function startStack(
         log,
         events,
         agents,
+        ...(tracing ? { tracer: tracing.tracer } : {}),
         ...(uiUrl ? { temporalUi: { url: uiUrl, namespace: config.temporal.namespace } } : {}),
         schedules: withUnavailableAs503(
           createTemporalSchedules(client, {

@@ -29,6 +29,8 @@ export interface ChatClientOptions {
   maxPauseMs?: number;
   /** Receives provider error answers (redacted); the run's failure carries a short form. */
   log?: Transport['log'];
+  /** Traces each call (a client span, its `traceparent` sent to the provider); absent: untraced. */
+  tracer?: Transport['tracer'];
 }
 
 export interface ChatCall {
@@ -61,6 +63,7 @@ export function createChatClient(opts: ChatClientOptions): ChatClient {
     maxPauseMs: opts.maxPauseMs ?? 60_000,
     onObservation: opts.onObservation,
     log: opts.log,
+    tracer: opts.tracer,
   };
   const endpoint = (model: string | undefined): ModelEndpoint => {
     const name = model ?? opts.defaultModel;

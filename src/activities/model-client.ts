@@ -1,4 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
+import type { Tracer } from '@opentelemetry/api';
+import { tracedCall } from './provider/traced-call';
 import { ProviderErrorAnswer } from './call-outcome';
 import { parseRateLimitHeaders } from './provider/rate-limit-headers';
 import type { ParsedRateLimit } from './provider/rate-limit-headers';
@@ -45,6 +47,8 @@ export interface ModelClientOptions {
   maxPauseMs?: number;
   /** Receives provider faults (an answer whose usage is out of bounds, charged its worst case). */
   log?: { warn(obj: object, msg: string): void };
+  /** Traces each call (a client span, its `traceparent` sent to the provider); absent: untraced. */
+  tracer?: Tracer | undefined;
 }
 
 export { TENANT_HEADER } from './provider/call-key';
@@ -98,7 +102,7 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
       });
       const promptTokens = estimateTextTokens(prompt);
       const { result, latencyMs } = await exchange(
-        { fetchImpl, now, maxPauseMs, onObservation: opts.onObservation, log: opts.log },
+        { fetchImpl, now, maxPauseMs, onObservation: opts.onObservation, log: opts.log, tracer: opts.tracer },
         {
           url,
           headers: callHeaders(headers, runId, step, tenant),
@@ -147,6 +151,8 @@ export interface Transport {
   /** Byte caps on a 2xx answer and on an error answer; default MAX_ANSWER_BYTES, MAX_ERROR_BYTES. */
   maxAnswerBytes?: number;
   maxErrorBytes?: number;
+  /** Traces each call (`tracedCall`); absent: untraced. */
+  tracer?: Tracer | undefined;
 }
 
 /** One call of either dialect: where, what, and how a 2xx body reads (its result and billed tokens). */
@@ -168,7 +174,11 @@ export interface Exchange<T> {
  * both are read into one sample shape. Throws plain `Error` for 5xx and network faults (retry), and
  * `ApplicationFailure` of a {@link ModelErrorType} for 429s and other 4xx.
  */
-export async function exchange<T>(t: Transport, x: Exchange<T>): Promise<{ result: T; latencyMs: number }> {
+export function exchange<T>(t: Transport, x: Exchange<T>): Promise<{ result: T; latencyMs: number }> {
+  return t.tracer ? tracedCall(t.tracer, x, (headers) => send(t, { ...x, headers })) : send(t, x);
+}
+
+async function send<T>(t: Transport, x: Exchange<T>): Promise<{ result: T; latencyMs: number }> {
   const started = performance.now();
   let res: Response;
   try {

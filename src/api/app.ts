@@ -1,3 +1,5 @@
+import type { Tracer } from '@opentelemetry/api';
+import { traceRequests } from './middleware/trace-requests';
 import express from 'express';
 import type { Logger } from 'pino';
 import type { ApiStore } from '../stores/api/api-store';
@@ -87,6 +89,8 @@ export interface ApiDeps {
   temporalUi?: { url: string; namespace: string };
   /** Tenants' schedules (`createTemporalSchedules`); default: kept in memory, never firing (tests). */
   schedules?: SchedulesPort;
+  /** Traces each request (`startTracing(config.tracing)?.tracer`); absent: untraced. */
+  tracer?: Tracer;
 }
 
 /** The app, and the console's sampler (the process starts it, so history exists before a page opens). */
@@ -137,6 +141,7 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  if (deps.tracer) app.use(traceRequests(deps.tracer));
   app.use(countRequests(ctx.metrics));
   app.use(securityHeaders);
   app.use(refuseMethods);

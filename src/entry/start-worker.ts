@@ -8,6 +8,7 @@ import type { EffectFunction } from '../activities/agent-effects';
 import type { ToolHandler } from '../activities/tool-activities';
 import { bundleAgents } from '../fleet/agent-bundle';
 import { BUILT_IN_AGENT_NAMES } from '../fleet/built-in-agents';
+import { startTracing } from '../fleet/tracing';
 import { openFleetClient } from '../fleet/claim-check';
 import { startSchedulerWatchdog } from '../fleet/scheduler-watchdog';
 import { startToolWorker as startFleetToolWorker } from '../fleet/tool-worker';
@@ -86,7 +87,10 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
   installRuntime(sdkLevel(config.logLevel), log);
   if (opts.agents.length === 0 && !opts.builtIns && !opts.scheduler && !opts.tools)
     throw new TypeError('startWorker: give it agents modules (agents: ["./agents.ts"]).');
-  const bundle = opts.agents.length > 0 ? await bundleAgents(opts.agents, { cwd: opts.cwd }) : undefined;
+  const bundle =
+    opts.agents.length > 0
+      ? await bundleAgents(opts.agents, { cwd: opts.cwd, tracing: config.tracing.endpoint !== undefined })
+      : undefined;
   const agents = [...(bundle?.agents ?? []), ...(opts.builtIns ? BUILT_IN_AGENT_NAMES : [])];
   const closers: (() => Promise<void>)[] = [];
   const close = async () => {
@@ -94,10 +98,17 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
       await c().catch((err: unknown) => log.error({ err: String(err) }, 'worker shutdown step failed'));
   };
   try {
+    // Off (undefined) without OTEL_EXPORTER_OTLP_ENDPOINT; stopped last, so every span is sent.
+    const tracing = startTracing(config.tracing);
+    if (tracing) closers.push(() => tracing.shutdown());
     const { native, connection } = await connect(config);
     closers.push(() => connection.close());
     closers.push(() => native.close());
-    const { client, close: closeConverter } = await openFleetClient(connection, config);
+    const { client, close: closeConverter } = await openFleetClient(
+      connection,
+      config,
+      tracing?.clientInterceptors,
+    );
     closers.push(closeConverter);
     const serveFleet = agents.length > 0 || opts.scheduler === true;
     const fleet = serveFleet
@@ -111,6 +122,7 @@ export async function startWorker(opts: StartWorkerOptions): Promise<WorkerHandl
           agents,
           base: opts.scheduler === true,
           ...(opts.effects ? { effects: opts.effects } : {}),
+          ...(tracing ? { tracing } : {}),
         })
       : undefined;
     if (fleet) closers.push(() => fleet.close());

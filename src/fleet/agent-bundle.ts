@@ -10,7 +10,7 @@ import type { AgentModule } from './agent-modules';
 export { AgentModuleError, loadAgentModules } from './agent-modules';
 export type { AgentModule } from './agent-modules';
 import type { WorkflowSource } from './worker';
-import { workflowsPath } from './worker';
+import { workflowInterceptorModules, workflowsPath } from './worker';
 
 export interface AgentBundle {
   modules: AgentModule[];
@@ -69,11 +69,11 @@ export function writeAgentEntry(modulePaths: readonly string[]): string {
  */
 export async function bundleAgents(
   paths: readonly string[],
-  opts: { cwd?: string } = {},
+  opts: { cwd?: string; tracing?: boolean } = {},
 ): Promise<AgentBundle> {
   const modules = await loadAgentModules(paths, opts.cwd);
   const entryPath = writeAgentEntry(modules.map((m) => m.path));
-  const code = await bundleOrExplain(entryPath, modules);
+  const code = await bundleOrExplain(entryPath, modules, opts.tracing ? workflowInterceptorModules : []);
   return {
     modules,
     agents: modules.flatMap((m) => m.agents),
@@ -82,8 +82,12 @@ export async function bundleAgents(
   };
 }
 
-async function bundleOrExplain(entryPath: string, modules: AgentModule[]): Promise<string> {
-  const run = await bundleOnce(entryPath);
+async function bundleOrExplain(
+  entryPath: string,
+  modules: AgentModule[],
+  interceptorModules: string[],
+): Promise<string> {
+  const run = await bundleOnce(entryPath, interceptorModules);
   if (run.code !== undefined) return run.code;
   // Which module broke it: each alone, without Fairway's workflows (small and quick).
   const culprits: string[] = [];
@@ -119,11 +123,12 @@ function describe(r: BundleRun): string {
 }
 
 /** Temporal's bundler, with who imported each disallowed module recorded and its errors kept. */
-async function bundleOnce(entry: string): Promise<BundleRun> {
+async function bundleOnce(entry: string, interceptorModules: string[] = []): Promise<BundleRun> {
   const out: BundleRun = { disallowed: [], errors: [] };
   const noop = () => undefined;
   const options: BundleOptions = {
     workflowsPath: entry,
+    workflowInterceptorModules: interceptorModules,
     logger: {
       log: noop,
       trace: noop,

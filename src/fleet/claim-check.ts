@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Client } from '@temporalio/client';
-import type { Connection } from '@temporalio/client';
+import type { ClientInterceptors, Connection } from '@temporalio/client';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { openPayloadStore, payloadStoreLocation } from '../stores/open';
 import type { StoreConfig } from '../stores/open';
@@ -111,16 +111,21 @@ export async function openDataConverter(
   };
 }
 
-/** A Temporal client of the fleet's namespace over `connection`, with the claim-check converter it holds open. */
+/**
+ * A Temporal client of the fleet's namespace over `connection`, with the claim-check converter it
+ * holds open (and tracing's interceptors, when given).
+ */
 export async function openFleetClient(
   connection: Connection,
   config: StoreConfig & { claimCheckBytes: number; temporal: { namespace: string } },
+  interceptors?: ClientInterceptors,
 ): Promise<{ client: Client; close(): Promise<void> }> {
   const converter = await openDataConverter(config);
   const client = new Client({
     connection,
     namespace: config.temporal.namespace,
     dataConverter: converter.dataConverter,
+    ...(interceptors ? { interceptors } : {}),
   });
   return { client, close: () => converter.close() };
 }

@@ -30,6 +30,8 @@ import { discardRunWorkflow, startRunWorkflow } from './start-run';
 import { runTaskQueue } from './run-queues';
 import type { EffectFunction } from '../activities/agent-effects';
 import { BUILT_IN_AGENT_NAMES } from './built-in-agents';
+import { untracedWorkerSinks } from './tracing';
+import type { Tracing } from './tracing';
 
 export interface FleetWorker {
   /** One Temporal worker per task queue served (the base queue's first, when served). */
@@ -46,6 +48,13 @@ export interface FleetWorker {
 export type WorkflowSource = Pick<WorkerOptions, 'workflowBundle'> | Pick<WorkerOptions, 'workflowsPath'>;
 
 export const workflowsPath = path.join(__dirname, '..', 'workflows');
+
+/**
+ * Tracing's workflow interceptor modules, bundled with the workflows when tracing is on (they add
+ * about 1.7 MB of OpenTelemetry to the bundle) and passed through by any workflow started without a
+ * trace. A prebuilt bundle (`WORKFLOW_BUNDLE_PATH`) traces workflows only if built with them.
+ */
+export const workflowInterceptorModules = [path.join(workflowsPath, 'tracing-interceptors')];
 
 /** A prebuilt bundle when configured (`WORKFLOW_BUNDLE_PATH`), else the workflows folder, bundled at start. */
 export const workflowSource = (bundlePath: string | undefined): WorkflowSource =>
@@ -72,8 +81,12 @@ export async function startFleetWorker(opts: {
   base?: boolean;
   /** The user's effect functions (`applyAgentEffect`). */
   effects?: Readonly<Record<string, EffectFunction>>;
+  /** The process's tracing (`startTracing`): its activity interceptors, workflow span sink and model-call spans. */
+  tracing?: Tracing;
 }): Promise<FleetWorker> {
-  const { config, client, log } = opts;
+  const { config, client, log, tracing } = opts;
+  const tracer = tracing ? { tracer: tracing.tracer } : {};
+  const interceptorModules = tracing ? workflowInterceptorModules : [];
   const window = new ObservationWindow(config.model.maxPauseMs);
   // Set once the workers exist: from a shutdown on, the mailbox reports by signal (see its `stopping`).
   const started: { workers?: Worker[] } = {};
@@ -92,6 +105,7 @@ export async function startFleetWorker(opts: {
     maxPauseMs: config.model.maxPauseMs,
     log,
     onObservation: (s) => window.add(s),
+    ...tracer,
   });
   // Agents' models: one without a base URL is served where the steps' model plane is (the simulator).
   const chat = createChatClient({
@@ -100,6 +114,7 @@ export async function startFleetWorker(opts: {
     maxPauseMs: config.model.maxPauseMs,
     log,
     onObservation: (s) => window.add(s),
+    ...tracer,
   });
   const effects = await openEffectStore(effectStoreLocation(config));
   const batchItems = await openBatchItems(batchItemsLocation(config)).catch(async (err: unknown) => {
@@ -177,7 +192,13 @@ export async function startFleetWorker(opts: {
     const source = opts.workflows ?? workflowSource(config.workflowBundlePath);
     const workflows: WorkflowSource =
       'workflowsPath' in source && source.workflowsPath !== undefined && taskQueues.length > 1
-        ? { workflowBundle: await bundleWorkflowCode({ workflowsPath: source.workflowsPath, logger: quiet }) }
+        ? {
+            workflowBundle: await bundleWorkflowCode({
+              workflowsPath: source.workflowsPath,
+              workflowInterceptorModules: interceptorModules,
+              logger: quiet,
+            }),
+          }
         : source;
     const startRun = (spec: RunSpec, o?: { redrive?: boolean }) =>
       startRunWorkflow(client, taskQueue, spec, config.runs, o);
@@ -233,6 +254,12 @@ export async function startFleetWorker(opts: {
       taskQueue: queue,
       dataConverter: converter.dataConverter,
       ...workflows,
+      // A prebuilt bundle holds its interceptor modules already; a folder is bundled with them here.
+      interceptors: {
+        ...tracing?.worker.interceptors,
+        ...('workflowsPath' in workflows ? { workflowModules: interceptorModules } : {}),
+      },
+      sinks: tracing?.worker.sinks ?? untracedWorkerSinks,
       activities,
       identity: `fairway-worker@${config.buildId}/${process.pid}`,
       // A deploy must not cancel in-flight steps: let them finish before the worker exits.

@@ -5,7 +5,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
 import { startDevServer } from '../../src/infra/dev-server';
 import { installRuntime } from '../../src/infra/runtime';
-import { workflowsPath } from '../../src/fleet/worker';
+import { workflowInterceptorModules, workflowsPath } from '../../src/fleet/worker';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -53,7 +53,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
  */
 function suiteBundle(): Promise<string> {
   const g = globalThis as { fairwaySuiteBundle?: Promise<string> };
-  g.fairwaySuiteBundle ??= bundleWorkflowCode({ workflowsPath, logger: quietLogger }).then((b) => b.code);
+  g.fairwaySuiteBundle ??= bundleWorkflowCode({
+    workflowsPath,
+    workflowInterceptorModules,
+    logger: quietLogger,
+  }).then((b) => b.code);
   return g.fairwaySuiteBundle;
 }
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
-import { workflowsPath } from '../../src/fleet/worker';
+import { workflowInterceptorModules, workflowsPath } from '../../src/fleet/worker';
 import { PATCH_IDS } from '../../src/workflows/patches';
 
 const dir = path.join(__dirname, '..', 'fixtures', 'histories');
@@ -37,9 +37,20 @@ describe('replay of recorded histories', () => {
       history: temporal.api.history.v1.History.decode(readFileSync(path.join(dir, f))),
     }));
     const failures: string[] = [];
-    for await (const r of Worker.runReplayHistories({ workflowsPath }, histories)) {
+    // As workers bundle them: with the tracing interceptors (inert for histories started untraced).
+    const options = { workflowsPath, interceptors: { workflowModules: workflowInterceptorModules } };
+    for await (const r of Worker.runReplayHistories(options, histories)) {
       if (r.error) failures.push(`${r.workflowId}: ${r.error.message}`);
     }
     expect(failures).toEqual([]);
+  }, 120_000);
+
+  it('replays a traced run without the tracing interceptors: they add no command', async () => {
+    const history = temporal.api.history.v1.History.decode(readFileSync(path.join(dir, 'run-traced.pb')));
+    const traced = (history.events ?? []).some(
+      (e) => e.workflowExecutionStartedEventAttributes?.header?.fields?.['_tracer-data'] !== undefined,
+    );
+    expect(traced, 'run-traced.pb started with a trace header').toBe(true);
+    await Worker.runReplayHistory({ workflowsPath }, history, 'run-traced');
   }, 120_000);
 });

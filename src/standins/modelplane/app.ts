@@ -162,6 +162,12 @@ export function createSimulator(opts: SimulatorOptions & { adminToken?: string }
     res.json(state.firstCalls.pick(ids));
   });
 
+  // The traceparent each call of the run `?runId=` arrived with, by call key.
+  app.get('/admin/traces', (req, res) => {
+    const id = req.query.runId;
+    res.json(typeof id === 'string' ? state.traces.ofRun(id) : {});
+  });
+
   app.post('/admin/capacity', (req, res) => {
     const parsed = CapacitySchema.safeParse(req.body ?? {});
     if (!parsed.success) return sendInvalid(res, 'Invalid capacity.', issueDetails(parsed.error));

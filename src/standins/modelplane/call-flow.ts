@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CALL_KEY_HEADER } from '../../activities/provider/call-key';
+import { TRACEPARENT_HEADER } from '../../activities/provider/traced-call';
 import { advertisedWaitMs } from './responses';
 import type { Decision, SimulatorState } from './state';
 
@@ -32,6 +33,7 @@ export async function serveCall(
   const key = req.get(CALL_KEY_HEADER);
   state.retries.arrived(key, state.now());
   state.firstCalls.arrived(key, state.now());
+  state.traces.arrived(key, req.get(TRACEPARENT_HEADER));
   const decision = state.decide(call.split, call.tenant, answers.dialect);
   if (decision.kind === 'spend_cap') {
     state.answered(429, 0);

@@ -4,6 +4,7 @@ import { anthropicRateLimitHeaders, rateLimitHeaders } from '../../activities/pr
 import type { RateLimitSnapshot } from '../../activities/provider/rate-limit-headers';
 import { CallLog } from './call-log';
 import { FirstCallLog } from './first-calls';
+import { TraceLog } from './trace-log';
 import { RetryTracker } from './retry-tracker';
 import { TokenBucket } from './token-bucket';
 
@@ -102,6 +103,8 @@ export class SimulatorState {
   readonly retries = new RetryTracker();
   /** First-call arrival per run id (priority measured where the work happens). */
   readonly firstCalls = new FirstCallLog();
+  /** The `traceparent` each call arrived with, by call key (a run's trace reached the provider). */
+  readonly traces = new TraceLog();
   /** Served calls' windows by call key: a step served twice, or a run's calls overlapping. */
   readonly calls = new CallLog();
   /** The simulator's clock, ms. */
