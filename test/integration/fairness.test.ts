@@ -92,8 +92,8 @@ describe('scheduler policy on a real Temporal server', () => {
       `weights: at the simulator heavy ${heavyAt.length}, light ${simLightIn} (heavy share ${(simShare * 100).toFixed(1)}%); ` +
         `admissions ${first}..${windowEnd}, heavy ${heavyIn}, light ${lightIn} (${(share * 100).toFixed(1)}%)`,
     );
-    expect(simShare).toBeGreaterThanOrEqual(0.7);
-    expect(simShare).toBeLessThanOrEqual(0.8);
+    expect(simShare, 'heavy share of first calls at the simulator').toBeGreaterThanOrEqual(0.7);
+    expect(simShare, 'heavy share of first calls at the simulator').toBeLessThanOrEqual(0.8);
     // The scheduler's decisions, the second line.
     expect(share).toBeGreaterThanOrEqual(0.7);
     expect(share).toBeLessThanOrEqual(0.8);
@@ -149,7 +149,7 @@ describe('scheduler policy on a real Temporal server', () => {
       `priority: ${calledBetween} runs' first calls reached the simulator between the resume and the ` +
         `interactive unit's; ${between} admissions between its submission and its admission`,
     );
-    expect(calledBetween).toBeLessThanOrEqual(2);
+    expect(calledBetween, "first calls between the resume and the interactive unit's").toBeLessThanOrEqual(2);
     expect(between).toBeLessThanOrEqual(2);
 
     const standardSeqs = await admissionSeqs(s, t, standardRuns);
@@ -176,7 +176,9 @@ describe('scheduler policy on a real Temporal server', () => {
         `${batchInWindow} batch of ${admittedInWindow} admissions, while standard was backlogged`,
     );
     // The floor is 5% of admissions; over a window this short, rounding may cost it one.
-    expect(simBatchIn).toBeGreaterThanOrEqual(Math.floor(0.05 * simWindow) - 1);
+    expect(simBatchIn, 'batch first calls while standard was backlogged').toBeGreaterThanOrEqual(
+      Math.floor(0.05 * simWindow) - 1,
+    );
     expect(batchInWindow).toBeGreaterThanOrEqual(Math.floor(0.05 * admittedInWindow) - 1);
     expect(status.queued.byPriority.batch).toBeGreaterThan(0);
   });

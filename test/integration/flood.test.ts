@@ -82,7 +82,10 @@ describe('flood: a tenant that dumps its backlog does not delay a tenant with 10
     // A could have taken 100 admissions while B waited; with fewer than 100 taken (below), A was
     // still backlogged when B's last unit was admitted (aQueuedWhenBDone > 0 follows from the two).
     expect(r.aQueuedAtB).toBeGreaterThanOrEqual(FLOOD_BOUND);
-    expect(aCallsWhileBWaited - atB.inFlight).toBeLessThan(FLOOD_BOUND);
+    expect(
+      aCallsWhileBWaited - atB.inFlight,
+      "A's first calls at the simulator while B waited, less A's runs in flight when B submitted",
+    ).toBeLessThan(FLOOD_BOUND);
     // The scheduler's decisions, the second line.
     expect(r.aAdmissionsWhileBWaited).toBeLessThan(FLOOD_BOUND);
     const total = A_UNITS + 10;
