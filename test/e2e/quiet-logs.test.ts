@@ -95,6 +95,7 @@ describe('npm start prints one log format and no ERROR', () => {
     const done = (b: any) => b.body.completed + b.body.failed === 100;
     const first = await until(() => call('GET', `/v1/batches/${batch.body.batchId}`, key), done, 120_000);
     expect(first.body).toMatchObject({ completed: 95, failed: 5 });
+    const resumedAt = Date.now();
     expect((await call('POST', `/v1/batches/${batch.body.batchId}/resume`, key)).body.resumed).toBe(5);
 
     const gated = await until(
@@ -113,8 +114,19 @@ describe('npm start prints one log format and no ERROR', () => {
     );
     expect(finished.body.status).toBe('completed');
     expect((await call('GET', `/v1/runs/${run.body.runId}`, key)).body.status).toBe('completed');
-    // The re-driven items fail again, and the batch ends where it was.
-    await new Promise((r) => setTimeout(r, 3_000));
+    // The re-driven items fail again (each one's newest execution ends after the resume), and the
+    // batch ends where it was.
+    for (let i = 0; i < 100; i += 20) {
+      const again = await until(
+        () => call('GET', `/v1/runs/${batch.body.batchId}-${i}`, key),
+        (r) => r.body.status === 'failed' && Date.parse(r.body.finishedAt) >= resumedAt,
+        60_000,
+      );
+      expect(again.body, `item ${i}`).toMatchObject({ status: 'failed' });
+      expect(Date.parse(again.body.finishedAt), `item ${i} ended after the resume`).toBeGreaterThanOrEqual(
+        resumedAt,
+      );
+    }
     const second = await until(() => call('GET', `/v1/batches/${batch.body.batchId}`, key), done, 60_000);
     expect(second.body).toMatchObject({ completed: 95, failed: 5 });
 

@@ -95,8 +95,7 @@ describe('months of uptime: continue-as-new under load', () => {
       expired: 0,
     });
     expect(status.body.inFlight).toBe(0);
-    const effects = await s.call('GET', '/v1/admin/effects/summary');
-    expect(effects.body).toMatchObject({ effects: units, duplicates: 0 });
+    // Counted where they land: the sink, the simulator's call log, the effect step's runs.
     await expectEffectsOnce(s, units);
 
     // Reports reach the scheduler as updates: none failed a continue-as-new task. A signal that arrives

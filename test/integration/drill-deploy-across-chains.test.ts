@@ -32,7 +32,13 @@ describe.runIf(process.env.DRILL_ACROSS_CHAINS === '1')(
       const runs = UNITS + r.events.runs;
       expect(r.events.runs).toBeGreaterThan(0);
       expect(r.effects).toMatchObject({ effects: runs, duplicates: 0 });
-      expect(r.sink).toMatchObject({ deliveries: runs, distinctKeys: runs, duplicatedKeys: 0 });
+      // Counted where they land: once per key at the sink, no run with two model calls at once.
+      expect(r.sink, r.sink.duplicatedSample.join(', ')).toMatchObject({
+        deliveries: runs,
+        distinctKeys: runs,
+        duplicatedKeys: 0,
+      });
+      expect(r.calls.runsOverlapping, r.calls.sample.runsOverlapping.join(', ')).toBe(0);
       expect(r.counters).toMatchObject({ completed: runs, failed: 0, cancelled: 0, inFlight: 0 });
       expect(r.failures).toEqual([]);
     });

@@ -102,8 +102,7 @@ describe('events in, runs out (real dev server)', () => {
       (r) => r.body.items.length >= 1,
     );
     expect(runs.body.items.map((x: { runId: string }) => x.runId)).toEqual([runId]);
-    const effects = await s.call('GET', '/v1/admin/effects/summary');
-    expect(effects.body).toMatchObject({ effects: 1, duplicates: 0 });
+    // One run's effect, counted where it lands: the sink, the simulator's call log, the step's runs.
     await expectEffectsOnce(s, 1);
   });
 

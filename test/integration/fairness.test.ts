@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { firstCallRanks, ranksWithin } from '../support/first-calls';
 import { startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
 
@@ -80,9 +81,20 @@ describe('scheduler policy on a real Temporal server', () => {
     const lightIn = lightSeqs.filter((n) => n <= windowEnd).length;
     const heavyIn = heavySeqs.filter((n) => n <= windowEnd).length;
     const share = heavyIn / (lightIn + heavyIn);
+    // Where the work happens: the order the runs' first model calls reached the simulator.
+    const ranks = await firstCallRanks(s, [...lightRuns, ...heavyRuns]);
+    const heavyAt = heavyRuns.map((id) => ranks.get(id)!);
+    const lightAt = lightRuns.map((id) => ranks.get(id)!);
+    const simEnd = Math.max(...heavyAt);
+    const simLightIn = ranksWithin(lightAt, 0, simEnd);
+    const simShare = heavyAt.length / (simLightIn + heavyAt.length);
     console.log(
-      `weights: window ${first}..${windowEnd}, heavy ${heavyIn}, light ${lightIn}, heavy share ${(share * 100).toFixed(1)}%`,
+      `weights: at the simulator heavy ${heavyAt.length}, light ${simLightIn} (heavy share ${(simShare * 100).toFixed(1)}%); ` +
+        `admissions ${first}..${windowEnd}, heavy ${heavyIn}, light ${lightIn} (${(share * 100).toFixed(1)}%)`,
     );
+    expect(simShare, 'heavy share of first calls at the simulator').toBeGreaterThanOrEqual(0.7);
+    expect(simShare, 'heavy share of first calls at the simulator').toBeLessThanOrEqual(0.8);
+    // The scheduler's decisions, the second line.
     expect(share).toBeGreaterThanOrEqual(0.7);
     expect(share).toBeLessThanOrEqual(0.8);
   });
@@ -126,12 +138,18 @@ describe('scheduler policy on a real Temporal server', () => {
     // A standard backlog too: batch must still receive its floor while standard is served first.
     const standardRuns = await submit(s, t, 100, { agent: 'synthetic', priority: 'standard', input: slow });
     const before = (await s.call('GET', '/v1/admin/scheduler')).body.counters.admitted as number;
+    const calledBefore = s.sim!.state.firstCalls.arrivals().length;
     expect((await s.call('POST', '/v1/admin/resume')).status).toBe(200);
     const [seq] = await admissionSeqs(s, t, [interactive.body.runId]);
     const between = seq! - before - 1;
+    const interactiveId = interactive.body.runId as string;
+    const ranks = await firstCallRanks(s, [interactiveId, ...standardRuns]);
+    const calledBetween = ranks.get(interactiveId)! - calledBefore;
     console.log(
-      `priority: ${between} admissions between the interactive unit's submission and its admission`,
+      `priority: ${calledBetween} runs' first calls reached the simulator between the resume and the ` +
+        `interactive unit's; ${between} admissions between its submission and its admission`,
     );
+    expect(calledBetween, "first calls between the resume and the interactive unit's").toBeLessThanOrEqual(2);
     expect(between).toBeLessThanOrEqual(2);
 
     const standardSeqs = await admissionSeqs(s, t, standardRuns);
@@ -143,10 +161,24 @@ describe('scheduler policy on a real Temporal server', () => {
     const interactiveInWindow = seq! >= windowStart && seq! <= windowEnd ? 1 : 0;
     const batchInWindow = admittedInWindow - standardSeqs.length - interactiveInWindow;
     const status = (await s.call('GET', '/v1/admin/scheduler')).body;
+    // At the simulator: the runs whose first calls arrived from standard's first to its last.
+    const standardAt = standardRuns.map((id) => ranks.get(id)!);
+    const simStart = Math.min(...standardAt);
+    const simEnd = Math.max(...standardAt);
+    const batchRun = `${batch.body.batchId as string}-`;
+    const batchAt = s
+      .sim!.state.firstCalls.arrivals()
+      .flatMap((id, i) => (id.startsWith(batchRun) ? [i] : []));
+    const simBatchIn = ranksWithin(batchAt, simStart, simEnd);
+    const simWindow = simEnd - simStart + 1;
     console.log(
-      `floors: ${batchInWindow} batch of ${admittedInWindow} admissions while standard was backlogged`,
+      `floors: ${simBatchIn} batch of ${simWindow} first calls at the simulator, ` +
+        `${batchInWindow} batch of ${admittedInWindow} admissions, while standard was backlogged`,
     );
     // The floor is 5% of admissions; over a window this short, rounding may cost it one.
+    expect(simBatchIn, 'batch first calls while standard was backlogged').toBeGreaterThanOrEqual(
+      Math.floor(0.05 * simWindow) - 1,
+    );
     expect(batchInWindow).toBeGreaterThanOrEqual(Math.floor(0.05 * admittedInWindow) - 1);
     expect(status.queued.byPriority.batch).toBeGreaterThan(0);
   });

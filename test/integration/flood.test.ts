@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLOOD_BOUND, floodCounterFailures, runFlood } from '../../bench/scenarios/flood';
+import type { ScenarioStack } from '../../bench/scenarios/flood';
 import { expectEffectsOnce, startTestStack } from '../support/stack';
 import type { TestStack } from '../support/stack';
 
@@ -18,6 +19,34 @@ import type { TestStack } from '../support/stack';
  */
 const A_UNITS = Number(process.env.FLOOD_UNITS ?? 250);
 
+/**
+ * The stack as the flood scenario sees it, noting what it submits and what it last read of the
+ * scheduler before B's first submission (the read that let B submit): the batch's id, when that read
+ * was sent and how many runs were in flight then, and each accepted single run's id (B's runs).
+ */
+function noting(s: TestStack) {
+  const seen = {
+    batchIds: [] as string[],
+    runs: [] as string[],
+    atB: undefined as { sentAt: number; inFlight: number } | undefined,
+  };
+  const stack: ScenarioStack = {
+    id: s.id,
+    tenant: (name, settings) => s.tenant(name, settings),
+    async call(method, route, opts) {
+      const sentAt = Date.now();
+      const r = await s.call(method, route, opts);
+      if (method === 'POST' && route === '/v1/batches' && r.status === 202)
+        seen.batchIds.push(r.body.batchId);
+      if (method === 'GET' && route === '/v1/admin/scheduler' && seen.runs.length === 0 && r.status === 200)
+        seen.atB = { sentAt, inFlight: r.body.inFlight };
+      if (method === 'POST' && route === '/v1/runs' && r.status === 202) seen.runs.push(r.body.runId);
+      return r;
+    },
+  };
+  return { stack, seen };
+}
+
 describe('flood: a tenant that dumps its backlog does not delay a tenant with 10', () => {
   let s: TestStack;
   beforeAll(async () => {
@@ -26,21 +55,43 @@ describe('flood: a tenant that dumps its backlog does not delay a tenant with 10
   afterAll(() => s?.close());
 
   it('admits all of B before A gets 100 more, and completes every unit exactly once', async () => {
-    const r = await runFlood(s, A_UNITS, 10, 420_000);
+    const { stack, seen } = noting(s);
+    const r = await runFlood(stack, A_UNITS, 10, 420_000);
+    // Where the work happens: A's first model calls at the simulator from the scheduler read that let
+    // B submit to B's last run's first call. Each is of an A run admitted after that read (fewer than
+    // 100 by the bound) or in flight at it, so without those in flight then they stay under 100.
+    expect(seen.batchIds).toHaveLength(1);
+    expect(seen.runs).toHaveLength(10);
+    const atB = seen.atB!;
+    const firstCalls = s.sim!.state.firstCalls;
+    const bLastCall = Math.max(...seen.runs.map((id) => firstCalls.get(id) ?? Infinity));
+    expect(bLastCall, "every B run's first call reached the simulator").toBeLessThan(Infinity);
+    const aCalls = Array.from({ length: A_UNITS }, (_, i) => firstCalls.get(`${seen.batchIds[0]}-${i}`));
+    expect(
+      aCalls.filter((t) => t === undefined),
+      "A's runs without a first call",
+    ).toEqual([]);
+    const aCallsWhileBWaited = aCalls.filter((t) => t! > atB.sentAt && t! <= bLastCall).length;
     console.log(
-      `flood: A received ${r.aAdmissionsWhileBWaited} admissions while B's 10 were admitted; Jain ${r.jain.toFixed(3)}; ` +
-        `A had ${r.aQueuedAtB} queued when B submitted and at least ${r.aQueuedWhenBDone} when B's last was admitted`,
+      `flood: ${aCallsWhileBWaited} of A's first calls reached the simulator while B's 10 waited, ` +
+        `${atB.inFlight} in flight when B submitted; A received ${r.aAdmissionsWhileBWaited} admissions ` +
+        `while B's 10 were admitted; Jain ${r.jain.toFixed(3)}; A had ${r.aQueuedAtB} queued when B ` +
+        `submitted and at least ${r.aQueuedWhenBDone} when B's last was admitted`,
     );
     expect(r.submitAccepted).toBe(10);
     // A could have taken 100 admissions while B waited; with fewer than 100 taken (below), A was
     // still backlogged when B's last unit was admitted (aQueuedWhenBDone > 0 follows from the two).
     expect(r.aQueuedAtB).toBeGreaterThanOrEqual(FLOOD_BOUND);
+    expect(
+      aCallsWhileBWaited - atB.inFlight,
+      "A's first calls at the simulator while B waited, less A's runs in flight when B submitted",
+    ).toBeLessThan(FLOOD_BOUND);
+    // The scheduler's decisions, the second line.
     expect(r.aAdmissionsWhileBWaited).toBeLessThan(FLOOD_BOUND);
     const total = A_UNITS + 10;
     // Every unit admitted and completed exactly once; a lease that expired on a loaded machine is
     // admitted again and counted in `expired` (the same check as `npm run bench -- flood`).
     expect(floodCounterFailures(r.counters, total), JSON.stringify(r.counters)).toEqual([]);
-    expect(r.effects).toMatchObject({ effects: total, duplicates: 0 });
     // Counted where they land: once each at the sink (a lease that expired may run a step again).
     await expectEffectsOnce(s, total, { reruns: true });
     expect(r.batch).toMatchObject({ total: A_UNITS, failed: 0, cancelled: 0 });

@@ -121,9 +121,6 @@ describe('the scheduler recovers from termination and reset (real dev server, CL
     expect(stuck).toEqual([]);
     expect(views.every((v) => v.status === 'completed')).toBe(true);
 
-    const effects = (await s.call('GET', '/v1/admin/effects/summary')).body;
-    expect(effects.duplicates).toBe(0);
-    expect(effects.effects).toBe(all.length);
     // Counted where they land; a run whose lease the lost chain held may run a step again.
     await expectEffectsOnce(s, all.length, { reruns: true });
 

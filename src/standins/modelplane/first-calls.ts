@@ -21,6 +21,14 @@ export class FirstCallLog {
     return this.at.get(runId);
   }
 
+  /**
+   * The runs in the order their first calls arrived (as recorded: the oldest are gone past `max`):
+   * the order in which work reached the provider, ties in the millisecond clock broken by arrival.
+   */
+  arrivals(): string[] {
+    return [...this.at.keys()];
+  }
+
   /** The recorded first-call times of `runIds` (absent ones omitted). */
   pick(runIds: readonly string[]): Record<string, number> {
     const out: Record<string, number> = {};

@@ -120,7 +120,10 @@ describe('modelCall', () => {
     const env = new MockActivityEnvironment({ isLocal: false });
     const measured = (await env.run(h.acts.measureModelCall, call('sim-claude').request)) as ModelCallMeasure;
     const running = env.run(h.acts.modelCall, call('sim-claude'));
-    await new Promise((r) => setTimeout(r, 300));
+    // Cut once the provider has billed the call, its answer still 3 s away.
+    for (let i = 0; i < 500 && h.sim.state.billOf('acme') === 0; i++)
+      await new Promise((r) => setTimeout(r, 10));
+    expect(h.sim.state.billOf('acme'), 'billed before the cut').toBeGreaterThan(0);
     env.cancel();
     await expect(running).rejects.toThrow();
     expect(h.charges).toMatchObject([{ tenant: 'acme', tokens: measured.worstCaseTokens }]);
