@@ -504,7 +504,9 @@ const webhooks = {
     .int()
     .min(10)
     .default(DEFAULT_RETRY.baseMs)
-    .describe('The wait (ms) after a failed webhook attempt; each further failure doubles it, up to WEBHOOK_RETRY_MAX_MS.'),
+    .describe(
+      'The wait (ms) after a failed webhook attempt; each further failure doubles it, up to WEBHOOK_RETRY_MAX_MS.',
+    ),
   WEBHOOK_RETRY_MAX_MS: z.coerce
     .number()
     .int()

@@ -2,7 +2,8 @@ import type { Priority } from '../scheduler/types';
 import type { RunStatus } from './fleet-port';
 
 /** How Temporal says a run execution ended (or that it is still running). */
-export type ExecutionEnd = 'running' | 'completed' | 'failed' | 'cancelled' | 'terminated' | 'timed_out' | 'other';
+export type ExecutionEnd =
+  'running' | 'completed' | 'failed' | 'cancelled' | 'terminated' | 'timed_out' | 'other';
 
 /** One run execution as visibility lists it (search attributes and memo). */
 export interface RunExecution {

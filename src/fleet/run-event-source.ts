@@ -1,5 +1,4 @@
 import type { Client } from '@temporalio/client';
-import { defaultPayloadConverter } from '@temporalio/common';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import type { RunStatus } from '../contract/fleet-port';
@@ -7,6 +6,7 @@ import type { ExecutionEnd, RunEventSource, RunExecution } from '../contract/run
 import { quoteVisibilityString } from '../contract/visibility-quote';
 import type { Priority } from '../scheduler/types';
 import { fleetRunsClause } from './run-queues';
+import { decode } from './visibility';
 
 const S = temporal.api.enums.v1.WorkflowExecutionStatus;
 const ENDS = new Map<number, ExecutionEnd>([
@@ -24,14 +24,6 @@ const PAGE_SIZE = 500;
 /** Pages of gated runs read per pass: a tenant with more waiting gates is announced over several passes. */
 const MAX_AWAITING_PAGES = 20;
 
-type Payloads = Record<string, temporal.api.common.v1.IPayload> | null | undefined;
-const decode = (fields: Payloads, key: string): unknown => {
-  const p = fields?.[key];
-  if (!p) return undefined;
-  const v: unknown = defaultPayloadConverter.fromPayload(p);
-  return Array.isArray(v) ? v[0] : v;
-};
-
 function executionOf(e: temporal.api.workflow.v1.IWorkflowExecutionInfo): RunExecution {
   const sa = e.searchAttributes?.indexedFields;
   return {
@@ -48,7 +40,11 @@ function executionOf(e: temporal.api.workflow.v1.IWorkflowExecutionInfo): RunExe
 }
 
 /** The webhooks' event source on Temporal visibility, over the fleet's runs (those on its task queues). */
-export function createRunEventSource(client: Client, namespace: string, baseTaskQueue: string): RunEventSource {
+export function createRunEventSource(
+  client: Client,
+  namespace: string,
+  baseTaskQueue: string,
+): RunEventSource {
   const list = async (
     tenants: string[],
     clause: string,
@@ -62,11 +58,11 @@ export function createRunEventSource(client: Client, namespace: string, baseTask
       for (let page = 0; page < maxPages; page++) {
         const res: temporal.api.workflowservice.v1.IListWorkflowExecutionsResponse =
           await client.workflowService.listWorkflowExecutions({
-          namespace,
-          query,
-          pageSize: PAGE_SIZE,
-          nextPageToken: token,
-        });
+            namespace,
+            query,
+            pageSize: PAGE_SIZE,
+            nextPageToken: token,
+          });
         await visit((res.executions ?? []).map(executionOf));
         token = res.nextPageToken && res.nextPageToken.length > 0 ? res.nextPageToken : null;
         if (!token) break;
@@ -82,6 +78,11 @@ export function createRunEventSource(client: Client, namespace: string, baseTask
         visit,
       ),
     awaitingApproval: (tenants, visit) =>
-      list(tenants, `ExecutionStatus = 'Running' AND RunStatus = 'awaiting_approval'`, MAX_AWAITING_PAGES, visit),
+      list(
+        tenants,
+        `ExecutionStatus = 'Running' AND RunStatus = 'awaiting_approval'`,
+        MAX_AWAITING_PAGES,
+        visit,
+      ),
   };
 }

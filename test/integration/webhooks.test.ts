@@ -70,13 +70,20 @@ describe('webhooks out to a flaky receiver (real dev server)', () => {
     const gated = await run('triage', { incident: 'disk full' });
     const batch = await s.call('POST', '/v1/batches', {
       token: key,
-      body: { agent: 'synthetic', items: [{ steps: 1, tokensPerStep: 10 }, { steps: 1, failAtStep: 1 }] },
+      body: {
+        agent: 'synthetic',
+        items: [
+          { steps: 1, tokensPerStep: 10 },
+          { steps: 1, failAtStep: 1 },
+        ],
+      },
     });
     expect(batch.status, JSON.stringify(batch.body)).toBe(202);
     const batchId = batch.body.batchId as string;
 
     // The receiver is down: every run still reaches its end (or its gate).
-    const statusOf = async (id: string) => (await s.call('GET', `/v1/runs/${id}`, { token: key })).body.status;
+    const statusOf = async (id: string) =>
+      (await s.call('GET', `/v1/runs/${id}`, { token: key })).body.status;
     const ends = await waitFor(
       () => Promise.all([ok, bad, gated].map(statusOf)),
       (v) => v[0] === 'completed' && v[1] === 'failed' && v[2] === 'awaiting_approval',
@@ -92,7 +99,9 @@ describe('webhooks out to a flaky receiver (real dev server)', () => {
 
     // Six events, each already tried (and refused: nothing listens) more than once.
     const deliveries = () =>
-      s.call('GET', `/v1/webhooks/${hook}/deliveries`, { token: key }).then((r) => r.body.items as Delivery[]);
+      s
+        .call('GET', `/v1/webhooks/${hook}/deliveries`, { token: key })
+        .then((r) => r.body.items as Delivery[]);
     const down = await waitFor(
       deliveries,
       (ds) => ds.length === 6 && ds.every((d) => d.attempts.length >= 2),
@@ -108,7 +117,8 @@ describe('webhooks out to a flaky receiver (real dev server)', () => {
     ]);
     for (const d of down) {
       expect(d.state).toBe('pending');
-      for (const a of d.attempts) expect(a).toMatchObject({ status: null, error: expect.stringMatching(/ECONNREFUSED/) });
+      for (const a of d.attempts)
+        expect(a).toMatchObject({ status: null, error: expect.stringMatching(/ECONNREFUSED/) });
     }
 
     await receiver.start();

@@ -87,7 +87,8 @@ export function webhooksRouter(ctx: ApiContext): Router {
   router.delete('/:id', async (req, res) => {
     const tenant = tenantOf(res, 'delete webhooks').tenant;
     const ep = await endpointOf(tenant, req.params.id);
-    if (!(await ctx.store.webhooks.deleteEndpoint(tenant, ep.id))) throw ApiError.notFound(`Webhook ${ep.id}`);
+    if (!(await ctx.store.webhooks.deleteEndpoint(tenant, ep.id)))
+      throw ApiError.notFound(`Webhook ${ep.id}`);
     res.status(204).end();
   });
 

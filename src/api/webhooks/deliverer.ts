@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { DeliveryKey, WebhookStore } from '../../stores/webhooks/webhooks';
 import type { RetryPolicy } from '../../config';
+import { PollLoop } from '../../util/poll-loop';
 import { retryAfterOf, retryDelayMs } from './backoff';
 import { postWebhook, type SendResult } from './send';
 import { signedHeaders } from './signing';
@@ -36,33 +37,26 @@ export class WebhookDeliverer {
   private readonly now: () => number;
   private readonly send: typeof postWebhook;
   private readonly inFlight = new Map<Promise<void>, string>();
-  private timer: NodeJS.Timeout | undefined;
-  private pass: Promise<void> | undefined;
-  private stopped = true;
+  private readonly loop: PollLoop;
 
   constructor(private readonly deps: DelivererDeps) {
     this.now = deps.now ?? Date.now;
     this.send = deps.send ?? postWebhook;
+    this.loop = new PollLoop(
+      () => this.deliverDue(),
+      deps.settings.pollMs,
+      (err: unknown) => deps.log.warn({ err }, 'webhook delivery pass failed'),
+    );
   }
 
   start(): void {
-    this.stopped = false;
-    const tick = () => {
-      if (this.stopped) return;
-      this.pass = this.deliverDue()
-        .catch((err: unknown) => this.deps.log.warn({ err }, 'webhook delivery pass failed'))
-        .finally(() => {
-          if (!this.stopped) this.timer = setTimeout(tick, this.deps.settings.pollMs).unref();
-        });
-    };
-    tick();
+    this.loop.start();
   }
 
+  /** Stops looking for due deliveries and waits for those in flight (each ends within its timeout). */
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.pass;
-    await Promise.allSettled([...this.inFlight.keys()]);
+    await this.loop.stop();
+    await this.settle();
   }
 
   /** Claims what is due and free slots allow, and starts sending each; does not wait for the answers. */
@@ -73,7 +67,7 @@ export class WebhookDeliverer {
     for (const ep of this.inFlight.values()) perEndpoint.set(ep, (perEndpoint.get(ep) ?? 0) + 1);
     let started = 0;
     for (const key of await this.deps.store.due(this.now(), free * 4)) {
-      if (started >= free || this.stopped) return;
+      if (started >= free || this.loop.stopped) return;
       if ((perEndpoint.get(key.endpointId) ?? 0) >= MAX_PER_ENDPOINT) continue;
       if (!(await this.deliverInBackground(key))) continue;
       perEndpoint.set(key.endpointId, (perEndpoint.get(key.endpointId) ?? 0) + 1);
@@ -106,7 +100,8 @@ export class WebhookDeliverer {
         state,
         this.now() + (delay ?? 0),
       );
-      if (!recorded) this.deps.log.warn({ ...key }, 'webhook delivery claim lapsed before its attempt was recorded');
+      if (!recorded)
+        this.deps.log.warn({ ...key }, 'webhook delivery claim lapsed before its attempt was recorded');
     })()
       .catch((err: unknown) => this.deps.log.warn({ err, ...key }, 'webhook delivery failed'))
       .finally(() => this.inFlight.delete(p));

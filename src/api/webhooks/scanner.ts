@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { FleetPort } from '../../contract/fleet-port';
+import { PollLoop } from '../../util/poll-loop';
 import type { RunEventSource } from '../../contract/run-events';
 import type { OutboxEvent, WebhookStore } from '../../stores/webhooks/webhooks';
 import { awaitingEvent, batchEvent, closeEvent } from './run-events';
@@ -28,32 +29,23 @@ const MAX_REMEMBERED = 50_000;
 export class WebhookScanner {
   private readonly now: () => number;
   private readonly seen = new Set<string>();
-  private timer: NodeJS.Timeout | undefined;
-  private pass: Promise<void> | undefined;
-  private stopped = true;
+  private readonly loop: PollLoop;
 
   constructor(private readonly deps: ScannerDeps) {
     this.now = deps.now ?? Date.now;
+    this.loop = new PollLoop(
+      () => this.scanOnce(),
+      deps.pollMs,
+      (err: unknown) => deps.log.warn({ err }, 'webhook scan failed'),
+    );
   }
 
   start(): void {
-    this.stopped = false;
-    const tick = () => {
-      if (this.stopped) return;
-      this.pass = this.scanOnce()
-        .then(() => undefined)
-        .catch((err: unknown) => this.deps.log.warn({ err }, 'webhook scan failed'))
-        .finally(() => {
-          if (!this.stopped) this.timer = setTimeout(tick, this.deps.pollMs).unref();
-        });
-    };
-    tick();
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.pass;
+    await this.loop.stop();
   }
 
   /** One pass; false when another process holds the scan. */

@@ -20,7 +20,8 @@ const publicOnly: LookupFunction = (hostname, options, callback) => {
   dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
     if (err) return callback(err, '', 0);
     const bad = addresses.find((a) => isForbiddenAddress(a.address));
-    if (bad) return callback(new Error(`${hostname} resolves to a forbidden address (${bad.address})`), '', 0);
+    if (bad)
+      return callback(new Error(`${hostname} resolves to a forbidden address (${bad.address})`), '', 0);
     if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
     const first = addresses[0]!;
     callback(null, first.address, first.family);
@@ -61,7 +62,12 @@ export function postWebhook(
       ...(opts.targets === 'public' ? { lookup: publicOnly } : {}),
     });
     const timer = setTimeout(() => {
-      finish({ status: null, answer: '', error: `timed out after ${opts.timeoutMs} ms`, retryAfter: undefined });
+      finish({
+        status: null,
+        answer: '',
+        error: `timed out after ${opts.timeoutMs} ms`,
+        retryAfter: undefined,
+      });
       req.destroy();
     }, opts.timeoutMs);
     req.on('error', (err) =>
@@ -75,7 +81,9 @@ export function postWebhook(
       });
       const status = res.statusCode ?? 0;
       const retryAfter = res.headers['retry-after'];
-      res.on('end', () => finish({ status, answer: answer.slice(0, MAX_ANSWER_CHARS), error: null, retryAfter }));
+      res.on('end', () =>
+        finish({ status, answer: answer.slice(0, MAX_ANSWER_CHARS), error: null, retryAfter }),
+      );
       res.on('error', (err) => finish({ status, answer, error: err.message, retryAfter }));
     });
     req.end(body);

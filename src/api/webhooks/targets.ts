@@ -52,7 +52,8 @@ export function targetProblem(url: string, targets: WebhookTargets): string | un
   } catch {
     return 'Not a URL.';
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return 'Only http and https URLs can receive webhooks.';
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    return 'Only http and https URLs can receive webhooks.';
   if (u.username || u.password) return 'A webhook URL may not carry a user or password.';
   if (targets === 'any') return undefined;
   const host = u.hostname.replace(/^\[|\]$/g, '');

@@ -51,9 +51,10 @@ export class PgWebhookStore implements WebhookStore {
     return inTransaction(this.pool, async (c) => {
       // Two creations of one tenant's at once must not both pass the cap.
       await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`fairway-webhooks:${ep.tenant}`]);
-      const n = await c.query<{ n: string }>('SELECT COUNT(*) AS n FROM webhook_endpoints WHERE tenant = $1', [
-        ep.tenant,
-      ]);
+      const n = await c.query<{ n: string }>(
+        'SELECT COUNT(*) AS n FROM webhook_endpoints WHERE tenant = $1',
+        [ep.tenant],
+      );
       if (Number(n.rows[0]?.n ?? 0) >= maxPerTenant) return false;
       await c.query(
         `INSERT INTO webhook_endpoints (id, tenant, url, events, description, secret, created_at)
@@ -106,7 +107,9 @@ export class PgWebhookStore implements WebhookStore {
         [ev.eventId, ev.tenant, ev.type, ev.body, ev.occurredAt, now],
       );
       if (r.rowCount === 0) return false;
-      const eps = await c.query<EndpointRow>('SELECT * FROM webhook_endpoints WHERE tenant = $1', [ev.tenant]);
+      const eps = await c.query<EndpointRow>('SELECT * FROM webhook_endpoints WHERE tenant = $1', [
+        ev.tenant,
+      ]);
       for (const ep of eps.rows.map(toEndpoint)) {
         if (!endpointTakes(ep, ev)) continue;
         await c.query(

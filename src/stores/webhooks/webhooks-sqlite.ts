@@ -25,7 +25,9 @@ export class SqliteWebhookStore implements WebhookStore {
 
   constructor(db: Database.Database) {
     this.s = {
-      count: db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM webhook_endpoints WHERE tenant = ?'),
+      count: db.prepare<[string], { n: number }>(
+        'SELECT COUNT(*) AS n FROM webhook_endpoints WHERE tenant = ?',
+      ),
       insertEndpoint: db.prepare(
         `INSERT INTO webhook_endpoints (id, tenant, url, events, description, secret, created_at)
          VALUES (@id, @tenant, @url, @events, @description, @secret, @createdAt)`,
@@ -39,7 +41,9 @@ export class SqliteWebhookStore implements WebhookStore {
       deleteEndpoint: db.prepare('DELETE FROM webhook_endpoints WHERE tenant = ? AND id = ?'),
       deleteDeliveries: db.prepare('DELETE FROM webhook_deliveries WHERE endpoint_id = ?'),
       deleteAttempts: db.prepare('DELETE FROM webhook_attempts WHERE endpoint_id = ?'),
-      tenants: db.prepare<[], { tenant: string }>('SELECT DISTINCT tenant FROM webhook_endpoints ORDER BY tenant'),
+      tenants: db.prepare<[], { tenant: string }>(
+        'SELECT DISTINCT tenant FROM webhook_endpoints ORDER BY tenant',
+      ),
       insertEvent: db.prepare(
         `INSERT OR IGNORE INTO webhook_events (event_id, tenant, type, body, occurred_at, created_at)
          VALUES (@eventId, @tenant, @type, @body, @occurredAt, @now)`,

@@ -32,11 +32,13 @@ describe('webhook signatures (Standard Webhooks)', () => {
 describe('webhook retry schedule', () => {
   it('doubles from the base up to the cap, and stops after the last attempt', () => {
     expect(retrySchedule(DEFAULT_RETRY)).toEqual([5_000, 10_000, 20_000, 40_000, 80_000, 160_000, 320_000]);
-    expect(retrySchedule({ maxAttempts: 6, baseMs: 200, maxMs: 1_000 })).toEqual([200, 400, 800, 1_000, 1_000]);
+    expect(retrySchedule({ maxAttempts: 6, baseMs: 200, maxMs: 1_000 })).toEqual([
+      200, 400, 800, 1_000, 1_000,
+    ]);
     expect(retryDelayMs(1, { maxAttempts: 1, baseMs: 200, maxMs: 1_000 })).toBeNull();
   });
 
-  it("honours a longer Retry-After, up to the cap", () => {
+  it('honours a longer Retry-After, up to the cap', () => {
     const p = { maxAttempts: 5, baseMs: 1_000, maxMs: 60_000 };
     expect(retryDelayMs(1, p, 30)).toBe(30_000);
     expect(retryDelayMs(1, p, 3600)).toBe(60_000);
@@ -56,7 +58,14 @@ describe('webhook targets', () => {
   });
 
   it('under `public`, refuses loopback, private and metadata addresses; `any` allows them', () => {
-    for (const u of ['http://127.0.0.1:9/', 'http://localhost/', 'http://10.1.2.3/', 'http://169.254.169.254/', 'http://[::1]/', 'http://[::ffff:192.168.0.1]/'])
+    for (const u of [
+      'http://127.0.0.1:9/',
+      'http://localhost/',
+      'http://10.1.2.3/',
+      'http://169.254.169.254/',
+      'http://[::1]/',
+      'http://[::ffff:192.168.0.1]/',
+    ])
       expect(targetProblem(u, 'public'), u).toMatch(/loopback/);
     expect(targetProblem('http://127.0.0.1:9/', 'any')).toBeUndefined();
     expect(isForbiddenAddress('100.64.0.1')).toBe(true);
