@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { WEBHOOK_EVENT_TYPES } from '../../stores/webhooks/webhooks';
+import { WEBHOOK_EVENT_TYPES } from '../../contract/webhooks';
 
 /** The longest endpoint URL accepted. */
 export const MAX_WEBHOOK_URL_CHARS = 2048;

@@ -1,6 +1,6 @@
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { WEBHOOK_EVENT_TYPES } from '../../stores/webhooks/webhooks';
+import { WEBHOOK_EVENT_TYPES } from '../../contract/webhooks';
 import { DeliveryListQuerySchema, WebhookIdSchema, WebhookPostSchema } from '../intake/webhook-schemas';
 import type { Components } from './components';
 import { commonResponses, errorResponses, json } from './responses';

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Router } from 'express';
 import { ApiError } from '../../contract/errors';
+import type { WebhookDeliveryView, WebhookView } from '../../contract/webhooks';
 import type { DeliveryView, WebhookEndpoint } from '../../stores/webhooks/webhooks';
 import type { ApiContext } from '../context';
 import { DeliveryListQuerySchema, WebhookIdSchema, WebhookPostSchema } from '../intake/webhook-schemas';
@@ -11,7 +12,7 @@ import { targetProblem } from '../webhooks/targets';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-const endpointView = (ep: WebhookEndpoint) => ({
+const endpointView = (ep: WebhookEndpoint): WebhookView => ({
   id: ep.id,
   url: ep.url,
   events: ep.events,
@@ -19,7 +20,7 @@ const endpointView = (ep: WebhookEndpoint) => ({
   createdAt: iso(ep.createdAt),
 });
 
-const deliveryView = (d: DeliveryView) => ({
+const deliveryView = (d: DeliveryView): WebhookDeliveryView => ({
   eventId: d.eventId,
   type: d.type,
   state: d.state,
@@ -54,7 +55,7 @@ export function webhooksRouter(ctx: ApiContext): Router {
     const tenant = tenantOf(res, 'register webhooks').tenant;
     const body = parseOr400(WebhookPostSchema, req.body ?? {});
     const problem = targetProblem(body.url, ctx.webhookTargets);
-    if (problem) throw ApiError.invalid([{ path: 'url', message: problem }]);
+    if (problem) throw ApiError.invalid([{ path: 'url', message: problem }], `url: ${problem}`);
     const ep: WebhookEndpoint = {
       id: `wh_${randomBytes(12).toString('base64url')}`,
       tenant,

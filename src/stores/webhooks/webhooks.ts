@@ -1,3 +1,7 @@
+import type { WebhookEventType } from '../../contract/webhooks';
+
+export type { WebhookEventType } from '../../contract/webhooks';
+
 /**
  * Webhooks out, in the API's store (SQLite or PostgreSQL): the tenants' endpoints, the outbox of run
  * events, one delivery per (endpoint, event) with its attempts, and the visibility scan's cursor.
@@ -7,13 +11,6 @@
  * nothing. A delivery is claimed exclusively by a conditional update before it is sent; an attempt is
  * recorded only by the claim's holder. Secrets are stored as they are (signing needs them).
  */
-export const WEBHOOK_EVENT_TYPES = [
-  'run.completed',
-  'run.failed',
-  'run.awaiting_approval',
-  'batch.completed',
-] as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 export const WEBHOOKS_DDL = `
   CREATE TABLE IF NOT EXISTS webhook_endpoints (

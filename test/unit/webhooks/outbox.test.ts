@@ -84,9 +84,7 @@ describe('the webhook scan and the deliverer', () => {
         pollMs: 100,
         overlapMs: 1_000,
         now: () => now,
-      })
-        .scanOnce()
-        .then((r) => (fresh ? r : r));
+      }).scanOnce();
     expect(await scan()).toBe(true);
     now = 6_000;
     expect(await scan()).toBe(true); // a second process (no memory of the first) sees the same
