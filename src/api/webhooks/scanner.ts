@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { FleetPort } from '../../contract/fleet-port';
 import { PollLoop } from '../../util/poll-loop';
+import { LazyPrune } from '../../stores/idempotency/idempotency';
 import type { RunEventSource } from '../../contract/run-events';
 import type { OutboxEvent, WebhookStore } from '../../stores/webhooks/webhooks';
 import { awaitingEvent, batchEvent, closeEvent } from './run-events';
@@ -30,9 +31,11 @@ export class WebhookScanner {
   private readonly now: () => number;
   private readonly seen = new Set<string>();
   private readonly loop: PollLoop;
+  private readonly pruner: LazyPrune;
 
   constructor(private readonly deps: ScannerDeps) {
     this.now = deps.now ?? Date.now;
+    this.pruner = new LazyPrune((now) => deps.store.prune(now));
     this.loop = new PollLoop(
       () => this.scanOnce(),
       deps.pollMs,
@@ -54,6 +57,7 @@ export class WebhookScanner {
     const started = this.now();
     const claim = await store.claimScan(SCAN, started, Math.max(60_000, 10 * this.deps.pollMs));
     if (!claim) return false;
+    this.pruner.maybe(started);
     let cursor = 0; // a failed pass leaves the cursor where it was
     try {
       const tenants = await store.tenantsWithEndpoints();

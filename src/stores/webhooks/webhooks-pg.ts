@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
-import { inTransaction } from '../engine/pg';
-import { endpointTakes, toDeliveries, toEndpoint } from './webhooks';
+import { inTransaction, numberedPlaceholders } from '../engine/pg';
+import { endpointTakes, PRUNE_SQL, pruneParams, toDeliveries, toEndpoint } from './webhooks';
 import type {
   AttemptRecord,
   AttemptRow,
@@ -205,5 +205,17 @@ export class PgWebhookStore implements WebhookStore {
       'UPDATE webhook_scan SET cursor_at = GREATEST(cursor_at, $2), claimed_until = 0 WHERE name = $1',
       [name, cursor],
     );
+  }
+
+  async prune(now: number): Promise<number> {
+    const params = pruneParams(now);
+    return inTransaction(this.pool, async (c) => {
+      let removed = 0;
+      for (const [i, sql] of PRUNE_SQL.entries()) {
+        const r = await c.query(numberedPlaceholders(sql), params[i]);
+        if (i === 1) removed = r.rowCount ?? 0;
+      }
+      return removed;
+    });
   }
 }

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { endpointTakes, toDeliveries, toEndpoint } from './webhooks';
+import { endpointTakes, PRUNE_SQL, pruneParams, toDeliveries, toEndpoint } from './webhooks';
 import type {
   AttemptRecord,
   AttemptRow,
@@ -22,6 +22,7 @@ export class SqliteWebhookStore implements WebhookStore {
   private readonly attemptTx;
   private readonly deleteTx;
   private readonly scanTx;
+  private readonly pruneTx;
 
   constructor(db: Database.Database) {
     this.s = {
@@ -136,6 +137,11 @@ export class SqliteWebhookStore implements WebhookStore {
       this.s.putScan.run(name, row?.cursor_at ?? 0, now + leaseMs);
       return { cursor: row && row.cursor_at > 0 ? row.cursor_at : undefined };
     };
+    const prunes = PRUNE_SQL.map((sql) => db.prepare(sql));
+    this.pruneTx = db.transaction((now: number) => {
+      const params = pruneParams(now);
+      return prunes.map((st, i) => st.run(...params[i]!).changes)[1]!;
+    });
     const scanTx = db.transaction(scan);
     this.scanTx = (...a: Parameters<typeof scan>) => scanTx.immediate(...a);
   }
@@ -199,5 +205,9 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async finishScan(name: string, cursor: number): Promise<void> {
     this.s.finishScan.run(cursor, name);
+  }
+
+  async prune(now: number): Promise<number> {
+    return this.pruneTx.immediate(now);
   }
 }

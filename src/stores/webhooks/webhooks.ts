@@ -60,6 +60,35 @@ export const WEBHOOKS_DDL = `
     claimed_until INTEGER NOT NULL DEFAULT 0
   );`;
 
+/** Finished deliveries (and their attempts) are kept this long (ms) after they were created. */
+export const DELIVERY_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+/**
+ * A gate's event is kept longer: the gate may still be waiting, and a forgotten event would be
+ * announced again by the next scan.
+ */
+export const GATE_EVENT_RETENTION_MS = 90 * 24 * 60 * 60 * 1000;
+
+/**
+ * Pruning, the same on both engines (`?`: the delivery cutoff, then the event and gate cutoffs): first
+ * the attempts of finished old deliveries, then those deliveries, then old events none is left for.
+ */
+export const PRUNE_SQL = [
+  `DELETE FROM webhook_attempts WHERE EXISTS (SELECT 1 FROM webhook_deliveries d
+     WHERE d.endpoint_id = webhook_attempts.endpoint_id AND d.event_id = webhook_attempts.event_id
+       AND d.state <> 'pending' AND d.created_at < ?)`,
+  `DELETE FROM webhook_deliveries WHERE state <> 'pending' AND created_at < ?`,
+  `DELETE FROM webhook_events WHERE created_at < ?
+     AND (type <> 'run.awaiting_approval' OR created_at < ?)
+     AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.event_id)`,
+] as const;
+
+/** The parameters of each PRUNE_SQL statement at `now`. */
+export const pruneParams = (now: number): number[][] => [
+  [now - DELIVERY_RETENTION_MS],
+  [now - DELIVERY_RETENTION_MS],
+  [now - DELIVERY_RETENTION_MS, now - GATE_EVENT_RETENTION_MS],
+];
+
 /** The longest answer body an attempt keeps (characters). */
 export const MAX_ANSWER_CHARS = 1024;
 
@@ -154,6 +183,8 @@ export interface WebhookStore {
   claimScan(name: string, now: number, leaseMs: number): Promise<{ cursor: number | undefined } | null>;
   /** Ends a scan: the cursor moves to `cursor` (never back) and the claim is released. */
   finishScan(name: string, cursor: number): Promise<void>;
+  /** Deletes what the retentions (DELIVERY_RETENTION_MS, GATE_EVENT_RETENTION_MS) let go; returns deliveries removed. */
+  prune(now: number): Promise<number>;
 }
 
 /** An endpoint row as either engine returns it (PostgreSQL's BIGINT arrives as a string). */

@@ -156,4 +156,35 @@ describe.each(engines)('webhooks store ($name)', (engine) => {
       expect(await b.webhooks.claimScan('runs', 61_100, 60_000)).toEqual({ cursor: 900 });
     },
   );
+
+  it.skipIf(engine.skip)(
+    'prunes finished deliveries past their retention, keeps pending ones and gates',
+    async () => {
+      const [a, b] = await twoStores();
+      const day = 24 * 3600 * 1000;
+      await a.webhooks.createEndpoint(
+        endpoint('wh_1', { createdAt: 0, events: ['run.completed', 'run.awaiting_approval'] }),
+        's',
+        10,
+      );
+      for (const id of ['msg_done', 'msg_open'])
+        await a.webhooks.recordEvent(event(id, { occurredAt: 10 }), 1_000);
+      await a.webhooks.recordEvent(
+        event('msg_gate', { type: 'run.awaiting_approval', occurredAt: 10 }),
+        1_000,
+      );
+      for (const id of ['msg_done', 'msg_gate']) {
+        const job = await a.webhooks.claim({ endpointId: 'wh_1', eventId: id }, 2_000, 10_000);
+        await a.webhooks.recordAttempt(job!, attempt(1, 200), 'delivered', 0);
+      }
+      expect(await b.webhooks.prune(6 * day)).toBe(0);
+      expect(await b.webhooks.prune(8 * day)).toBe(2);
+      expect((await a.webhooks.listDeliveries('wh_1', 10)).map((d) => d.eventId)).toEqual(['msg_open']);
+      // The done event is gone (seen again, it is new), the gate's is kept: seen again, nothing happens.
+      expect(
+        await a.webhooks.recordEvent(event('msg_gate', { type: 'run.awaiting_approval' }), 8 * day),
+      ).toBe(false);
+      expect(await a.webhooks.recordEvent(event('msg_done', { occurredAt: 8 * day }), 8 * day)).toBe(true);
+    },
+  );
 });
