@@ -6,7 +6,7 @@ export const MAX_WEBHOOK_URL_CHARS = 2048;
 
 export const WebhookPostSchema = z.strictObject({
   /** Where deliveries go: http or https (WEBHOOK_TARGETS decides which addresses). */
-  url: z.string().min(1).max(MAX_WEBHOOK_URL_CHARS),
+  url: z.url({ protocol: /^https?$/ }).max(MAX_WEBHOOK_URL_CHARS),
   /** The event types it receives, at least one. */
   events: z
     .array(z.enum(WEBHOOK_EVENT_TYPES))
