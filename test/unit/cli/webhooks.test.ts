@@ -36,6 +36,7 @@ describe('fairway webhooks and client.webhooks', () => {
       expect(lines.at(-1)).toMatch(/url: The URL names a loopback/);
       expect(await cli('webhooks', 'create', 'https://x.example/', '--events', 'run.started')).toBe(2);
 
+      h.clock.now += 1_000; // listed oldest first
       const client = createClient({ baseUrl: url, apiKey: h.keys.acme! });
       const made = await client.webhooks.create({
         url: 'https://other.example.com/',
