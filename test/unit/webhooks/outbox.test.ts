@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebhookDeliverer } from '../../../src/api/webhooks/deliverer';
@@ -163,5 +166,60 @@ describe('the webhook scan and the deliverer', () => {
       [3_000, null, 'timed out after 500 ms'],
       [5_000, 500, 'answered 500'],
     ]);
+  });
+
+  it('sends each delivery once when two processes deliver from one store file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fairway-outbox-'));
+    store = openSqliteStore(join(dir, 'api.sqlite'));
+    const other = openSqliteStore(join(dir, 'api.sqlite'));
+    try {
+      await store.webhooks.createEndpoint(
+        {
+          id: 'wh_1',
+          tenant: 'acme',
+          url: 'https://a.example/',
+          events: ['run.failed'],
+          description: '',
+          createdAt: 0,
+        },
+        `whsec_${Buffer.alloc(32, 3).toString('base64')}`,
+        10,
+      );
+      for (let i = 0; i < 40; i++)
+        await store.webhooks.recordEvent(
+          { eventId: `msg_${i}`, tenant: 'acme', type: 'run.failed', body: '{}', occurredAt: 1 },
+          1_000,
+        );
+      const sent: string[] = [];
+      const deliverer = (s: ApiStore) =>
+        new WebhookDeliverer({
+          store: s.webhooks,
+          settings: {
+            timeoutMs: 500,
+            pollMs: 10,
+            targets: 'any',
+            retry: { maxAttempts: 3, baseMs: 1_000, maxMs: 10_000 },
+          },
+          log,
+          now: () => 2_000,
+          send: async (_url, headers) => {
+            sent.push(headers['webhook-id']!);
+            await new Promise((r) => setTimeout(r, 1));
+            return { status: 204, answer: '', error: null, retryAfter: undefined, durationMs: 1 };
+          },
+        });
+      const [a, b] = [deliverer(store), deliverer(other)];
+      // Each pass sends at most two at once to the one endpoint: 20 rounds of both processes.
+      for (let round = 0; round < 25; round++) {
+        await Promise.all([a.deliverDue(), b.deliverDue()]);
+        await Promise.all([a.settle(), b.settle()]);
+      }
+      expect(sent.sort()).toEqual(Array.from({ length: 40 }, (_, i) => `msg_${i}`).sort());
+      const ds = await other.webhooks.listDeliveries('wh_1', 100);
+      expect(ds.every((d) => d.state === 'delivered' && d.attempts.length === 1)).toBe(true);
+    } finally {
+      await other.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
