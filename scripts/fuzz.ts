@@ -116,6 +116,9 @@ async function main(): Promise<number> {
     RUN_MAX_WALL_SECONDS: '10',
     SHUTDOWN_GRACE_SECONDS: '5',
     SHUTDOWN_FORCE_SECONDS: '10',
+    // The endpoints the fuzzer registers (public addresses only, the default rule) get short, few attempts.
+    WEBHOOK_TIMEOUT_MS: '1000',
+    WEBHOOK_MAX_ATTEMPTS: '2',
   });
   const stack = await startStack(config, { temporal: false, sim: true, worker: true, api: true });
   try {

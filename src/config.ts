@@ -31,13 +31,28 @@ export interface EventCaps {
   maxWebhookSecrets: number;
   /** The largest trigger `input` template, in bytes of compact JSON. */
   maxTriggerInputBytes: number;
+  /** Webhook endpoints (webhooks out) one tenant may register. */
+  maxWebhookEndpoints: number;
 }
 
 export const DEFAULT_EVENT_CAPS: EventCaps = {
   maxTriggers: 100,
   maxWebhookSecrets: 20,
   maxTriggerInputBytes: 64 * 1024,
+  maxWebhookEndpoints: 10,
 };
+
+/** How webhook deliveries are retried (WEBHOOK_* settings). */
+export interface RetryPolicy {
+  /** Attempts in all, the first included; after the last failed one the delivery is `failed`. */
+  maxAttempts: number;
+  /** The wait after the first failed attempt (ms); each further one doubles it. */
+  baseMs: number;
+  /** The longest wait between two attempts (ms), a receiver's Retry-After included. */
+  maxMs: number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 8, baseMs: 5_000, maxMs: 3_600_000 };
 
 /** Per-run caps checked at the door (docs/api.md "Limits"). */
 export interface RunCaps {
@@ -482,6 +497,64 @@ const tracing = {
     ),
 };
 
+const webhooks = {
+  WEBHOOK_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(60_000)
+    .default(10_000)
+    .describe(
+      'A webhook delivery attempt gets this many ms in all (connect, send, answer); a receiver that has not answered by then has failed the attempt, which is retried.',
+    ),
+  WEBHOOK_MAX_ATTEMPTS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(50)
+    .default(DEFAULT_RETRY.maxAttempts)
+    .describe('Attempts per webhook delivery, the first included; after the last failed one it is `failed`.'),
+  WEBHOOK_RETRY_BASE_MS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .default(DEFAULT_RETRY.baseMs)
+    .describe(
+      'The wait (ms) after a failed webhook attempt; each further failure doubles it, up to WEBHOOK_RETRY_MAX_MS.',
+    ),
+  WEBHOOK_RETRY_MAX_MS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .default(DEFAULT_RETRY.maxMs)
+    .describe("The longest wait (ms) between two webhook attempts, a receiver's Retry-After included."),
+  WEBHOOK_POLL_MS: z.coerce
+    .number()
+    .int()
+    .min(50)
+    .default(2_000)
+    .describe(
+      'How often (ms) the API reads Temporal visibility for new run events, and looks for due webhook deliveries.',
+    ),
+  WEBHOOK_SCAN_OVERLAP_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(60_000)
+    .describe(
+      "How far (ms) each scan of closed runs reaches back before the previous one began: covers visibility's lag and clock skew (an event seen twice is recorded once).",
+    ),
+  WEBHOOK_TARGETS: z
+    .enum(['public', 'any'])
+    .default('public')
+    .describe(
+      'Where webhooks may be delivered: `public` refuses loopback, private, link-local (cloud metadata) and CGNAT addresses, checked on the address connected to; `any` allows them (a receiver on this host or network).',
+    ),
+  WEBHOOKS_MAX_PER_TENANT: int(DEFAULT_EVENT_CAPS.maxWebhookEndpoints).describe(
+    'Webhook endpoints one tenant may register; one more is refused with 409.',
+  ),
+};
+
 const processEnv = {
   BUILD_ID: z
     .string()
@@ -518,6 +591,7 @@ export const ENV_SECTIONS: readonly { title: string; vars: Record<string, z.ZodT
     vars: tools,
   },
   { title: 'Traces (OpenTelemetry, docs/operating.md#traces)', vars: tracing },
+  { title: 'Webhooks out', vars: webhooks },
   { title: 'Process', vars: processEnv },
 ];
 
@@ -533,6 +607,7 @@ export const EnvSchema = z.object({
   ...gates,
   ...tools,
   ...tracing,
+  ...webhooks,
   ...processEnv,
 });
 
@@ -570,6 +645,7 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
     maxTriggers: e.TRIGGERS_MAX_PER_TENANT,
     maxWebhookSecrets: e.WEBHOOK_SECRETS_MAX_PER_TENANT,
     maxTriggerInputBytes: e.TRIGGER_INPUT_MAX_BYTES,
+    maxWebhookEndpoints: e.WEBHOOKS_MAX_PER_TENANT,
   };
   /** The token governor's parameters (a new scheduler chain starts with them). */
   const governor: GovernorParams = {
@@ -690,6 +766,18 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
     logLevel: e.LOG_LEVEL,
     /** OpenTelemetry traces over OTLP/HTTP; `endpoint` undefined: off. */
     tracing: { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: e.OTEL_SERVICE_NAME },
+    /** Webhooks out (docs/webhooks.md): delivery settings and the visibility scan's. */
+    webhooks: {
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      pollMs: e.WEBHOOK_POLL_MS,
+      overlapMs: e.WEBHOOK_SCAN_OVERLAP_MS,
+      targets: e.WEBHOOK_TARGETS,
+      retry: {
+        maxAttempts: e.WEBHOOK_MAX_ATTEMPTS,
+        baseMs: e.WEBHOOK_RETRY_BASE_MS,
+        maxMs: Math.max(e.WEBHOOK_RETRY_BASE_MS, e.WEBHOOK_RETRY_MAX_MS),
+      },
+    },
   };
 }
 

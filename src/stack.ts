@@ -17,6 +17,9 @@ import { ORPHAN_COMMIT_MS, startOrphanedBatches } from './api/routes/batch-parts
 import { createApps } from './api/app';
 import { loadAgentCatalog } from './api/agents/catalog';
 import { EventDispatcher } from './api/intake/event-dispatch';
+import { WebhookDeliverer } from './api/webhooks/deliverer';
+import { WebhookScanner } from './api/webhooks/scanner';
+import { createRunEventSource } from './fleet/run-event-source';
 import { listenWithLimits } from './api/server';
 import { syncTenantsToFleet } from './api/tenant-sync';
 import type { Config } from './config';
@@ -265,6 +268,21 @@ export async function startStack(
       const events = new EventDispatcher({ fleet, store: db, log });
       events.start();
       closers.push(() => events.stop());
+      // Webhooks out: run events read from visibility into the outbox, and their deliveries, from here
+      // (never from a workflow: a slow receiver costs a run nothing).
+      const scanner = new WebhookScanner({
+        store: db.webhooks,
+        source: createRunEventSource(client, config.temporal.namespace, config.temporal.taskQueue),
+        fleet,
+        log,
+        pollMs: config.webhooks.pollMs,
+        overlapMs: config.webhooks.overlapMs,
+      });
+      scanner.start();
+      closers.push(() => scanner.stop());
+      const deliverer = new WebhookDeliverer({ store: db.webhooks, settings: config.webhooks, log });
+      deliverer.start();
+      closers.push(() => deliverer.stop());
       const apps = createApps({
         fleet,
         db,
@@ -275,6 +293,7 @@ export async function startStack(
         tenantDefaults: config.tenantDefaults,
         runCaps: config.runCaps,
         eventCaps: config.eventCaps,
+        webhookTargets: config.webhooks.targets,
         pendingClaimTtlMs: config.pendingClaimTtlMs,
         scheduleMinIntervalSeconds: config.scheduleMinIntervalSeconds,
         log,

@@ -37,6 +37,8 @@ import { ConsoleSampler } from './console/sampler';
 import { eventIngressRouter, eventsRouter } from './routes/events';
 import { triggersRouter } from './routes/triggers';
 import { webhookSecretsRouter } from './routes/webhook-secrets';
+import { webhooksRouter } from './routes/webhooks';
+import type { WebhookTargets } from './webhooks/targets';
 import { EventDispatcher } from './intake/event-dispatch';
 import { FleetSnapshots } from './fleet-snapshot';
 import { rateLimitRequest } from './intake/shed';
@@ -91,6 +93,8 @@ export interface ApiDeps {
   schedules?: SchedulesPort;
   /** Traces each request (`startTracing(config.tracing)?.tracer`); absent: untraced. */
   tracer?: Tracer;
+  /** Which addresses webhook endpoints may name (WEBHOOK_TARGETS); default `public`. */
+  webhookTargets?: WebhookTargets;
 }
 
 /** The app, and the console's sampler (the process starts it, so history exists before a page opens). */
@@ -129,6 +133,7 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
     cursors: new CursorSigner(deps.adminToken),
     agents: deps.agents ?? builtInCatalog(),
     schedules: deps.schedules ?? new MemorySchedules(now),
+    webhookTargets: deps.webhookTargets ?? 'public',
     served: new ServedAgents(deps.fleet, deps.log, now),
     snapshots: new FleetSnapshots({
       fleet: deps.fleet,
@@ -185,6 +190,7 @@ export function createApps(deps: ApiDeps): { api: FairwayApp; metrics: express.E
   v1.use('/triggers', triggersRouter(ctx));
   v1.use('/schedules', schedulesRouter(ctx));
   v1.use('/webhook-secrets', webhookSecretsRouter(ctx));
+  v1.use('/webhooks', webhooksRouter(ctx));
   app.use('/v1', v1);
 
   app.use(notFoundHandler);

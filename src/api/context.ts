@@ -12,6 +12,7 @@ import type { FleetSnapshots } from './fleet-snapshot';
 import type { AgentCatalog } from './agents/catalog';
 import type { ServedAgents } from './agents/served';
 import type { SchedulesPort } from '../contract/schedules';
+import type { WebhookTargets } from './webhooks/targets';
 
 /** What the routers share: built once by createApp. */
 export interface ApiContext {
@@ -45,4 +46,6 @@ export interface ApiContext {
   served: ServedAgents;
   /** Tenants' schedules (Temporal Schedules in production). */
   schedules: SchedulesPort;
+  /** Which addresses webhook endpoints may name (WEBHOOK_TARGETS). */
+  webhookTargets: WebhookTargets;
 }

@@ -10,6 +10,7 @@ import * as fleet from './commands';
 import type { Ctx, Io } from './commands';
 import * as runs from './commands-runs';
 import { addScheduleCommands } from './commands-schedules';
+import { addWebhookCommands } from './commands-webhooks';
 import { addWorkerCommand } from './commands-worker';
 import { resolveSettings } from './settings';
 
@@ -281,6 +282,7 @@ export function buildProgram(io: Io, env: CliConfig): Command {
     .action(act((ctx, id: string) => admin.replayEvent(ctx, id)));
 
   addScheduleCommands(program, act);
+  addWebhookCommands(program, act);
   addWorkerCommand(program, io);
   return program;
 }

@@ -14,6 +14,7 @@ import {
 } from './resources';
 import { runsApi, type Runs } from './runs';
 import { schedulesApi, type Schedules } from './schedules';
+import { webhooksApi, type Webhooks } from './webhooks';
 import { createTransport, type ClientOptions } from './transport';
 
 /**
@@ -35,6 +36,8 @@ export interface FairwayClient {
   batches: Batches;
   /** Recurring runs (cron or interval) on Temporal Schedules. */
   schedules: Schedules;
+  /** Webhooks out: endpoints for run and batch events, and their deliveries (docs/webhooks.md). */
+  webhooks: Webhooks;
   /** The caller's tenant: settings, queue depth and ledger (`GET /v1/tenants/me`). */
   tenant(): Promise<Record<string, unknown>>;
 }
@@ -50,6 +53,7 @@ export function createClient(opts: ClientOptions): FairwayClient {
     webhookSecrets: webhookSecretsApi(http),
     batches: batchesApi(http),
     schedules: schedulesApi(http),
+    webhooks: webhooksApi(http),
     tenant: () => http.request('GET', '/v1/tenants/me'),
   };
 }
@@ -68,6 +72,14 @@ export type {
 } from './runs';
 export type { ClientOptions } from './transport';
 export type { Schedules, ScheduleSpec, ScheduleView, OverlapPolicy } from './schedules';
+export type {
+  Webhooks,
+  WebhookAttemptView,
+  WebhookCreated,
+  WebhookDeliveryView,
+  WebhookEventType,
+  WebhookView,
+} from './webhooks';
 export type * from './types';
 export type {
   Agents,

@@ -7,8 +7,9 @@ import { quoteVisibilityString } from '../contract/visibility-quote';
 import { RunStatusKey } from '../contract/search-attributes';
 import { fleetRunsClause } from './run-queues';
 
-type Payloads = Record<string, temporal.api.common.v1.IPayload> | null | undefined;
-const decode = (fields: Payloads, key: string): unknown => {
+export type Payloads = Record<string, temporal.api.common.v1.IPayload> | null | undefined;
+/** A search attribute's or memo field's value (a keyword list's first). */
+export const decode = (fields: Payloads, key: string): unknown => {
   const p = fields?.[key];
   if (!p) return undefined;
   const v: unknown = defaultPayloadConverter.fromPayload(p);

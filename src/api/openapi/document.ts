@@ -3,6 +3,7 @@ import { registerComponents } from './components';
 import { registerPaths } from './paths';
 import { registerEventPaths } from './paths-events';
 import { registerSchedulePaths } from './paths-schedules';
+import { registerWebhookPaths } from './paths-webhooks';
 import { builtInCatalog, type AgentCatalog } from '../agents/catalog';
 
 type Document = ReturnType<OpenApiGeneratorV31['generateDocument']>;
@@ -21,6 +22,7 @@ export function openApiDocument(catalog: AgentCatalog = (builtIns ??= builtInCat
   registerPaths(registry, components);
   registerEventPaths(registry, components);
   registerSchedulePaths(registry, components, catalog);
+  registerWebhookPaths(registry, components);
   const doc = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {

@@ -6,6 +6,7 @@ import { PgEventStore } from '../events/event-store-pg';
 import { PgIdempotencyStore } from '../idempotency/idempotency-pg';
 import { PgTenantStore } from '../tenants/tenants-pg';
 import { PgRateLimitStore } from '../rate-limits/rate-limits-pg';
+import { PgWebhookStore, WEBHOOKS_PG_DDL } from '../webhooks/webhooks-pg';
 
 /** The same tables as the SQLite file (times in ms since the epoch, JSON kept as text). */
 const MIGRATIONS: Migration[] = [
@@ -101,6 +102,8 @@ const MIGRATIONS: Migration[] = [
     version: 4,
     sql: 'ALTER TABLE tenants ADD COLUMN approver_key_hash TEXT UNIQUE;',
   },
+  // Webhooks out: endpoints, the outbox, deliveries and their attempts, the visibility scan's cursor.
+  { version: 5, sql: WEBHOOKS_PG_DDL },
 ];
 
 /** Seconds a caller waits before retrying while the database is unreachable. */
@@ -147,6 +150,7 @@ export async function openPgApiStore(url: string): Promise<ApiStore> {
     idempotency: withDbUnavailableAs503(new PgIdempotencyStore(pool)),
     events: withDbUnavailableAs503(new PgEventStore(pool)),
     rateLimits: withDbUnavailableAs503(new PgRateLimitStore(pool)),
+    webhooks: withDbUnavailableAs503(new PgWebhookStore(pool)),
     listTenants: () => tenants.list(),
     close: () => pool.end(),
   };

@@ -8,8 +8,10 @@ import { migrateTenants, SqliteTenantStore } from '../tenants/tenants-sqlite';
 import { openSqliteFile } from '../engine/sqlite';
 import { RATE_BUCKETS_DDL } from '../rate-limits/rate-limits';
 import { SqliteRateLimitStore } from '../rate-limits/rate-limits-sqlite';
+import { WEBHOOKS_DDL } from '../webhooks/webhooks';
+import { SqliteWebhookStore } from '../webhooks/webhooks-sqlite';
 
-const SCHEMA_VERSION = 5;
+const SCHEMA_VERSION = 6;
 
 /** Opens (creating file and directory if needed) the SQLite API store at `filePath`; `:memory:` works too. */
 export function openSqliteStore(filePath: string): ApiStore {
@@ -17,7 +19,7 @@ export function openSqliteStore(filePath: string): ApiStore {
   const version = db.pragma('user_version', { simple: true }) as number;
   if (version < SCHEMA_VERSION) {
     db.exec(
-      `BEGIN; ${TENANTS_DDL} ${IDEMPOTENCY_DDL} ${EVENTS_DDL} ${RATE_BUCKETS_DDL} PRAGMA user_version = ${SCHEMA_VERSION}; COMMIT;`,
+      `BEGIN; ${TENANTS_DDL} ${IDEMPOTENCY_DDL} ${EVENTS_DDL} ${RATE_BUCKETS_DDL} ${WEBHOOKS_DDL} PRAGMA user_version = ${SCHEMA_VERSION}; COMMIT;`,
     );
     migrateTenants(db);
   }
@@ -27,6 +29,7 @@ export function openSqliteStore(filePath: string): ApiStore {
     idempotency: new SqliteIdempotencyStore(db),
     events: new SqliteEventStore(db),
     rateLimits: new SqliteRateLimitStore(db),
+    webhooks: new SqliteWebhookStore(db),
     listTenants: () => tenants.list(),
     close: async () => {
       db.close();

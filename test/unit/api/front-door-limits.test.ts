@@ -116,7 +116,14 @@ describe('issue 30: trigger fan-out is charged per run (finding 3)', () => {
 
 describe('issue 30: caps on triggers, webhook secrets and a trigger input (finding 3)', () => {
   it('refuses a tenant trigger past the cap, a secret past the cap, and an input past its size', async () => {
-    h = makeHarness({ eventCaps: { maxTriggers: 3, maxWebhookSecrets: 2, maxTriggerInputBytes: 1024 } });
+    h = makeHarness({
+      eventCaps: {
+        maxTriggers: 3,
+        maxWebhookSecrets: 2,
+        maxTriggerInputBytes: 1024,
+        maxWebhookEndpoints: 10,
+      },
+    });
     const key = await h.tenant('acme');
     for (let i = 0; i < 3; i++)
       await request(h.app).put(`/v1/triggers/t${i}`).set(bearer(key)).send(trigger()).expect(201);

@@ -1,0 +1,96 @@
+import type { Logger } from 'pino';
+import type { FleetPort } from '../../contract/fleet-port';
+import { PollLoop } from '../../util/poll-loop';
+import { LazyPrune } from '../../stores/idempotency/idempotency';
+import type { RunEventSource } from '../../contract/run-events';
+import type { OutboxEvent, WebhookStore } from '../../stores/webhooks/webhooks';
+import { awaitingEvent, batchEvent, closeEvent } from './run-events';
+
+export interface ScannerDeps {
+  store: WebhookStore;
+  source: RunEventSource;
+  fleet: Pick<FleetPort, 'getBatch'>;
+  log: Logger;
+  pollMs: number;
+  /** How far back each scan reads before the previous one began: visibility's lag, and clock skew. */
+  overlapMs: number;
+  now?: () => number;
+}
+
+const SCAN = 'runs';
+/** Event ids this process recorded lately, so a rescan of the overlap writes nothing. */
+const MAX_REMEMBERED = 50_000;
+
+/**
+ * Turns what Temporal visibility shows into the outbox's events, for the tenants with endpoints: each
+ * pass reads the executions closed since the previous pass began (less the overlap), the runs waiting
+ * at a gate, and each batch one of whose items closed. One API process scans at a time (a claim in the
+ * store); an event seen again is the same row (its id comes from what it is about).
+ */
+export class WebhookScanner {
+  private readonly now: () => number;
+  private readonly seen = new Set<string>();
+  private readonly loop: PollLoop;
+  private readonly pruner: LazyPrune;
+
+  constructor(private readonly deps: ScannerDeps) {
+    this.now = deps.now ?? Date.now;
+    this.pruner = new LazyPrune((now) => deps.store.prune(now));
+    this.loop = new PollLoop(
+      () => this.scanOnce(),
+      deps.pollMs,
+      (err: unknown) => deps.log.warn({ err }, 'webhook scan failed'),
+    );
+  }
+
+  start(): void {
+    this.loop.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.loop.stop();
+  }
+
+  /** One pass; false when another process holds the scan. */
+  async scanOnce(): Promise<boolean> {
+    const { store, source, fleet, overlapMs } = this.deps;
+    const started = this.now();
+    const claim = await store.claimScan(SCAN, started, Math.max(60_000, 10 * this.deps.pollMs));
+    if (!claim) return false;
+    this.pruner.maybe(started);
+    let cursor = 0; // a failed pass leaves the cursor where it was
+    try {
+      const tenants = await store.tenantsWithEndpoints();
+      if (tenants.length > 0) {
+        const batches = new Map<string, number>();
+        await source.closedSince(tenants, (claim.cursor ?? started) - overlapMs, async (page) => {
+          for (const e of page) {
+            const ev = closeEvent(e);
+            if (ev) await this.record(ev);
+            if (e.batchId && e.closedAt !== null)
+              batches.set(e.batchId, Math.max(batches.get(e.batchId) ?? 0, e.closedAt));
+          }
+        });
+        for (const [batchId, at] of batches) {
+          const view = await fleet.getBatch(batchId);
+          const ev = view && batchEvent(view, at);
+          if (ev) await this.record(ev);
+        }
+        await source.awaitingApproval(tenants, async (page) => {
+          for (const e of page) await this.record(awaitingEvent(e, this.now()));
+        });
+      }
+      cursor = started;
+    } finally {
+      await store.finishScan(SCAN, cursor);
+    }
+    return true;
+  }
+
+  private async record(ev: OutboxEvent): Promise<void> {
+    if (this.seen.has(ev.eventId)) return;
+    await this.deps.store.recordEvent(ev, this.now());
+    if (this.seen.size >= MAX_REMEMBERED) this.seen.clear();
+    this.seen.add(ev.eventId);
+  }
+}

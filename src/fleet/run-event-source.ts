@@ -1,0 +1,88 @@
+import type { Client } from '@temporalio/client';
+import { optionalTsToMs } from '@temporalio/common/lib/time';
+import { temporal } from '@temporalio/proto';
+import type { RunStatus } from '../contract/fleet-port';
+import type { ExecutionEnd, RunEventSource, RunExecution } from '../contract/run-events';
+import { quoteVisibilityString } from '../contract/visibility-quote';
+import type { Priority } from '../scheduler/types';
+import { fleetRunsClause } from './run-queues';
+import { decode } from './visibility';
+
+const S = temporal.api.enums.v1.WorkflowExecutionStatus;
+const ENDS = new Map<number, ExecutionEnd>([
+  [S.WORKFLOW_EXECUTION_STATUS_RUNNING, 'running'],
+  [S.WORKFLOW_EXECUTION_STATUS_COMPLETED, 'completed'],
+  [S.WORKFLOW_EXECUTION_STATUS_FAILED, 'failed'],
+  [S.WORKFLOW_EXECUTION_STATUS_CANCELED, 'cancelled'],
+  [S.WORKFLOW_EXECUTION_STATUS_TERMINATED, 'terminated'],
+  [S.WORKFLOW_EXECUTION_STATUS_TIMED_OUT, 'timed_out'],
+]);
+
+/** Tenants per query (`TenantId IN (...)`), so a query stays short whatever the number of tenants. */
+const TENANTS_PER_QUERY = 50;
+const PAGE_SIZE = 500;
+/** Pages of gated runs read per pass: a tenant with more waiting gates is announced over several passes. */
+const MAX_AWAITING_PAGES = 20;
+
+function executionOf(e: temporal.api.workflow.v1.IWorkflowExecutionInfo): RunExecution {
+  const sa = e.searchAttributes?.indexedFields;
+  return {
+    runId: e.execution?.workflowId ?? '',
+    executionId: e.execution?.runId ?? '',
+    tenant: String(decode(sa, 'TenantId') ?? ''),
+    agent: String(decode(sa, 'AgentName') ?? decode(e.memo?.fields, 'agent') ?? ''),
+    priority: (decode(sa, 'Priority') ?? 'standard') as Priority,
+    batchId: (decode(sa, 'BatchId') as string | undefined) ?? null,
+    status: (decode(sa, 'RunStatus') ?? 'queued') as RunStatus,
+    end: ENDS.get(e.status ?? 0) ?? 'other',
+    closedAt: optionalTsToMs(e.closeTime) ?? null,
+  };
+}
+
+/** The webhooks' event source on Temporal visibility, over the fleet's runs (those on its task queues). */
+export function createRunEventSource(
+  client: Client,
+  namespace: string,
+  baseTaskQueue: string,
+): RunEventSource {
+  const list = async (
+    tenants: string[],
+    clause: string,
+    maxPages: number,
+    visit: (page: RunExecution[]) => Promise<void>,
+  ) => {
+    for (let i = 0; i < tenants.length; i += TENANTS_PER_QUERY) {
+      const some = tenants.slice(i, i + TENANTS_PER_QUERY).map(quoteVisibilityString);
+      const query = `${fleetRunsClause(baseTaskQueue)} AND TenantId IN (${some.join(', ')}) AND ${clause}`;
+      let token: Uint8Array | null = null;
+      for (let page = 0; page < maxPages; page++) {
+        const res: temporal.api.workflowservice.v1.IListWorkflowExecutionsResponse =
+          await client.workflowService.listWorkflowExecutions({
+            namespace,
+            query,
+            pageSize: PAGE_SIZE,
+            nextPageToken: token,
+          });
+        await visit((res.executions ?? []).map(executionOf));
+        token = res.nextPageToken && res.nextPageToken.length > 0 ? res.nextPageToken : null;
+        if (!token) break;
+      }
+    }
+  };
+  return {
+    closedSince: (tenants, sinceMs, visit) =>
+      list(
+        tenants,
+        `ExecutionStatus != 'Running' AND CloseTime >= ${quoteVisibilityString(new Date(sinceMs).toISOString())}`,
+        Number.MAX_SAFE_INTEGER,
+        visit,
+      ),
+    awaitingApproval: (tenants, visit) =>
+      list(
+        tenants,
+        `ExecutionStatus = 'Running' AND RunStatus = 'awaiting_approval'`,
+        MAX_AWAITING_PAGES,
+        visit,
+      ),
+  };
+}
