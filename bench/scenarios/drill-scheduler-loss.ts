@@ -1,6 +1,5 @@
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { estimateOf } from '../../src/agent';
 import { AGENTS } from '../../src/agents/catalog';
 import type { SinkSummary } from '../../src/standins/effectsink/sink';
 import type { CallLogSummary } from '../../src/standins/modelplane/call-log';
@@ -21,7 +20,8 @@ import { mulberry32 } from '../lib/prng';
 import { heldWindow, newChainAfter, resetScheduler, terminateScheduler } from '../lib/scheduler-loss';
 import type { HeldWindow } from '../lib/scheduler-loss';
 import type { DrillOptions } from './drill-deploy';
-import { modelWords, ModelWordsInputSchema } from '../agents/model-words';
+import { modelWordsRequests, ModelWordsInputSchema } from '../agents/model-words';
+import { requestWorstCase } from '../lib/call-ledger';
 
 /** The user's agents module half the units run on (outside src/), served by `fairway worker`. */
 const MODEL_AGENTS = path.join(__dirname, '..', 'agents', 'model-words.ts');
@@ -139,7 +139,9 @@ export async function runSchedulerLossDrill(
     );
     const unit = (k: number): UnitBody =>
       k % 2 === 0 ? { agent: 'model-words', input: modelInputs[k]! } : { agent: 'synthetic', input };
-    const costOf = (k: number) => (k % 2 === 0 ? estimateOf(modelWords, modelInputs[k]!) : cost);
+    // What a unit can spend at most: a model unit's calls at their worst cases (its estimate is far above).
+    const costOf = (k: number) =>
+      k % 2 === 0 ? modelWordsRequests(modelInputs[k]!).reduce((a, r) => a + requestWorstCase(r), 0) : cost;
     const per = Math.floor(o.units / 5);
     const tenants: LossTenant[] = [];
     const unitsOf: number[] = [];
