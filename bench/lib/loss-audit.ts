@@ -191,6 +191,7 @@ export function lossFailures(a: {
     f.push(`${a.calls.runsOverlapping} runs had two model calls in flight at once (two leases working)`);
   for (const l of a.ledgers) {
     if (l.spent < l.used) f.push(`${l.tenant}: spent ${l.spent} below its runs' usage ${l.used}`);
+    if (l.spent < l.billed) f.push(`${l.tenant}: spent ${l.spent} below the simulator's bill ${l.billed}`);
     if (l.budget !== null && l.spent > l.budget)
       f.push(`${l.tenant}: spent ${l.spent} over its budget ${l.budget}`);
     if (l.budget !== null && l.billed > l.budget)

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { AGENTS } from '../../src/agents/catalog';
 import type { SinkSummary } from '../../src/standins/effectsink/sink';
@@ -19,6 +20,11 @@ import { mulberry32 } from '../lib/prng';
 import { heldWindow, newChainAfter, resetScheduler, terminateScheduler } from '../lib/scheduler-loss';
 import type { HeldWindow } from '../lib/scheduler-loss';
 import type { DrillOptions } from './drill-deploy';
+import { modelWordsRequests, ModelWordsInputSchema } from '../agents/model-words';
+import { requestWorstCase } from '../lib/call-ledger';
+
+/** The user's agents module half the units run on (outside src/), served by `fairway worker`. */
+const MODEL_AGENTS = path.join(__dirname, '..', 'agents', 'model-words.ts');
 
 export interface LossRecovery {
   kind: 'terminate' | 'reset';
@@ -69,6 +75,12 @@ export interface SchedulerLossResult {
   failures: string[];
 }
 
+/** What POST /v1/runs takes for one unit. */
+interface UnitBody {
+  agent: string;
+  input: Record<string, unknown>;
+}
+
 interface Wave {
   tenant: LossTenant;
   indices: number[];
@@ -82,7 +94,9 @@ interface Wave {
  * the scheduler is later reset with `temporal workflow reset`. Then every run must end; no run may have
  * two model calls in flight at once at the simulator; the sink must see each completed run's effect
  * exactly once; each tenant's `spent` must be at least its runs' usage and, with a budget, neither it nor
- * the simulator's bill may pass the budget.
+ * the simulator's bill may pass the budget, and it may not fall below the bill. Every other unit runs on a
+ * user's agent (bench/agents/model-words.ts: ctx.model calls, prompts of 20–1,500 words) served by the
+ * user's own worker (`fairway worker --agents`).
  */
 export async function runSchedulerLossDrill(
   o: DrillOptions & { seed: number; quietMs: number; burst: number; onDone?: (done: number) => void },
@@ -95,6 +109,7 @@ export async function runSchedulerLossDrill(
     log,
     onStatus: o.onStatus,
     sink: true,
+    agents: [MODEL_AGENTS],
     env: {
       // A run that was started but never submitted offers itself after 20–40 s (default 300 s).
       RUN_REOFFER_FIRST_SECONDS: '20',
@@ -114,9 +129,19 @@ export async function runSchedulerLossDrill(
     }
   })();
   try {
-    await s.startWorker('loss-1');
+    await Promise.all([s.startWorker('loss-1'), s.startAgentsWorker('loss-user-1')]);
     const input = { steps: o.steps, stepMs: o.stepMs, tokensPerStep: 50, effect: true };
     const cost = AGENTS.synthetic.estimate(AGENTS.synthetic.input.parse(input));
+    // Unit k of a tenant: even k on the user's agent (its prompt's length drawn from the seed), odd k synthetic.
+    const words = mulberry32(o.seed + 1);
+    const modelInputs = Array.from({ length: o.units }, () =>
+      ModelWordsInputSchema.parse({ words: 20 + Math.floor(words() * 1481), calls: o.steps, effect: true }),
+    );
+    const unit = (k: number): UnitBody =>
+      k % 2 === 0 ? { agent: 'model-words', input: modelInputs[k]! } : { agent: 'synthetic', input };
+    // What a unit can spend at most: a model unit's calls at their worst cases (its estimate is far above).
+    const costOf = (k: number) =>
+      k % 2 === 0 ? modelWordsRequests(modelInputs[k]!).reduce((a, r) => a + requestWorstCase(r), 0) : cost;
     const per = Math.floor(o.units / 5);
     const tenants: LossTenant[] = [];
     const unitsOf: number[] = [];
@@ -125,7 +150,8 @@ export async function runSchedulerLossDrill(
       const n = i === 5 ? o.units - 4 * per : per;
       unitsOf.push(n);
       // Tenant 1's budget covers 70 % of its units (the door refuses the rest); tenant 2's covers all twice.
-      const budget = i === 1 ? Math.floor(0.7 * n * cost) : i === 2 ? 2 * n * cost : undefined;
+      const all = Array.from({ length: n }, (_, k) => costOf(k)).reduce((a, c) => a + c, 0);
+      const budget = i === 1 ? Math.floor(0.7 * all) : i === 2 ? 2 * all : undefined;
       const settings: Record<string, unknown> = { maxQueued: 100_000, maxInFlight: o.concurrency };
       if (budget !== undefined) settings.budget = { tokens: budget, period: 'day' };
       tenants.push({
@@ -148,7 +174,7 @@ export async function runSchedulerLossDrill(
     const submitWave = async (w: Wave[]): Promise<void> => {
       await Promise.all(
         w.map(async ({ tenant, indices }) => {
-          const r = await submitEach(s, tenant, indices, input, o.timeoutMs);
+          const r = await submitEach(s, tenant, indices, unit, o.timeoutMs);
           refusedByBudget += r.refused;
           for (const id of r.ids) {
             accepted.push(id);
@@ -298,7 +324,7 @@ async function submitEach(
   s: LocalDrillStack,
   tenant: LossTenant,
   indices: number[],
-  input: Record<string, unknown>,
+  unit: (k: number) => UnitBody,
   timeoutMs: number,
 ): Promise<{ ids: string[]; refused: number }> {
   const deadline = Date.now() + timeoutMs;
@@ -311,7 +337,7 @@ async function submitEach(
       for (;;) {
         const r = await s.call('POST', '/v1/runs', {
           token: tenant.token,
-          body: { agent: 'synthetic', input, idempotencyKey: `loss-${tenant.name}-${i}` },
+          body: { ...unit(i), idempotencyKey: `loss-${tenant.name}-${i}` },
           timeoutMs: 60_000,
         });
         if (r.status === 202 || r.status === 200) {

@@ -151,6 +151,10 @@ async function bundleOnce(entry: string, interceptorModules: string[] = []): Pro
       ] as typeof config.externals;
       // The generated entry lives outside any package: the SDK's own imports resolve from Fairway's.
       if (config.resolve) config.resolve.modules = [...(config.resolve.modules ?? []), SDK_MODULES];
+      // An agents module's `fairway/agent` (CommonJS or ESM project alike) is the copy beside the
+      // workflows that register its agents: one Fairway in the bundle, never the package's built dist/.
+      if (config.resolve && !Array.isArray(config.resolve.alias))
+        config.resolve.alias = { ...config.resolve.alias, 'fairway/agent$': path.join(FAIRWAY_SRC, 'agent') };
       // Fairway's own TypeScript is compiled even where it is installed under node_modules.
       for (const rule of config.module?.rules ?? [])
         if (rule && typeof rule === 'object' && String(rule.test) === String(/\.ts$/))

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -32,6 +32,37 @@ function readmeFiles(readme: string): Map<string, string> {
 }
 
 /**
+ * An ES module project (`"type": "module"`) beside the pasted one, sharing its node_modules: an
+ * agent importing `fairway/agent` (served by `fairway worker --agents`), and a script run by plain
+ * `node`, without tsx, submitting through `fairway/client` and waiting for the run's result.
+ */
+const ESM_FILES: Record<string, string> = {
+  'package.json': JSON.stringify({ name: 'esm-agent', private: true, type: 'module' }),
+  'agents.ts': [
+    "import { z } from 'zod';",
+    "import { defineAgent } from 'fairway/agent';",
+    'export const echo = defineAgent({',
+    "  name: 'esm-echo',",
+    '  input: z.object({ text: z.string() }),',
+    '  estimate: 500,',
+    '  async run(ctx, { text }) {',
+    "    const reply = await ctx.model({ messages: [{ role: 'user', content: text }], maxTokens: 40 });",
+    '    return { text: reply.text };',
+    '  },',
+    '});',
+    '',
+  ].join('\n'),
+  'submit.mjs': [
+    "import { createClient } from 'fairway/client';",
+    'const fairway = createClient({ baseUrl: process.env.FAIRWAY_URL, apiKey: process.env.FAIRWAY_API_KEY });',
+    "const run = await fairway.runs.start('esm-echo', { text: 'Hello from an ES module' });",
+    'const { text } = await run.result();',
+    'console.log(`esm run ${run.runId}: ${text}`);',
+    '',
+  ].join('\n'),
+};
+
+/**
  * README.md's "Your own agent in 20 lines" pasted into a new project, as the section says: a
  * package.json depending on Fairway by `file:` (what `npm i <checkout>` writes), zod and tsx;
  * Fairway started with `AGENTS` naming the pasted agents; the pasted worker and demo run with
@@ -40,10 +71,13 @@ function readmeFiles(readme: string): Map<string, string> {
  */
 describe("the README's own agent, pasted into a new project", () => {
   const project = mkdtempSync(path.join(os.tmpdir(), 'fairway-readme-'));
+  const esm = path.join(project, 'esm');
   const dataDir = path.join(project, 'fairway-data');
   let stack: Proc | undefined;
   let worker: Proc | undefined;
+  let esmWorker: Proc | undefined;
   afterAll(async () => {
+    await stop(esmWorker);
     await stop(worker);
     await stop(stack);
     rmSync(project, { recursive: true, force: true });
@@ -53,6 +87,8 @@ describe("the README's own agent, pasted into a new project", () => {
     const files = readmeFiles(readFileSync(path.join(root, 'README.md'), 'utf8'));
     expect([...files.keys()]).toEqual(['agents.ts', 'worker.ts', 'demo.ts']);
     for (const [name, text] of files) writeFileSync(path.join(project, name), text);
+    mkdirSync(esm);
+    for (const [name, text] of Object.entries(ESM_FILES)) writeFileSync(path.join(esm, name), text);
     // The example's versions of zod and tsx: what its lock file already put in npm's cache.
     const example = JSON.parse(readFileSync(path.join(root, 'examples', 'research', 'package.json'), 'utf8'));
     const pkg = {
@@ -67,7 +103,7 @@ describe("the README's own agent, pasted into a new project", () => {
     const started = startNpmStack(root, {
       label: 'readme',
       dataDir,
-      agents: path.join(project, 'agents.ts'),
+      agents: [path.join(project, 'agents.ts'), path.join(esm, 'agents.ts')].join(','),
       admin: ADMIN,
     });
     stack = await started.proc;
@@ -75,6 +111,8 @@ describe("the README's own agent, pasted into a new project", () => {
 
     // The README's commands; the test's stack listens on free ports, so the worker is told them.
     worker = userCommand('npx', ['tsx', 'worker.ts'], project, workerEnv);
+    // The ES module project's worker, the CLI form, alongside (its bundle is built meanwhile).
+    esmWorker = userCommand('npx', ['fairway', 'worker', '--agents', './agents.ts'], esm, workerEnv);
     const demo = userCommand('npx', ['tsx', 'demo.ts'], project, {
       FAIRWAY_URL: api,
       FAIRWAY_API_KEY: apiKey,
@@ -84,10 +122,11 @@ describe("the README's own agent, pasted into a new project", () => {
 
     const runs = (await (
       await fetch(`${api}/v1/runs`, { headers: { authorization: `Bearer ${apiKey}` } })
-    ).json()) as { items: { runId: string }[] };
-    expect(runs.items).toHaveLength(1);
+    ).json()) as { items: { runId: string; agent: string }[] };
+    const pasted = runs.items.filter((r) => r.agent === 'research');
+    expect(pasted).toHaveLength(1);
     const run = (await (
-      await fetch(`${api}/v1/runs/${runs.items[0]!.runId}`, {
+      await fetch(`${api}/v1/runs/${pasted[0]!.runId}`, {
         headers: { authorization: `Bearer ${apiKey}` },
       })
     ).json()) as any;
@@ -108,5 +147,16 @@ describe("the README's own agent, pasted into a new project", () => {
     const published = worker.lines.filter((l) => l.startsWith('published '));
     expect(published).toHaveLength(1);
     expect(published[0]).toMatch(new RegExp(`^published ${run.runId}:publish \\{`));
+
+    // The ES module project: plain `node` imports fairway/client, the worker bundled the ESM agent.
+    await esmWorker.line(/fairway worker: serving/, 180_000);
+    const submit = userCommand('node', ['submit.mjs'], esm, { FAIRWAY_URL: api, FAIRWAY_API_KEY: apiKey });
+    expect(await submit.exited, `${shown(submit.lines)}\nworker:\n${shown(esmWorker.lines)}`).toBe(0);
+    const said = /^esm run (\S+): (Simulated reply [0-9a-f]{8}:.*)$/m.exec(submit.lines.join('\n'));
+    expect(said, shown(submit.lines)).not.toBeNull();
+    const echoed = (await (
+      await fetch(`${api}/v1/runs/${said![1]}`, { headers: { authorization: `Bearer ${apiKey}` } })
+    ).json()) as any;
+    expect(echoed).toMatchObject({ status: 'completed', agent: 'esm-echo', result: { text: said![2] } });
   });
 });

@@ -1,4 +1,7 @@
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnWorker } from '../../bench/lib/worker-child';
+import type { WorkerChild } from '../../bench/lib/worker-child';
 import { AGENTS } from '../../src/agents/catalog';
 import { tenantQuery } from '../../src/contract/scheduler-messages';
 import {
@@ -10,11 +13,14 @@ import {
 import { cliStatus } from '../support/cli';
 import { expectEffectsOnce, startBareRun, startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
+import { workerEnv } from '../support/worker-env';
 
 const TERMINAL = ['completed', 'failed', 'cancelled'];
 const BUDGET = 200_000;
 /** The longest wait between a queued run's checks that the scheduler knows it (RUN_REOFFER_MAX_SECONDS). */
 const REOFFER_MAX_SECONDS = 4;
+/** The user's agents module (outside src/) the first test's model units run on: ctx.model calls. */
+const MODEL_AGENTS = path.join(__dirname, '..', '..', 'bench', 'agents', 'model-words.ts');
 
 /**
  * Losing the scheduler, small size (the full drill is `npm run drill:scheduler-loss`): while runs
@@ -25,9 +31,11 @@ const REOFFER_MAX_SECONDS = 4;
  */
 describe('the scheduler recovers from termination and reset (real dev server, CLI)', () => {
   let s: TestStack;
+  let userWorker: WorkerChild | undefined;
   const ids: Record<string, string[]> = {};
   beforeAll(async () => {
     s = await startTestStack({
+      AGENTS: MODEL_AGENTS,
       FLEET_CONCURRENCY: '4',
       LEASE_TTL_SECONDS: '10',
       // The first check comes within 2× the first interval, no later than the longest.
@@ -37,16 +45,32 @@ describe('the scheduler recovers from termination and reset (real dev server, CL
       MODEL_TPM: '1000000000',
       MODEL_RPM: '100000000',
     });
+    // The user's worker for the model units, started as a user starts it (`fairway worker --agents`).
+    userWorker = await spawnWorker({
+      env: workerEnv(s) as Record<string, string>,
+      buildId: `loss-user-${s.id}`,
+      logFile: path.join(s.config.dataDir, 'user-worker.log'),
+      agents: [MODEL_AGENTS],
+    });
   });
-  afterAll(() => s?.close());
+  afterAll(async () => {
+    await userWorker?.kill();
+    await s?.close();
+  });
 
   const scheduler = () => s.client.workflow.getHandle(s.config.schedulerWorkflowId);
-  const submit = async (token: string, n: number): Promise<string[]> => {
+  const synthetic = { agent: 'synthetic', input: { steps: 2, tokensPerStep: 50, stepMs: 400, effect: true } };
+  /** With `model`, every other unit runs on the user's agent: two ctx.model calls, prompts of 20–300 words. */
+  const submit = async (token: string, n: number, model = false): Promise<string[]> => {
     const out: string[] = [];
     for (let i = 0; i < n; i++) {
+      const words = 20 + ((out.length * 97 + token.length) % 281);
       const r = await s.call('POST', '/v1/runs', {
         token,
-        body: { agent: 'synthetic', input: { steps: 2, tokensPerStep: 50, stepMs: 400, effect: true } },
+        body:
+          model && i % 2 === 0
+            ? { agent: 'model-words', input: { words, calls: 2, effect: true } }
+            : synthetic,
       });
       expect(r.status, JSON.stringify(r.body)).toBe(202);
       out.push(r.body.runId as string);
@@ -79,7 +103,7 @@ describe('the scheduler recovers from termination and reset (real dev server, CL
     const owner = new Map<string, string>();
     const add = (key: string, list: string[]) => list.forEach((id) => owner.set(id, key));
 
-    ids.first = [...(await submit(keyA, 12)), ...(await submit(keyB, 12))];
+    ids.first = [...(await submit(keyA, 12, true)), ...(await submit(keyB, 12, true))];
     add(keyA, ids.first.slice(0, 12));
     add(keyB, ids.first.slice(12));
     await waitFor(
@@ -97,7 +121,7 @@ describe('the scheduler recovers from termination and reset (real dev server, CL
     // (bench/scenarios/drill-scheduler-loss.ts), not this test's.
     console.log(`new chain after terminate: ${tookTerminate} ms`);
 
-    const second = [...(await submit(keyA, 8)), ...(await submit(keyB, 8))];
+    const second = [...(await submit(keyA, 8, true)), ...(await submit(keyB, 8, true))];
     ids.second = second;
     add(keyA, ids.second.slice(0, 8));
     add(keyB, ids.second.slice(8));
@@ -120,21 +144,40 @@ describe('the scheduler recovers from termination and reset (real dev server, CL
     const stuck = views.filter((v) => !TERMINAL.includes(v?.status)).map((v) => `${v?.runId}:${v?.status}`);
     expect(stuck).toEqual([]);
     expect(views.every((v) => v.status === 'completed')).toBe(true);
+    // Half the units ran on the user's agent, its two ctx.model calls each answered.
+    const modelViews = views.filter((v) => v.agent === 'model-words');
+    expect(modelViews).toHaveLength(all.length / 2);
+    for (const v of modelViews)
+      expect(v.result).toMatchObject({ tokens: [expect.any(Number), expect.any(Number)] });
 
     // Counted where they land; a run whose lease the lost chain held may run a step again.
     await expectEffectsOnce(s, all.length, { reruns: true });
 
     // The recovered ledger: never below what the tenant's finished runs used, never above the budget.
     const usedA = views.filter((v) => v.tenant === tA).reduce((n, v) => n + v.usage.tokens, 0);
-    const ledgerA = await waitFor(
-      () => scheduler().query(tenantQuery, tA),
-      (t) => (t?.ledger.spent ?? 0) >= usedA,
-      60_000,
-      1000,
+    const bill = (
+      (await (await fetch(`${s.simUrl!}/admin/bill`)).json()) as { tenants: Record<string, number> }
+    ).tenants;
+    const ledgerOf = (tenant: string, floor: number) =>
+      waitFor(
+        () => scheduler().query(tenantQuery, tenant),
+        (t) => (t?.ledger.spent ?? 0) >= floor,
+        60_000,
+        1000,
+      );
+    const ledgerA = await ledgerOf(tA, Math.max(usedA, bill[tA] ?? 0));
+    const ledgerB = await ledgerOf(tB, bill[tB] ?? 0);
+    console.log(
+      `tenant A: used ${usedA}, spent ${ledgerA?.ledger.spent}, billed ${bill[tA]}, budget ${BUDGET}; ` +
+        `tenant B: spent ${ledgerB?.ledger.spent}, billed ${bill[tB]}`,
     );
-    console.log(`tenant A: used ${usedA}, spent ${ledgerA?.ledger.spent}, budget ${BUDGET}`);
     expect(ledgerA!.ledger.spent).toBeGreaterThanOrEqual(usedA);
     expect(ledgerA!.ledger.spent).toBeLessThanOrEqual(BUDGET);
+    // The ledger never charges less than the provider billed, ctx.model calls included.
+    expect(bill[tA]).toBeGreaterThan(0);
+    expect(ledgerA!.ledger.spent).toBeGreaterThanOrEqual(bill[tA]!);
+    expect(bill[tA]!).toBeLessThanOrEqual(BUDGET);
+    expect(ledgerB!.ledger.spent).toBeGreaterThanOrEqual(bill[tB]!);
     const status = (await s.call('GET', '/v1/admin/scheduler')).body;
     expect(status.inFlight).toBe(0);
     expect(status.queued.total).toBe(0);
