@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { ProviderErrorAnswer } from './call-outcome';
 import { parseRateLimitHeaders } from './provider/rate-limit-headers';
 import type { ParsedRateLimit } from './provider/rate-limit-headers';
-import { CALL_KEY_HEADER, TENANT_HEADER } from './provider/call-key';
+import { CALL_ID_HEADER, CALL_KEY_HEADER, TENANT_HEADER, storedCallFields } from './provider/call-key';
 import { estimateTextTokens, stepMaxTokens, stepPrompt } from '../contract/model-call';
 import type { ModelCallSample } from './observations';
 import { readUsage } from './provider/usage';
@@ -45,6 +45,8 @@ export interface ModelClientOptions {
   maxPauseMs?: number;
   /** Receives provider faults (an answer whose usage is out of bounds, charged its worst case). */
   log?: { warn(obj: object, msg: string): void };
+  /** Sends each call with `store: true` and its call id in `metadata`, so its usage can be looked up. */
+  storeCalls?: boolean;
 }
 
 export { TENANT_HEADER } from './provider/call-key';
@@ -54,6 +56,8 @@ export interface CompletionRequest {
   tenant?: string | undefined;
   runId: string;
   step: number;
+  /** The call's durable id (its call intent's key), when it is recorded. */
+  callId?: string | undefined;
   /** Tokens the step should spend: prompt plus completion. */
   tokens: number;
   /** Aborts the HTTP call (pass the activity's cancellation signal). */
@@ -85,7 +89,7 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
   if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;
 
   return {
-    async complete({ tenant, runId, step, tokens, signal }) {
+    async complete({ tenant, runId, step, callId, tokens, signal }) {
       const prompt = stepPrompt(runId, step);
       // The prompt is part of the step's tokens, so the call costs what the step was estimated at
       // (at most `stepWorstCase`, which the run reserved before it called).
@@ -95,13 +99,14 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
         messages: [{ role: 'user', content: prompt }],
         max_tokens: maxTokens,
         ...(tenant ? { user: tenant } : {}),
+        ...(opts.storeCalls ? storedCallFields(callId) : {}),
       });
       const promptTokens = estimateTextTokens(prompt);
       const { result, latencyMs } = await exchange(
         { fetchImpl, now, maxPauseMs, onObservation: opts.onObservation, log: opts.log },
         {
           url,
-          headers: callHeaders(headers, runId, step, tenant),
+          headers: callHeaders(headers, runId, step, tenant, callId),
           body,
           signal,
           split: { input: promptTokens, output: maxTokens },
@@ -124,15 +129,17 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
   };
 }
 
-/** The headers of one call: the step's call key, and the tenant the bill is split by. */
+/** The headers of one call: the step's call key, the call's own id, and the tenant the bill is split by. */
 export function callHeaders(
   base: Record<string, string>,
   runId: string,
   step: number,
   tenant: string | undefined,
+  callId?: string,
 ): Record<string, string> {
   const out: Record<string, string> = { ...base, [CALL_KEY_HEADER]: `${runId}:${step}` };
   if (tenant) out[TENANT_HEADER] = tenant;
+  if (callId !== undefined) out[CALL_ID_HEADER] = callId;
   return out;
 }
 
