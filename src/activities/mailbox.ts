@@ -10,6 +10,8 @@ import type { WorkerReport } from '../contract/scheduler-messages';
 const MAX_UNSENT_OBSERVATIONS = 20;
 /** Settled charge ids per report; the rest go with the next one. */
 const MAX_CONFIRMS_PER_REPORT = 2_000;
+/** How long settled charge ids wait for other news before they go in a report of their own. */
+const CONFIRMS_ALONE_MS = 5_000;
 /** Longest pause between attempts while the scheduler does not answer (the watchdog restarts it). */
 const MAX_BACKOFF_MS = 10_000;
 /** How long reports go as signals after the scheduler was found without the update handler (a deploy under way). */
@@ -57,6 +59,8 @@ export class SchedulerMailbox {
   onCharged: ((delivered: Charge[]) => void) | undefined;
   /** Charge ids settled durably since the last report: the scheduler may forget them. */
   private confirms: string[] = [];
+  /** When the oldest of `confirms` came: alone, they wait up to CONFIRMS_ALONE_MS for other news. */
+  private confirmsSince = 0;
   private releases: Release[] = [];
   private cancels: string[] = [];
   private unreachable: { runId: string; attempt: number }[] = [];
@@ -118,6 +122,7 @@ export class SchedulerMailbox {
 
   /** Tells the scheduler, with the next report, that these charge ids are settled durably. */
   confirm(ids: readonly string[]): void {
+    if (!this.confirms.length) this.confirmsSince = Date.now();
     this.confirms.push(...ids);
   }
 
@@ -136,7 +141,7 @@ export class SchedulerMailbox {
   }
 
   /** Takes everything pending as one report, or null when there is nothing to send. */
-  private take(): Outgoing | null {
+  private take(force: boolean): Outgoing | null {
     const observation = this.observations();
     if (observation) this.unsent.push(observation);
     const report: WorkerReport = {};
@@ -145,7 +150,15 @@ export class SchedulerMailbox {
     const nothing = this.keyed.filter((c) => c.tokens === 0);
     this.keyed = [];
     if (this.charges.size || sent.length) report.charges = [...this.charges.values(), ...sent];
-    if (this.confirms.length) report.settled = this.confirms.splice(0, MAX_CONFIRMS_PER_REPORT);
+    const alone = !this.charges.size && !sent.length && !this.releases.length && !this.cancels.length;
+    const waitMore =
+      alone &&
+      !force &&
+      !this.unreachable.length &&
+      !this.renewals.size &&
+      !this.unsent.length &&
+      Date.now() - this.confirmsSince < CONFIRMS_ALONE_MS;
+    if (this.confirms.length && !waitMore) report.settled = this.confirms.splice(0, MAX_CONFIRMS_PER_REPORT);
     if (this.releases.length) report.releases = this.releases;
     if (this.cancels.length) report.cancels = this.cancels;
     if (this.unreachable.length) report.unreachable = this.unreachable;
@@ -207,7 +220,7 @@ export class SchedulerMailbox {
     // A missing or unreachable scheduler is retried with backoff, not at full speed; what is pending
     // is kept (a new chain takes releases it holds no lease for, and charges them once).
     if (!force && Date.now() < this.notBefore) return;
-    const out = this.resend ?? this.take();
+    const out = this.resend ?? this.take(force);
     this.resend = undefined;
     if (!out) return;
     this.flushing = this.deliver(out)

@@ -236,7 +236,10 @@ export class FleetScheduler {
     requestedAt?: number,
     /** No run workflow was open past admission when the floor looked: none of a lost chain can come back. */
     quiet = false,
+    /** Only while recovering: a floor landing after the recovery ended changes nothing. */
+    onlyWhileRecovering = false,
   ): void {
+    if (onlyWhileRecovering && this.s.recoverySince === null) return;
     floorSpent(this.s, recovered, now, requestedAt, quiet);
   }
 

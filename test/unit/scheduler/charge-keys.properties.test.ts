@@ -226,3 +226,18 @@ describe('the ledger books each call key once, and corrections settle provisiona
     expect(chargeId('x')).not.toBe(chargeId('x', true));
   });
 });
+
+describe('a usage floor after the recovery ended', () => {
+  it('does not undo a refund (runs count a cut call at its worst case); while recovering it floors', () => {
+    const s = makeFleet({ tenants: { a: {} } });
+    const c = { tenant: 'a', runId: 'run-a-1', attempt: 0, key: 'run-a-1/0/1/x' };
+    s.charge([{ ...c, tokens: 100 }], T0);
+    s.charge([{ ...c, tokens: -60, correction: true }], T0);
+    const [w] = s.recoveryWindows(T0);
+    s.floorSpent([{ ...w!, tokens: 100 }], T0, T0, true, true);
+    expect(s.tenantStatus('a', T0)!.ledger.spent).toBe(40);
+    s.beginRecovery(T0);
+    s.floorSpent([{ ...w!, tokens: 100 }], T0, T0, true, true);
+    expect(s.tenantStatus('a', T0)!.ledger.spent).toBe(100);
+  });
+});
