@@ -379,6 +379,31 @@ const policy = {
     .min(0)
     .default(3600)
     .describe("How long (seconds) a call's record is kept after its charge reached the scheduler."),
+  CHARGE_USAGE_LOOKUP: z
+    .enum(['auto', 'none', 'openai-stored'])
+    .default('auto')
+    .describe(
+      "How a call of unknown outcome (cut mid-flight, dropped), charged its worst case provisionally, is settled against the provider's bill: openai-stored (calls go with store: true and their call id in metadata; `GET /v1/chat/completions?metadata[fairway_call]=` answers each one's usage), none (the worst case stands), auto (openai-stored when every model is the embedded simulator, else none). See docs/operating.md.",
+    ),
+  CHARGE_USAGE_URL: optionalString.describe(
+    'Base URL of the usage lookup (CHARGE_USAGE_LOOKUP); empty: MODEL_BASE_URL, else the embedded simulator. Its key: MODEL_API_KEY.',
+  ),
+  CHARGE_RECONCILE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3600)
+    .default(10)
+    .describe('How often (seconds) each worker looks up its provisional charges at the provider.'),
+  CHARGE_RECONCILE_AFTER_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(86_400)
+    .default(120)
+    .describe(
+      'How long (seconds) after its call a provisional charge waits before it is looked up: longer than the provider may still serve a call its caller gave up on (a held request).',
+    ),
   RUN_REOFFER_FIRST_SECONDS: z.coerce
     .number()
     .int()
@@ -746,6 +771,17 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
       ownerDeadMs: e.CHARGE_OWNER_DEAD_SECONDS * 1000,
       sweepMs: e.CHARGE_SWEEP_SECONDS * 1000,
       keepSettledMs: e.CHARGE_KEEP_SETTLED_SECONDS * 1000,
+      reconcileMs: e.CHARGE_RECONCILE_SECONDS * 1000,
+      reconcileAfterMs: e.CHARGE_RECONCILE_AFTER_SECONDS * 1000,
+      /** The usage lookup provisional charges are settled by; none: their worst case stands. */
+      usageLookup:
+        e.CHARGE_USAGE_LOOKUP === 'auto'
+          ? e.MODEL_BASE_URL === undefined && Object.values(e.MODELS).every((m) => m.baseUrl === undefined)
+            ? ('openai-stored' as const)
+            : ('none' as const)
+          : e.CHARGE_USAGE_LOOKUP,
+      /** undefined: MODEL_BASE_URL, else the embedded simulator. */
+      usageUrl: e.CHARGE_USAGE_URL ?? e.MODEL_BASE_URL,
     },
     runs: {
       reofferFirstSeconds: e.RUN_REOFFER_FIRST_SECONDS,

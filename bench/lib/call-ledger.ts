@@ -26,24 +26,3 @@ export function cutSurplus(
 ): number {
   return (cut?.keys ?? []).reduce((a, [key, billed]) => a + (worstOf(key) ?? NaN) - billed, 0);
 }
-
-/**
- * The ledger against the bill, call by call (a failure, or none): spent is the bill with each cut
- * call's worst case standing in for its bill (`surplus`), never under; over only by the charges a
- * killed worker had delivered but not yet marked settled, which a sweep charges again
- * (src/activities/call-charges.ts): at most `repeatBound` (one call's worst case per run).
- */
-export function cutLedgerMismatch(
-  l: { tenant: string; spent: number; billed: number },
-  surplus: number,
-  repeatBound: number,
-): string[] {
-  const owed = l.billed + surplus;
-  if (!(l.spent >= owed))
-    return [`tenant ${l.tenant}: ledger spent ${l.spent} < bill ${l.billed} + cut calls' surplus ${surplus}`];
-  if (l.spent - owed > repeatBound)
-    return [
-      `tenant ${l.tenant}: ledger spent ${l.spent} > bill ${l.billed} + cut calls' surplus ${surplus} + ${repeatBound} of repeat charges`,
-    ];
-  return [];
-}

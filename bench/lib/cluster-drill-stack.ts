@@ -50,6 +50,10 @@ export async function startClusterDrillStack(opts: {
     // A SIGKILLed worker's uncharged calls are charged by another worker within seconds, not 40 s.
     CHARGE_OWNER_DEAD_SECONDS: '5',
     CHARGE_SWEEP_SECONDS: '1',
+    // Their provisional worst-case charges are settled against the simulator's usage seconds later.
+    CHARGE_USAGE_LOOKUP: 'openai-stored',
+    CHARGE_RECONCILE_SECONDS: '1',
+    CHARGE_RECONCILE_AFTER_SECONDS: '3',
     SHUTDOWN_GRACE_SECONDS: '60',
     MODEL_TPM: '1000000000',
     MODEL_RPM: '100000000',

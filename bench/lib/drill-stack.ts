@@ -220,6 +220,10 @@ export async function startDrillStack(opts: {
       // A SIGKILLed worker's uncharged calls are charged by the next worker within seconds, not 40 s.
       CHARGE_OWNER_DEAD_SECONDS: '5',
       CHARGE_SWEEP_SECONDS: '1',
+      // Their provisional worst-case charges are settled against the simulator's usage seconds later.
+      CHARGE_USAGE_LOOKUP: 'openai-stored',
+      CHARGE_RECONCILE_SECONDS: '1',
+      CHARGE_RECONCILE_AFTER_SECONDS: '3',
       SHUTDOWN_GRACE_SECONDS: '60',
       ...(sink ? { EFFECT_SINK_URL: sink.url } : {}),
       ...(opts.agents ? { AGENTS: opts.agents.join(',') } : {}),
@@ -451,7 +455,7 @@ export interface LedgerCheck {
 
 /**
  * The tenant's ledger (`GET /v1/tenants/me`) against the simulator's bill for it, once the ledger
- * has settled: nothing reserved and spent covering the bill, or nothing reserved and neither figure
+ * has settled: nothing reserved and spent equal to the bill, or nothing reserved and neither figure
  * moving for `stableMs` (longer than a dead worker's calls take to be swept: the drill stacks set
  * `CHARGE_OWNER_DEAD_SECONDS` 5 and `CHARGE_SWEEP_SECONDS` 1), or, failing both, after `settleMs`.
  * The last settlements may reach the scheduler a moment after the counters say completed; a worker's
@@ -488,7 +492,7 @@ export async function ledgerAgainstBill(
   await until(
     'a settled ledger',
     async () => (last = (await read()) ?? last),
-    (v) => v !== null && v.reserved === 0 && (v.spent >= v.billed || stable(v)),
+    (v) => v !== null && v.reserved === 0 && (v.spent === v.billed || stable(v)),
     settleMs,
     500,
   ).catch(() => undefined);
@@ -541,7 +545,7 @@ export function ledgerLine(l: LedgerCheck): string {
   const rel = l.spent === l.billed ? '=' : l.spent > l.billed ? '>' : '<';
   const over =
     l.spent > l.billed
-      ? `; over by ${l.spent - l.billed}: calls cut by a crash, charged their worst case`
+      ? `; over by ${l.spent - l.billed}: calls cut by a crash, charged their worst case (not reconciled)`
       : '';
   return `ledger spent ${l.spent} ${rel} simulator bill ${l.billed} (tenant ${l.tenant}${again}${over})`;
 }

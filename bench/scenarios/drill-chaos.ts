@@ -8,7 +8,6 @@ import {
   answerTally,
   finishAndTally,
   tallyFailures,
-  crashSlack,
   simAdmin,
   sleep,
   startDrillStack,
@@ -18,7 +17,7 @@ import {
 import type { LocalDrillStack } from '../lib/drill-stack';
 import type { DrillOptions } from './drill-deploy';
 import { modelWordsRequests, ModelWordsInputSchema } from '../agents/model-words';
-import { cutLedgerMismatch, cutSurplus, requestWorstCase, worstCasesByKey } from '../lib/call-ledger';
+import { cutSurplus, requestWorstCase, worstCasesByKey } from '../lib/call-ledger';
 
 /** The user's agents module the drill's model units run on (outside src/), served by `fairway worker`. */
 const MODEL_AGENTS = path.join(__dirname, '..', 'agents', 'model-words.ts');
@@ -58,10 +57,11 @@ export interface ChaosDrillResult {
    */
   modelUnits: { units: number; calls: number; words: [number, number]; worstCase: [number, number] };
   /**
-   * The calls the faults cut (billed, the answer never read): each is charged its worst case, so the
-   * ledger owes the bill plus their `surplus` (worst case − bill), and at most `repeatBound` more.
+   * The calls the faults cut (billed, the answer never read): each is charged its worst case
+   * provisionally, `surplus` (worst case − bill) over the bill, until its reconciliation corrects it:
+   * the ledger ends at the bill exactly.
    */
-  cut: { calls: number; modelCalls: number; billed: number; surplus: number; repeatBound: number };
+  cut: { calls: number; modelCalls: number; billed: number; surplus: number };
   faults: FaultRecord[];
   seconds: number;
   pass: boolean;
@@ -161,15 +161,8 @@ export async function runChaosDrill(
     };
     const cutCalls = (await s.bill()).cut[t.ledger.tenant];
     const surplus = cutSurplus(cutCalls, (key) => worstOf.get(key) ?? stepWorst(key));
-    // A sweep may charge again what a killed worker delivered but had not marked settled: one call a run.
-    const repeatBound =
-      modelWorst.reduce((a, w) => a + Math.max(...w), 0) +
-      crashSlack(1, o.units - modelRuns.length, accepted, o.steps, input.tokensPerStep);
-    const failures = [
-      ...tallyFailures(t, o.units, surplus + repeatBound),
-      ...cutLedgerMismatch(t.ledger, surplus, repeatBound),
-      ...answers.failures(),
-    ];
+    // Exact: provisional charges reconciled with the simulator's usage, each call key booked once.
+    const failures = [...tallyFailures(t, o.units), ...answers.failures()];
     const flat = modelWorst.flat();
     return {
       units: o.units,
@@ -186,7 +179,6 @@ export async function runChaosDrill(
         modelCalls: (cutCalls?.keys ?? []).filter(([k]) => worstOf.has(k)).length,
         billed: cutCalls?.tokens ?? 0,
         surplus,
-        repeatBound,
       },
       sink,
       calls,

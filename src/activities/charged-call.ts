@@ -13,7 +13,8 @@ export interface ChargedTo {
  * One model call under the durable call ledger: its intent is recorded (with its worst case) before
  * it goes, and then it is charged what the provider billed, nothing when the provider certainly
  * billed nothing, or its worst case when its outcome is unknown (cut mid-flight, aborted). Without
- * `to` (a run without a tenant) the call goes unrecorded and uncharged. A call that failed and was
+ * `to` (a run without a tenant) the call goes unrecorded and uncharged. `call` gets the call's id
+ * (its intent's key) to send with it. A call that failed and was
  * charged its worst case tells `onFailure` so.
  */
 export async function chargedCall<T>(
@@ -21,18 +22,18 @@ export async function chargedCall<T>(
   to: ChargedTo | undefined,
   step: number,
   reserved: number,
-  call: () => Promise<{ result: T; billed: number }>,
+  call: (callId: string | undefined) => Promise<{ result: T; billed: number }>,
   onFailure?: (charged: number) => void,
 ): Promise<{ result: T; billed: number }> {
   const key = to && (await calls.begin({ ...to, step, reserved }));
   let out: { result: T; billed: number };
   try {
-    out = await call();
+    out = await call(key);
   } catch (err) {
     if (to && key !== undefined) {
       if (certainlyUnbilled(err)) await calls.unbilled(key);
       else {
-        calls.uncertain(key, { ...to, tokens: reserved });
+        await calls.uncertain(key, { ...to, tokens: reserved });
         onFailure?.(reserved);
       }
     }

@@ -4,6 +4,7 @@ import { callHeaders, exchange } from './model-client';
 import type { Transport } from './model-client';
 import { ANTHROPIC_VERSION, anthropicCompletion, anthropicRequest } from './provider/anthropic-wire';
 import { openAiCompletion, openAiRequest } from './provider/openai-wire';
+import { storedCallFields } from './provider/call-key';
 import { promptBound } from './provider/tokenizer';
 import type { ModelCallSample } from './observations';
 
@@ -31,6 +32,8 @@ export interface ChatClientOptions {
   log?: Transport['log'];
   /** Traces each call (a client span, its `traceparent` sent to the provider); absent: untraced. */
   tracer?: Transport['tracer'];
+  /** OpenAI-dialect calls go with `store: true` and their call id in `metadata` (usage lookup by id). */
+  storeCalls?: boolean;
 }
 
 export interface ChatCall {
@@ -38,6 +41,8 @@ export interface ChatCall {
   runId: string;
   /** The call's index in the run: with the run id, its call key (the same on every retry). */
   step: number;
+  /** The call's durable id (its call intent's key), when it is recorded. */
+  callId?: string | undefined;
   request: ModelRequest;
   /** The prompt's bound in the model's dialect when the caller counted it already (it is costly). */
   promptTokens?: number;
@@ -77,7 +82,7 @@ export function createChatClient(opts: ChatClientOptions): ChatClient {
   };
   return {
     endpoint,
-    async chat({ tenant, runId, step, request, promptTokens, signal }) {
+    async chat({ tenant, runId, step, callId, request, promptTokens, signal }) {
       const e = endpoint(request.model);
       const base = e.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
       const model = e.providerModel ?? e.name;
@@ -89,11 +94,11 @@ export function createChatClient(opts: ChatClientOptions): ChatClient {
           : {};
       const body = anthropic
         ? anthropicRequest(request, model, tenant)
-        : openAiRequest(request, model, tenant);
+        : { ...openAiRequest(request, model, tenant), ...(opts.storeCalls ? storedCallFields(callId) : {}) };
       const read = anthropic ? anthropicCompletion : openAiCompletion;
       const { result, latencyMs } = await exchange(transport, {
         url: `${base}/v1/${anthropic ? 'messages' : 'chat/completions'}`,
-        headers: callHeaders({ 'content-type': 'application/json', ...auth }, runId, step, tenant),
+        headers: callHeaders({ 'content-type': 'application/json', ...auth }, runId, step, tenant, callId),
         body: JSON.stringify(body),
         signal,
         split: { input: promptTokens ?? promptBound(request, e.dialect), output: request.maxTokens },

@@ -160,16 +160,23 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
         // holds, and whether or not this worker lives to report it (the intent is durable first).
         const call = tenant === undefined ? undefined : { ...lease, tenant };
         const reserved = stepWorstCase(req.runId, req.step, req.tokens);
-        ({ billed: usedTokens } = await chargedCall(callLedger(), call, req.step, reserved, async () => {
-          const r = await model.complete({
-            tenant,
-            runId: req.runId,
-            step: req.step,
-            tokens: req.tokens,
-            signal: ctx.cancellationSignal,
-          });
-          return { result: r, billed: r.usedTokens };
-        }));
+        ({ billed: usedTokens } = await chargedCall(
+          callLedger(),
+          call,
+          req.step,
+          reserved,
+          async (callId) => {
+            const r = await model.complete({
+              tenant,
+              runId: req.runId,
+              step: req.step,
+              callId,
+              tokens: req.tokens,
+              signal: ctx.cancellationSignal,
+            });
+            return { result: r, billed: r.usedTokens };
+          },
+        ));
         if (!ctx.info.isLocal) ctx.heartbeat({ billedTokens: usedTokens });
       }
       mailbox.renew({ ...who, usedTokens: req.usedSoFar + usedTokens });

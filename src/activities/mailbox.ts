@@ -8,6 +8,10 @@ import type { WorkerReport } from '../contract/scheduler-messages';
 
 /** Windows kept while the scheduler is unreachable; older ones are stale news and dropped. */
 const MAX_UNSENT_OBSERVATIONS = 20;
+/** Settled charge ids per report; the rest go with the next one. */
+const MAX_CONFIRMS_PER_REPORT = 2_000;
+/** How long settled charge ids wait for other news before they go in a report of their own. */
+const CONFIRMS_ALONE_MS = 5_000;
 /** Longest pause between attempts while the scheduler does not answer (the watchdog restarts it). */
 const MAX_BACKOFF_MS = 10_000;
 /** How long reports go as signals after the scheduler was found without the update handler (a deploy under way). */
@@ -22,7 +26,7 @@ interface Waiter {
 interface Outgoing {
   report: WorkerReport & { id: string };
   waiters: Waiter[];
-  keys: string[];
+  keyed: Charge[];
 }
 
 /** This worker began to stop while its report update was on its way (see `deliver`). */
@@ -47,12 +51,16 @@ const noReportHandler = (err: unknown): boolean =>
  * A release resolves only once its report is in the scheduler's history.
  */
 export class SchedulerMailbox {
-  /** Billed tokens per run attempt (key `tenant\u0000runId\u0000attempt`), summed until the next flush. */
+  /** Billed tokens per run attempt (key `tenant\u0000runId\u0000attempt`) of unkeyed charges, summed until the next flush. */
   private charges = new Map<string, Charge>();
-  /** The call intent keys of the pending charges (settled once a report carrying them is delivered). */
-  private chargeKeys: string[] = [];
-  /** Hears the call intent keys of every report delivered to the scheduler. */
-  onCharged: ((keys: string[]) => void) | undefined;
+  /** Charges naming their call's key, one per call (the ledger books each key once). */
+  private keyed: Charge[] = [];
+  /** Hears the keyed charges of every report delivered to the scheduler (and those of nothing to deliver). */
+  onCharged: ((delivered: Charge[]) => void) | undefined;
+  /** Charge ids settled durably since the last report: the scheduler may forget them. */
+  private confirms: string[] = [];
+  /** When the oldest of `confirms` came: alone, they wait up to CONFIRMS_ALONE_MS for other news. */
+  private confirmsSince = 0;
   private releases: Release[] = [];
   private cancels: string[] = [];
   private unreachable: { runId: string; attempt: number }[] = [];
@@ -99,14 +107,23 @@ export class SchedulerMailbox {
 
   /**
    * Books a call's billed tokens; fire-and-forget like a renewal, but never dropped (a failed flush
-   * keeps it). `keys`: the calls' intent keys, handed to `onCharged` once the charge is delivered.
+   * keeps it). A charge with a `key` goes as it is and is handed to `onCharged` once delivered.
    */
-  charge(c: Charge, keys: readonly string[] = []): void {
-    this.chargeKeys.push(...keys);
+  charge(c: Charge): void {
+    if (c.key !== undefined) {
+      this.keyed.push({ ...c });
+      return;
+    }
     if (!(c.tokens > 0)) return;
     const key = `${c.tenant}\u0000${c.runId}\u0000${c.attempt}`;
     const prev = this.charges.get(key);
     this.charges.set(key, prev ? { ...prev, tokens: prev.tokens + c.tokens } : { ...c });
+  }
+
+  /** Tells the scheduler, with the next report, that these charge ids are settled durably. */
+  confirm(ids: readonly string[]): void {
+    if (!this.confirms.length) this.confirmsSince = Date.now();
+    this.confirms.push(...ids);
   }
 
   cancel(runId: string): Promise<void> {
@@ -124,27 +141,36 @@ export class SchedulerMailbox {
   }
 
   /** Takes everything pending as one report, or null when there is nothing to send. */
-  private take(): Outgoing | null {
+  private take(force: boolean): Outgoing | null {
     const observation = this.observations();
     if (observation) this.unsent.push(observation);
     const report: WorkerReport = {};
-    if (this.charges.size) report.charges = [...this.charges.values()];
+    // A keyed charge of nothing (a call billed 0 tokens) has nothing to deliver: handed back as it is.
+    const sent = this.keyed.filter((c) => c.tokens !== 0);
+    const nothing = this.keyed.filter((c) => c.tokens === 0);
+    this.keyed = [];
+    if (this.charges.size || sent.length) report.charges = [...this.charges.values(), ...sent];
+    const alone = !this.charges.size && !sent.length && !this.releases.length && !this.cancels.length;
+    const waitMore =
+      alone &&
+      !force &&
+      !this.unreachable.length &&
+      !this.renewals.size &&
+      !this.unsent.length &&
+      Date.now() - this.confirmsSince < CONFIRMS_ALONE_MS;
+    if (this.confirms.length && !waitMore) report.settled = this.confirms.splice(0, MAX_CONFIRMS_PER_REPORT);
     if (this.releases.length) report.releases = this.releases;
     if (this.cancels.length) report.cancels = this.cancels;
     if (this.unreachable.length) report.unreachable = this.unreachable;
     if (this.renewals.size) report.renewals = [...this.renewals.values()];
     if (this.unsent.length) report.observations = this.unsent.slice(-MAX_UNSENT_OBSERVATIONS);
-    if (Object.keys(report).length === 0) {
-      // Keys of calls that billed nothing: nothing to deliver, settled as they are.
-      if (this.chargeKeys.length) this.onCharged?.(this.chargeKeys.splice(0));
-      return null;
-    }
+    if (nothing.length) this.onCharged?.(nothing);
+    if (Object.keys(report).length === 0) return null;
     const out: Outgoing = {
       report: { ...report, id: `report-${this.idPrefix}-${++this.seq}` },
       waiters: this.waiters,
-      keys: this.chargeKeys,
+      keyed: sent,
     };
-    this.chargeKeys = [];
     this.charges = new Map();
     this.releases = [];
     this.cancels = [];
@@ -194,7 +220,7 @@ export class SchedulerMailbox {
     // A missing or unreachable scheduler is retried with backoff, not at full speed; what is pending
     // is kept (a new chain takes releases it holds no lease for, and charges them once).
     if (!force && Date.now() < this.notBefore) return;
-    const out = this.resend ?? this.take();
+    const out = this.resend ?? this.take(force);
     this.resend = undefined;
     if (!out) return;
     this.flushing = this.deliver(out)
@@ -203,7 +229,7 @@ export class SchedulerMailbox {
           this.failures = 0;
           this.notBefore = 0;
           out.waiters.forEach((w) => w.resolve());
-          if (out.keys.length) this.onCharged?.(out.keys);
+          if (out.keyed.length) this.onCharged?.(out.keyed);
         },
         (err: unknown) => {
           this.failures++;

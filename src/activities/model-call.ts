@@ -95,11 +95,12 @@ export function modelCallActivities(
           to,
           req.step,
           m.worstCaseTokens,
-          async () => {
+          async (callId) => {
             const { completion } = await chat.chat({
               tenant,
               runId: req.runId,
               step: req.step,
+              callId,
               request: req.request,
               promptTokens: m.promptTokens,
               signal: ctx.cancellationSignal,

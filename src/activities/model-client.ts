@@ -4,7 +4,7 @@ import { tracedCall } from './provider/traced-call';
 import { ProviderErrorAnswer } from './call-outcome';
 import { parseRateLimitHeaders } from './provider/rate-limit-headers';
 import type { ParsedRateLimit } from './provider/rate-limit-headers';
-import { CALL_KEY_HEADER, TENANT_HEADER } from './provider/call-key';
+import { CALL_ID_HEADER, CALL_KEY_HEADER, TENANT_HEADER, storedCallFields } from './provider/call-key';
 import { estimateTextTokens, stepMaxTokens, stepPrompt } from '../contract/model-call';
 import type { ModelCallSample } from './observations';
 import { readUsage } from './provider/usage';
@@ -49,6 +49,8 @@ export interface ModelClientOptions {
   log?: { warn(obj: object, msg: string): void };
   /** Traces each call (a client span, its `traceparent` sent to the provider); absent: untraced. */
   tracer?: Tracer | undefined;
+  /** Sends each call with `store: true` and its call id in `metadata`, so its usage can be looked up. */
+  storeCalls?: boolean;
 }
 
 export { TENANT_HEADER } from './provider/call-key';
@@ -58,6 +60,8 @@ export interface CompletionRequest {
   tenant?: string | undefined;
   runId: string;
   step: number;
+  /** The call's durable id (its call intent's key), when it is recorded. */
+  callId?: string | undefined;
   /** Tokens the step should spend: prompt plus completion. */
   tokens: number;
   /** Aborts the HTTP call (pass the activity's cancellation signal). */
@@ -89,7 +93,7 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
   if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;
 
   return {
-    async complete({ tenant, runId, step, tokens, signal }) {
+    async complete({ tenant, runId, step, callId, tokens, signal }) {
       const prompt = stepPrompt(runId, step);
       // The prompt is part of the step's tokens, so the call costs what the step was estimated at
       // (at most `stepWorstCase`, which the run reserved before it called).
@@ -99,13 +103,14 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
         messages: [{ role: 'user', content: prompt }],
         max_tokens: maxTokens,
         ...(tenant ? { user: tenant } : {}),
+        ...(opts.storeCalls ? storedCallFields(callId) : {}),
       });
       const promptTokens = estimateTextTokens(prompt);
       const { result, latencyMs } = await exchange(
         { fetchImpl, now, maxPauseMs, onObservation: opts.onObservation, log: opts.log, tracer: opts.tracer },
         {
           url,
-          headers: callHeaders(headers, runId, step, tenant),
+          headers: callHeaders(headers, runId, step, tenant, callId),
           body,
           signal,
           split: { input: promptTokens, output: maxTokens },
@@ -128,15 +133,17 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
   };
 }
 
-/** The headers of one call: the step's call key, and the tenant the bill is split by. */
+/** The headers of one call: the step's call key, the call's own id, and the tenant the bill is split by. */
 export function callHeaders(
   base: Record<string, string>,
   runId: string,
   step: number,
   tenant: string | undefined,
+  callId?: string,
 ): Record<string, string> {
   const out: Record<string, string> = { ...base, [CALL_KEY_HEADER]: `${runId}:${step}` };
   if (tenant) out[TENANT_HEADER] = tenant;
+  if (callId !== undefined) out[CALL_ID_HEADER] = callId;
   return out;
 }
 

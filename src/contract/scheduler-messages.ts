@@ -23,8 +23,13 @@ export interface WorkerReport {
    * report once, however many times it arrives (an update sent again, the same report as a signal).
    */
   id?: string;
-  /** What the provider billed for this worker's calls since the last report, per run attempt. */
+  /** What the provider billed for this worker's calls since the last report, per run attempt or per call key. */
   charges?: Charge[];
+  /**
+   * Charge ids (`chargeId(key, correction)`) of keyed charges this worker has since settled in its
+   * durable call store: no sweep or reconciler can send them again, so the ledger forgets them.
+   */
+  settled?: string[];
   releases?: Release[];
   renewals?: Renewal[];
   observations?: ModelObservation[];

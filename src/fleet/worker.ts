@@ -14,6 +14,7 @@ import {
   openStore,
 } from '../stores/open';
 import { CallCharges } from '../activities/call-charges';
+import { openAiStoredCompletions } from '../activities/usage-source';
 import { schedulerSettings } from '../stores/tenants/tenants';
 import { openDataConverter } from './claim-check';
 import { createActivities } from '../activities';
@@ -98,6 +99,7 @@ export async function startFleetWorker(opts: {
     log,
     () => started.workers?.some((w) => !['INITIALIZED', 'RUNNING'].includes(w.getState())) ?? false,
   );
+  const storeCalls = config.charges.usageLookup === 'openai-stored';
   const model = createModelClient({
     baseUrl: opts.modelBaseUrl,
     apiKey: config.model.apiKey,
@@ -106,12 +108,14 @@ export async function startFleetWorker(opts: {
     log,
     onObservation: (s) => window.add(s),
     ...tracer,
+    storeCalls,
   });
   // Agents' models: one without a base URL is served where the steps' model plane is (the simulator).
   const chat = createChatClient({
     endpoints: config.models.endpoints.map((e) => ({ ...e, baseUrl: e.baseUrl ?? opts.modelBaseUrl })),
     defaultModel: config.models.default,
     maxPauseMs: config.model.maxPauseMs,
+    storeCalls,
     log,
     onObservation: (s) => window.add(s),
     ...tracer,
@@ -141,8 +145,14 @@ export async function startFleetWorker(opts: {
     await converter.close();
     throw err;
   });
-  const calls = new CallCharges(intents, mailbox, config.charges, log);
-  mailbox.onCharged = (keys) => calls.settled(keys);
+  const usage = storeCalls
+    ? openAiStoredCompletions({
+        baseUrl: config.charges.usageUrl ?? opts.modelBaseUrl,
+        apiKey: config.model.apiKey,
+      })
+    : undefined;
+  const calls = new CallCharges(intents, mailbox, config.charges, log, Date.now, usage);
+  mailbox.onCharged = (delivered) => calls.settled(delivered);
   const closeStores = async () => {
     await calls.close();
     await intents.close();

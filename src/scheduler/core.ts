@@ -4,6 +4,7 @@ import type { GovernorState } from './governor';
 import { LeaseTable } from './leases';
 import { EndedRuns, MAX_ENDED_RUNS } from './ended';
 import { LedgerLog } from './ledger-log';
+import { ChargeKeys } from './charge-keys';
 import type { QueuedUnit, TenantState } from './queue-state';
 import { newRate } from './rate';
 import type { RateState } from './rate';
@@ -41,6 +42,8 @@ export interface CoreState {
   log: LedgerLog;
   /** Recently ended runs and attempts (bounded): a late or repeated message cannot revive them. */
   ended: EndedRuns;
+  /** Call keys charged and not yet confirmed settled by their owner: a repeat is not charged again. */
+  chargeKeys: ChargeKeys;
   /**
    * When this chain began recovering its ledger (it may be behind: started fresh after a loss, or
    * reset), or null. Meanwhile tenants created are `held` too (`recovery.ts`).
@@ -82,6 +85,7 @@ export function newCoreState(
     fleetRate: newRate(now),
     log: new LedgerLog(),
     ended: new EndedRuns(endedMemory),
+    chargeKeys: new ChargeKeys(),
     recoverySince: null,
     passedOver: null,
     overBudget: new Set(),

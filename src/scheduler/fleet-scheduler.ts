@@ -149,9 +149,14 @@ export class FleetScheduler {
     release(this.s, releases, now);
   }
 
-  /** Books what the provider billed, call by call (idempotence is the reporter's: each call once). */
+  /** Books what the provider billed, and corrections of provisional charges; once per call key. */
   charge(charges: Charge[], now: number): void {
     charge(this.s, charges, now);
+  }
+
+  /** The owner settled these charge ids durably (`chargeId`): they can no longer come again. */
+  forgetCharges(ids: readonly string[]): void {
+    this.s.chargeKeys.forget(ids);
   }
 
   /** A running unit asks for `tokens` more reservation; granted only within its tenant's budget. */
@@ -231,7 +236,10 @@ export class FleetScheduler {
     requestedAt?: number,
     /** No run workflow was open past admission when the floor looked: none of a lost chain can come back. */
     quiet = false,
+    /** Only while recovering: a floor landing after the recovery ended changes nothing. */
+    onlyWhileRecovering = false,
   ): void {
+    if (onlyWhileRecovering && this.s.recoverySince === null) return;
     floorSpent(this.s, recovered, now, requestedAt, quiet);
   }
 

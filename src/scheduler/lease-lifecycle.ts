@@ -5,6 +5,7 @@ import { recordSettled, refundDebt } from './governor';
 import { consume, remaining, reserve, settle } from './ledger';
 import { budgetRetryAfter } from './retry-after';
 import { MAX_TOKENS } from './limits';
+import { chargeId } from './charge-keys';
 import { toAdmission } from './leases';
 import type { Lane, Lease } from './queue-state';
 import { touchLedger } from './tenants';
@@ -47,13 +48,38 @@ function endLease(
   refreshTenant(s, t);
 }
 
+/** A correction's signed whole tokens, within ±MAX_TOKENS; garbage counts as 0. */
+const signedCount = (x: number): number => (Number.isFinite(x) ? Math.sign(x) * tokenCount(Math.abs(x)) : 0);
+
+/**
+ * Settles a provisional charge against the bill: a refund lowers `spent` (never below 0: a refund
+ * that lands in a later period than its charge is that period's), an extra charge is booked as a
+ * late one. Reservations do not move.
+ */
+function correct(s: CoreState, c: Charge, now: number): void {
+  const tokens = signedCount(c.tokens);
+  const t = s.tenants.get(c.tenant);
+  if (tokens === 0 || !t) return;
+  touchLedger(s, t, now);
+  if (tokens < 0) t.ledger.spent = Math.max(0, t.ledger.spent + tokens);
+  else consume(t.ledger, 0, tokens);
+  s.log.append(t.id, now, c.runId, 'charge', tokens);
+  refreshTenant(s, t);
+}
+
 /**
  * Books what the provider billed. A charge of the lease that holds consumes its reservation first;
  * any other (a late call of an expired attempt, a call after the release) is booked all the same:
- * the tokens were spent. Unknown tenants and non-positive amounts are ignored.
+ * the tokens were spent. Unknown tenants and non-positive amounts are ignored. A charge or a
+ * correction with a call key is booked once per key while the key is held (`charge-keys.ts`).
  */
 export function charge(s: CoreState, charges: readonly Charge[], now: number): void {
   for (const c of charges) {
+    if (typeof c.key === 'string' && !s.chargeKeys.admit(chargeId(c.key, c.correction === true))) continue;
+    if (c.correction === true) {
+      correct(s, c, now);
+      continue;
+    }
     const tokens = tokenCount(c.tokens);
     if (tokens === 0) continue;
     const l = s.leases.get(c.runId);

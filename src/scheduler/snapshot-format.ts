@@ -61,6 +61,8 @@ export interface SnapshotFleet {
    * keeps no per-tenant flag).
    */
   recoverySince?: number;
+  /** Call keys charged and not yet confirmed settled (`charge-keys.ts`), joined by " " (absent: none). */
+  chargeKeys?: string;
   /** [runId, since] of the unit passed over longest (absent: none, or older code). */
   passedOver?: [string, number];
 }

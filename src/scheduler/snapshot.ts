@@ -8,6 +8,7 @@ import { LaneQueue, liveUnits, pushUnit } from './fair-queue';
 import { LeaseTable } from './leases';
 import { EndedRuns } from './ended';
 import { LedgerLog } from './ledger-log';
+import { ChargeKeys } from './charge-keys';
 import { restoredFigure } from './ledger';
 import type { Lane, QueuedUnit, TenantState } from './queue-state';
 import { createTenant } from './tenants';
@@ -93,6 +94,7 @@ function toPlain(s: CoreState): PlainSnapshot {
       ]),
     log: s.log.snapshot(),
     ended: s.ended.snapshot(),
+    ...(s.chargeKeys.size ? { chargeKeys: s.chargeKeys.snapshot() } : {}),
   };
 }
 
@@ -145,6 +147,7 @@ function fromPlain(snap: PlainSnapshot, endedMemory?: number): CoreState {
     fleetRate: { ...snap.fleetRate },
     log: LedgerLog.restore(snap.log),
     ended: EndedRuns.restore(snap.ended, endedMemory),
+    chargeKeys: ChargeKeys.restore(snap.chargeKeys),
     recoverySince: snap.recoverySince ?? null,
     passedOver: snap.passedOver ? { runId: snap.passedOver[0], since: snap.passedOver[1] } : null,
     overBudget: new Set(),

@@ -112,14 +112,23 @@ export interface Renewal {
 }
 
 /**
- * What the provider billed for calls of one run's attempt (summed over a worker's flush): charged to
- * the tenant whether or not the lease still holds, so the ledger follows the provider's bill.
+ * What the provider billed for calls of one run's attempt (summed over a worker's flush, or one call
+ * when `key` names it): charged to the tenant whether or not the lease still holds, so the ledger
+ * follows the provider's bill.
  */
 export interface Charge {
   tenant: string;
   runId: string;
   attempt: number;
+  /** Tokens charged; for a `correction`, the signed difference (negative: a refund). */
   tokens: number;
+  /** The call's durable key: the ledger books one charge and one correction per key, however often they come. */
+  key?: string;
+  /**
+   * A provisional charge (a call of unknown outcome, charged its worst case) settled against the
+   * provider's report: `tokens` is billed − provisional. A refund lowers `spent` only.
+   */
+  correction?: boolean;
 }
 
 /** The answer to a run asking for more tokens than its reservation. */

@@ -19,6 +19,12 @@ export const PATCH = {
       "The scheduler's wake-up timer counts as pending only until its time (workflow time), not until its fire callback has run.",
     until: 'deprecate once every scheduler chain has continued-as-new since the deploy that brought it',
   },
+  floorOnlyWhileRecovering: {
+    id: 'scheduler-floor-only-while-recovering',
+    guards:
+      "A usage floor (the watchdog's follow-ups, the chain's own timers) that lands after the chain's recovery ended leaves `spent` alone: it would undo refunds of provisional charges.",
+    until: 'deprecate once every scheduler chain has continued-as-new since the deploy that brought it',
+  },
 } as const satisfies Record<string, PatchEntry>;
 
 export interface PatchEntry {

@@ -1,4 +1,5 @@
-import { sleep, workflowInfo } from '@temporalio/workflow';
+import { patched, sleep, workflowInfo } from '@temporalio/workflow';
+import { PATCH } from './patches';
 import type { FleetScheduler } from '../scheduler';
 import { recoverUsage } from './scheduler-activities';
 import { recoveryFigures } from '../contract/scheduler-messages';
@@ -65,7 +66,10 @@ export class SchedulerRecovery {
         .then((r) => {
           const { usage, activeRuns } = recoveryFigures(r);
           landedQuiet = activeRuns === 0;
-          this.core.floorSpent(usage, Date.now(), now, landedQuiet);
+          // Once the recovery ended the ledger is whole: a later floor (runs' usage counts a cut
+          // call's worst case) would undo the refunds that settled provisional charges to the bill.
+          const onlyWhileRecovering = patched(PATCH.floorOnlyWhileRecovering.id);
+          this.core.floorSpent(usage, Date.now(), now, landedQuiet, onlyWhileRecovering);
         })
         .catch((err: unknown) => {
           this.requested = true; // a held tenant must not wait for the next follow-up

@@ -11,6 +11,7 @@ export function applyReport(core: FleetScheduler, raw: WorkerReport, now: number
     if (report === null) return false;
     // Charges first: a release in the same report then finds its lease's calls already booked.
     if (report.charges?.length) core.charge(report.charges, now);
+    if (report.settled?.length) core.forgetCharges(report.settled);
     if (report.renewals?.length) core.renew(report.renewals, now);
     if (report.observations?.length) core.observe(report.observations, now);
     if (report.cancels?.length) core.cancel(report.cancels, now);
@@ -30,6 +31,8 @@ const isObject = (x: unknown): x is Record<string, unknown> =>
   typeof x === 'object' && x !== null && !Array.isArray(x);
 const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
 const isId = (x: unknown): x is string => typeof x === 'string' && x.length > 0 && x.length <= 200;
+const isKey = (x: unknown): x is string => typeof x === 'string' && x.length > 0 && x.length <= 400;
+const isChargeId = (x: unknown): x is string => typeof x === 'string' && /^[0-9a-z]{8}$/.test(x);
 const OUTCOMES: readonly string[] = ['completed', 'failed', 'cancelled', 'gated'] satisfies ReleaseOutcome[];
 
 /** Keeps the well-formed items of each list (a list that is not an array counts as empty). */
@@ -58,7 +61,13 @@ export function cleanReport(report: unknown): WorkerReport | null {
   const clean: WorkerReport = {
     charges: wellFormed<Charge>(
       report.charges,
-      (c) => isId(c.runId) && typeof c.tenant === 'string' && isNum(c.attempt) && isNum(c.tokens),
+      (c) =>
+        isId(c.runId) &&
+        typeof c.tenant === 'string' &&
+        isNum(c.attempt) &&
+        isNum(c.tokens) &&
+        (c.key === undefined || isKey(c.key)) &&
+        (c.correction === undefined || typeof c.correction === 'boolean'),
       dropped,
     ),
     releases: wellFormed<Release>(
@@ -85,6 +94,7 @@ export function cleanReport(report: unknown): WorkerReport | null {
     ),
     unreachable: wellFormed(report.unreachable, (u) => isId(u.runId) && isNum(u.attempt), dropped),
     cancels: Array.isArray(report.cancels) ? report.cancels.filter(isId) : [],
+    settled: Array.isArray(report.settled) ? report.settled.filter(isChargeId) : [],
   };
   dropped[0]! += Array.isArray(report.cancels) ? report.cancels.length - clean.cancels!.length : 0;
   if (report.cancels !== undefined && !Array.isArray(report.cancels)) dropped[0]!++;

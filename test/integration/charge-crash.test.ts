@@ -15,8 +15,10 @@ childWorkersUseSuiteBundle();
  * - Tenant `exact`: one-step runs; the worker is killed once the provider has billed every one of
  *   their calls, so none of them is cut mid-flight: the ledger must equal the bill.
  * - Tenant `cut`: long runs of short steps, calling throughout, so the kill may cut calls: the ledger
- *   charges a cut call its worst case, so bill ≤ spent ≤ bill + one worst-case step per run. (Under a
- *   heavy load these runs may have called more before the kill; the bound holds either way.)
+ *   charges a cut call its worst case, provisionally (the drill stack reconciles it to its bill
+ *   seconds later: agent-model-ledger.test.ts asserts that exactly), so bill ≤ spent ≤ bill + one
+ *   worst-case step per run whenever it is read. (Under a heavy load these runs may have called more
+ *   before the kill; the bound holds either way.)
  */
 const EXACT = 10;
 const CUT = 10;

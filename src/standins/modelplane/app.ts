@@ -2,7 +2,7 @@ import express from 'express';
 import type { z } from 'zod';
 import type { NextFunction, Request, Response } from 'express';
 import { sendError, sendInjected, sendInvalid, sendSpendCap, sendThrottled } from './responses';
-import { TENANT_HEADER } from '../../activities/provider/call-key';
+import { CALL_METADATA_KEY, TENANT_HEADER } from '../../activities/provider/call-key';
 import { anthropicResponse, fromAnthropicRequest } from '../../activities/provider/anthropic-wire';
 import { fromOpenAiRequest, openAiResponse } from '../../activities/provider/openai-wire';
 import { MessagesRequestSchema, anthropicAnswers, sendAnthropicError } from './anthropic';
@@ -13,6 +13,7 @@ import {
   BystanderSchema,
   CapacitySchema,
   ChatRequestSchema,
+  DropsSchema,
   FaultSchema,
   SpendCapSchema,
   issueDetails,
@@ -74,7 +75,7 @@ export function createSimulator(opts: SimulatorOptions & { adminToken?: string }
       state,
       req,
       res,
-      { split, billed: completion.usage.totalTokens, tenant },
+      { split, billed: completion.usage.totalTokens, tenant, model },
       answers(completion),
     );
   };
@@ -104,7 +105,7 @@ export function createSimulator(opts: SimulatorOptions & { adminToken?: string }
         state,
         req,
         res,
-        { split, billed: total, tenant },
+        { split, billed: total, tenant, model: body.model },
         openAiAnswers((id) => ({
           id,
           object: 'chat.completion',
@@ -124,6 +125,31 @@ export function createSimulator(opts: SimulatorOptions & { adminToken?: string }
     await serveCompletion(req, res, fromOpenAiRequest(body, DEFAULT_MAX_TOKENS), body.model, tenant, (c) =>
       openAiAnswers((id) => openAiResponse(c, id, created())),
     );
+  });
+
+  // OpenAI's stored chat completions, listed by a metadata value: what was served for a call id, with usage.
+  app.get('/v1/chat/completions', (req, res) => {
+    const query = new URLSearchParams(req.originalUrl.split('?')[1] ?? '');
+    const callId = query.get(`metadata[${CALL_METADATA_KEY}]`);
+    if (!callId)
+      return sendInvalid(res, `List stored completions by metadata[${CALL_METADATA_KEY}].`, [
+        { path: `metadata[${CALL_METADATA_KEY}]`, message: 'required' },
+      ]);
+    const data = state.usage.of(callId).map((c) => ({
+      object: 'chat.completion',
+      id: c.id,
+      created: c.created,
+      model: c.model,
+      metadata: { [CALL_METADATA_KEY]: callId },
+      usage: c.usage,
+    }));
+    res.json({
+      object: 'list',
+      data,
+      first_id: data[0]?.id ?? null,
+      last_id: data.at(-1)?.id ?? null,
+      has_more: false,
+    });
   });
 
   app.post('/v1/messages', async (req, res) => {
@@ -200,6 +226,13 @@ export function createSimulator(opts: SimulatorOptions & { adminToken?: string }
     if (!parsed.success) return sendInvalid(res, 'Invalid fault.', issueDetails(parsed.error));
     state.faults.push({ ...parsed.data });
     res.json({ pending: state.faults.length });
+  });
+
+  app.post('/admin/drops', (req, res) => {
+    const parsed = DropsSchema.safeParse(req.body ?? {});
+    if (!parsed.success) return sendInvalid(res, 'Invalid drops.', issueDetails(parsed.error));
+    state.drops = parsed.data.calls > 0 ? { ...parsed.data } : null;
+    res.json({ drops: state.drops, dropped: state.stats().dropped });
   });
 
   let stopBystander: (() => void) | null = null;

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CALL_KEY_HEADER } from '../../activities/provider/call-key';
+import { CALL_ID_HEADER, CALL_KEY_HEADER, CALL_METADATA_KEY } from '../../activities/provider/call-key';
 import { TRACEPARENT_HEADER } from '../../activities/provider/traced-call';
 import { advertisedWaitMs } from './responses';
 import type { Decision, SimulatorState } from './state';
@@ -27,10 +27,12 @@ export async function serveCall(
   state: SimulatorState,
   req: Request,
   res: Response,
-  call: { split: { input: number; output: number }; billed: number; tenant: string },
+  call: { split: { input: number; output: number }; billed: number; tenant: string; model?: string },
   answers: DialectAnswers,
 ): Promise<void> {
   const key = req.get(CALL_KEY_HEADER);
+  // Accepted, and the connection closed before anything was served (a restart behind a load balancer).
+  if (state.drop('before')) return void req.socket.destroy();
   state.retries.arrived(key, state.now());
   state.firstCalls.arrived(key, state.now());
   state.traces.arrived(key, req.get(TRACEPARENT_HEADER));
@@ -51,7 +53,24 @@ export async function serveCall(
   state.retries.served(key);
   // Billed when served, as a provider does, whether or not the caller is still there to read it.
   state.answered(200, call.billed, call.tenant, state.calls.timesServed(key) > 0);
+  state.usage.served(callIdOf(req), {
+    id: decision.id,
+    created: Math.floor(state.now() / 1000),
+    model: call.model ?? '',
+    tenant: call.tenant,
+    usage: {
+      prompt_tokens: call.billed - Math.min(call.billed, call.split.output),
+      completion_tokens: Math.min(call.billed, call.split.output),
+      total_tokens: call.billed,
+    },
+  });
   const served = state.calls.begin(key);
+  // Served and billed, and the connection closed before the answer left.
+  if (state.drop('after')) {
+    state.cut(call.tenant, key, call.billed);
+    served();
+    return void req.socket.destroy();
+  }
   res.once('close', () => {
     served();
     if (!res.writableFinished) state.cut(call.tenant, key, call.billed);
@@ -60,4 +79,11 @@ export async function serveCall(
   res.set(decision.headers);
   res.set(answers.servedHeaders(decision));
   res.json(answers.body(decision.id));
+}
+
+/** The caller's id for this call: a stored completion's `metadata.fairway_call`, else its call id header. */
+function callIdOf(req: Request): string | undefined {
+  const meta = (req.body as { metadata?: Record<string, unknown> } | undefined)?.metadata;
+  const fromBody = meta?.[CALL_METADATA_KEY];
+  return typeof fromBody === 'string' ? fromBody : req.get(CALL_ID_HEADER);
 }

@@ -64,6 +64,15 @@ export const FaultSchema = z.strictObject({
   times: z.number().int().min(1).max(10_000).default(1),
 });
 
+/**
+ * `POST /admin/drops`: the next `calls` are accepted and their connection closed without an answer,
+ * `before` they are served (nothing billed) or `after` (billed, the answer lost); 0 stops it.
+ */
+export const DropsSchema = z.strictObject({
+  calls: z.number().int().min(0).max(100_000),
+  when: z.enum(['before', 'after']).default('before'),
+});
+
 /** `POST /admin/bystander`: another consumer of the account at `tpm` tokens a minute (0 stops it). */
 export const BystanderSchema = z.strictObject({
   tpm: quota,

@@ -3,6 +3,7 @@ import type { LatencyModel } from './latency';
 import { anthropicRateLimitHeaders, rateLimitHeaders } from '../../activities/provider/rate-limit-headers';
 import type { RateLimitSnapshot } from '../../activities/provider/rate-limit-headers';
 import { CallLog } from './call-log';
+import { UsageLog } from './usage-log';
 import { FirstCallLog } from './first-calls';
 import { TraceLog } from './trace-log';
 import { RetryTracker } from './retry-tracker';
@@ -54,6 +55,8 @@ export interface SimulatorStats {
   calls: number;
   throttled: number;
   tokens: number;
+  /** Calls accepted and dropped without an answer (`POST /admin/drops`). */
+  dropped: number;
   /** Calls that came back before the Retry-After their step was given (0 for a well-behaved client). */
   earlyRetries: number;
   quota: { tpm: number; rpm: number };
@@ -107,6 +110,14 @@ export class SimulatorState {
   readonly traces = new TraceLog();
   /** Served calls' windows by call key: a step served twice, or a run's calls overlapping. */
   readonly calls = new CallLog();
+  /** Served calls by the caller's call id, with their usage (`GET /v1/chat/completions?metadata[...]`). */
+  readonly usage = new UsageLog();
+  /**
+   * Accept-and-drop (a load balancer or gateway restarting): the next `calls` are accepted and their
+   * connection closed without an answer, `before` being served (nothing billed) or `after` (billed,
+   * the answer lost).
+   */
+  drops: { calls: number; when: 'before' | 'after' } | null = null;
   /** The simulator's clock, ms. */
   readonly now: () => number;
   private readonly tokens: TokenBucket;
@@ -115,7 +126,7 @@ export class SimulatorState {
   private readonly latency: LatencyModel;
   private readonly inputTokens: TokenBucket;
   private readonly outputTokens: TokenBucket;
-  private readonly counters = { calls: 0, throttled: 0, tokens: 0 };
+  private readonly counters = { calls: 0, throttled: 0, tokens: 0, dropped: 0 };
   private readonly bill = new Map<string, number>();
   private readonly billedAgain = new Map<string, number>();
   private readonly cutCalls = new Map<string, CutCalls>();
@@ -187,6 +198,15 @@ export class SimulatorState {
     if (servedTokens <= 0) return;
     this.bill.set(tenant, (this.bill.get(tenant) ?? 0) + servedTokens);
     if (again) this.billedAgain.set(tenant, (this.billedAgain.get(tenant) ?? 0) + servedTokens);
+  }
+
+  /** Whether the call arriving now is dropped at `when` (and counts it as one of the drops). */
+  drop(when: 'before' | 'after'): boolean {
+    const d = this.drops;
+    if (!d || d.when !== when) return false;
+    if (--d.calls <= 0) this.drops = null;
+    this.counters.dropped += 1;
+    return true;
   }
 
   /** A billed call's caller went away before its answer left: the bill stands, nobody read it. */

@@ -1,9 +1,28 @@
 import { migrate, numberedPlaceholders, numberedSql, openPool } from '../engine/pg';
 import type { Migration } from '../engine/pg';
-import { CALL_INTENTS_DDL, CALL_SQL, claimOrphansSql, toOrphan } from './call-intents';
+import {
+  CALL_INTENTS_DDL,
+  CALL_SQL,
+  PROVISIONAL_COLUMNS,
+  PROVISIONAL_INDEX,
+  claimOrphansSql,
+  toOrphan,
+  toProvisional,
+} from './call-intents';
 import type { CallIntentStore, OrphanRow } from './call-intents';
 
-const MIGRATIONS: Migration[] = [{ version: 1, sql: CALL_INTENTS_DDL }];
+const MIGRATIONS: Migration[] = [
+  { version: 1, sql: CALL_INTENTS_DDL },
+  {
+    version: 2,
+    sql: [
+      ...PROVISIONAL_COLUMNS.map((a) => a.replace('ADD COLUMN', 'ADD COLUMN IF NOT EXISTS')),
+      PROVISIONAL_INDEX,
+    ]
+      .map((x) => `${x};`)
+      .join('\n'),
+  },
+];
 
 const SQL = numberedSql(CALL_SQL);
 // SKIP LOCKED: a row another sweeper is taking is left to it; a row it took meanwhile fails the
@@ -37,6 +56,20 @@ export async function openPgCallIntents(url: string): Promise<CallIntentStore> {
         [now, keys],
       );
     },
+    async provisional(key) {
+      await pool.query(SQL.provisional, [key]);
+    },
+    async dueForReconcile(owner, madeBefore, limit) {
+      const r = await pool.query<OrphanRow>(SQL.dueForReconcile, [owner, madeBefore, limit]);
+      return r.rows.map(toProvisional);
+    },
+    async reconciled(keys, now) {
+      if (!keys.length) return;
+      await pool.query(
+        'UPDATE call_intents SET reconciled_at = $1 WHERE key = ANY($2::text[]) AND reconciled_at IS NULL',
+        [now, keys],
+      );
+    },
     async beat(owner, now) {
       await pool.query(SQL.beat, [owner, now]);
     },
@@ -44,8 +77,8 @@ export async function openPgCallIntents(url: string): Promise<CallIntentStore> {
       const r = await pool.query<OrphanRow>(CLAIM, [owner, owner, deadBefore, limit]);
       return r.rows.map(toOrphan);
     },
-    async prune(settledBefore, deadBefore) {
-      await pool.query(SQL.pruneSettled, [settledBefore]);
+    async prune(settledBefore, deadBefore, keepProvisional = true) {
+      await pool.query(SQL.pruneSettled, [settledBefore, keepProvisional ? 1 : 0]);
       await pool.query(SQL.pruneOwners, [deadBefore]);
     },
     async counts() {

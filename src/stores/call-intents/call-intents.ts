@@ -24,6 +24,21 @@ export interface OrphanedCall {
   reserved: number;
   /** The provider's bill for the call, or null when the owner died before it recorded one. */
   tokens: number | null;
+  /**
+   * Its charge reached the scheduler already (the row is taken only to reconcile its provisional
+   * charge): nothing is charged for it.
+   */
+  settled: boolean;
+}
+
+/** A call charged its reservation as its outcome was unknown, whose charge reached the scheduler. */
+export interface ProvisionalCall {
+  key: string;
+  tenant: string;
+  runId: string;
+  attempt: number;
+  /** What it was charged: its reservation. */
+  reserved: number;
 }
 
 /**
@@ -39,15 +54,30 @@ export interface CallIntentStore {
   drop(key: string): Promise<void>;
   /** Marks calls whose charge the scheduler has in its history (never charged by a sweep again). */
   settle(keys: readonly string[], now: number): Promise<void>;
+  /** Marks a call charged its reservation because its outcome is unknown: its charge is provisional. */
+  provisional(key: string): Promise<void>;
+  /**
+   * Up to `limit` calls of `owner` whose provisional charge reached the scheduler, made before
+   * `madeBefore`, and not yet reconciled with the provider's report; oldest first.
+   */
+  dueForReconcile(owner: string, madeBefore: number, limit: number): Promise<ProvisionalCall[]>;
+  /** Marks calls whose correction the scheduler has in its history (never corrected again). */
+  reconciled(keys: readonly string[], now: number): Promise<void>;
   /** Says `owner` is alive at `now` (its rows are not taken while it is seen). */
   beat(owner: string, now: number): Promise<void>;
   /**
-   * Takes, for `owner`, up to `limit` unsettled rows of owners not seen since `deadBefore`. Exclusive:
-   * a row is taken by one sweeper only (it belongs to the taker from then on).
+   * Takes, for `owner`, up to `limit` rows of owners not seen since `deadBefore` that they still owe
+   * something for: unsettled (a charge; one without a bill is marked provisional) or provisional and
+   * not reconciled (a correction). Exclusive: a row is taken by one sweeper only (it belongs to the
+   * taker from then on).
    */
   claimOrphans(owner: string, deadBefore: number, limit: number): Promise<OrphanedCall[]>;
-  /** Deletes rows settled before `settledBefore`, and owners not seen since `deadBefore` that owe nothing. */
-  prune(settledBefore: number, deadBefore: number): Promise<void>;
+  /**
+   * Deletes rows settled before `settledBefore` (provisional ones only once reconciled, unless
+   * `keepProvisional` is false: nothing will reconcile them), and owners not seen since `deadBefore`
+   * that owe nothing.
+   */
+  prune(settledBefore: number, deadBefore: number, keepProvisional?: boolean): Promise<void>;
   /** Rows in the table and of them those not settled (tests and operators). */
   counts(): Promise<{ rows: number; unsettled: number }>;
   close(): Promise<void>;
@@ -74,6 +104,17 @@ export const CALL_INTENTS_DDL = `
   );
 `;
 
+/**
+ * Provisional charges (version 2 of the schema): `provisional` 1 for a call charged its reservation
+ * as its outcome was unknown, `reconciled_at` once its correction reached the scheduler.
+ */
+export const PROVISIONAL_COLUMNS = [
+  'ALTER TABLE call_intents ADD COLUMN provisional INTEGER NOT NULL DEFAULT 0',
+  'ALTER TABLE call_intents ADD COLUMN reconciled_at BIGINT',
+];
+export const PROVISIONAL_INDEX =
+  'CREATE INDEX IF NOT EXISTS call_intents_provisional ON call_intents (owner, created_at) WHERE provisional = 1 AND reconciled_at IS NULL';
+
 /** The statements both engines share, with `?` placeholders. */
 export const CALL_SQL = {
   begin:
@@ -81,9 +122,14 @@ export const CALL_SQL = {
   billed: 'UPDATE call_intents SET tokens = ? WHERE key = ?',
   drop: 'DELETE FROM call_intents WHERE key = ? AND settled_at IS NULL',
   beat: 'INSERT INTO call_owners (owner, seen_at) VALUES (?, ?) ON CONFLICT (owner) DO UPDATE SET seen_at = excluded.seen_at',
-  pruneSettled: 'DELETE FROM call_intents WHERE settled_at IS NOT NULL AND settled_at < ?',
-  pruneOwners:
-    'DELETE FROM call_owners WHERE seen_at < ? AND owner NOT IN (SELECT owner FROM call_intents WHERE settled_at IS NULL)',
+  provisional: 'UPDATE call_intents SET provisional = 1 WHERE key = ?',
+  dueForReconcile: `SELECT key, tenant, run_id, attempt, reserved FROM call_intents
+    WHERE owner = ? AND provisional = 1 AND reconciled_at IS NULL AND settled_at IS NOT NULL AND created_at < ?
+    ORDER BY created_at LIMIT ?`,
+  pruneSettled: `DELETE FROM call_intents WHERE settled_at IS NOT NULL AND settled_at < ?
+    AND (provisional = 0 OR reconciled_at IS NOT NULL OR ? = 0)`,
+  pruneOwners: `DELETE FROM call_owners WHERE seen_at < ? AND owner NOT IN
+    (SELECT owner FROM call_intents WHERE settled_at IS NULL OR (provisional = 1 AND reconciled_at IS NULL))`,
   rows: 'SELECT count(*) AS n FROM call_intents',
   unsettled: 'SELECT count(*) AS n FROM call_intents WHERE settled_at IS NULL',
 };
@@ -94,11 +140,14 @@ export const CALL_SQL = {
  * (PostgreSQL: `FOR UPDATE SKIP LOCKED`). Parameters: taker, taker, seen since, limit.
  */
 export const claimOrphansSql = (lock: string): string =>
-  `UPDATE call_intents SET owner = ? WHERE key IN (
+  `UPDATE call_intents SET owner = ?,
+     provisional = CASE WHEN settled_at IS NULL AND tokens IS NULL THEN 1 ELSE provisional END
+   WHERE key IN (
      SELECT key FROM call_intents
-     WHERE settled_at IS NULL AND owner <> ? AND owner NOT IN (SELECT owner FROM call_owners WHERE seen_at >= ?)
+     WHERE (settled_at IS NULL OR (provisional = 1 AND reconciled_at IS NULL))
+       AND owner <> ? AND owner NOT IN (SELECT owner FROM call_owners WHERE seen_at >= ?)
      ORDER BY created_at LIMIT ? ${lock}
-   ) RETURNING key, tenant, run_id, attempt, reserved, tokens`;
+   ) RETURNING key, tenant, run_id, attempt, reserved, tokens, settled_at`;
 
 export interface OrphanRow {
   key: string;
@@ -107,6 +156,7 @@ export interface OrphanRow {
   attempt: number | string;
   reserved: number | string;
   tokens: number | string | null;
+  settled_at?: number | string | null;
 }
 
 export const toOrphan = (r: OrphanRow): OrphanedCall => ({
@@ -116,4 +166,13 @@ export const toOrphan = (r: OrphanRow): OrphanedCall => ({
   attempt: Number(r.attempt),
   reserved: Number(r.reserved),
   tokens: r.tokens === null ? null : Number(r.tokens),
+  settled: r.settled_at !== null && r.settled_at !== undefined,
+});
+
+export const toProvisional = (r: OrphanRow): ProvisionalCall => ({
+  key: r.key,
+  tenant: r.tenant,
+  runId: r.run_id,
+  attempt: Number(r.attempt),
+  reserved: Number(r.reserved),
 });

@@ -7,6 +7,7 @@ import { CallCharges } from '../../../src/activities/call-charges';
 import type { CallIntentStore } from '../../../src/stores/call-intents/call-intents';
 import { openCallIntents } from '../../../src/stores/open';
 import type { Charge } from '../../../src/scheduler';
+import type { UsageSource } from '../../../src/activities/usage-source';
 import { postgresEngine, sqliteEngine } from '../../support/store-engines';
 
 /**
@@ -37,20 +38,23 @@ describe.each(engines)('call charges sweep ($name)', (engine) => {
   });
 
   /** A worker process: its own store connection, mailbox and owner id, on the shared location. */
-  async function worker(location: string) {
+  async function worker(location: string, usage?: UsageSource) {
     const store = await openCallIntents(location);
     open.push(store);
     const charged: { charge: Charge; keys: readonly string[] }[] = [];
+    const confirmed: string[] = [];
     const mailbox = {
-      charge: (charge: Charge, keys: readonly string[] = []) => charged.push({ charge, keys }),
+      charge: (charge: Charge) =>
+        charged.push({ charge, keys: charge.key === undefined ? [] : [charge.key] }),
+      confirm: (ids: readonly string[]) => void confirmed.push(...ids),
     };
-    const w = new CallCharges(store, mailbox, TIMING, log, () => now);
+    const w = new CallCharges(store, mailbox, TIMING, log, () => now, usage);
     workers.push(w);
     const deliver = async () => {
-      w.settled(charged.flatMap((c) => c.keys));
+      w.settled(charged.map((c) => c.charge));
       await w.close(); // waits for the settle write
     };
-    return { w, store, charged, deliver };
+    return { w, store, charged, confirmed, deliver };
   }
   const call = (runId: string, reserved: number) => ({ tenant: 't', runId, attempt: 1, step: 1, reserved });
   const tokens = (cs: { charge: Charge }[]) => cs.map((c) => c.charge.tokens).sort((a, b) => a - b);
@@ -66,7 +70,7 @@ describe.each(engines)('call charges sweep ($name)', (engine) => {
       await a.w.begin(call('run-2', 120)); // cut: the worker died before the bill came
       const delivered = await a.w.begin(call('run-3', 50));
       await a.w.billed(delivered, { tenant: 't', runId: 'run-3', attempt: 1, tokens: 50 });
-      a.w.settled([delivered]);
+      a.w.settled([{ tenant: 't', runId: 'run-3', attempt: 1, tokens: 50, key: delivered }]);
       await a.w.close();
       // SIGKILL: a's mailbox (holding run-1's charge) is gone. b starts within the dead time: nothing.
       const b = await worker(location);
@@ -132,4 +136,60 @@ describe.each(engines)('call charges sweep ($name)', (engine) => {
     expect(await b.store.counts()).toEqual({ rows: 0, unsettled: 0 });
     expect(b.charged).toEqual([]);
   });
+
+  it.skipIf(engine.skip)(
+    "settles provisional charges against the provider's report, once, also across the reconciler's death",
+    async () => {
+      const location = await engine.location();
+      const served = new Map<string, number | null>();
+      const usage: UsageSource = {
+        lookup: async (id) => {
+          if (!served.has(id)) return { served: false };
+          const t = served.get(id);
+          return t === null || t === undefined ? null : { served: true, tokens: t };
+        },
+      };
+      const a = await worker(location, usage);
+      await a.store.beat(a.w.owner, now);
+      const cut = await a.w.begin(call('run-1', 100)); // the provider served it for 60
+      await a.w.uncertain(cut, { tenant: 't', runId: 'run-1', attempt: 1, tokens: 100 });
+      const dropped = await a.w.begin(call('run-2', 120)); // never served
+      await a.w.uncertain(dropped, { tenant: 't', runId: 'run-2', attempt: 1, tokens: 120 });
+      const unknown = await a.w.begin(call('run-3', 30)); // the lookup cannot tell yet
+      await a.w.uncertain(unknown, { tenant: 't', runId: 'run-3', attempt: 1, tokens: 30 });
+      served.set(cut, 60);
+      served.set(unknown, null);
+      // Not delivered yet: nothing to correct.
+      expect(await a.w.reconcile()).toBe(0);
+      a.w.settled(a.charged.map((c) => c.charge));
+      await a.w.close();
+      expect(a.confirmed).toHaveLength(3);
+      a.charged.length = 0;
+      now += 1;
+      expect(await a.w.reconcile()).toBe(2);
+      expect(a.charged.map((c) => [c.charge.runId, c.charge.tokens, c.charge.correction])).toEqual([
+        ['run-1', -40, true],
+        ['run-2', -120, true],
+      ]);
+      // On their way: not looked up again meanwhile.
+      expect(await a.w.reconcile()).toBe(0);
+      // a dies before it marks them corrected: b takes its rows and corrects them again, under the
+      // same keys (the scheduler books each key's correction once).
+      now += TIMING.ownerDeadMs + 1;
+      const b = await worker(location, usage);
+      expect(await b.w.sweep()).toBe(0); // settled already: nothing is charged
+      served.set(unknown, 30);
+      expect(await b.w.reconcile()).toBe(3);
+      const corrections = b.charged.filter((c) => c.charge.correction === true);
+      expect(corrections.map((c) => c.charge.key).sort()).toEqual(
+        [cut, dropped].sort(), // the third was billed what it was charged: nothing to send
+      );
+      await b.deliver();
+      expect(b.confirmed).toHaveLength(3);
+      now += TIMING.ownerDeadMs * 2;
+      const c = await worker(location, usage);
+      await c.w.sweep();
+      expect(await c.w.reconcile()).toBe(0);
+    },
+  );
 });

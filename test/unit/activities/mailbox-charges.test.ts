@@ -41,30 +41,55 @@ function scheduler() {
 const charge = (runId: string, tokens: number) => ({ tenant: 't', runId, attempt: 0, tokens });
 const quiet = pino({ level: 'silent' });
 
-describe('the mailbox hands back the call keys of delivered charges', () => {
+describe('the mailbox hands back the keyed charges it delivered', () => {
   it('only after the report carrying them was delivered, keeping them across a failed one', async () => {
     const s = scheduler();
     const mailbox = new SchedulerMailbox(s.client, 'sched', 3_600_000, () => null, quiet);
     const settled: string[][] = [];
-    mailbox.onCharged = (keys) => settled.push(keys);
-    mailbox.charge(charge('r1', 10), ['k1']);
-    mailbox.charge(charge('r1', 5), ['k2']);
+    mailbox.onCharged = (delivered) => settled.push(delivered.map((c) => c.key!));
+    mailbox.charge({ ...charge('r1', 10), key: 'k1' });
+    mailbox.charge({ ...charge('r1', 5), key: 'k2' });
     s.state.down = true;
     await mailbox.flush(true);
     expect(settled).toEqual([]);
-    mailbox.charge(charge('r2', 7), ['k3']);
+    mailbox.charge({ ...charge('r2', 7), key: 'k3' });
     s.state.down = false;
     // The failed report goes again as it was; what came meanwhile follows in the next one.
     await mailbox.flush(true);
     expect(settled).toEqual([['k1', 'k2']]);
     await mailbox.flush(true);
     expect(settled).toEqual([['k1', 'k2'], ['k3']]);
-    expect(s.updates.map((u) => u.report.charges)).toEqual([[charge('r1', 15)], [charge('r2', 7)]]);
-    // A call billed nothing: its key is settled with the next flush, with nothing to send.
-    mailbox.charge(charge('r3', 0), ['k4']);
+    // Keyed charges go one per call (the ledger books each key once); unkeyed ones are summed per attempt.
+    expect(s.updates.map((u) => u.report.charges)).toEqual([
+      [
+        { ...charge('r1', 10), key: 'k1' },
+        { ...charge('r1', 5), key: 'k2' },
+      ],
+      [{ ...charge('r2', 7), key: 'k3' }],
+    ]);
+    // A call billed nothing: its key is handed back with the next flush, with nothing to send.
+    mailbox.charge({ ...charge('r3', 0), key: 'k4' });
     await mailbox.flush(true);
     expect(settled).toEqual([['k1', 'k2'], ['k3'], ['k4']]);
     expect(s.updates).toHaveLength(2);
+    mailbox.charge(charge('r4', 3));
+    mailbox.charge(charge('r4', 4));
+    await mailbox.flush(true);
+    expect(s.updates.at(-1)?.report.charges).toEqual([charge('r4', 7)]);
+    await mailbox.close();
+  });
+
+  it('tells the scheduler what was settled with the next report, again after a failed one', async () => {
+    const s = scheduler();
+    const mailbox = new SchedulerMailbox(s.client, 'sched', 3_600_000, () => null, quiet);
+    mailbox.confirm(['aaaaaaaa', 'bbbbbbbb']);
+    s.state.down = true;
+    await mailbox.flush(true);
+    s.state.down = false;
+    await mailbox.flush(true);
+    expect(s.updates.map((u) => u.report.settled)).toEqual([['aaaaaaaa', 'bbbbbbbb']]);
+    await mailbox.flush(true);
+    expect(s.updates).toHaveLength(1);
     await mailbox.close();
   });
 });

@@ -40,7 +40,8 @@ async function harness(baseMs = 0) {
   const renewals: number[] = [];
   const mailbox = {
     renew: (r: { usedTokens: number }) => void renewals.push(r.usedTokens),
-    charge: (c: Charge) => void charges.push(c),
+    charge: ({ key: _key, ...c }: Charge) => void charges.push(c),
+    confirm: () => undefined,
   };
   const calls = new CallCharges(
     intents,

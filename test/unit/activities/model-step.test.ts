@@ -37,7 +37,9 @@ function harness(answer?: () => Promise<number>) {
   };
   const mailbox = {
     renew: () => undefined,
-    charge: (charge: Charge, keys: readonly string[] = []) => void charges.push({ charge, keys }),
+    charge: ({ key, ...charge }: Charge) =>
+      void charges.push({ charge, keys: key === undefined ? [] : [key] }),
+    confirm: () => undefined,
   };
   const ledger = new CallCharges(
     intents,

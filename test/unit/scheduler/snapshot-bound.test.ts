@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ChargeKeys, MAX_CHARGE_KEYS, chargeId } from '../../../src/scheduler/charge-keys';
 import { FleetScheduler, LEDGER_RING_TOTAL } from '../../../src/scheduler';
 import type { PlainSnapshot, UnitSubmission } from '../../../src/scheduler';
 import {
@@ -135,6 +136,11 @@ describe('the bound on the continue-as-new input', () => {
       1,
       1e12 + i,
     ]);
+    // The ledger's call keys, full: charged and not yet confirmed settled.
+    const keys = new ChargeKeys();
+    for (let i = 0; i < MAX_CHARGE_KEYS + 10; i++) keys.admit(chargeId(`call-${i}`));
+    expect(keys.size).toBe(MAX_CHARGE_KEYS);
+    v1.chargeKeys = keys.snapshot();
     const full = encodeV2(v1);
     expect(decodeV2(full).ended).toEqual(v1.ended);
 

@@ -70,9 +70,25 @@ describe.each(engines)('call intent store ($name)', (engine) => {
       await s.beat('sweeper', 50_000);
       const taken = await s.claimOrphans('sweeper', 20_000, 100);
       expect(taken.sort((x, y) => x.key.localeCompare(y.key))).toEqual([
-        { key: 'd1', tenant: 't', runId: 'run-t-d1', attempt: 0, reserved: 100, tokens: 42 },
-        { key: 'd2', tenant: 't', runId: 'run-t-d2', attempt: 0, reserved: 200, tokens: null },
-        { key: 'n1', tenant: 't', runId: 'run-t-n1', attempt: 0, reserved: 300, tokens: null },
+        { key: 'd1', tenant: 't', runId: 'run-t-d1', attempt: 0, reserved: 100, tokens: 42, settled: false },
+        {
+          key: 'd2',
+          tenant: 't',
+          runId: 'run-t-d2',
+          attempt: 0,
+          reserved: 200,
+          tokens: null,
+          settled: false,
+        },
+        {
+          key: 'n1',
+          tenant: 't',
+          runId: 'run-t-n1',
+          attempt: 0,
+          reserved: 300,
+          tokens: null,
+          settled: false,
+        },
       ]);
       // Taken rows are the sweeper's now (alive): a second sweeper finds nothing.
       await s.beat('other', 50_000);
@@ -125,6 +141,49 @@ describe.each(engines)('call intent store ($name)', (engine) => {
       // 'gone' owed nothing and was pruned: its absence reads as dead, as before. 'owes' was kept.
       await s.beat('sweeper', 100);
       expect((await s.claimOrphans('sweeper', 50, 10)).map((r) => r.key)).toEqual(['open']);
+    },
+  );
+
+  it.skipIf(engine.skip)(
+    'provisional charges: due for lookup once settled and old enough, taken over with a dead owner, kept until reconciled',
+    async () => {
+      const s = await store();
+      await s.beat('w', 1_000);
+      await s.begin(intent('p1', 'w', 100), 1_000); // cut: charged its reservation
+      await s.begin(intent('p2', 'w', 200), 5_000);
+      await s.begin(intent('b1', 'w', 50), 1_000); // billed: exact, never looked up
+      await s.provisional('p1');
+      await s.provisional('p2');
+      await s.billed('b1', 40);
+      // Not yet delivered: nothing to reconcile.
+      expect(await s.dueForReconcile('w', 10_000, 10)).toEqual([]);
+      await s.settle(['p1', 'p2', 'b1'], 6_000);
+      expect((await s.dueForReconcile('w', 10_000, 10)).map((r) => r.key)).toEqual(['p1', 'p2']);
+      expect(await s.dueForReconcile('w', 2_000, 10)).toEqual([
+        { key: 'p1', tenant: 't', runId: 'run-t-p1', attempt: 0, reserved: 100 },
+      ]);
+      // Settled long ago: the billed row goes, the provisional ones stay until reconciled.
+      await s.prune(100_000, 0);
+      expect(await s.counts()).toEqual({ rows: 2, unsettled: 0 });
+      await s.reconciled(['p1'], 7_000);
+      expect((await s.dueForReconcile('w', 10_000, 10)).map((r) => r.key)).toEqual(['p2']);
+      // The owner dies: a sweeper takes its unreconciled row (nothing to charge: it is settled).
+      await s.beat('sweeper', 200_000);
+      expect(await s.claimOrphans('sweeper', 100_000, 10)).toMatchObject([{ key: 'p2', settled: true }]);
+      expect(await s.dueForReconcile('w', 10_000, 10)).toEqual([]);
+      expect((await s.dueForReconcile('sweeper', 10_000, 10)).map((r) => r.key)).toEqual(['p2']);
+      // A dead owner's unbilled row is charged its reservation by the sweep: marked provisional.
+      await s.begin(intent('c1', 'w', 70), 8_000);
+      expect(await s.claimOrphans('sweeper', 100_000, 10)).toMatchObject([
+        { key: 'c1', tokens: null, settled: false },
+      ]);
+      await s.settle(['c1'], 9_000);
+      expect((await s.dueForReconcile('sweeper', 10_000, 10)).map((r) => r.key)).toEqual(['p2', 'c1']);
+      await s.prune(100_000, 0); // p1, reconciled, goes
+      expect(await s.counts()).toEqual({ rows: 2, unsettled: 0 });
+      // Nothing reconciles them (no usage source): they go with the rest.
+      await s.prune(100_000, 0, false);
+      expect(await s.counts()).toEqual({ rows: 0, unsettled: 0 });
     },
   );
 
