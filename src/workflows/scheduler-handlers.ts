@@ -89,7 +89,7 @@ export function setUpdateHandlers(m: SchedulerManager): void {
 export function setSignalHandlers(m: SchedulerManager): void {
   const { core, work } = m;
   const onReport = reportsOnce((report) => {
-    work.dirty = applyReport(core, report, Date.now()) || work.dirty;
+    if (applyReport(core, report, Date.now())) work.touch();
   });
   setHandler(reportSignal, onReport);
   setHandler(reportUpdate, onReport);

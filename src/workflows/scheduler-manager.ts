@@ -84,12 +84,17 @@ export class SchedulerManager {
    * activation as it always has, which keeps its commands in the recorded order.
    */
   idle(): Promise<void> {
+    this.work.watch.assertInTask();
     this.armTimer(this.core.nextWakeAt(Date.now()));
-    return condition(() => this.work.dirty || this.shouldContinueAsNew());
+    return condition(() => {
+      this.work.watch.see();
+      return this.work.dirty || this.shouldContinueAsNew();
+    });
   }
 
   /** One pass: the floor if one is wanted, expired leases, uncoverable units, admissions. */
   pass(): void {
+    this.work.watch.assertInTask();
     this.work.dirty = false;
     const now = Date.now();
     this.recovery.takeFloor(now);
@@ -110,6 +115,7 @@ export class SchedulerManager {
    * promise, like `idle`.
    */
   settled(): Promise<boolean> {
+    this.work.watch.assertInTask();
     return condition(() => this.work.pending === 0 && allHandlersFinished(), '1 minute');
   }
 

@@ -43,6 +43,7 @@ export class SchedulerRecovery {
 
   /** The watchdog's signal: a new or reset chain (hold and floor), or a follow-up (floor only). */
   onSignal(followUp: boolean): void {
+    this.work.watch.assertInTask(); // start() may start timers
     if (!followUp) this.start();
     this.requested = true;
     this.work.touch();

@@ -1,22 +1,26 @@
 import { log } from '@temporalio/workflow';
+import { TaskWatch } from './scheduler-task-watch';
 
 /**
  * What the scheduler's loop and its handlers share: whether something changed since the loop last
  * looked (`dirty`), and the activities still in flight (`pending`), which the chain waits for before
- * it continues-as-new.
+ * it continues-as-new; and which activations it has seen (`watch`), so it starts commands only in
+ * one a workflow task applies.
  */
 export class SchedulerWork {
   /** Something changed: the loop runs again (starts true: the first pass always runs). */
   dirty = true;
   pending = 0;
+  readonly watch = new TaskWatch();
 
   touch(): void {
+    this.watch.see();
     this.dirty = true;
   }
 
   /** Marks the state changed and passes `value` through (for handlers that answer). */
   touched<T>(value: T): T {
-    this.dirty = true;
+    this.touch();
     return value;
   }
 
@@ -25,7 +29,7 @@ export class SchedulerWork {
     this.pending++;
     p.catch((err: unknown) => log.error('scheduler activity failed', { err: String(err) })).finally(() => {
       this.pending--;
-      this.dirty = true;
+      this.touch();
     });
   }
 }
