@@ -8,15 +8,18 @@ import type { TestSpecification } from 'vitest/node';
  * workers idle. Without a results cache (a fresh clone, CI) vitest starts larger files first, and
  * file size says little about time here. The three drills (drill-deploy, drill-chaos,
  * scheduler-loss: each with a dev server, an API and worker processes of its own) fall so that at
- * most two run at once. Seconds in the last fresh-clone `npm test` (3 workers on 2 cores, so each
- * file shares the machine), 2026-12-02. Files not listed (each under 17 s) follow in vitest's order.
+ * most two run at once: scheduler-loss starts only after three files have ended, by when the chaos
+ * drill has. Seconds in the last fresh-clone `npm test` (3 workers on 2 cores, so each file shares
+ * the machine), 2026-12-02; "alone" figures are the file run by itself on a loaded machine (load
+ * 7-14) on 2026-12-02, before and after its waits were cut. Files not listed (each under 17 s)
+ * follow in vitest's order.
  */
 export const LONG_FIRST = [
   'test/integration/storm.test.ts', // 89, in the first group, beside the unit files
-  'test/integration/paused-worker.test.ts', // 134 before its claims went stale in 35 s (80 alone since)
-  'test/integration/drill-deploy.test.ts', // 79
-  'test/integration/own-worker.test.ts', // 67, most of it the killed worker's 30-s heartbeat timeout
+  'test/integration/drill-deploy.test.ts', // 79; alone 100 -> 86, its dev server in memory (CPU 57 -> 36 s)
+  'test/integration/own-worker.test.ts', // 67, most of it the killed worker's 30-s heartbeat timeout (alone 54)
   'test/integration/drill-chaos.test.ts', // 64
+  'test/integration/paused-worker.test.ts', // 80 with a 50-s pause; alone 65 -> 61 (test body 57 -> 33) with 25 s
   'test/integration/user-agents.test.ts', // 45
   'test/integration/scheduler-loss.test.ts', // 58, after user-agents: never beside both other drills
   'test/integration/backpressure.test.ts', // 43
