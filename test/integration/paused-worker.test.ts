@@ -14,6 +14,10 @@ import {
   type Reply,
   type TestStack,
 } from '../support/stack';
+import { childWorkersUseSuiteBundle } from '../support/suite-bundle';
+
+// The worker child loads the suite's workflow bundle instead of bundling at start.
+childWorkersUseSuiteBundle();
 
 /**
  * Issue 27, finding 2: the only worker is paused (SIGSTOP) for longer than every timeout on the way
