@@ -19,7 +19,7 @@ export const LONG_FIRST = [
   'test/integration/drill-deploy.test.ts', // 79; alone 100 -> 86, its dev server in memory (CPU 57 -> 36 s)
   'test/integration/own-worker.test.ts', // 67, most of it the killed worker's 30-s heartbeat timeout (alone 54)
   'test/integration/drill-chaos.test.ts', // 64
-  'test/integration/paused-worker.test.ts', // 80 with a 50-s pause; alone 65 -> 61 (test body 57 -> 33) with 25 s
+  'test/integration/paused-worker.test.ts', // 80 with a 50-s pause; alone 65 -> 38 (25-s pause, the suite's bundle)
   'test/integration/user-agents.test.ts', // 45
   'test/integration/scheduler-loss.test.ts', // 58, after user-agents: never beside both other drills
   'test/integration/backpressure.test.ts', // 43
