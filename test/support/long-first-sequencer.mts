@@ -18,12 +18,12 @@ export const LONG_FIRST = [
   'test/integration/storm.test.ts', // 89, in the first group, beside the unit files
   'test/integration/drill-deploy.test.ts', // 79; alone 100 -> 86, its dev server in memory (CPU 57 -> 36 s)
   'test/integration/own-worker.test.ts', // 67, most of it the killed worker's 30-s heartbeat timeout (alone 54)
-  'test/integration/drill-chaos.test.ts', // 64
+  'test/integration/drill-chaos.test.ts', // 64; alone 80 at 67 CPU-s (CPU-bound)
   'test/integration/paused-worker.test.ts', // 80 with a 50-s pause; alone 65 -> 38 (25-s pause, the suite's bundle)
-  'test/integration/user-agents.test.ts', // 45
-  'test/integration/scheduler-loss.test.ts', // 58, after user-agents: never beside both other drills
+  'test/integration/user-agents.test.ts', // 45; alone 45 at 25 CPU-s, 34 of it the 4.5-MiB call
+  'test/integration/scheduler-loss.test.ts', // 58 (alone 69 at 46 CPU-s), after user-agents
   'test/integration/backpressure.test.ts', // 43
-  'test/integration/continue-as-new.test.ts', // 41
+  'test/integration/continue-as-new.test.ts', // 41; alone 34 at 44 CPU-s (CPU-bound)
   'test/integration/budget-cap.test.ts', // 33
   'test/integration/gates-batches.test.ts', // 32
   'test/integration/parts.test.ts', // 32
