@@ -115,13 +115,21 @@ const api = {
     'A client must send its whole request (headers and body) within this many ms.',
   ),
   HTTP_MAX_CONNECTIONS: int(1000).describe('Most connections the API holds at once.'),
+  SCHEDULER_ANSWER_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(30)
+    .describe(
+      "How long the API waits for the scheduler's answer to a submission, a tenant's settings, a drain or a resume (the scheduler answers only while a worker runs) before it answers 503 unavailable with a Retry-After.",
+    ),
   IDEMPOTENCY_PENDING_TTL_SECONDS: z.coerce
     .number()
     .int()
-    .min(30)
+    .min(1)
     .default(120)
     .describe(
-      "A submission's idempotency claim still pending after this many seconds belongs to a request that died: until then a retry with its key answers 409, after it the retry takes the claim over under the same run id. At least 30, the API's wait for the scheduler's answer.",
+      "A submission's idempotency claim still pending after this many seconds belongs to a request that died: until then a retry with its key answers 409, after it the retry takes the claim over under the same run id. At least SCHEDULER_ANSWER_SECONDS (30 unless set), the API's wait for the scheduler's answer.",
     ),
   SCHEDULE_MIN_INTERVAL_SECONDS: z.coerce
     .number()
@@ -708,6 +716,8 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
     },
     /** A pending idempotency claim older than this (ms) is stale: a retry with its key takes it over. */
     pendingClaimTtlMs: e.IDEMPOTENCY_PENDING_TTL_SECONDS * 1000,
+    /** How long the API waits for the scheduler's answer to an update before it answers 503 (ms). */
+    schedulerAnswerMs: e.SCHEDULER_ANSWER_SECONDS * 1000,
     /** The shortest interval (seconds) a schedule may fire at. */
     scheduleMinIntervalSeconds: e.SCHEDULE_MIN_INTERVAL_SECONDS,
     adminToken: e.ADMIN_TOKEN,
@@ -833,6 +843,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   for (const [name, m] of Object.entries(e.MODELS))
     if (m.apiKeyEnv !== undefined && !env[m.apiKeyEnv])
       problems.push(`MODELS.${name}.apiKeyEnv: ${m.apiKeyEnv} is not set`);
+  // A claim must outlive the request that holds it: that request waits up to SCHEDULER_ANSWER_SECONDS.
+  if (e.IDEMPOTENCY_PENDING_TTL_SECONDS < e.SCHEDULER_ANSWER_SECONDS)
+    problems.push(
+      `IDEMPOTENCY_PENDING_TTL_SECONDS: ${e.IDEMPOTENCY_PENDING_TTL_SECONDS} is less than SCHEDULER_ANSWER_SECONDS (${e.SCHEDULER_ANSWER_SECONDS}), the API's wait for the scheduler's answer`,
+    );
   if (problems.length) throw new Error(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
   return toConfig(e, env);
 }

@@ -40,6 +40,11 @@ export interface DeployDrillOptions extends DrillOptions {
    * the new worker starts.
    */
   terminateScheduler?: boolean;
+  /**
+   * The dev server keeps its state in memory instead of a SQLite file (no fsync per write). The drill
+   * never restarts Temporal, so nothing it checks depends on the file.
+   */
+  inMemory?: boolean;
 }
 
 export interface DeployDrillResult {
@@ -93,7 +98,13 @@ export interface DeployDrillResult {
 export async function runDeployDrill(o: DeployDrillOptions): Promise<DeployDrillResult> {
   const log = o.log ?? (() => {});
   const t0 = Date.now();
-  const s = await startDrillStack({ concurrency: o.concurrency, log, onStatus: o.onStatus, sink: true });
+  const s = await startDrillStack({
+    concurrency: o.concurrency,
+    log,
+    onStatus: o.onStatus,
+    sink: true,
+    ...(o.inMemory ? { inMemory: true } : {}),
+  });
   try {
     await s.startWorker('v1');
     const token = await s.tenant('drill-deploy', { maxQueued: 100_000, maxInFlight: o.concurrency });

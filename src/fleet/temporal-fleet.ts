@@ -38,20 +38,24 @@ import { countBatch, failedRunIds, listRuns, viewFromDescription } from './visib
 const notFound = (err: unknown) => err instanceof WorkflowNotFoundError;
 /** The longest a run's view query may take before the view comes from its description instead. */
 const RUN_QUERY_MS = 5000;
-/** An update waits for a worker; without one it would wait forever. */
-const SCHEDULER_ANSWER_MS = 30_000;
-const answered = <T>(p: Promise<T>): Promise<T> =>
-  withTimeout(p, SCHEDULER_ANSWER_MS, 'the scheduler').catch((err: unknown) => {
-    if (err instanceof Error && err.message.startsWith('the scheduler timed out')) {
-      throw new ApiError(
-        'unavailable',
-        'The scheduler did not answer in time (is a worker running?); try again shortly.',
-        undefined,
-        5,
-      );
-    }
-    throw err;
-  });
+/**
+ * An update to the scheduler waits for a worker; without one it would wait forever. Past `ms`
+ * (SCHEDULER_ANSWER_SECONDS) the request is answered 503 unavailable with a Retry-After.
+ */
+const answeredWithin =
+  (ms: number) =>
+  <T>(p: Promise<T>): Promise<T> =>
+    withTimeout(p, ms, 'the scheduler').catch((err: unknown) => {
+      if (err instanceof Error && err.message.startsWith('the scheduler timed out')) {
+        throw new ApiError(
+          'unavailable',
+          'The scheduler did not answer in time (is a worker running?); try again shortly.',
+          undefined,
+          5,
+        );
+      }
+      throw err;
+    });
 const orNull = <T>(p: Promise<T>): Promise<T | null> =>
   p.catch((err: unknown) => (notFound(err) ? null : Promise.reject(err)));
 /** True once a signal is sent; false when its run closed after it was read (not found by then). */
@@ -78,6 +82,7 @@ function boundedRunView(
 
 /** The fleet on Temporal: the scheduler workflow for decisions, run workflows for runs, visibility for lists. */
 export function createTemporalFleet(client: Client, config: Config, effects: EffectStore): FleetPort {
+  const answered = answeredWithin(config.schedulerAnswerMs);
   const scheduler = () => client.workflow.getHandle(config.schedulerWorkflowId);
   const coalescer = new SubmitCoalescer(
     (units) => answered(withRetry(() => scheduler().executeUpdate(submitUpdate, { args: [units] }))),

@@ -7,7 +7,8 @@ childWorkersUseSuiteBundle();
 
 describe('deploy drill', () => {
   it('deploy: drain refuses at the door, admits nothing, lets in-flight finish; v2 resumes; nothing lost or doubled', async () => {
-    const r = await runDeployDrill(SIZE);
+    // In memory: the drill never restarts Temporal (the chaos drill does, on its file).
+    const r = await runDeployDrill({ ...SIZE, inMemory: true });
     console.log(
       `deploy drill: drain ${r.drainMs} ms with ${r.atDrain.inFlight} in flight; resume → admission in ${r.timeToResumeMs} ms; ` +
         `${r.events.runs} event runs from ${r.events.sent} events`,

@@ -4,8 +4,9 @@ import type { runChaosDrill } from '../../bench/scenarios/drill-chaos';
 /**
  * Issue 6's drills at reduced size (`npm run drill:deploy` and `npm run drill:chaos` run 1,000 units
  * with the same scenarios and checks), one drill per test file so that they run beside each other and
- * beside the other integration files. Each starts its own dev server on a SQLite file, so that the
- * chaos drill can restart it with its state, and runs the worker as a child process.
+ * beside the other integration files. Each starts its own dev server (the chaos drill's on a SQLite
+ * file, so that it can restart it with its state; the deploy drill's in memory) and runs the worker
+ * as a child process.
  */
 export const UNITS = Number(process.env.DRILL_UNITS ?? 100);
 /*

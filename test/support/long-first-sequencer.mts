@@ -8,19 +8,22 @@ import type { TestSpecification } from 'vitest/node';
  * workers idle. Without a results cache (a fresh clone, CI) vitest starts larger files first, and
  * file size says little about time here. The three drills (drill-deploy, drill-chaos,
  * scheduler-loss: each with a dev server, an API and worker processes of its own) fall so that at
- * most two run at once. Seconds in the last fresh-clone `npm test` (3 workers on 2 cores, so each
- * file shares the machine), 2026-12-02. Files not listed (each under 17 s) follow in vitest's order.
+ * most two run at once: scheduler-loss starts only after three files have ended, by when the chaos
+ * drill has. Seconds in the last fresh-clone `npm test` (3 workers on 2 cores, so each file shares
+ * the machine), 2026-12-02; "alone" figures are the file run by itself on a loaded machine (load
+ * 7-14) on 2026-12-02, before and after its waits were cut. Files not listed (each under 17 s)
+ * follow in vitest's order.
  */
 export const LONG_FIRST = [
   'test/integration/storm.test.ts', // 89, in the first group, beside the unit files
-  'test/integration/paused-worker.test.ts', // 134 before its claims went stale in 35 s (80 alone since)
-  'test/integration/drill-deploy.test.ts', // 79
-  'test/integration/own-worker.test.ts', // 67, most of it the killed worker's 30-s heartbeat timeout
-  'test/integration/drill-chaos.test.ts', // 64
-  'test/integration/user-agents.test.ts', // 45
-  'test/integration/scheduler-loss.test.ts', // 58, after user-agents: never beside both other drills
+  'test/integration/drill-deploy.test.ts', // 79; alone 100 -> 86, its dev server in memory (CPU 57 -> 36 s)
+  'test/integration/own-worker.test.ts', // 67, most of it the killed worker's 30-s heartbeat timeout (alone 54)
+  'test/integration/drill-chaos.test.ts', // 64; alone 80 at 67 CPU-s (CPU-bound)
+  'test/integration/paused-worker.test.ts', // 80 with a 50-s pause; alone 65 -> 38 (25-s pause, the suite's bundle)
+  'test/integration/user-agents.test.ts', // 45; alone 45 at 25 CPU-s, 34 of it the 4.5-MiB call
+  'test/integration/scheduler-loss.test.ts', // 58 (alone 69 at 46 CPU-s), after user-agents
   'test/integration/backpressure.test.ts', // 43
-  'test/integration/continue-as-new.test.ts', // 41
+  'test/integration/continue-as-new.test.ts', // 41; alone 34 at 44 CPU-s (CPU-bound)
   'test/integration/budget-cap.test.ts', // 33
   'test/integration/gates-batches.test.ts', // 32
   'test/integration/parts.test.ts', // 32

@@ -115,7 +115,16 @@ describe('IDEMPOTENCY_PENDING_TTL_SECONDS', () => {
     expect(loadConfig({}).pendingClaimTtlMs).toBe(PENDING_CLAIM_TTL_MS);
     expect(loadConfig({ IDEMPOTENCY_PENDING_TTL_SECONDS: '35' }).pendingClaimTtlMs).toBe(35_000);
     expect(() => loadConfig({ IDEMPOTENCY_PENDING_TTL_SECONDS: '29' })).toThrow(
-      /IDEMPOTENCY_PENDING_TTL_SECONDS/,
+      /IDEMPOTENCY_PENDING_TTL_SECONDS: 29 is less than SCHEDULER_ANSWER_SECONDS \(30\)/,
     );
+  });
+
+  it("follows SCHEDULER_ANSWER_SECONDS, the API's wait for the scheduler (default 30 s)", () => {
+    expect(loadConfig({}).schedulerAnswerMs).toBe(30_000);
+    const short = loadConfig({ SCHEDULER_ANSWER_SECONDS: '15', IDEMPOTENCY_PENDING_TTL_SECONDS: '15' });
+    expect(short).toMatchObject({ schedulerAnswerMs: 15_000, pendingClaimTtlMs: 15_000 });
+    expect(() =>
+      loadConfig({ SCHEDULER_ANSWER_SECONDS: '15', IDEMPOTENCY_PENDING_TTL_SECONDS: '14' }),
+    ).toThrow(/IDEMPOTENCY_PENDING_TTL_SECONDS: 14 is less than SCHEDULER_ANSWER_SECONDS \(15\)/);
   });
 });
