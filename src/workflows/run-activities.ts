@@ -4,12 +4,6 @@ import type { FleetActivities } from '../contract/activity-types';
 /** Failures that retrying cannot fix: the run fails with the reason. */
 export const NON_RETRYABLE = ['AgentStepFailed', 'ModelSpendCap', 'ModelRequestRejected'];
 
-export const remote = proxyActivities<FleetActivities>({
-  startToCloseTimeout: '15 minutes',
-  heartbeatTimeout: '30 seconds',
-  // maximumInterval bounds nextRetryDelay, so it must allow the provider's Retry-After.
-  retry: { initialInterval: '1s', maximumInterval: '2 minutes', nonRetryableErrorTypes: NON_RETRYABLE },
-});
 export const local = proxyLocalActivities<FleetActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '200ms', maximumInterval: '5s' },
@@ -24,6 +18,19 @@ export const shortStep = proxyLocalActivities<FleetActivities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1s', maximumInterval: '2 minutes', nonRetryableErrorTypes: NON_RETRYABLE },
 });
+/**
+ * Longer steps (regular activities) under a lease of `leaseTtlMs`: the step heartbeats at a third of
+ * the lease (10 s at most), and a worker gone is seen within half a lease (at least 10 s, at most
+ * 30 s: the default lease of 60 s keeps 30 s), before the lease itself runs out.
+ */
+export function longStepsFor(leaseTtlMs: number) {
+  return proxyActivities<FleetActivities>({
+    startToCloseTimeout: '15 minutes',
+    heartbeatTimeout: Math.min(30_000, Math.max(10_000, Math.round(leaseTtlMs / 2))),
+    // maximumInterval bounds nextRetryDelay, so it must allow the provider's Retry-After.
+    retry: { initialInterval: '1s', maximumInterval: '2 minutes', nonRetryableErrorTypes: NON_RETRYABLE },
+  });
+}
 /** Steps of at most this many milliseconds run as local activities (`shortStep`). */
 export const SHORT_STEP_MS = 250;
 /** Failures of an agent's model call that retrying cannot fix: the run fails with the reason. */

@@ -10,7 +10,7 @@ import {
   local,
   measure,
   modelCallsFor,
-  remote,
+  longStepsFor,
   SHORT_STEP_MS,
   shortStep,
 } from './run-activities';
@@ -105,8 +105,9 @@ export function agentContext(run: RunLifecycle, agent: Agent): AgentContext {
       const r = await metered(
         stepWorstCase(spec.runId, step, tokens),
         () => {
-          const call = minMs <= SHORT_STEP_MS ? shortStep.modelStep : remote.modelStep;
-          return call({ ...lease(), step, tokens, minMs, ...(stepOpts?.fail ? { fail: true } : {}) });
+          const l = lease();
+          const call = minMs <= SHORT_STEP_MS ? shortStep.modelStep : longStepsFor(l.leaseTtlMs).modelStep;
+          return call({ ...l, step, tokens, minMs, ...(stepOpts?.fail ? { fail: true } : {}) });
         },
         (s) => s.usedTokens,
       );

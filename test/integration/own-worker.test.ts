@@ -23,7 +23,8 @@ describe('your own agents on your own worker', () => {
   let s: TestStack;
   const children: ChildProcess[] = [];
   beforeAll(async () => {
-    s = await startTestStack({ AGENTS: path.join(agents, 'research.ts') });
+    // A lease of 20 s: a killed worker's step is seen gone within half of it (10 s), not 30 s.
+    s = await startTestStack({ AGENTS: path.join(agents, 'research.ts'), LEASE_TTL_SECONDS: '20' });
   }, 120_000);
   afterAll(async () => {
     for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
