@@ -4,6 +4,8 @@ import { tracedCall } from './provider/traced-call';
 import { ProviderErrorAnswer } from './call-outcome';
 import { parseRateLimitHeaders } from './provider/rate-limit-headers';
 import type { ParsedRateLimit } from './provider/rate-limit-headers';
+import { readWaitHint } from './provider/wait-hints';
+import { reportUnknownFormat } from './provider/unknown-formats';
 import { CALL_KEY_HEADER, TENANT_HEADER } from './provider/call-key';
 import { estimateTextTokens, stepMaxTokens, stepPrompt } from '../contract/model-call';
 import type { ModelCallSample } from './observations';
@@ -223,6 +225,11 @@ async function send<T>(t: Transport, x: Exchange<T>): Promise<{ result: T; laten
     (res.status === 429 && (error.type === 'insufficient_quota' || error.code === 'insufficient_quota')) ||
     (res.status === 402 && error.type === 'billing_error');
   if (res.status === 429 || spendCap) {
+    // Every wait signal of a rate-limit 429 (headers, error text, resets), not only `retry-after`.
+    if (!spendCap)
+      limits.retryAfterMs = readWaitHint(res.headers, error.full ?? '', calledAt, (f) =>
+        reportUnknownFormat(t.log, f),
+      )?.waitMs;
     report(true, 0, spendCap);
     if (spendCap) {
       throw ApplicationFailure.create({

@@ -11,6 +11,7 @@ import type { DialectAnswers } from './call-flow';
 import { simulateCompletion } from './completions';
 import {
   BystanderSchema,
+  WaitSignalSchema,
   CapacitySchema,
   ChatRequestSchema,
   FaultSchema,
@@ -86,6 +87,8 @@ export function createSimulator(opts: SimulatorOptions & { adminToken?: string }
     spendCap: sendSpendCap,
     injected: sendInjected,
     throttled: sendThrottled,
+    bareThrottled: (res, message) =>
+      sendError(res, 429, { code: 'rate_limit_exceeded', type: 'rate_limit_exceeded', message }),
   });
 
   app.post('/v1/chat/completions', async (req, res) => {
@@ -200,6 +203,13 @@ export function createSimulator(opts: SimulatorOptions & { adminToken?: string }
     if (!parsed.success) return sendInvalid(res, 'Invalid fault.', issueDetails(parsed.error));
     state.faults.push({ ...parsed.data });
     res.json({ pending: state.faults.length });
+  });
+
+  app.post('/admin/wait-signal', (req, res) => {
+    const parsed = WaitSignalSchema.safeParse(req.body ?? {});
+    if (!parsed.success) return sendInvalid(res, 'Invalid wait signal.', issueDetails(parsed.error));
+    state.waitSignal = parsed.data.mode;
+    res.json({ waitSignal: state.waitSignal });
   });
 
   let stopBystander: (() => void) | null = null;

@@ -64,6 +64,9 @@ export const FaultSchema = z.strictObject({
   times: z.number().int().min(1).max(10_000).default(1),
 });
 
+/** `POST /admin/wait-signal`: where rate-limit 429s state their wait (`WaitSignal`). */
+export const WaitSignalSchema = z.strictObject({ mode: z.enum(['standard', 'vendor-header', 'body']) });
+
 /** `POST /admin/bystander`: another consumer of the account at `tpm` tokens a minute (0 stops it). */
 export const BystanderSchema = z.strictObject({
   tpm: quota,
