@@ -5,6 +5,8 @@ import { ProviderErrorAnswer } from './call-outcome';
 import { parseRateLimitHeaders } from './provider/rate-limit-headers';
 import type { ParsedRateLimit } from './provider/rate-limit-headers';
 import { CALL_ID_HEADER, CALL_KEY_HEADER, TENANT_HEADER, storedCallFields } from './provider/call-key';
+import { readWaitHint } from './provider/wait-hints';
+import { reportUnknownFormat } from './provider/unknown-formats';
 import { estimateTextTokens, stepMaxTokens, stepPrompt } from '../contract/model-call';
 import type { ModelCallSample } from './observations';
 import { readUsage } from './provider/usage';
@@ -230,6 +232,11 @@ async function send<T>(t: Transport, x: Exchange<T>): Promise<{ result: T; laten
     (res.status === 429 && (error.type === 'insufficient_quota' || error.code === 'insufficient_quota')) ||
     (res.status === 402 && error.type === 'billing_error');
   if (res.status === 429 || spendCap) {
+    // Every wait signal of a rate-limit 429 (headers, error text, resets), not only `retry-after`.
+    if (!spendCap)
+      limits.retryAfterMs = readWaitHint(res.headers, error.full ?? '', calledAt, (f) =>
+        reportUnknownFormat(t.log, f),
+      )?.waitMs;
     report(true, 0, spendCap);
     if (spendCap) {
       throw ApplicationFailure.create({

@@ -10,6 +10,7 @@ const MAX_PAUSE_S = 5;
  * spend-cap 429 for one tenant. The fleet pauses at most MODEL_MAX_PAUSE_SECONDS, only the spend-capped
  * run fails, and the ledger equals the provider's bill. And a budget is a cap: runs that declare 1
  * token reserve what their agent estimates, so a budget of 5,000 admits at most 5 runs of 1,000.
+ * A 429 whose only wait is a gateway's vendor header (`llm_provider-retry-after`) pauses the fleet too.
  */
 describe('a governor a header cannot break, and a budget that is a cap', () => {
   let s: TestStack;
@@ -134,5 +135,41 @@ describe('a governor a header cannot break, and a budget that is a cap', () => {
     );
     expect(me.body.ledger.spent).toBeLessThanOrEqual(5000);
     expect(me.body.ledger.spent).toBe(bill.tenants[tenant]);
+  });
+
+  it('pauses the fleet on a 429 whose only wait is `llm_provider-retry-after` (a LiteLLM gateway)', async () => {
+    const tenant = `vendor-${s.id}`;
+    const key = await s.tenant(tenant, { maxInFlight: 20 });
+    // An earlier pause must be over, so a pause seen now is this throttle's.
+    const pausedUntil = async () => (await s.call('GET', '/v1/admin/scheduler')).body?.governor?.pausedUntil;
+    await waitFor(pausedUntil, (u) => typeof u !== 'string' || Date.parse(u) <= Date.now(), 20_000, 200);
+    const since = Date.now();
+    await sim('/admin/wait-signal', { mode: 'vendor-header' });
+    await sim('/admin/capacity', { tpm: 300 });
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        const r = await run(key, { steps: 1, tokensPerStep: 100 });
+        expect(r.status).toBe(202);
+        ids.push(r.body.runId);
+      }
+      const until = await waitFor(
+        pausedUntil,
+        (u) => typeof u === 'string' && Date.parse(u) > since,
+        30_000,
+        100,
+      );
+      // The gateway's wait (whole seconds) was read, and cut to the maximum pause.
+      expect(Date.parse(until) - Date.now()).toBeLessThanOrEqual(MAX_PAUSE_S * 1000);
+      const stats = await sim('/admin/stats');
+      expect(stats.waitSignal).toBe('vendor-header');
+      expect(stats.throttled).toBeGreaterThan(0);
+      await sim('/admin/capacity', { tpm: 1_000_000_000 });
+      const runs = await Promise.all(ids.map((id) => final(key, id)));
+      expect(runs.map((r) => r.status)).toEqual(ids.map(() => 'completed'));
+    } finally {
+      await sim('/admin/capacity', { tpm: 1_000_000_000 });
+      await sim('/admin/wait-signal', { mode: 'standard' });
+    }
   });
 });

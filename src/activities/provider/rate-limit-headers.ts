@@ -69,7 +69,10 @@ export interface ParsedRateLimit {
   limitRequests?: number;
   remainingRequests?: number;
   resetRequestsMs?: number;
-  /** The provider's requested wait: `retry-after-ms`, else `retry-after` (delta-seconds or an HTTP-date). */
+  /**
+   * The provider's requested wait: `retry-after-ms`, else `retry-after` (delta-seconds or an
+   * HTTP-date). A rate-limit 429 is read for every wait signal instead (`readWaitHint`).
+   */
   retryAfterMs?: number;
 }
 

@@ -61,5 +61,8 @@ export function anthropicAnswers(body: (id: string) => unknown): DialectAnswers 
         `This request would exceed your organization's rate limit of ${exhausted} per minute.`,
       );
     },
+    bareThrottled(res, message) {
+      sendAnthropicError(res, 429, 'rate_limit_error', message);
+    },
   };
 }

@@ -11,6 +11,7 @@ import type { DialectAnswers } from './call-flow';
 import { simulateCompletion } from './completions';
 import {
   BystanderSchema,
+  WaitSignalSchema,
   CapacitySchema,
   ChatRequestSchema,
   DropsSchema,
@@ -87,6 +88,8 @@ export function createSimulator(opts: SimulatorOptions & { adminToken?: string }
     spendCap: sendSpendCap,
     injected: sendInjected,
     throttled: sendThrottled,
+    bareThrottled: (res, message) =>
+      sendError(res, 429, { code: 'rate_limit_exceeded', type: 'rate_limit_exceeded', message }),
   });
 
   app.post('/v1/chat/completions', async (req, res) => {
@@ -233,6 +236,13 @@ export function createSimulator(opts: SimulatorOptions & { adminToken?: string }
     if (!parsed.success) return sendInvalid(res, 'Invalid drops.', issueDetails(parsed.error));
     state.drops = parsed.data.calls > 0 ? { ...parsed.data } : null;
     res.json({ drops: state.drops, dropped: state.stats().dropped });
+  });
+
+  app.post('/admin/wait-signal', (req, res) => {
+    const parsed = WaitSignalSchema.safeParse(req.body ?? {});
+    if (!parsed.success) return sendInvalid(res, 'Invalid wait signal.', issueDetails(parsed.error));
+    state.waitSignal = parsed.data.mode;
+    res.json({ waitSignal: state.waitSignal });
   });
 
   let stopBystander: (() => void) | null = null;

@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CALL_ID_HEADER, CALL_KEY_HEADER, CALL_METADATA_KEY } from '../../activities/provider/call-key';
 import { TRACEPARENT_HEADER } from '../../activities/provider/traced-call';
+import { formatDuration } from '../../activities/provider/rate-limit-headers';
 import { advertisedWaitMs } from './responses';
 import type { Decision, SimulatorState } from './state';
 
@@ -15,6 +16,8 @@ export interface DialectAnswers {
   spendCap: (res: Response, headers: Record<string, string>) => void;
   injected: (res: Response, headers: Record<string, string>) => void;
   throttled: (res: Response, waitMs: number, exhausted: string, headers: Record<string, string>) => void;
+  /** A rate-limit 429 in the dialect's error shape, with exactly `message` and no headers of its own. */
+  bareThrottled: (res: Response, message: string) => void;
 }
 
 /**
@@ -48,7 +51,9 @@ export async function serveCall(
   if (decision.kind === 'throttled') {
     state.answered(429, 0);
     state.retries.throttled(key, state.now(), advertisedWaitMs(decision.waitMs));
-    return answers.throttled(res, decision.waitMs, decision.exhausted, decision.headers);
+    if (state.waitSignal === 'standard')
+      return answers.throttled(res, decision.waitMs, decision.exhausted, decision.headers);
+    return throttledElsewhere(res, state.waitSignal, decision.waitMs, decision.exhausted, answers);
   }
   state.retries.served(key);
   // Billed when served, as a provider does, whether or not the caller is still there to read it.
@@ -86,4 +91,22 @@ function callIdOf(req: Request): string | undefined {
   const meta = (req.body as { metadata?: Record<string, unknown> } | undefined)?.metadata;
   const fromBody = meta?.[CALL_METADATA_KEY];
   return typeof fromBody === 'string' ? fromBody : req.get(CALL_ID_HEADER);
+}
+
+/** A rate-limit 429 whose wait is only in a vendor header, or only in the error text (see `WaitSignal`). */
+function throttledElsewhere(
+  res: Response,
+  signal: 'vendor-header' | 'body',
+  waitMs: number,
+  exhausted: string,
+  answers: DialectAnswers,
+): void {
+  const reached = `Rate limit reached for ${exhausted} per minute.`;
+  if (signal === 'body')
+    return answers.bareThrottled(
+      res,
+      `${reached} Please try again in ${formatDuration(advertisedWaitMs(waitMs))}.`,
+    );
+  res.set('llm_provider-retry-after', String(Math.max(1, Math.ceil(waitMs / 1000))));
+  answers.bareThrottled(res, reached);
 }

@@ -73,6 +73,9 @@ export const DropsSchema = z.strictObject({
   when: z.enum(['before', 'after']).default('before'),
 });
 
+/** `POST /admin/wait-signal`: where rate-limit 429s state their wait (`WaitSignal`). */
+export const WaitSignalSchema = z.strictObject({ mode: z.enum(['standard', 'vendor-header', 'body']) });
+
 /** `POST /admin/bystander`: another consumer of the account at `tpm` tokens a minute (0 stops it). */
 export const BystanderSchema = z.strictObject({
   tpm: quota,

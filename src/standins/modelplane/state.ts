@@ -25,7 +25,17 @@ export interface SimulatorOptions {
   /** Anthropic mode: separate input and output token quotas per minute (default: `tpm` each). */
   inputTpm?: number;
   outputTpm?: number;
+  /** Where rate-limit 429s state their wait (default `standard`); see {@link WaitSignal}. */
+  waitSignal?: WaitSignal;
 }
+
+/**
+ * Where a rate-limit 429 states its wait: `standard` (the dialect's own headers, and the wait in
+ * the error text), `vendor-header` (only `llm_provider-retry-after` in whole seconds, as LiteLLM
+ * sends it: no `retry-after`, no rate-limit or reset headers, no wait in the text) or `body` (only
+ * in the error text, "Please try again in 1.2s": no wait or rate-limit headers).
+ */
+export type WaitSignal = 'standard' | 'vendor-header' | 'body';
 
 /** A call's cost: prompt (input) and completion (output) tokens. */
 export interface CallCost {
@@ -74,6 +84,7 @@ export interface SimulatorStats {
    */
   cut: Record<string, CutCalls>;
   headerDialect: 'openai' | 'anthropic';
+  waitSignal: WaitSignal;
   /** The simulated other consumer of the same account, when one runs. */
   bystander: BystanderStats | null;
 }
@@ -102,6 +113,8 @@ export class SimulatorState {
   /** Scripted 429s, served to the next calls first. */
   readonly faults: InjectedFault[] = [];
   readonly headerDialect: 'openai' | 'anthropic';
+  /** Where rate-limit 429s state their wait (`POST /admin/wait-signal` changes it). */
+  waitSignal: WaitSignal;
   /** Per-step Retry-After bookkeeping: counts retries that came too early. */
   readonly retries = new RetryTracker();
   /** First-call arrival per run id (priority measured where the work happens). */
@@ -140,6 +153,7 @@ export class SimulatorState {
     this.tokens = new TokenBucket(opts.tpm, this.now());
     this.requests = new TokenBucket(opts.rpm, this.now());
     this.headerDialect = opts.headerDialect ?? 'openai';
+    this.waitSignal = opts.waitSignal ?? 'standard';
     this.inputTokens = new TokenBucket(opts.inputTpm ?? opts.tpm, this.now());
     this.outputTokens = new TokenBucket(opts.outputTpm ?? opts.tpm, this.now());
     this.separateInput = opts.inputTpm !== undefined;
@@ -270,6 +284,7 @@ export class SimulatorState {
       billedAgain: Object.fromEntries(this.billedAgain),
       cut: Object.fromEntries([...this.cutCalls].map(([t, c]) => [t, { ...c, keys: [...c.keys] }])),
       headerDialect: this.headerDialect,
+      waitSignal: this.waitSignal,
       bystander: this.bystander ? { ...this.bystander } : null,
     };
   }

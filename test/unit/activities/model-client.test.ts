@@ -85,6 +85,20 @@ describe('model client against the simulator', () => {
     expect((await c.complete({ tenant: 'acme', runId: 'r', step: 2, tokens: 10 })).usedTokens).toBe(10);
   });
 
+  it('logs a wait header it cannot read once per format, and reads on to the next signal', async () => {
+    const s = await sim(100_000);
+    const warned: { obj: object; msg: string }[] = [];
+    const { c, samples } = client(s.url, { log: { warn: (obj, msg) => warned.push({ obj, msg }) } });
+    s.state.faults.push({ retryAfter: 'not before dawn', resetTokens: '2.5s', times: 3 });
+    for (let step = 0; step < 3; step += 1) {
+      const err = (await failureOf(c.complete({ runId: 'u', step, tokens: 10 }))) as ApplicationFailure;
+      expect(err.nextRetryDelay).toBe(2500); // the reset, when no wait is stated
+    }
+    expect(samples.map((x) => x.retryAfterMs)).toEqual([2500, 2500, 2500]);
+    const unknown = warned.filter((w) => /unknown format/.test(w.msg));
+    expect(unknown.map((w) => w.obj)).toEqual([{ header: 'retry-after', value: 'not before dawn' }]);
+  });
+
   it('accepts a base URL ending in /v1', async () => {
     const s = await sim(1000);
     const { c } = client(`${s.url}/v1/`);

@@ -17,6 +17,7 @@ describe('model-plane simulator: admin', () => {
       billedAgain: {},
       cut: {},
       headerDialect: 'openai',
+      waitSignal: 'standard',
       bystander: null,
     });
     await chat(url, 90);
@@ -33,6 +34,7 @@ describe('model-plane simulator: admin', () => {
       billedAgain: {},
       cut: {},
       headerDialect: 'openai',
+      waitSignal: 'standard',
       bystander: null,
     });
   });
@@ -86,4 +88,29 @@ describe('model-plane simulator: admin', () => {
       expect(await getJson(`${url}/admin/stats`)).toMatchObject({ quota: { tpm: 1000, rpm: 100 } });
     },
   );
+
+  it("states a 429's wait only in a vendor header, or only in the error text, as told", async () => {
+    const { url } = await start(100, 100);
+    await chat(url, 90);
+    expect(await post(`${url}/admin/wait-signal`, { mode: 'vendor-header' })).toMatchObject({
+      status: 200,
+      body: { waitSignal: 'vendor-header' },
+    });
+    const vendor = await chat(url, 90);
+    expect(vendor.status).toBe(429);
+    const names = [...vendor.headers.keys()];
+    expect(vendor.headers.get('llm_provider-retry-after')).toMatch(/^[1-9]\d*$/);
+    expect(names.filter((n) => /retry-after|ratelimit/.test(n))).toEqual(['llm_provider-retry-after']);
+    expect(vendor.body.error?.message).not.toMatch(/again in/);
+
+    await post(`${url}/admin/wait-signal`, { mode: 'body' });
+    const body = await chat(url, 90);
+    expect(body.status).toBe(429);
+    expect([...body.headers.keys()].filter((n) => /retry-after|ratelimit/.test(n))).toEqual([]);
+    expect(body.body.error?.message).toMatch(/Please try again in \d[\d.]*(ms|s|m\d)/);
+
+    expect(await post(`${url}/admin/wait-signal`, { mode: 'later' })).toMatchObject({ status: 400 });
+    await post(`${url}/admin/wait-signal`, { mode: 'standard' });
+    expect((await chat(url, 90)).headers.get('retry-after-ms')).not.toBeNull();
+  });
 });

@@ -3,6 +3,7 @@ import { createModelClient } from '../../../src/activities/model-client';
 import { ObservationWindow } from '../../../src/activities/observations';
 import { startSimulator } from '../../../src/standins/modelplane/server';
 import type { RunningSimulator } from '../../../src/standins/modelplane/server';
+import type { ApplicationFailure } from '@temporalio/common';
 import { getJson, handClock, post } from './sim-client';
 
 /** The first leg of the governor's loop: what the model client tells the worker's observation window. */
@@ -67,6 +68,26 @@ describe('model client → observation window', () => {
       throttled: 0,
       maxRetryAfterMs: 0,
       tokens: 0,
+    });
+  });
+
+  it.each([
+    ['vendor-header', 'only `llm_provider-retry-after` (LiteLLM)', 6000],
+    ['body', 'only the error text', 6000],
+  ])('pauses on a 429 whose wait is in %s: %s', async (mode, _what, waitMs) => {
+    const { url, clock, window, client } = await setup(600);
+    expect(await post(`${url}/admin/wait-signal`, { mode })).toMatchObject({ status: 200 });
+    expect(await outcome(client.complete({ runId: 'r', step: 1, tokens: 600 }))).toBe('ok');
+    const refused = await client.complete({ runId: 'r', step: 2, tokens: 60 }).catch((e: unknown) => e);
+    const f = refused as ApplicationFailure;
+    expect(f.type).toBe('ModelThrottled');
+    expect(f.nextRetryDelay).toBe(waitMs);
+    expect(f.details).toEqual([{ retryAfterMs: waitMs, remainingTokens: null }]);
+    // The wait reaches the fleet: the window's report carries the pause.
+    expect(window.drain(clock.now())).toMatchObject({
+      throttled: 1,
+      maxRetryAfterMs: waitMs,
+      retryUntil: clock.now() + waitMs,
     });
   });
 });
