@@ -32,10 +32,10 @@ describe('chaos drill', () => {
     expect(r.modelUnits.worstCase[1]).toBeGreaterThan(4 * r.modelUnits.worstCase[0]);
     // Nothing stays reserved, and the ledger is the bill exactly: a call a SIGKILL cut after the
     // provider billed it was charged its worst case provisionally and corrected to its bill once the
-    // simulator's usage endpoint answered for it; no charge was booked twice.
+    // simulator's usage endpoint answered for it; no charge was booked twice. The kills strike at
+    // random moments, so a run may cut no call: agent-model-ledger's kill case cuts calls on purpose.
     expect(l.reserved).toBe(0);
     expect(l.billed).toBeGreaterThan(0);
-    expect(r.cut.calls).toBeGreaterThan(0);
     expect(l.spent).toBe(l.billed);
   });
 });
