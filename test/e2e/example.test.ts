@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { search } from '../../examples/research/src/tools';
-import { npm, shown, startNpmStack, stop } from '../support/npm-process';
+import { npm, shown, startNpmStack, stop, withInstallLock } from '../support/npm-process';
 import type { Proc } from '../support/npm-process';
 
 const root = path.resolve(__dirname, '..', '..');
@@ -14,7 +14,11 @@ const QUESTION = 'Why is the sky blue? Explain the scattering of sunlight.';
 /** `npm ci` in the example when it has no node_modules yet, as a fresh clone needs. */
 async function installExample(): Promise<void> {
   if (existsSync(path.join(example, 'node_modules', 'fairway'))) return;
-  const ci = npm(['ci', '--no-audit', '--no-fund'], example, {});
+  const ci = await withInstallLock(async () => {
+    const p = npm(['ci', '--no-audit', '--no-fund'], example, {});
+    await p.exited;
+    return p;
+  });
   const code = await ci.exited;
   if (code !== 0) throw new Error(`npm ci in examples/research failed (${code}):\n${shown(ci.lines)}`);
 }

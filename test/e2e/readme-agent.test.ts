@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { npm, shown, startNpmStack, stop, userCommand } from '../support/npm-process';
+import { npm, shown, startNpmStack, stop, userCommand, withInstallLock } from '../support/npm-process';
 import type { Proc } from '../support/npm-process';
 
 const root = path.resolve(__dirname, '..', '..');
@@ -97,7 +97,11 @@ describe("the README's own agent, pasted into a new project", () => {
       dependencies: { fairway: `file:${root}`, tsx: example.dependencies.tsx, zod: example.dependencies.zod },
     };
     writeFileSync(path.join(project, 'package.json'), JSON.stringify(pkg, null, 2));
-    const install = npm(['install', '--prefer-offline', '--no-audit', '--no-fund'], project, {});
+    const install = await withInstallLock(async () => {
+      const p = npm(['install', '--prefer-offline', '--no-audit', '--no-fund'], project, {});
+      await p.exited;
+      return p;
+    });
     expect(await install.exited, shown(install.lines)).toBe(0);
 
     const started = startNpmStack(root, {

@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { inject } from 'vitest';
 import { freePort } from '../../src/infra/cluster/child';
@@ -148,4 +151,31 @@ export function startNpmStack(
     return { api, apiKey, id, workerEnv: { ...shared, MODEL_BASE_URL: `http://127.0.0.1:${simPort}` } };
   })();
   return { proc, ready };
+}
+
+const INSTALL_LOCK = path.join(os.tmpdir(), 'fairway-e2e-install.lock');
+/** A lock older than this was left by a process that died holding it. */
+const STALE_LOCK_MS = 10 * 60_000;
+
+/**
+ * Runs `install` while no other test file installs: an install that depends on this checkout by
+ * `file:` runs its `prepare` (the build into dist/), and two at once would write dist/ together
+ * while one's programs read it. The lock is a directory (mkdir is atomic), removed when done.
+ */
+export async function withInstallLock<T>(install: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      mkdirSync(INSTALL_LOCK);
+      break;
+    } catch {
+      const age = Date.now() - (statSync(INSTALL_LOCK, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (age > STALE_LOCK_MS) rmSync(INSTALL_LOCK, { recursive: true, force: true });
+      else await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  try {
+    return await install();
+  } finally {
+    rmSync(INSTALL_LOCK, { recursive: true, force: true });
+  }
 }
