@@ -23,7 +23,7 @@ import {
   upsertTenantsUpdate,
 } from '../contract/scheduler-messages';
 import { PRIORITY_KEY } from './priority-keys';
-import { withRetry } from './with-retry';
+import { withQueryRetry, withRetry } from './with-retry';
 import { mapLimit } from '../util/map-limit';
 import { discardRunWorkflow, startRunWorkflow } from './start-run';
 import { offerRuns } from '../contract/offer-runs';
@@ -91,7 +91,11 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
   const taskQueue = config.temporal.taskQueue;
   /** Why the scheduler holds a queued run; unknown (null) when it does not answer within the bound. */
   const waitingOnOf = (runId: string) =>
-    withTimeout(scheduler().query(explainQuery, [runId]), RUN_QUERY_MS, 'explain').then(
+    withTimeout(
+      withQueryRetry(() => scheduler().query(explainQuery, [runId])),
+      RUN_QUERY_MS,
+      'explain',
+    ).then(
       ([why]) => why ?? null,
       (err: unknown) => {
         if (err instanceof Error && err.message.startsWith('explain timed out')) return null;
@@ -223,16 +227,16 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
       answered(
         withRetry(() => scheduler().executeUpdate(upsertTenantsUpdate, { args: [[{ tenant, settings }]] })),
       ),
-    tenantStatus: (tenant) => scheduler().query(tenantQuery, tenant),
+    tenantStatus: (tenant) => withQueryRetry(() => scheduler().query(tenantQuery, tenant)),
     tenantStatuses: (tenants) =>
       readTenantStatuses(
         tenants,
-        (names) => scheduler().query(tenantsQuery, names),
-        (name) => scheduler().query(tenantQuery, name),
+        (names) => withQueryRetry(() => scheduler().query(tenantsQuery, names)),
+        (name) => withQueryRetry(() => scheduler().query(tenantQuery, name)),
       ),
-    ledgerEntries: (tenant, limit) => scheduler().query(ledgerQuery, tenant, limit),
+    ledgerEntries: (tenant, limit) => withQueryRetry(() => scheduler().query(ledgerQuery, tenant, limit)),
 
-    schedulerStatus: () => scheduler().query(statusQuery),
+    schedulerStatus: () => withQueryRetry(() => scheduler().query(statusQuery)),
     patchScheduler: (patch) =>
       withRetry(() => scheduler().executeUpdate(patchSettingsUpdate, { args: [patch] })),
     drain: (intake) =>

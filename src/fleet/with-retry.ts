@@ -1,5 +1,5 @@
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 
 /**
  * Update failures the server gives when no handler finished the update: `UnprocessedUpdate` (the
@@ -29,6 +29,23 @@ export async function withRetry<T>(fn: () => Promise<T>, attempts = 20): Promise
     } catch (err) {
       if ((err instanceof WorkflowUpdateFailedError && !isUnansweredUpdate(err)) || i >= attempts) throw err;
       await new Promise((r) => setTimeout(r, Math.min(2000, 50 * 2 ** i)));
+    }
+  }
+}
+
+/**
+ * Retries a read-only query of the scheduler a few times. A query that meets a workflow task the
+ * worker has not started yet is refused once (the scheduler starts no commands in that activation,
+ * see src/workflows/scheduler-task-watch.ts) and answered on the next try; a scheduler that does not
+ * exist is final.
+ */
+export async function withQueryRetry<T>(fn: () => Promise<T>, attempts = 4): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError || i >= attempts) throw err;
+      await new Promise((r) => setTimeout(r, 100 * 2 ** i));
     }
   }
 }
