@@ -35,7 +35,10 @@ export class WebhookScanner {
 
   constructor(private readonly deps: ScannerDeps) {
     this.now = deps.now ?? Date.now;
-    this.pruner = new LazyPrune((now) => deps.store.prune(now));
+    this.pruner = new LazyPrune(
+      (now) => deps.store.prune(now),
+      (err: unknown) => deps.log.warn({ err }, 'webhook prune failed'),
+    );
     this.loop = new PollLoop(
       () => this.scanOnce(),
       deps.pollMs,

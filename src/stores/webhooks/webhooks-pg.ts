@@ -1,18 +1,24 @@
 import type { Pool } from 'pg';
 import { inTransaction, numberedPlaceholders } from '../engine/pg';
-import { endpointTakes, PRUNE_SQL, pruneParams, toDeliveries, toEndpoint } from './webhooks';
-import type {
-  AttemptRecord,
-  AttemptRow,
-  DeliveryJob,
-  DeliveryKey,
-  DeliveryRow,
-  DeliveryState,
-  DeliveryView,
-  EndpointRow,
-  OutboxEvent,
-  WebhookEndpoint,
-  WebhookStore,
+import {
+  endpointTakes,
+  inBatches,
+  PRUNE_BATCH,
+  PRUNE_EVENTS_SQL,
+  pruneCutoffs,
+  toDeliveries,
+  toEndpoint,
+  type AttemptRecord,
+  type AttemptRow,
+  type DeliveryJob,
+  type DeliveryKey,
+  type DeliveryRow,
+  type DeliveryState,
+  type DeliveryView,
+  type EndpointRow,
+  type OutboxEvent,
+  type WebhookEndpoint,
+  type WebhookStore,
 } from './webhooks';
 
 /** The tables of WEBHOOKS_DDL in PostgreSQL (times as BIGINT ms). */
@@ -42,6 +48,22 @@ export const WEBHOOKS_PG_DDL = `
   CREATE TABLE webhook_scan (
     name TEXT PRIMARY KEY, cursor_at BIGINT NOT NULL, claimed_until BIGINT NOT NULL DEFAULT 0
   );`;
+
+/** The indexes pruning needs (migration 6): deliveries by event, events by age. */
+export const WEBHOOKS_PG_PRUNE_INDEXES_DDL = `
+  CREATE INDEX IF NOT EXISTS webhook_deliveries_event ON webhook_deliveries (event_id);
+  CREATE INDEX IF NOT EXISTS webhook_events_created ON webhook_events (created_at);`;
+
+/** A batch of finished deliveries past the cutoff ($1), at most $2, deleted with their attempts. */
+const PRUNE_DELIVERIES_PG = `
+  WITH batch AS (
+    SELECT endpoint_id, event_id FROM webhook_deliveries
+    WHERE state <> 'pending' AND created_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED),
+  attempts AS (
+    DELETE FROM webhook_attempts a USING batch b
+    WHERE a.endpoint_id = b.endpoint_id AND a.event_id = b.event_id)
+  DELETE FROM webhook_deliveries d USING batch b
+  WHERE d.endpoint_id = b.endpoint_id AND d.event_id = b.event_id`;
 
 /** Webhooks out in PostgreSQL: every API process on every host claims from the same rows. */
 export class PgWebhookStore implements WebhookStore {
@@ -207,15 +229,16 @@ export class PgWebhookStore implements WebhookStore {
     );
   }
 
-  async prune(now: number): Promise<number> {
-    const params = pruneParams(now);
-    return inTransaction(this.pool, async (c) => {
-      let removed = 0;
-      for (const [i, sql] of PRUNE_SQL.entries()) {
-        const r = await c.query(numberedPlaceholders(sql), params[i]);
-        if (i === 1) removed = r.rowCount ?? 0;
-      }
-      return removed;
-    });
+  async prune(now: number, batch = PRUNE_BATCH): Promise<number> {
+    const cutoffs = pruneCutoffs(now);
+    const removed = await inBatches(async () => {
+      const r = await this.pool.query(PRUNE_DELIVERIES_PG, [cutoffs.deliveries, batch]);
+      return r.rowCount ?? 0;
+    }, batch);
+    await inBatches(async () => {
+      const r = await this.pool.query(numberedPlaceholders(PRUNE_EVENTS_SQL), [...cutoffs.events, batch]);
+      return r.rowCount ?? 0;
+    }, batch);
+    return removed;
   }
 }

@@ -1,5 +1,13 @@
 import type Database from 'better-sqlite3';
-import { endpointTakes, PRUNE_SQL, pruneParams, toDeliveries, toEndpoint } from './webhooks';
+import {
+  endpointTakes,
+  inBatches,
+  PRUNE_BATCH,
+  PRUNE_EVENTS_SQL,
+  pruneCutoffs,
+  toDeliveries,
+  toEndpoint,
+} from './webhooks';
 import type {
   AttemptRecord,
   AttemptRow,
@@ -22,7 +30,8 @@ export class SqliteWebhookStore implements WebhookStore {
   private readonly attemptTx;
   private readonly deleteTx;
   private readonly scanTx;
-  private readonly pruneTx;
+  private readonly pruneDeliveriesTx;
+  private readonly pruneEventsTx;
 
   constructor(db: Database.Database) {
     this.s = {
@@ -137,11 +146,19 @@ export class SqliteWebhookStore implements WebhookStore {
       this.s.putScan.run(name, row?.cursor_at ?? 0, now + leaseMs);
       return { cursor: row && row.cursor_at > 0 ? row.cursor_at : undefined };
     };
-    const prunes = PRUNE_SQL.map((sql) => db.prepare(sql));
-    this.pruneTx = db.transaction((now: number) => {
-      const params = pruneParams(now);
-      return prunes.map((st, i) => st.run(...params[i]!).changes)[1]!;
+    // Inside one IMMEDIATE transaction both statements pick the same batch (no other writer).
+    const batchOf = `(endpoint_id, event_id) IN (SELECT endpoint_id, event_id FROM webhook_deliveries
+       WHERE state <> 'pending' AND created_at < ? ORDER BY endpoint_id, event_id LIMIT ?)`;
+    const pruneAttempts = db.prepare(`DELETE FROM webhook_attempts WHERE ${batchOf}`);
+    const pruneDeliveries = db.prepare(`DELETE FROM webhook_deliveries WHERE ${batchOf}`);
+    const pruneEvents = db.prepare(PRUNE_EVENTS_SQL);
+    const deliveriesTx = db.transaction((cutoff: number, batch: number) => {
+      pruneAttempts.run(cutoff, batch);
+      return pruneDeliveries.run(cutoff, batch).changes;
     });
+    this.pruneDeliveriesTx = (cutoff: number, batch: number) => deliveriesTx.immediate(cutoff, batch);
+    this.pruneEventsTx = (cutoffs: [number, number], batch: number) =>
+      pruneEvents.run(...cutoffs, batch).changes;
     const scanTx = db.transaction(scan);
     this.scanTx = (...a: Parameters<typeof scan>) => scanTx.immediate(...a);
   }
@@ -207,7 +224,10 @@ export class SqliteWebhookStore implements WebhookStore {
     this.s.finishScan.run(cursor, name);
   }
 
-  async prune(now: number): Promise<number> {
-    return this.pruneTx.immediate(now);
+  async prune(now: number, batch = PRUNE_BATCH): Promise<number> {
+    const cutoffs = pruneCutoffs(now);
+    const removed = await inBatches(() => this.pruneDeliveriesTx(cutoffs.deliveries, batch), batch);
+    await inBatches(() => this.pruneEventsTx(cutoffs.events, batch), batch);
+    return removed;
   }
 }

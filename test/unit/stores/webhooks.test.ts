@@ -187,4 +187,24 @@ describe.each(engines)('webhooks store ($name)', (engine) => {
       expect(await a.webhooks.recordEvent(event('msg_done', { occurredAt: 8 * day }), 8 * day)).toBe(true);
     },
   );
+
+  it.skipIf(engine.skip)('prunes in batches until none is left, attempts with their deliveries', async () => {
+    const [a] = await twoStores();
+    const day = 24 * 3600 * 1000;
+    await a.webhooks.createEndpoint(endpoint('wh_1', { createdAt: 0 }), 's', 10);
+    const ids = Array.from({ length: 7 }, (_, i) => `msg_${i}`);
+    for (const id of ids) {
+      await a.webhooks.recordEvent(event(id, { occurredAt: 10 }), 1_000);
+      const job = await a.webhooks.claim({ endpointId: 'wh_1', eventId: id }, 2_000, 10_000);
+      await a.webhooks.recordAttempt(job!, attempt(1, 200), 'delivered', 0);
+    }
+    await a.webhooks.recordEvent(event('msg_open', { occurredAt: 10 }), 1_000);
+    // Batches of 3: 3 + 3 + 1 deliveries, then the events none is left for.
+    expect(await a.webhooks.prune(8 * day, 3)).toBe(7);
+    expect((await a.webhooks.listDeliveries('wh_1', 20)).map((d) => d.eventId)).toEqual(['msg_open']);
+    for (const id of ids)
+      expect(await a.webhooks.recordEvent(event(id, { occurredAt: 8 * day }), 8 * day)).toBe(true);
+    const fresh = await a.webhooks.listDeliveries('wh_1', 20);
+    expect(fresh.filter((d) => d.attempts.length > 0)).toEqual([]);
+  });
 });
