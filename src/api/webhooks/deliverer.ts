@@ -66,7 +66,8 @@ export class WebhookDeliverer {
     const perEndpoint = new Map<string, number>();
     for (const ep of this.inFlight.values()) perEndpoint.set(ep, (perEndpoint.get(ep) ?? 0) + 1);
     let started = 0;
-    for (const key of await this.deps.store.due(this.now(), free * 4)) {
+    // At most the cap per endpoint comes back: a hung endpoint's backlog cannot crowd out the others.
+    for (const key of await this.deps.store.due(this.now(), free * 4, MAX_PER_ENDPOINT)) {
       if (started >= free || this.loop.stopped) return;
       if ((perEndpoint.get(key.endpointId) ?? 0) >= MAX_PER_ENDPOINT) continue;
       if (!(await this.deliverInBackground(key))) continue;

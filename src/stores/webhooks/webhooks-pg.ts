@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import { inTransaction, numberedPlaceholders } from '../engine/pg';
 import {
+  DUE_SQL,
   endpointTakes,
   inBatches,
   PRUNE_BATCH,
@@ -144,12 +145,10 @@ export class PgWebhookStore implements WebhookStore {
     });
   }
 
-  async due(now: number, limit: number): Promise<DeliveryKey[]> {
+  async due(now: number, limit: number, perEndpoint: number): Promise<DeliveryKey[]> {
     const r = await this.pool.query<{ endpoint_id: string; event_id: string }>(
-      `SELECT endpoint_id, event_id FROM webhook_deliveries
-       WHERE state = 'pending' AND next_attempt_at <= $1 AND claimed_until <= $1
-       ORDER BY next_attempt_at LIMIT $2`,
-      [now, limit],
+      numberedPlaceholders(DUE_SQL),
+      [now, now, perEndpoint, limit],
     );
     return r.rows.map((x) => ({ endpointId: x.endpoint_id, eventId: x.event_id }));
   }

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import {
+  DUE_SQL,
   endpointTakes,
   inBatches,
   PRUNE_BATCH,
@@ -62,11 +63,7 @@ export class SqliteWebhookStore implements WebhookStore {
         `INSERT OR IGNORE INTO webhook_deliveries (endpoint_id, event_id, tenant, state, next_attempt_at, created_at)
          VALUES (?, ?, ?, 'pending', ?, ?)`,
       ),
-      due: db.prepare<[number, number, number], { endpoint_id: string; event_id: string }>(
-        `SELECT endpoint_id, event_id FROM webhook_deliveries
-         WHERE state = 'pending' AND next_attempt_at <= ? AND claimed_until <= ?
-         ORDER BY next_attempt_at LIMIT ?`,
-      ),
+      due: db.prepare<[number, number, number, number], { endpoint_id: string; event_id: string }>(DUE_SQL),
       claim: db.prepare(
         `UPDATE webhook_deliveries SET claimed_until = @until
          WHERE endpoint_id = @endpointId AND event_id = @eventId AND state = 'pending'
@@ -188,8 +185,10 @@ export class SqliteWebhookStore implements WebhookStore {
     return this.recordTx(ev, now);
   }
 
-  async due(now: number, limit: number): Promise<DeliveryKey[]> {
-    return this.s.due.all(now, now, limit).map((r) => ({ endpointId: r.endpoint_id, eventId: r.event_id }));
+  async due(now: number, limit: number, perEndpoint: number): Promise<DeliveryKey[]> {
+    return this.s.due
+      .all(now, now, perEndpoint, limit)
+      .map((r) => ({ endpointId: r.endpoint_id, eventId: r.event_id }));
   }
 
   async claim(key: DeliveryKey, now: number, leaseMs: number): Promise<DeliveryJob | undefined> {

@@ -70,6 +70,17 @@ export const DELIVERY_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
  */
 export const GATE_EVENT_RETENTION_MS = 90 * 24 * 60 * 60 * 1000;
 
+/**
+ * The due deliveries, at most `?` (3rd) per endpoint, oldest first, at most `?` (4th): the same on
+ * both engines (`?`: now twice, the per-endpoint cap, the limit).
+ */
+export const DUE_SQL = `SELECT endpoint_id, event_id FROM (
+    SELECT endpoint_id, event_id, next_attempt_at,
+      ROW_NUMBER() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, event_id) AS k
+    FROM webhook_deliveries
+    WHERE state = 'pending' AND next_attempt_at <= ? AND claimed_until <= ?) t
+  WHERE k <= ? ORDER BY next_attempt_at, endpoint_id, event_id LIMIT ?`;
+
 /** Rows one pruning statement deletes at most; a prune runs batches until one deletes fewer. */
 export const PRUNE_BATCH = 500;
 /** Batches one prune runs at most; what is left waits for the next prune. */
@@ -178,8 +189,11 @@ export interface WebhookStore {
    * to its type and existed when it occurred; true when it was new.
    */
   recordEvent(ev: OutboxEvent, now: number): Promise<boolean>;
-  /** Deliveries due at `now` (pending, not claimed), oldest first. */
-  due(now: number, limit: number): Promise<DeliveryKey[]>;
+  /**
+   * Deliveries due at `now` (pending, not claimed), oldest first, at most `perEndpoint` of any one
+   * endpoint (so one endpoint's backlog cannot fill the `limit`).
+   */
+  due(now: number, limit: number, perEndpoint: number): Promise<DeliveryKey[]>;
   /** Takes a due delivery for `leaseMs`; undefined when it is not due or another holds it. */
   claim(key: DeliveryKey, now: number, leaseMs: number): Promise<DeliveryJob | undefined>;
   /**

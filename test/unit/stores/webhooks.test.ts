@@ -81,7 +81,7 @@ describe.each(engines)('webhooks store ($name)', (engine) => {
       );
       expect(seen.filter(Boolean)).toHaveLength(1);
       // Only the subscriber that existed when it happened gets it.
-      expect(await a.webhooks.due(3000, 10)).toEqual([{ endpointId: 'wh_all', eventId: 'msg_1' }]);
+      expect(await a.webhooks.due(3000, 10, 10)).toEqual([{ endpointId: 'wh_all', eventId: 'msg_1' }]);
       expect(await a.webhooks.listDeliveries('wh_gates', 10)).toEqual([]);
       expect(await a.webhooks.listDeliveries('wh_late', 10)).toEqual([]);
     },
@@ -107,7 +107,7 @@ describe.each(engines)('webhooks store ($name)', (engine) => {
         attempts: 0,
       });
       expect(job.body).toBe(event('msg_1').body);
-      expect(await a.webhooks.due(3000, 10)).toEqual([]);
+      expect(await a.webhooks.due(3000, 10, 10)).toEqual([]);
       // A failed attempt: pending again from 4000, claimable then and not before.
       expect(await a.webhooks.recordAttempt(job, attempt(1, null), 'pending', 4000)).toBe(true);
       expect(await a.webhooks.recordAttempt(job, attempt(1, null), 'pending', 4000)).toBe(false);
@@ -142,7 +142,7 @@ describe.each(engines)('webhooks store ($name)', (engine) => {
       await a.webhooks.recordEvent(event('msg_1'), 2500);
       expect(await b.webhooks.deleteEndpoint('other', 'wh_1')).toBe(false);
       expect(await b.webhooks.deleteEndpoint('acme', 'wh_1')).toBe(true);
-      expect(await a.webhooks.due(9000, 10)).toEqual([]);
+      expect(await a.webhooks.due(9000, 10, 10)).toEqual([]);
       expect(await a.webhooks.tenantsWithEndpoints()).toEqual([]);
 
       const scans = await Promise.all([a, b, a, b].map((s) => s.webhooks.claimScan('runs', 1000, 60_000)));
@@ -187,6 +187,20 @@ describe.each(engines)('webhooks store ($name)', (engine) => {
       expect(await a.webhooks.recordEvent(event('msg_done', { occurredAt: 8 * day }), 8 * day)).toBe(true);
     },
   );
+
+  it.skipIf(engine.skip)('lists at most the cap of due deliveries per endpoint, oldest first', async () => {
+    const [a] = await twoStores();
+    await a.webhooks.createEndpoint(endpoint('wh_a', { createdAt: 0 }), 's', 10);
+    for (let i = 0; i < 5; i++) await a.webhooks.recordEvent(event(`msg_a${i}`, { occurredAt: 10 }), 100 + i);
+    await a.webhooks.createEndpoint(endpoint('wh_b', { createdAt: 0 }), 's', 10);
+    await a.webhooks.recordEvent(event('msg_b', { occurredAt: 10 }), 200);
+    expect(await a.webhooks.due(1_000, 10, 2)).toEqual([
+      { endpointId: 'wh_a', eventId: 'msg_a0' },
+      { endpointId: 'wh_a', eventId: 'msg_a1' },
+      { endpointId: 'wh_b', eventId: 'msg_b' },
+    ]);
+    expect(await a.webhooks.due(1_000, 2, 2)).toHaveLength(2);
+  });
 
   it.skipIf(engine.skip)('prunes in batches until none is left, attempts with their deliveries', async () => {
     const [a] = await twoStores();

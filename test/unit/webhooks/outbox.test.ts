@@ -222,4 +222,48 @@ describe('the webhook scan and the deliverer', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+  it('starts a live endpoint on the first pass while a hung one has 200 due', async () => {
+    store = openSqliteStore(':memory:');
+    const hook = (id: string, type: 'run.failed' | 'run.completed') =>
+      store.webhooks.createEndpoint(
+        { id, tenant: 'acme', url: `https://${id}.example/`, events: [type], description: '', createdAt: 0 },
+        `whsec_${Buffer.alloc(32, 5).toString('base64')}`,
+        10,
+      );
+    await hook('wh_hung', 'run.failed');
+    await hook('wh_live', 'run.completed');
+    for (let i = 0; i < 200; i++)
+      await store.webhooks.recordEvent(
+        { eventId: `msg_${i}`, tenant: 'acme', type: 'run.failed', body: '{}', occurredAt: 1 },
+        1_000 + i,
+      );
+    await store.webhooks.recordEvent(
+      { eventId: 'msg_live', tenant: 'acme', type: 'run.completed', body: '{}', occurredAt: 1 },
+      1_500,
+    );
+    expect(await store.webhooks.due(2_000, 1_000, 1_000)).toHaveLength(201);
+    let release = () => undefined as void;
+    const hung = new Promise<void>((r) => (release = r));
+    const sent: string[] = [];
+    const d = new WebhookDeliverer({
+      store: store.webhooks,
+      settings: {
+        timeoutMs: 500,
+        pollMs: 10,
+        targets: 'any',
+        retry: { maxAttempts: 3, baseMs: 1_000, maxMs: 10_000 },
+      },
+      log,
+      now: () => 2_000,
+      send: async (url, headers) => {
+        sent.push(`${new URL(url).hostname}/${headers['webhook-id']}`);
+        if (url.includes('hung')) await hung;
+        return { status: 204, answer: '', error: null, retryAfter: undefined, durationMs: 1 };
+      },
+    });
+    await d.deliverDue();
+    expect(sent).toEqual(['wh_hung.example/msg_0', 'wh_hung.example/msg_1', 'wh_live.example/msg_live']);
+    release();
+    await d.settle();
+  });
 });
