@@ -12,6 +12,12 @@ import type { ApiStore } from '../../../src/stores/api/api-store';
 import { openSqliteStore } from '../../../src/stores/api/api-store-sqlite';
 
 const log = pino({ level: 'silent' });
+const settings = {
+  timeoutMs: 500,
+  pollMs: 10,
+  targets: 'any' as const,
+  retry: { maxAttempts: 3, baseMs: 1_000, maxMs: 10_000 },
+};
 const exec = (runId: string, over: Partial<RunExecution> = {}): RunExecution => ({
   runId,
   executionId: `${runId}-x1`,
@@ -133,12 +139,7 @@ describe('the webhook scan and the deliverer', () => {
     const sent: Record<string, string>[] = [];
     const d = new WebhookDeliverer({
       store: store.webhooks,
-      settings: {
-        timeoutMs: 500,
-        pollMs: 10,
-        targets: 'any',
-        retry: { maxAttempts: 3, baseMs: 1_000, maxMs: 10_000 },
-      },
+      settings,
       log,
       now: () => now,
       send: async (_url, headers) => {
@@ -194,12 +195,7 @@ describe('the webhook scan and the deliverer', () => {
       const deliverer = (s: ApiStore) =>
         new WebhookDeliverer({
           store: s.webhooks,
-          settings: {
-            timeoutMs: 500,
-            pollMs: 10,
-            targets: 'any',
-            retry: { maxAttempts: 3, baseMs: 1_000, maxMs: 10_000 },
-          },
+          settings,
           log,
           now: () => 2_000,
           send: async (_url, headers) => {
@@ -247,12 +243,7 @@ describe('the webhook scan and the deliverer', () => {
     const sent: string[] = [];
     const d = new WebhookDeliverer({
       store: store.webhooks,
-      settings: {
-        timeoutMs: 500,
-        pollMs: 10,
-        targets: 'any',
-        retry: { maxAttempts: 3, baseMs: 1_000, maxMs: 10_000 },
-      },
+      settings,
       log,
       now: () => 2_000,
       send: async (url, headers) => {
