@@ -257,4 +257,38 @@ describe('the webhook scan and the deliverer', () => {
     release();
     await d.settle();
   });
+
+  it('records a send that throws as a failed attempt, and retries it', async () => {
+    store = openSqliteStore(':memory:');
+    await store.webhooks.createEndpoint(
+      {
+        id: 'wh_1',
+        tenant: 'acme',
+        url: 'https://a.example/',
+        events: ['run.failed'],
+        description: '',
+        createdAt: 0,
+      },
+      `whsec_${Buffer.alloc(32, 4).toString('base64')}`,
+      10,
+    );
+    await store.webhooks.recordEvent(
+      { eventId: 'msg_1', tenant: 'acme', type: 'run.failed', body: '{}', occurredAt: 1 },
+      1_000,
+    );
+    const d = new WebhookDeliverer({
+      store: store.webhooks,
+      settings,
+      log,
+      now: () => 2_000,
+      send: () => {
+        throw new TypeError('Invalid URL');
+      },
+    });
+    await d.deliverDue();
+    await d.settle();
+    const [v] = await store.webhooks.listDeliveries('wh_1', 10);
+    expect(v).toMatchObject({ state: 'pending', nextAttemptAt: 3_000 });
+    expect(v!.attempts.map((a) => [a.n, a.status, a.error])).toEqual([[1, null, 'not sent: Invalid URL']]);
+  });
 });
