@@ -24,7 +24,8 @@ export interface RunExecution {
 /**
  * What the webhooks' scan reads from Temporal visibility, without the run workflow's help: the fleet's
  * run executions of some tenants that closed at or after a time, and those waiting at a human gate.
- * Each visits its pages in order (`visit` per page).
+ * Each visits its pages in order (`visit` per page); `awaitingApproval` reads a bounded number of
+ * pages per call, the next call going on where it stopped (starting over after the last page).
  */
 export interface RunEventSource {
   closedSince(
