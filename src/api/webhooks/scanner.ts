@@ -85,7 +85,11 @@ export class WebhookScanner {
       }
       cursor = started;
     } finally {
-      await store.finishScan(SCAN, cursor);
+      // A failed release must not hide the pass's own error (the claim lapses anyway).
+      await store.finishScan(SCAN, cursor).catch((err: unknown) => {
+        if (cursor !== 0) throw err;
+        this.deps.log.warn({ err }, 'webhook scan could not release its claim');
+      });
     }
     return true;
   }
