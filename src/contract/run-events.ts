@@ -28,9 +28,11 @@ export interface RunExecution {
  * pages per call, the next call going on where it stopped (starting over after the last page).
  */
 export interface RunEventSource {
-  closedSince(
+  /** The executions closed at or after `fromMs` and before `toMs`. */
+  closedBetween(
     tenants: string[],
-    sinceMs: number,
+    fromMs: number,
+    toMs: number,
     visit: (page: RunExecution[]) => Promise<void>,
   ): Promise<void>;
   awaitingApproval(tenants: string[], visit: (page: RunExecution[]) => Promise<void>): Promise<void>;

@@ -28,6 +28,8 @@ const PAGE_SIZE = 500;
  */
 const MAX_AWAITING_PAGES = 20;
 
+const isoTime = (ms: number): string => quoteVisibilityString(new Date(ms).toISOString());
+
 function executionOf(e: temporal.api.workflow.v1.IWorkflowExecutionInfo): RunExecution {
   const sa = e.searchAttributes?.indexedFields;
   return {
@@ -80,11 +82,11 @@ export function createRunEventSource(
   };
   const awaiting = new ResumingPager(listPage, MAX_AWAITING_PAGES);
   return {
-    closedSince: (tenants, sinceMs, visit) =>
+    closedBetween: (tenants, fromMs, toMs, visit) =>
       list(
         queries(
           tenants,
-          `ExecutionStatus != 'Running' AND CloseTime >= ${quoteVisibilityString(new Date(sinceMs).toISOString())}`,
+          `ExecutionStatus != 'Running' AND CloseTime >= ${isoTime(fromMs)} AND CloseTime < ${isoTime(toMs)}`,
         ),
         visit,
       ),

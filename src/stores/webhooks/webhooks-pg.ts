@@ -218,7 +218,16 @@ export class PgWebhookStore implements WebhookStore {
     const row = r.rows[0];
     if (!row) return null;
     const cursor = Number(row.cursor_at);
-    return { cursor: cursor > 0 ? cursor : undefined };
+    return { cursor: cursor > 0 ? cursor : undefined, claim: now + leaseMs };
+  }
+
+  async renewScan(name: string, claim: number, cursor: number, until: number): Promise<boolean> {
+    const r = await this.pool.query(
+      `UPDATE webhook_scan SET cursor_at = GREATEST(cursor_at, $3), claimed_until = $4
+       WHERE name = $1 AND claimed_until = $2`,
+      [name, claim, cursor, until],
+    );
+    return (r.rowCount ?? 0) > 0;
   }
 
   async finishScan(name: string, cursor: number): Promise<void> {

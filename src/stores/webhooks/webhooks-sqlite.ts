@@ -97,6 +97,10 @@ export class SqliteWebhookStore implements WebhookStore {
         `INSERT INTO webhook_scan (name, cursor_at, claimed_until) VALUES (?, ?, ?)
          ON CONFLICT (name) DO UPDATE SET claimed_until = excluded.claimed_until`,
       ),
+      renewScan: db.prepare(
+        `UPDATE webhook_scan SET cursor_at = MAX(cursor_at, @cursor), claimed_until = @until
+         WHERE name = @name AND claimed_until = @claim`,
+      ),
       finishScan: db.prepare(
         'UPDATE webhook_scan SET cursor_at = MAX(cursor_at, ?), claimed_until = 0 WHERE name = ?',
       ),
@@ -141,7 +145,7 @@ export class SqliteWebhookStore implements WebhookStore {
       const row = this.s.getScan.get(name);
       if (row && row.claimed_until > now) return null;
       this.s.putScan.run(name, row?.cursor_at ?? 0, now + leaseMs);
-      return { cursor: row && row.cursor_at > 0 ? row.cursor_at : undefined };
+      return { cursor: row && row.cursor_at > 0 ? row.cursor_at : undefined, claim: now + leaseMs };
     };
     // Inside one IMMEDIATE transaction both statements pick the same batch (no other writer).
     const batchOf = `(endpoint_id, event_id) IN (SELECT endpoint_id, event_id FROM webhook_deliveries
@@ -217,6 +221,10 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async claimScan(name: string, now: number, leaseMs: number) {
     return this.scanTx(name, now, leaseMs);
+  }
+
+  async renewScan(name: string, claim: number, cursor: number, until: number): Promise<boolean> {
+    return this.s.renewScan.run({ name, claim, cursor, until }).changes > 0;
   }
 
   async finishScan(name: string, cursor: number): Promise<void> {

@@ -175,6 +175,11 @@ export interface DeliveryView extends DeliveryKey {
   attempts: AttemptRecord[];
 }
 
+export interface ScanClaim {
+  cursor: number | undefined;
+  claim: number;
+}
+
 export interface WebhookStore {
   /** Adds an endpoint unless the tenant already holds `maxPerTenant` (then false, nothing added). */
   createEndpoint(ep: WebhookEndpoint, secret: string, maxPerTenant: number): Promise<boolean>;
@@ -210,9 +215,14 @@ export interface WebhookStore {
   listDeliveries(endpointId: string, limit: number): Promise<DeliveryView[]>;
   /**
    * Takes the visibility scan for `leaseMs` when no process holds it: its cursor (ms; undefined the
-   * first time), or null when another process scans.
+   * first time) and the claim's token (for renewScan), or null when another process scans.
    */
-  claimScan(name: string, now: number, leaseMs: number): Promise<{ cursor: number | undefined } | null>;
+  claimScan(name: string, now: number, leaseMs: number): Promise<ScanClaim | null>;
+  /**
+   * Moves the cursor to `cursor` (never back) and holds the scan until `until` (the new token), if
+   * `claim` is still the scan's token; false (nothing changed) when the claim was lost.
+   */
+  renewScan(name: string, claim: number, cursor: number, until: number): Promise<boolean>;
   /** Ends a scan: the cursor moves to `cursor` (never back) and the claim is released. */
   finishScan(name: string, cursor: number): Promise<void>;
   /**

@@ -146,14 +146,19 @@ describe.each(engines)('webhooks store ($name)', (engine) => {
       expect(await a.webhooks.tenantsWithEndpoints()).toEqual([]);
 
       const scans = await Promise.all([a, b, a, b].map((s) => s.webhooks.claimScan('runs', 1000, 60_000)));
-      expect(scans.filter((x) => x !== null)).toEqual([{ cursor: undefined }]);
+      expect(scans.filter((x) => x !== null)).toEqual([{ cursor: undefined, claim: 61_000 }]);
       await a.webhooks.finishScan('runs', 900);
-      expect(await b.webhooks.claimScan('runs', 1000, 60_000)).toEqual({ cursor: 900 });
+      expect(await b.webhooks.claimScan('runs', 1000, 60_000)).toEqual({ cursor: 900, claim: 61_000 });
       await b.webhooks.finishScan('runs', 0); // a failed pass: the cursor stays
-      expect(await a.webhooks.claimScan('runs', 1100, 60_000)).toEqual({ cursor: 900 });
+      const held = await a.webhooks.claimScan('runs', 1100, 60_000);
+      expect(held).toEqual({ cursor: 900, claim: 61_100 });
+      // The holder moves the cursor and renews; a stale token changes nothing.
+      expect(await a.webhooks.renewScan('runs', 61_100, 950, 62_000)).toBe(true);
+      expect(await b.webhooks.renewScan('runs', 61_100, 5_000, 99_000)).toBe(false);
+      expect(await a.webhooks.renewScan('runs', 62_000, 0, 62_100)).toBe(true); // the cursor stays
       // A scanner that died: its claim lapses.
       expect(await b.webhooks.claimScan('runs', 2000, 60_000)).toBeNull();
-      expect(await b.webhooks.claimScan('runs', 61_100, 60_000)).toEqual({ cursor: 900 });
+      expect(await b.webhooks.claimScan('runs', 62_100, 60_000)).toEqual({ cursor: 950, claim: 122_100 });
     },
   );
 

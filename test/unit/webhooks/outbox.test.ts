@@ -38,8 +38,8 @@ afterEach(() => store.close());
 function source(closed: RunExecution[], awaiting: RunExecution[]) {
   const since: number[] = [];
   const s: RunEventSource = {
-    async closedSince(_tenants, sinceMs, visit) {
-      since.push(sinceMs);
+    async closedBetween(_tenants, fromMs, _toMs, visit) {
+      since.push(fromMs);
       await visit(closed);
     },
     async awaitingApproval(_tenants, visit) {
@@ -109,6 +109,64 @@ describe('the webhook scan and the deliverer', () => {
     now = 7_000;
     await scan();
     expect(since.at(-1)).toBe(5_000);
+  });
+
+  it('scans a long stretch in windows, the cursor past each, the claim renewed per page', async () => {
+    store = openSqliteStore(':memory:');
+    await store.webhooks.createEndpoint(
+      {
+        id: 'wh_1',
+        tenant: 'acme',
+        url: 'https://a.example/',
+        events: ['run.completed'],
+        description: '',
+        createdAt: 0,
+      },
+      `whsec_${Buffer.alloc(32, 2).toString('base64')}`,
+      10,
+    );
+    const min = 60_000;
+    let now = 10 * min;
+    const windows: [number, number][] = [];
+    let failAt: number | null = null;
+    const s: RunEventSource = {
+      async closedBetween(_tenants, fromMs, toMs, visit) {
+        windows.push([fromMs, toMs]);
+        now += 1; // time passes while it reads
+        if (fromMs === failAt) throw new Error('visibility unavailable');
+        await visit([exec(`r${fromMs}`, { closedAt: fromMs })]);
+      },
+      async awaitingApproval() {},
+    };
+    const scanner = new WebhookScanner({
+      store: store.webhooks,
+      source: s,
+      fleet: { getBatch: async () => null },
+      log,
+      pollMs: 100,
+      overlapMs: min,
+      now: () => now,
+    });
+    expect(await scanner.scanOnce()).toBe(true); // the first pass: from 9 min
+    now = 50 * min;
+    windows.length = 0;
+    failAt = 39 * min;
+    await expect(scanner.scanOnce()).rejects.toThrow('visibility unavailable');
+    const w = 15 * min;
+    const from = 9 * min;
+    expect(windows).toEqual([
+      [from, from + w],
+      [from + w, from + 2 * w],
+      [from + 2 * w, 50 * min],
+    ]);
+    // The failed window is read again, the two before it are not; the claim was released.
+    now = 60 * min;
+    windows.length = 0;
+    failAt = null;
+    expect(await scanner.scanOnce()).toBe(true);
+    expect(windows[0]).toEqual([from + 2 * w - min, from + 3 * w - min]);
+    expect(windows.at(-1)![1]).toBe(60 * min);
+    expect(await store.webhooks.claimScan('runs', now, 1_000)).toMatchObject({ cursor: 60 * min });
   });
 
   it('delivers signed, retries with backoff, gives up after the last attempt', async () => {
