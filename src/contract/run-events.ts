@@ -24,12 +24,15 @@ export interface RunExecution {
 /**
  * What the webhooks' scan reads from Temporal visibility, without the run workflow's help: the fleet's
  * run executions of some tenants that closed at or after a time, and those waiting at a human gate.
- * Each visits its pages in order (`visit` per page).
+ * Each visits its pages in order (`visit` per page); `awaitingApproval` reads a bounded number of
+ * pages per call, the next call going on where it stopped (starting over after the last page).
  */
 export interface RunEventSource {
-  closedSince(
+  /** The executions closed at or after `fromMs` and before `toMs`. */
+  closedBetween(
     tenants: string[],
-    sinceMs: number,
+    fromMs: number,
+    toMs: number,
     visit: (page: RunExecution[]) => Promise<void>,
   ): Promise<void>;
   awaitingApproval(tenants: string[], visit: (page: RunExecution[]) => Promise<void>): Promise<void>;

@@ -5,6 +5,7 @@ import type { RunStatus } from '../contract/fleet-port';
 import type { ExecutionEnd, RunEventSource, RunExecution } from '../contract/run-events';
 import { quoteVisibilityString } from '../contract/visibility-quote';
 import type { Priority } from '../scheduler/types';
+import { type Page, ResumingPager } from './resuming-pager';
 import { fleetRunsClause } from './run-queues';
 import { decode } from './visibility';
 
@@ -21,8 +22,13 @@ const ENDS = new Map<number, ExecutionEnd>([
 /** Tenants per query (`TenantId IN (...)`), so a query stays short whatever the number of tenants. */
 const TENANTS_PER_QUERY = 50;
 const PAGE_SIZE = 500;
-/** Pages of gated runs read per pass: a tenant with more waiting gates is announced over several passes. */
+/**
+ * Pages of gated runs read per pass; the next pass goes on from there (ResumingPager), so gates past
+ * the first MAX_AWAITING_PAGES × PAGE_SIZE are announced within a few passes.
+ */
 const MAX_AWAITING_PAGES = 20;
+
+const isoTime = (ms: number): string => quoteVisibilityString(new Date(ms).toISOString());
 
 function executionOf(e: temporal.api.workflow.v1.IWorkflowExecutionInfo): RunExecution {
   const sa = e.searchAttributes?.indexedFields;
@@ -45,43 +51,48 @@ export function createRunEventSource(
   namespace: string,
   baseTaskQueue: string,
 ): RunEventSource {
-  const list = async (
-    tenants: string[],
-    clause: string,
-    maxPages: number,
-    visit: (page: RunExecution[]) => Promise<void>,
-  ) => {
+  const listPage = async (query: string, token: Uint8Array | null): Promise<Page<RunExecution>> => {
+    const res: temporal.api.workflowservice.v1.IListWorkflowExecutionsResponse =
+      await client.workflowService.listWorkflowExecutions({
+        namespace,
+        query,
+        pageSize: PAGE_SIZE,
+        nextPageToken: token,
+      });
+    const next = res.nextPageToken && res.nextPageToken.length > 0 ? res.nextPageToken : null;
+    return { items: (res.executions ?? []).map(executionOf), next };
+  };
+  const queries = (tenants: string[], clause: string): string[] => {
+    const out: string[] = [];
     for (let i = 0; i < tenants.length; i += TENANTS_PER_QUERY) {
       const some = tenants.slice(i, i + TENANTS_PER_QUERY).map(quoteVisibilityString);
-      const query = `${fleetRunsClause(baseTaskQueue)} AND TenantId IN (${some.join(', ')}) AND ${clause}`;
+      out.push(`${fleetRunsClause(baseTaskQueue)} AND TenantId IN (${some.join(', ')}) AND ${clause}`);
+    }
+    return out;
+  };
+  const list = async (qs: string[], visit: (page: RunExecution[]) => Promise<void>) => {
+    for (const query of qs) {
       let token: Uint8Array | null = null;
-      for (let page = 0; page < maxPages; page++) {
-        const res: temporal.api.workflowservice.v1.IListWorkflowExecutionsResponse =
-          await client.workflowService.listWorkflowExecutions({
-            namespace,
-            query,
-            pageSize: PAGE_SIZE,
-            nextPageToken: token,
-          });
-        await visit((res.executions ?? []).map(executionOf));
-        token = res.nextPageToken && res.nextPageToken.length > 0 ? res.nextPageToken : null;
-        if (!token) break;
-      }
+      do {
+        const page = await listPage(query, token);
+        await visit(page.items);
+        token = page.next;
+      } while (token);
     }
   };
+  const awaiting = new ResumingPager(listPage, MAX_AWAITING_PAGES);
   return {
-    closedSince: (tenants, sinceMs, visit) =>
+    closedBetween: (tenants, fromMs, toMs, visit) =>
       list(
-        tenants,
-        `ExecutionStatus != 'Running' AND CloseTime >= ${quoteVisibilityString(new Date(sinceMs).toISOString())}`,
-        Number.MAX_SAFE_INTEGER,
+        queries(
+          tenants,
+          `ExecutionStatus != 'Running' AND CloseTime >= ${isoTime(fromMs)} AND CloseTime < ${isoTime(toMs)}`,
+        ),
         visit,
       ),
     awaitingApproval: (tenants, visit) =>
-      list(
-        tenants,
-        `ExecutionStatus = 'Running' AND RunStatus = 'awaiting_approval'`,
-        MAX_AWAITING_PAGES,
+      awaiting.read(
+        queries(tenants, `ExecutionStatus = 'Running' AND RunStatus = 'awaiting_approval'`),
         visit,
       ),
   };

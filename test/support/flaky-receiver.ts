@@ -6,6 +6,8 @@ import { Webhook } from 'standardwebhooks';
 export interface Received {
   id: string;
   timestamp: string;
+  /** The webhook-signature header as sent. */
+  signature: string;
   body: string;
   /** Whether `standardwebhooks`' verify accepted it under the endpoint's secret. */
   verified: boolean;
@@ -61,7 +63,15 @@ export class FlakyReceiver {
         const seen = this.received.filter((r) => r.id === id).length;
         const reply = seen === 0 ? 'fail' : seen === 1 ? 'hold' : 'ok';
         const duplicate = this.processed.has(id);
-        this.received.push({ id, timestamp: h['webhook-timestamp'] ?? '', body, verified, reply, duplicate });
+        this.received.push({
+          id,
+          timestamp: h['webhook-timestamp'] ?? '',
+          signature: h['webhook-signature'] ?? '',
+          body,
+          verified,
+          reply,
+          duplicate,
+        });
         if (reply === 'fail') {
           res.writeHead(500).end('try later');
           return;

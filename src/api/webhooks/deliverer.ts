@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { DeliveryKey, WebhookStore } from '../../stores/webhooks/webhooks';
+import type { DeliveryJob, DeliveryKey, WebhookStore } from '../../stores/webhooks/webhooks';
 import type { RetryPolicy } from '../../config';
 import { PollLoop } from '../../util/poll-loop';
 import { retryAfterOf, retryDelayMs } from './backoff';
@@ -66,7 +66,8 @@ export class WebhookDeliverer {
     const perEndpoint = new Map<string, number>();
     for (const ep of this.inFlight.values()) perEndpoint.set(ep, (perEndpoint.get(ep) ?? 0) + 1);
     let started = 0;
-    for (const key of await this.deps.store.due(this.now(), free * 4)) {
+    // At most the cap per endpoint comes back: a hung endpoint's backlog cannot crowd out the others.
+    for (const key of await this.deps.store.due(this.now(), free * 4, MAX_PER_ENDPOINT)) {
       if (started >= free || this.loop.stopped) return;
       if ((perEndpoint.get(key.endpointId) ?? 0) >= MAX_PER_ENDPOINT) continue;
       if (!(await this.deliverInBackground(key))) continue;
@@ -80,6 +81,17 @@ export class WebhookDeliverer {
     await Promise.allSettled([...this.inFlight.keys()]);
   }
 
+  /** One signed POST; whatever throws on the way (a bad secret or URL) is a failed attempt too. */
+  private async attempt(job: DeliveryJob, at: number): Promise<SendResult> {
+    try {
+      const headers = signedHeaders(job.secret, job.eventId, Math.floor(at / 1000), job.body);
+      return await this.send(job.url, headers, job.body, this.deps.settings);
+    } catch (err) {
+      const error = `not sent: ${err instanceof Error ? err.message : String(err)}`;
+      return { status: null, answer: '', error, retryAfter: undefined, durationMs: this.now() - at };
+    }
+  }
+
   private async deliverInBackground(key: DeliveryKey): Promise<boolean> {
     const { store, settings } = this.deps;
     // The claim outlasts the attempt's timeout by a margin, so no other process sends it meanwhile.
@@ -87,8 +99,7 @@ export class WebhookDeliverer {
     if (!job) return false;
     const p: Promise<void> = (async () => {
       const at = this.now();
-      const headers = signedHeaders(job.secret, job.eventId, Math.floor(at / 1000), job.body);
-      const r: SendResult = await this.send(job.url, headers, job.body, settings);
+      const r = await this.attempt(job, at);
       const n = job.attempts + 1;
       const ok = r.status !== null && r.status >= 200 && r.status < 300;
       const delay = ok ? null : retryDelayMs(n, settings.retry, retryAfterOf(r.retryAfter, this.now()));

@@ -18,6 +18,8 @@ export interface ScannerDeps {
 }
 
 const SCAN = 'runs';
+/** The CloseTime span one visibility listing of closes covers. */
+const WINDOW_MS = 15 * 60_000;
 /** Event ids this process recorded lately, so a rescan of the overlap writes nothing. */
 const MAX_REMEMBERED = 50_000;
 
@@ -35,7 +37,10 @@ export class WebhookScanner {
 
   constructor(private readonly deps: ScannerDeps) {
     this.now = deps.now ?? Date.now;
-    this.pruner = new LazyPrune((now) => deps.store.prune(now));
+    this.pruner = new LazyPrune(
+      (now) => deps.store.prune(now),
+      (err: unknown) => deps.log.warn({ err }, 'webhook prune failed'),
+    );
     this.loop = new PollLoop(
       () => this.scanOnce(),
       deps.pollMs,
@@ -51,40 +56,69 @@ export class WebhookScanner {
     await this.loop.stop();
   }
 
-  /** One pass; false when another process holds the scan. */
+  /**
+   * One pass; false when another process holds the scan. Closes are read in CloseTime windows of
+   * WINDOW_MS, the cursor moving past each window once it is recorded, and the claim is renewed on
+   * every page, so a pass over a long stretch neither loses its claim nor starts over when it fails.
+   */
   async scanOnce(): Promise<boolean> {
-    const { store, source, fleet, overlapMs } = this.deps;
+    const { store, source, overlapMs } = this.deps;
     const started = this.now();
-    const claim = await store.claimScan(SCAN, started, Math.max(60_000, 10 * this.deps.pollMs));
+    const leaseMs = Math.max(60_000, 10 * this.deps.pollMs);
+    const claim = await store.claimScan(SCAN, started, leaseMs);
     if (!claim) return false;
     this.pruner.maybe(started);
-    let cursor = 0; // a failed pass leaves the cursor where it was
+    let token = claim.claim;
+    /** Moves the cursor to `cursor` and renews the claim; throws when another process took the scan. */
+    const renew = async (cursor: number) => {
+      const until = Math.max(this.now() + leaseMs, token + 1);
+      if (!(await store.renewScan(SCAN, token, cursor, until)))
+        throw new Error('the webhook scan was taken over by another process');
+      token = until;
+    };
+    let done = false;
     try {
       const tenants = await store.tenantsWithEndpoints();
       if (tenants.length > 0) {
-        const batches = new Map<string, number>();
-        await source.closedSince(tenants, (claim.cursor ?? started) - overlapMs, async (page) => {
-          for (const e of page) {
-            const ev = closeEvent(e);
-            if (ev) await this.record(ev);
-            if (e.batchId && e.closedAt !== null)
-              batches.set(e.batchId, Math.max(batches.get(e.batchId) ?? 0, e.closedAt));
-          }
-        });
-        for (const [batchId, at] of batches) {
-          const view = await fleet.getBatch(batchId);
-          const ev = view && batchEvent(view, at);
-          if (ev) await this.record(ev);
+        for (let from = (claim.cursor ?? started) - overlapMs; from < started;) {
+          const to = Math.min(started, from + WINDOW_MS);
+          await this.scanWindow(tenants, from, to, () => renew(0));
+          await renew(to);
+          from = to;
         }
         await source.awaitingApproval(tenants, async (page) => {
           for (const e of page) await this.record(awaitingEvent(e, this.now()));
+          await renew(0);
         });
       }
-      cursor = started;
+      done = true;
     } finally {
-      await store.finishScan(SCAN, cursor);
+      // A failed release must not hide the pass's own error (the claim lapses anyway).
+      await store.finishScan(SCAN, done ? started : 0).catch((err: unknown) => {
+        if (done) throw err;
+        this.deps.log.warn({ err }, 'webhook scan could not release its claim');
+      });
     }
     return true;
+  }
+
+  /** The closes of [from, to) and the batches they end. */
+  private async scanWindow(tenants: string[], from: number, to: number, renew: () => Promise<void>) {
+    const batches = new Map<string, number>();
+    await this.deps.source.closedBetween(tenants, from, to, async (page) => {
+      for (const e of page) {
+        const ev = closeEvent(e);
+        if (ev) await this.record(ev);
+        if (e.batchId && e.closedAt !== null)
+          batches.set(e.batchId, Math.max(batches.get(e.batchId) ?? 0, e.closedAt));
+      }
+      await renew();
+    });
+    for (const [batchId, at] of batches) {
+      const view = await this.deps.fleet.getBatch(batchId);
+      const ev = view && batchEvent(view, at);
+      if (ev) await this.record(ev);
+    }
   }
 
   private async record(ev: OutboxEvent): Promise<void> {

@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { MAX_ANSWER_CHARS } from '../../stores/webhooks/webhooks';
-import { isForbiddenAddress, type WebhookTargets } from './targets';
+import { forbiddenLiteral, isForbiddenAddress, type WebhookTargets } from './targets';
 
 /** What one POST brought back. */
 export interface SendResult {
@@ -40,6 +40,17 @@ export function postWebhook(
   opts: { timeoutMs: number; targets: WebhookTargets },
 ): Promise<SendResult> {
   const started = Date.now();
+  const u = new URL(url);
+  // Node does not call `lookup` for an IP literal: under `public` it is refused here, unconnected.
+  const literal = opts.targets === 'public' ? forbiddenLiteral(u) : undefined;
+  if (literal !== undefined)
+    return Promise.resolve({
+      status: null,
+      answer: '',
+      error: `${literal} is a forbidden address`,
+      retryAfter: undefined,
+      durationMs: 0,
+    });
   return new Promise((resolve) => {
     let done = false;
     const finish = (r: Omit<SendResult, 'durationMs'>) => {
@@ -48,7 +59,6 @@ export function postWebhook(
       clearTimeout(timer);
       resolve({ ...r, durationMs: Date.now() - started });
     };
-    const u = new URL(url);
     const request = u.protocol === 'https:' ? https.request : http.request;
     const req = request(u, {
       method: 'POST',

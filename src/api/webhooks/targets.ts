@@ -24,21 +24,38 @@ for (const [net, bits] of [
 ] as const)
   blocked.addSubnet(net, bits, 'ipv4');
 for (const [net, bits] of [
-  ['::', 128],
-  ['::1', 128],
+  ['::', 96], // unspecified, loopback and IPv4-compatible
+  ['64:ff9b::', 96], // NAT64: an IPv4 address behind the translator
+  ['64:ff9b:1::', 48], // local-use NAT64
   ['fc00::', 7],
+  ['fec0::', 10], // site-local (deprecated)
   ['fe80::', 10],
   ['ff00::', 8],
 ] as const)
   blocked.addSubnet(net, bits, 'ipv6');
 
-/** True when `address` (an IP) is one `public` forbids. IPv4-mapped IPv6 is checked as IPv4. */
+/**
+ * True when `address` (an IP) is one `public` forbids. IPv4-mapped IPv6 (either spelling,
+ * `::ffff:127.0.0.1` or `::ffff:7f00:1`) is checked as IPv4.
+ */
 export function isForbiddenAddress(address: string): boolean {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
   if (mapped) return blocked.check(mapped[1]!, 'ipv4');
   const family = isIP(address);
   if (family === 0) return true;
   return blocked.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+/** The URL's host without an IPv6 literal's brackets. */
+export const literalHost = (u: URL): string => u.hostname.replace(/^\[|\]$/g, '');
+
+/**
+ * The IP literal `public` forbids that `url` names, or undefined: the connection check (on the
+ * resolved address) does not run for a literal, which is not resolved.
+ */
+export function forbiddenLiteral(u: URL): string | undefined {
+  const host = literalHost(u);
+  return isIP(host) !== 0 && isForbiddenAddress(host) ? host : undefined;
 }
 
 /**
@@ -56,8 +73,8 @@ export function targetProblem(url: string, targets: WebhookTargets): string | un
     return 'Only http and https URLs can receive webhooks.';
   if (u.username || u.password) return 'A webhook URL may not carry a user or password.';
   if (targets === 'any') return undefined;
-  const host = u.hostname.replace(/^\[|\]$/g, '');
-  if (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) !== 0 && isForbiddenAddress(host)))
+  const host = literalHost(u).replace(/\.$/, '');
+  if (host === 'localhost' || host.endsWith('.localhost') || forbiddenLiteral(u) !== undefined)
     return 'The URL names a loopback, private or link-local address (WEBHOOK_TARGETS=public).';
   return undefined;
 }

@@ -6,7 +6,7 @@ import { PgEventStore } from '../events/event-store-pg';
 import { PgIdempotencyStore } from '../idempotency/idempotency-pg';
 import { PgTenantStore } from '../tenants/tenants-pg';
 import { PgRateLimitStore } from '../rate-limits/rate-limits-pg';
-import { PgWebhookStore, WEBHOOKS_PG_DDL } from '../webhooks/webhooks-pg';
+import { PgWebhookStore, WEBHOOKS_PG_DDL, WEBHOOKS_PG_PRUNE_INDEXES_DDL } from '../webhooks/webhooks-pg';
 
 /** The same tables as the SQLite file (times in ms since the epoch, JSON kept as text). */
 const MIGRATIONS: Migration[] = [
@@ -104,6 +104,8 @@ const MIGRATIONS: Migration[] = [
   },
   // Webhooks out: endpoints, the outbox, deliveries and their attempts, the visibility scan's cursor.
   { version: 5, sql: WEBHOOKS_PG_DDL },
+  // Pruning webhooks reads deliveries by event and events by age.
+  { version: 6, sql: WEBHOOKS_PG_PRUNE_INDEXES_DDL },
 ];
 
 /** Seconds a caller waits before retrying while the database is unreachable. */

@@ -95,13 +95,20 @@ export interface IdempotencyStore {
   count(): Promise<number>;
 }
 
-/** Prunes at most once a minute, from the claim path. */
+/** Prunes at most once a minute, from the claim path; a failed prune goes to `onError` (else is dropped). */
 export class LazyPrune {
   private lastPruneAt = 0;
-  constructor(private readonly prune: (now: number) => unknown) {}
+  constructor(
+    private readonly prune: (now: number) => unknown,
+    private readonly onError: (err: unknown) => void = () => undefined,
+  ) {}
   maybe(now: number): void {
     if (now - this.lastPruneAt < PRUNE_EVERY_MS) return;
     this.lastPruneAt = now;
-    void Promise.resolve(this.prune(now)).catch(() => undefined);
+    try {
+      void Promise.resolve(this.prune(now)).catch((err: unknown) => this.onError(err));
+    } catch (err) {
+      this.onError(err);
+    }
   }
 }

@@ -1,18 +1,25 @@
 import type { Pool } from 'pg';
 import { inTransaction, numberedPlaceholders } from '../engine/pg';
-import { endpointTakes, PRUNE_SQL, pruneParams, toDeliveries, toEndpoint } from './webhooks';
-import type {
-  AttemptRecord,
-  AttemptRow,
-  DeliveryJob,
-  DeliveryKey,
-  DeliveryRow,
-  DeliveryState,
-  DeliveryView,
-  EndpointRow,
-  OutboxEvent,
-  WebhookEndpoint,
-  WebhookStore,
+import {
+  DUE_SQL,
+  endpointTakes,
+  inBatches,
+  PRUNE_BATCH,
+  PRUNE_EVENTS_SQL,
+  pruneCutoffs,
+  toDeliveries,
+  toEndpoint,
+  type AttemptRecord,
+  type AttemptRow,
+  type DeliveryJob,
+  type DeliveryKey,
+  type DeliveryRow,
+  type DeliveryState,
+  type DeliveryView,
+  type EndpointRow,
+  type OutboxEvent,
+  type WebhookEndpoint,
+  type WebhookStore,
 } from './webhooks';
 
 /** The tables of WEBHOOKS_DDL in PostgreSQL (times as BIGINT ms). */
@@ -42,6 +49,22 @@ export const WEBHOOKS_PG_DDL = `
   CREATE TABLE webhook_scan (
     name TEXT PRIMARY KEY, cursor_at BIGINT NOT NULL, claimed_until BIGINT NOT NULL DEFAULT 0
   );`;
+
+/** The indexes pruning needs (migration 6): deliveries by event, events by age. */
+export const WEBHOOKS_PG_PRUNE_INDEXES_DDL = `
+  CREATE INDEX IF NOT EXISTS webhook_deliveries_event ON webhook_deliveries (event_id);
+  CREATE INDEX IF NOT EXISTS webhook_events_created ON webhook_events (created_at);`;
+
+/** A batch of finished deliveries past the cutoff ($1), at most $2, deleted with their attempts. */
+const PRUNE_DELIVERIES_PG = `
+  WITH batch AS (
+    SELECT endpoint_id, event_id FROM webhook_deliveries
+    WHERE state <> 'pending' AND created_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED),
+  attempts AS (
+    DELETE FROM webhook_attempts a USING batch b
+    WHERE a.endpoint_id = b.endpoint_id AND a.event_id = b.event_id)
+  DELETE FROM webhook_deliveries d USING batch b
+  WHERE d.endpoint_id = b.endpoint_id AND d.event_id = b.event_id`;
 
 /** Webhooks out in PostgreSQL: every API process on every host claims from the same rows. */
 export class PgWebhookStore implements WebhookStore {
@@ -122,12 +145,10 @@ export class PgWebhookStore implements WebhookStore {
     });
   }
 
-  async due(now: number, limit: number): Promise<DeliveryKey[]> {
+  async due(now: number, limit: number, perEndpoint: number): Promise<DeliveryKey[]> {
     const r = await this.pool.query<{ endpoint_id: string; event_id: string }>(
-      `SELECT endpoint_id, event_id FROM webhook_deliveries
-       WHERE state = 'pending' AND next_attempt_at <= $1 AND claimed_until <= $1
-       ORDER BY next_attempt_at LIMIT $2`,
-      [now, limit],
+      numberedPlaceholders(DUE_SQL),
+      [now, now, perEndpoint, limit],
     );
     return r.rows.map((x) => ({ endpointId: x.endpoint_id, eventId: x.event_id }));
   }
@@ -197,7 +218,16 @@ export class PgWebhookStore implements WebhookStore {
     const row = r.rows[0];
     if (!row) return null;
     const cursor = Number(row.cursor_at);
-    return { cursor: cursor > 0 ? cursor : undefined };
+    return { cursor: cursor > 0 ? cursor : undefined, claim: now + leaseMs };
+  }
+
+  async renewScan(name: string, claim: number, cursor: number, until: number): Promise<boolean> {
+    const r = await this.pool.query(
+      `UPDATE webhook_scan SET cursor_at = GREATEST(cursor_at, $3), claimed_until = $4
+       WHERE name = $1 AND claimed_until = $2`,
+      [name, claim, cursor, until],
+    );
+    return (r.rowCount ?? 0) > 0;
   }
 
   async finishScan(name: string, cursor: number): Promise<void> {
@@ -207,15 +237,16 @@ export class PgWebhookStore implements WebhookStore {
     );
   }
 
-  async prune(now: number): Promise<number> {
-    const params = pruneParams(now);
-    return inTransaction(this.pool, async (c) => {
-      let removed = 0;
-      for (const [i, sql] of PRUNE_SQL.entries()) {
-        const r = await c.query(numberedPlaceholders(sql), params[i]);
-        if (i === 1) removed = r.rowCount ?? 0;
-      }
-      return removed;
-    });
+  async prune(now: number, batch = PRUNE_BATCH): Promise<number> {
+    const cutoffs = pruneCutoffs(now);
+    const removed = await inBatches(async () => {
+      const r = await this.pool.query(PRUNE_DELIVERIES_PG, [cutoffs.deliveries, batch]);
+      return r.rowCount ?? 0;
+    }, batch);
+    await inBatches(async () => {
+      const r = await this.pool.query(numberedPlaceholders(PRUNE_EVENTS_SQL), [...cutoffs.events, batch]);
+      return r.rowCount ?? 0;
+    }, batch);
+    return removed;
   }
 }

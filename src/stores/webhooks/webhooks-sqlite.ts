@@ -1,5 +1,14 @@
 import type Database from 'better-sqlite3';
-import { endpointTakes, PRUNE_SQL, pruneParams, toDeliveries, toEndpoint } from './webhooks';
+import {
+  DUE_SQL,
+  endpointTakes,
+  inBatches,
+  PRUNE_BATCH,
+  PRUNE_EVENTS_SQL,
+  pruneCutoffs,
+  toDeliveries,
+  toEndpoint,
+} from './webhooks';
 import type {
   AttemptRecord,
   AttemptRow,
@@ -22,7 +31,8 @@ export class SqliteWebhookStore implements WebhookStore {
   private readonly attemptTx;
   private readonly deleteTx;
   private readonly scanTx;
-  private readonly pruneTx;
+  private readonly pruneDeliveriesTx;
+  private readonly pruneEventsTx;
 
   constructor(db: Database.Database) {
     this.s = {
@@ -53,11 +63,7 @@ export class SqliteWebhookStore implements WebhookStore {
         `INSERT OR IGNORE INTO webhook_deliveries (endpoint_id, event_id, tenant, state, next_attempt_at, created_at)
          VALUES (?, ?, ?, 'pending', ?, ?)`,
       ),
-      due: db.prepare<[number, number, number], { endpoint_id: string; event_id: string }>(
-        `SELECT endpoint_id, event_id FROM webhook_deliveries
-         WHERE state = 'pending' AND next_attempt_at <= ? AND claimed_until <= ?
-         ORDER BY next_attempt_at LIMIT ?`,
-      ),
+      due: db.prepare<[number, number, number, number], { endpoint_id: string; event_id: string }>(DUE_SQL),
       claim: db.prepare(
         `UPDATE webhook_deliveries SET claimed_until = @until
          WHERE endpoint_id = @endpointId AND event_id = @eventId AND state = 'pending'
@@ -90,6 +96,10 @@ export class SqliteWebhookStore implements WebhookStore {
       putScan: db.prepare(
         `INSERT INTO webhook_scan (name, cursor_at, claimed_until) VALUES (?, ?, ?)
          ON CONFLICT (name) DO UPDATE SET claimed_until = excluded.claimed_until`,
+      ),
+      renewScan: db.prepare(
+        `UPDATE webhook_scan SET cursor_at = MAX(cursor_at, @cursor), claimed_until = @until
+         WHERE name = @name AND claimed_until = @claim`,
       ),
       finishScan: db.prepare(
         'UPDATE webhook_scan SET cursor_at = MAX(cursor_at, ?), claimed_until = 0 WHERE name = ?',
@@ -135,13 +145,21 @@ export class SqliteWebhookStore implements WebhookStore {
       const row = this.s.getScan.get(name);
       if (row && row.claimed_until > now) return null;
       this.s.putScan.run(name, row?.cursor_at ?? 0, now + leaseMs);
-      return { cursor: row && row.cursor_at > 0 ? row.cursor_at : undefined };
+      return { cursor: row && row.cursor_at > 0 ? row.cursor_at : undefined, claim: now + leaseMs };
     };
-    const prunes = PRUNE_SQL.map((sql) => db.prepare(sql));
-    this.pruneTx = db.transaction((now: number) => {
-      const params = pruneParams(now);
-      return prunes.map((st, i) => st.run(...params[i]!).changes)[1]!;
+    // Inside one IMMEDIATE transaction both statements pick the same batch (no other writer).
+    const batchOf = `(endpoint_id, event_id) IN (SELECT endpoint_id, event_id FROM webhook_deliveries
+       WHERE state <> 'pending' AND created_at < ? ORDER BY endpoint_id, event_id LIMIT ?)`;
+    const pruneAttempts = db.prepare(`DELETE FROM webhook_attempts WHERE ${batchOf}`);
+    const pruneDeliveries = db.prepare(`DELETE FROM webhook_deliveries WHERE ${batchOf}`);
+    const pruneEvents = db.prepare(PRUNE_EVENTS_SQL);
+    const deliveriesTx = db.transaction((cutoff: number, batch: number) => {
+      pruneAttempts.run(cutoff, batch);
+      return pruneDeliveries.run(cutoff, batch).changes;
     });
+    this.pruneDeliveriesTx = (cutoff: number, batch: number) => deliveriesTx.immediate(cutoff, batch);
+    this.pruneEventsTx = (cutoffs: [number, number], batch: number) =>
+      pruneEvents.run(...cutoffs, batch).changes;
     const scanTx = db.transaction(scan);
     this.scanTx = (...a: Parameters<typeof scan>) => scanTx.immediate(...a);
   }
@@ -171,8 +189,10 @@ export class SqliteWebhookStore implements WebhookStore {
     return this.recordTx(ev, now);
   }
 
-  async due(now: number, limit: number): Promise<DeliveryKey[]> {
-    return this.s.due.all(now, now, limit).map((r) => ({ endpointId: r.endpoint_id, eventId: r.event_id }));
+  async due(now: number, limit: number, perEndpoint: number): Promise<DeliveryKey[]> {
+    return this.s.due
+      .all(now, now, perEndpoint, limit)
+      .map((r) => ({ endpointId: r.endpoint_id, eventId: r.event_id }));
   }
 
   async claim(key: DeliveryKey, now: number, leaseMs: number): Promise<DeliveryJob | undefined> {
@@ -203,11 +223,18 @@ export class SqliteWebhookStore implements WebhookStore {
     return this.scanTx(name, now, leaseMs);
   }
 
+  async renewScan(name: string, claim: number, cursor: number, until: number): Promise<boolean> {
+    return this.s.renewScan.run({ name, claim, cursor, until }).changes > 0;
+  }
+
   async finishScan(name: string, cursor: number): Promise<void> {
     this.s.finishScan.run(cursor, name);
   }
 
-  async prune(now: number): Promise<number> {
-    return this.pruneTx.immediate(now);
+  async prune(now: number, batch = PRUNE_BATCH): Promise<number> {
+    const cutoffs = pruneCutoffs(now);
+    const removed = await inBatches(() => this.pruneDeliveriesTx(cutoffs.deliveries, batch), batch);
+    await inBatches(() => this.pruneEventsTx(cutoffs.events, batch), batch);
+    return removed;
   }
 }

@@ -43,6 +43,8 @@ export const WEBHOOKS_DDL = `
     PRIMARY KEY (endpoint_id, event_id)
   );
   CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (state, next_attempt_at);
+  CREATE INDEX IF NOT EXISTS webhook_deliveries_event ON webhook_deliveries (event_id);
+  CREATE INDEX IF NOT EXISTS webhook_events_created ON webhook_events (created_at);
   CREATE TABLE IF NOT EXISTS webhook_attempts (
     endpoint_id TEXT NOT NULL,
     event_id    TEXT NOT NULL,
@@ -69,25 +71,52 @@ export const DELIVERY_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 export const GATE_EVENT_RETENTION_MS = 90 * 24 * 60 * 60 * 1000;
 
 /**
- * Pruning, the same on both engines (`?`: the delivery cutoff, then the event and gate cutoffs): first
- * the attempts of finished old deliveries, then those deliveries, then old events none is left for.
+ * The due deliveries, at most `?` (3rd) per endpoint, oldest first, at most `?` (4th): the same on
+ * both engines (`?`: now twice, the per-endpoint cap, the limit).
  */
-export const PRUNE_SQL = [
-  `DELETE FROM webhook_attempts WHERE EXISTS (SELECT 1 FROM webhook_deliveries d
-     WHERE d.endpoint_id = webhook_attempts.endpoint_id AND d.event_id = webhook_attempts.event_id
-       AND d.state <> 'pending' AND d.created_at < ?)`,
-  `DELETE FROM webhook_deliveries WHERE state <> 'pending' AND created_at < ?`,
-  `DELETE FROM webhook_events WHERE created_at < ?
-     AND (type <> 'run.awaiting_approval' OR created_at < ?)
-     AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.event_id)`,
-] as const;
+export const DUE_SQL = `SELECT endpoint_id, event_id FROM (
+    SELECT endpoint_id, event_id, next_attempt_at,
+      ROW_NUMBER() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, event_id) AS k
+    FROM webhook_deliveries
+    WHERE state = 'pending' AND next_attempt_at <= ? AND claimed_until <= ?) t
+  WHERE k <= ? ORDER BY next_attempt_at, endpoint_id, event_id LIMIT ?`;
 
-/** The parameters of each PRUNE_SQL statement at `now`. */
-export const pruneParams = (now: number): number[][] => [
-  [now - DELIVERY_RETENTION_MS],
-  [now - DELIVERY_RETENTION_MS],
-  [now - DELIVERY_RETENTION_MS, now - GATE_EVENT_RETENTION_MS],
-];
+/** Rows one pruning statement deletes at most; a prune runs batches until one deletes fewer. */
+export const PRUNE_BATCH = 500;
+/** Batches one prune runs at most; what is left waits for the next prune. */
+export const PRUNE_MAX_BATCHES = 200;
+
+/**
+ * A batch of old events no delivery is left for (`?`: the event cutoff, the gate cutoff, the batch
+ * size), the same on both engines; served by the indexes on webhook_events (created_at) and
+ * webhook_deliveries (event_id).
+ */
+export const PRUNE_EVENTS_SQL = `DELETE FROM webhook_events WHERE event_id IN (
+  SELECT v.event_id FROM webhook_events v
+  WHERE v.created_at < ? AND (v.type <> 'run.awaiting_approval' OR v.created_at < ?)
+    AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = v.event_id)
+  LIMIT ?)`;
+
+/** The parameters at `now`: the delivery cutoff, then PRUNE_EVENTS_SQL's two cutoffs. */
+export const pruneCutoffs = (now: number): { deliveries: number; events: [number, number] } => ({
+  deliveries: now - DELIVERY_RETENTION_MS,
+  events: [now - DELIVERY_RETENTION_MS, now - GATE_EVENT_RETENTION_MS],
+});
+
+/**
+ * Runs `step` (one batch, returning the rows it deleted) until a batch deletes fewer than `batch` or
+ * PRUNE_MAX_BATCHES ran, yielding to the event loop between batches; returns the rows deleted.
+ */
+export async function inBatches(step: () => number | Promise<number>, batch: number): Promise<number> {
+  let total = 0;
+  for (let i = 0; i < PRUNE_MAX_BATCHES; i += 1) {
+    const n = await step();
+    total += n;
+    if (n < batch) break;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  return total;
+}
 
 /** The longest answer body an attempt keeps (characters). */
 export const MAX_ANSWER_CHARS = 1024;
@@ -146,6 +175,11 @@ export interface DeliveryView extends DeliveryKey {
   attempts: AttemptRecord[];
 }
 
+export interface ScanClaim {
+  cursor: number | undefined;
+  claim: number;
+}
+
 export interface WebhookStore {
   /** Adds an endpoint unless the tenant already holds `maxPerTenant` (then false, nothing added). */
   createEndpoint(ep: WebhookEndpoint, secret: string, maxPerTenant: number): Promise<boolean>;
@@ -160,8 +194,11 @@ export interface WebhookStore {
    * to its type and existed when it occurred; true when it was new.
    */
   recordEvent(ev: OutboxEvent, now: number): Promise<boolean>;
-  /** Deliveries due at `now` (pending, not claimed), oldest first. */
-  due(now: number, limit: number): Promise<DeliveryKey[]>;
+  /**
+   * Deliveries due at `now` (pending, not claimed), oldest first, at most `perEndpoint` of any one
+   * endpoint (so one endpoint's backlog cannot fill the `limit`).
+   */
+  due(now: number, limit: number, perEndpoint: number): Promise<DeliveryKey[]>;
   /** Takes a due delivery for `leaseMs`; undefined when it is not due or another holds it. */
   claim(key: DeliveryKey, now: number, leaseMs: number): Promise<DeliveryJob | undefined>;
   /**
@@ -178,13 +215,21 @@ export interface WebhookStore {
   listDeliveries(endpointId: string, limit: number): Promise<DeliveryView[]>;
   /**
    * Takes the visibility scan for `leaseMs` when no process holds it: its cursor (ms; undefined the
-   * first time), or null when another process scans.
+   * first time) and the claim's token (for renewScan), or null when another process scans.
    */
-  claimScan(name: string, now: number, leaseMs: number): Promise<{ cursor: number | undefined } | null>;
+  claimScan(name: string, now: number, leaseMs: number): Promise<ScanClaim | null>;
+  /**
+   * Moves the cursor to `cursor` (never back) and holds the scan until `until` (the new token), if
+   * `claim` is still the scan's token; false (nothing changed) when the claim was lost.
+   */
+  renewScan(name: string, claim: number, cursor: number, until: number): Promise<boolean>;
   /** Ends a scan: the cursor moves to `cursor` (never back) and the claim is released. */
   finishScan(name: string, cursor: number): Promise<void>;
-  /** Deletes what the retentions (DELIVERY_RETENTION_MS, GATE_EVENT_RETENTION_MS) let go; returns deliveries removed. */
-  prune(now: number): Promise<number>;
+  /**
+   * Deletes what the retentions (DELIVERY_RETENTION_MS, GATE_EVENT_RETENTION_MS) let go, in
+   * transactions of at most `batch` rows (PRUNE_BATCH); returns deliveries removed.
+   */
+  prune(now: number, batch?: number): Promise<number>;
 }
 
 /** An endpoint row as either engine returns it (PostgreSQL's BIGINT arrives as a string). */

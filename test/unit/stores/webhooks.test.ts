@@ -81,7 +81,7 @@ describe.each(engines)('webhooks store ($name)', (engine) => {
       );
       expect(seen.filter(Boolean)).toHaveLength(1);
       // Only the subscriber that existed when it happened gets it.
-      expect(await a.webhooks.due(3000, 10)).toEqual([{ endpointId: 'wh_all', eventId: 'msg_1' }]);
+      expect(await a.webhooks.due(3000, 10, 10)).toEqual([{ endpointId: 'wh_all', eventId: 'msg_1' }]);
       expect(await a.webhooks.listDeliveries('wh_gates', 10)).toEqual([]);
       expect(await a.webhooks.listDeliveries('wh_late', 10)).toEqual([]);
     },
@@ -107,7 +107,7 @@ describe.each(engines)('webhooks store ($name)', (engine) => {
         attempts: 0,
       });
       expect(job.body).toBe(event('msg_1').body);
-      expect(await a.webhooks.due(3000, 10)).toEqual([]);
+      expect(await a.webhooks.due(3000, 10, 10)).toEqual([]);
       // A failed attempt: pending again from 4000, claimable then and not before.
       expect(await a.webhooks.recordAttempt(job, attempt(1, null), 'pending', 4000)).toBe(true);
       expect(await a.webhooks.recordAttempt(job, attempt(1, null), 'pending', 4000)).toBe(false);
@@ -142,18 +142,23 @@ describe.each(engines)('webhooks store ($name)', (engine) => {
       await a.webhooks.recordEvent(event('msg_1'), 2500);
       expect(await b.webhooks.deleteEndpoint('other', 'wh_1')).toBe(false);
       expect(await b.webhooks.deleteEndpoint('acme', 'wh_1')).toBe(true);
-      expect(await a.webhooks.due(9000, 10)).toEqual([]);
+      expect(await a.webhooks.due(9000, 10, 10)).toEqual([]);
       expect(await a.webhooks.tenantsWithEndpoints()).toEqual([]);
 
       const scans = await Promise.all([a, b, a, b].map((s) => s.webhooks.claimScan('runs', 1000, 60_000)));
-      expect(scans.filter((x) => x !== null)).toEqual([{ cursor: undefined }]);
+      expect(scans.filter((x) => x !== null)).toEqual([{ cursor: undefined, claim: 61_000 }]);
       await a.webhooks.finishScan('runs', 900);
-      expect(await b.webhooks.claimScan('runs', 1000, 60_000)).toEqual({ cursor: 900 });
+      expect(await b.webhooks.claimScan('runs', 1000, 60_000)).toEqual({ cursor: 900, claim: 61_000 });
       await b.webhooks.finishScan('runs', 0); // a failed pass: the cursor stays
-      expect(await a.webhooks.claimScan('runs', 1100, 60_000)).toEqual({ cursor: 900 });
+      const held = await a.webhooks.claimScan('runs', 1100, 60_000);
+      expect(held).toEqual({ cursor: 900, claim: 61_100 });
+      // The holder moves the cursor and renews; a stale token changes nothing.
+      expect(await a.webhooks.renewScan('runs', 61_100, 950, 62_000)).toBe(true);
+      expect(await b.webhooks.renewScan('runs', 61_100, 5_000, 99_000)).toBe(false);
+      expect(await a.webhooks.renewScan('runs', 62_000, 0, 62_100)).toBe(true); // the cursor stays
       // A scanner that died: its claim lapses.
       expect(await b.webhooks.claimScan('runs', 2000, 60_000)).toBeNull();
-      expect(await b.webhooks.claimScan('runs', 61_100, 60_000)).toEqual({ cursor: 900 });
+      expect(await b.webhooks.claimScan('runs', 62_100, 60_000)).toEqual({ cursor: 950, claim: 122_100 });
     },
   );
 
@@ -187,4 +192,38 @@ describe.each(engines)('webhooks store ($name)', (engine) => {
       expect(await a.webhooks.recordEvent(event('msg_done', { occurredAt: 8 * day }), 8 * day)).toBe(true);
     },
   );
+
+  it.skipIf(engine.skip)('lists at most the cap of due deliveries per endpoint, oldest first', async () => {
+    const [a] = await twoStores();
+    await a.webhooks.createEndpoint(endpoint('wh_a', { createdAt: 0 }), 's', 10);
+    for (let i = 0; i < 5; i++) await a.webhooks.recordEvent(event(`msg_a${i}`, { occurredAt: 10 }), 100 + i);
+    await a.webhooks.createEndpoint(endpoint('wh_b', { createdAt: 0 }), 's', 10);
+    await a.webhooks.recordEvent(event('msg_b', { occurredAt: 10 }), 200);
+    expect(await a.webhooks.due(1_000, 10, 2)).toEqual([
+      { endpointId: 'wh_a', eventId: 'msg_a0' },
+      { endpointId: 'wh_a', eventId: 'msg_a1' },
+      { endpointId: 'wh_b', eventId: 'msg_b' },
+    ]);
+    expect(await a.webhooks.due(1_000, 2, 2)).toHaveLength(2);
+  });
+
+  it.skipIf(engine.skip)('prunes in batches until none is left, attempts with their deliveries', async () => {
+    const [a] = await twoStores();
+    const day = 24 * 3600 * 1000;
+    await a.webhooks.createEndpoint(endpoint('wh_1', { createdAt: 0 }), 's', 10);
+    const ids = Array.from({ length: 7 }, (_, i) => `msg_${i}`);
+    for (const id of ids) {
+      await a.webhooks.recordEvent(event(id, { occurredAt: 10 }), 1_000);
+      const job = await a.webhooks.claim({ endpointId: 'wh_1', eventId: id }, 2_000, 10_000);
+      await a.webhooks.recordAttempt(job!, attempt(1, 200), 'delivered', 0);
+    }
+    await a.webhooks.recordEvent(event('msg_open', { occurredAt: 10 }), 1_000);
+    // Batches of 3: 3 + 3 + 1 deliveries, then the events none is left for.
+    expect(await a.webhooks.prune(8 * day, 3)).toBe(7);
+    expect((await a.webhooks.listDeliveries('wh_1', 20)).map((d) => d.eventId)).toEqual(['msg_open']);
+    for (const id of ids)
+      expect(await a.webhooks.recordEvent(event(id, { occurredAt: 8 * day }), 8 * day)).toBe(true);
+    const fresh = await a.webhooks.listDeliveries('wh_1', 20);
+    expect(fresh.filter((d) => d.attempts.length > 0)).toEqual([]);
+  });
 });

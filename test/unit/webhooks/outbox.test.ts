@@ -12,6 +12,12 @@ import type { ApiStore } from '../../../src/stores/api/api-store';
 import { openSqliteStore } from '../../../src/stores/api/api-store-sqlite';
 
 const log = pino({ level: 'silent' });
+const settings = {
+  timeoutMs: 500,
+  pollMs: 10,
+  targets: 'any' as const,
+  retry: { maxAttempts: 3, baseMs: 1_000, maxMs: 10_000 },
+};
 const exec = (runId: string, over: Partial<RunExecution> = {}): RunExecution => ({
   runId,
   executionId: `${runId}-x1`,
@@ -32,8 +38,8 @@ afterEach(() => store.close());
 function source(closed: RunExecution[], awaiting: RunExecution[]) {
   const since: number[] = [];
   const s: RunEventSource = {
-    async closedSince(_tenants, sinceMs, visit) {
-      since.push(sinceMs);
+    async closedBetween(_tenants, fromMs, _toMs, visit) {
+      since.push(fromMs);
       await visit(closed);
     },
     async awaitingApproval(_tenants, visit) {
@@ -105,6 +111,64 @@ describe('the webhook scan and the deliverer', () => {
     expect(since.at(-1)).toBe(5_000);
   });
 
+  it('scans a long stretch in windows, the cursor past each, the claim renewed per page', async () => {
+    store = openSqliteStore(':memory:');
+    await store.webhooks.createEndpoint(
+      {
+        id: 'wh_1',
+        tenant: 'acme',
+        url: 'https://a.example/',
+        events: ['run.completed'],
+        description: '',
+        createdAt: 0,
+      },
+      `whsec_${Buffer.alloc(32, 2).toString('base64')}`,
+      10,
+    );
+    const min = 60_000;
+    let now = 10 * min;
+    const windows: [number, number][] = [];
+    let failAt: number | null = null;
+    const s: RunEventSource = {
+      async closedBetween(_tenants, fromMs, toMs, visit) {
+        windows.push([fromMs, toMs]);
+        now += 1; // time passes while it reads
+        if (fromMs === failAt) throw new Error('visibility unavailable');
+        await visit([exec(`r${fromMs}`, { closedAt: fromMs })]);
+      },
+      async awaitingApproval() {},
+    };
+    const scanner = new WebhookScanner({
+      store: store.webhooks,
+      source: s,
+      fleet: { getBatch: async () => null },
+      log,
+      pollMs: 100,
+      overlapMs: min,
+      now: () => now,
+    });
+    expect(await scanner.scanOnce()).toBe(true); // the first pass: from 9 min
+    now = 50 * min;
+    windows.length = 0;
+    failAt = 39 * min;
+    await expect(scanner.scanOnce()).rejects.toThrow('visibility unavailable');
+    const w = 15 * min;
+    const from = 9 * min;
+    expect(windows).toEqual([
+      [from, from + w],
+      [from + w, from + 2 * w],
+      [from + 2 * w, 50 * min],
+    ]);
+    // The failed window is read again, the two before it are not; the claim was released.
+    now = 60 * min;
+    windows.length = 0;
+    failAt = null;
+    expect(await scanner.scanOnce()).toBe(true);
+    expect(windows[0]).toEqual([from + 2 * w - min, from + 3 * w - min]);
+    expect(windows.at(-1)![1]).toBe(60 * min);
+    expect(await store.webhooks.claimScan('runs', now, 1_000)).toMatchObject({ cursor: 60 * min });
+  });
+
   it('delivers signed, retries with backoff, gives up after the last attempt', async () => {
     store = openSqliteStore(':memory:');
     const secret = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
@@ -133,12 +197,7 @@ describe('the webhook scan and the deliverer', () => {
     const sent: Record<string, string>[] = [];
     const d = new WebhookDeliverer({
       store: store.webhooks,
-      settings: {
-        timeoutMs: 500,
-        pollMs: 10,
-        targets: 'any',
-        retry: { maxAttempts: 3, baseMs: 1_000, maxMs: 10_000 },
-      },
+      settings,
       log,
       now: () => now,
       send: async (_url, headers) => {
@@ -194,12 +253,7 @@ describe('the webhook scan and the deliverer', () => {
       const deliverer = (s: ApiStore) =>
         new WebhookDeliverer({
           store: s.webhooks,
-          settings: {
-            timeoutMs: 500,
-            pollMs: 10,
-            targets: 'any',
-            retry: { maxAttempts: 3, baseMs: 1_000, maxMs: 10_000 },
-          },
+          settings,
           log,
           now: () => 2_000,
           send: async (_url, headers) => {
@@ -221,5 +275,78 @@ describe('the webhook scan and the deliverer', () => {
       await other.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+  it('starts a live endpoint on the first pass while a hung one has 200 due', async () => {
+    store = openSqliteStore(':memory:');
+    const hook = (id: string, type: 'run.failed' | 'run.completed') =>
+      store.webhooks.createEndpoint(
+        { id, tenant: 'acme', url: `https://${id}.example/`, events: [type], description: '', createdAt: 0 },
+        `whsec_${Buffer.alloc(32, 5).toString('base64')}`,
+        10,
+      );
+    await hook('wh_hung', 'run.failed');
+    await hook('wh_live', 'run.completed');
+    for (let i = 0; i < 200; i++)
+      await store.webhooks.recordEvent(
+        { eventId: `msg_${i}`, tenant: 'acme', type: 'run.failed', body: '{}', occurredAt: 1 },
+        1_000 + i,
+      );
+    await store.webhooks.recordEvent(
+      { eventId: 'msg_live', tenant: 'acme', type: 'run.completed', body: '{}', occurredAt: 1 },
+      1_500,
+    );
+    expect(await store.webhooks.due(2_000, 1_000, 1_000)).toHaveLength(201);
+    let release = () => undefined as void;
+    const hung = new Promise<void>((r) => (release = r));
+    const sent: string[] = [];
+    const d = new WebhookDeliverer({
+      store: store.webhooks,
+      settings,
+      log,
+      now: () => 2_000,
+      send: async (url, headers) => {
+        sent.push(`${new URL(url).hostname}/${headers['webhook-id']}`);
+        if (url.includes('hung')) await hung;
+        return { status: 204, answer: '', error: null, retryAfter: undefined, durationMs: 1 };
+      },
+    });
+    await d.deliverDue();
+    expect(sent).toEqual(['wh_hung.example/msg_0', 'wh_hung.example/msg_1', 'wh_live.example/msg_live']);
+    release();
+    await d.settle();
+  });
+
+  it('records a send that throws as a failed attempt, and retries it', async () => {
+    store = openSqliteStore(':memory:');
+    await store.webhooks.createEndpoint(
+      {
+        id: 'wh_1',
+        tenant: 'acme',
+        url: 'https://a.example/',
+        events: ['run.failed'],
+        description: '',
+        createdAt: 0,
+      },
+      `whsec_${Buffer.alloc(32, 4).toString('base64')}`,
+      10,
+    );
+    await store.webhooks.recordEvent(
+      { eventId: 'msg_1', tenant: 'acme', type: 'run.failed', body: '{}', occurredAt: 1 },
+      1_000,
+    );
+    const d = new WebhookDeliverer({
+      store: store.webhooks,
+      settings,
+      log,
+      now: () => 2_000,
+      send: () => {
+        throw new TypeError('Invalid URL');
+      },
+    });
+    await d.deliverDue();
+    await d.settle();
+    const [v] = await store.webhooks.listDeliveries('wh_1', 10);
+    expect(v).toMatchObject({ state: 'pending', nextAttemptAt: 3_000 });
+    expect(v!.attempts.map((a) => [a.n, a.status, a.error])).toEqual([[1, null, 'not sent: Invalid URL']]);
   });
 });

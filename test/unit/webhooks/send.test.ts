@@ -66,4 +66,22 @@ describe('postWebhook', () => {
         .status,
     ).toBe(201);
   });
+
+  it('under `public`, refuses a forbidden IP literal without connecting, in any spelling', async () => {
+    const before = hits;
+    for (const host of ['127.0.0.1', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]', '[::1]', '[64:ff9b::7f00:1]']) {
+      const r = await postWebhook(`http://${host}:${port}/in`, {}, '{}', {
+        timeoutMs: 2_000,
+        targets: 'public',
+      });
+      expect(r.status, host).toBeNull();
+      expect(r.error, host).toMatch(/forbidden address/);
+    }
+    expect(hits).toBe(before);
+    const any = await postWebhook(`http://[::ffff:127.0.0.1]:${port}/in`, {}, '{}', {
+      timeoutMs: 2_000,
+      targets: 'any',
+    });
+    expect(any.status).toBe(201);
+  });
 });

@@ -61,10 +61,17 @@ describe('webhook targets', () => {
     for (const u of [
       'http://127.0.0.1:9/',
       'http://localhost/',
+      'http://localhost./',
+      'http://a.localhost./',
       'http://10.1.2.3/',
       'http://169.254.169.254/',
       'http://[::1]/',
       'http://[::ffff:192.168.0.1]/',
+      'http://[::ffff:127.0.0.1]/',
+      'http://[64:ff9b::a00:1]/',
+      'http://[64:ff9b:1::1]/',
+      'http://[::7f00:1]/',
+      'http://[fec0::1]/',
     ])
       expect(targetProblem(u, 'public'), u).toMatch(/loopback/);
     expect(targetProblem('http://127.0.0.1:9/', 'any')).toBeUndefined();
@@ -72,5 +79,7 @@ describe('webhook targets', () => {
     expect(isForbiddenAddress('fd00::1')).toBe(true);
     expect(isForbiddenAddress('93.184.216.34')).toBe(false);
     expect(isForbiddenAddress('2606:4700::1')).toBe(false);
+    expect(isForbiddenAddress('::ffff:7f00:1')).toBe(true);
+    expect(isForbiddenAddress('::ffff:5db8:d822')).toBe(false);
   });
 });
