@@ -162,9 +162,16 @@ describe('a worker paused longer than every timeout while events and runs arrive
     );
     const notDone = all.flatMap((id, i) => (statuses[i] === 'completed' ? [] : [`${id}: ${statuses[i]}`]));
     expect(notDone, 'runs answered 2xx that did not complete').toEqual([]);
+    // An event whose dispatch met the paused scheduler stays pending until its next dispatch attempt
+    // (backoff from 2 s, doubling) records the run it started; every 2xx event gets there.
     for (const e of answered) {
-      const view = await s.call('GET', `/v1/events/${e.id}`, { token: key });
-      expect(view.body.outcome, e.id).toBe('started');
+      const outcome = await waitFor(
+        async () => (await s.call('GET', `/v1/events/${e.id}`, { token: key })).body?.outcome as string,
+        (o) => o === 'started',
+        180_000,
+        1000,
+      );
+      expect(outcome, e.id).toBe('started');
     }
     await expectEffectsOnce(s, all.length, { since });
   }, 600_000);
