@@ -21,7 +21,9 @@ fleetPortContract('on Temporal', async () => {
         60_000,
       );
     },
-    eventually: (read, done) => waitFor(read, done, 30_000),
+    // A running step learns of its cancel from a heartbeat's answer, and the SDK sends heartbeats at
+    // most every 0.8 × its 30-s heartbeat timeout: a cancel may take 24 s to land before the run ends.
+    eventually: (read, done) => waitFor(read, done, 90_000),
     async close() {
       await s.close();
       await effects.close();
