@@ -25,6 +25,12 @@ export const PATCH = {
       "A usage floor (the watchdog's follow-ups, the chain's own timers) that lands after the chain's recovery ended leaves `spent` alone: it would undo refunds of provisional charges.",
     until: 'deprecate once every scheduler chain has continued-as-new since the deploy that brought it',
   },
+  cancelInterruptsStep: {
+    id: 'run-cancel-interrupts-step',
+    guards:
+      "A run's cancel interrupts its longer step (a regular activity) in flight instead of waiting for the step to end.",
+    until: 'deprecate once no run begun before the deploy that brought it is still open',
+  },
 } as const satisfies Record<string, PatchEntry>;
 
 export interface PatchEntry {

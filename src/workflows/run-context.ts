@@ -1,4 +1,4 @@
-import { ApplicationFailure, condition, sleep, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, condition, patched, sleep, workflowInfo } from '@temporalio/workflow';
 import type { Agent, AgentContext, GateOptions } from '../agent/define';
 import { DEFAULT_GATE } from '../agents/gates';
 import type { GatePolicy } from '../agents/gates';
@@ -15,6 +15,8 @@ import {
   shortStep,
 } from './run-activities';
 import { failureOf, RunCancelled } from './run-failure';
+import { interruptible } from './run-cancel';
+import { PATCH } from './patches';
 import type { RunLifecycle, RunOptions } from './run-lifecycle';
 import { modelCallFailure } from './run-model-call';
 import { Reservation } from './run-reservation';
@@ -106,8 +108,11 @@ export function agentContext(run: RunLifecycle, agent: Agent): AgentContext {
         stepWorstCase(spec.runId, step, tokens),
         () => {
           const l = lease();
-          const call = minMs <= SHORT_STEP_MS ? shortStep.modelStep : longStepsFor(l.leaseTtlMs).modelStep;
-          return call({ ...l, step, tokens, minMs, ...(stepOpts?.fail ? { fail: true } : {}) });
+          const args = { ...l, step, tokens, minMs, ...(stepOpts?.fail ? { fail: true } : {}) };
+          if (minMs <= SHORT_STEP_MS) return shortStep.modelStep(args);
+          const long = () => longStepsFor(l.leaseTtlMs).modelStep(args);
+          // A cancel interrupts a longer step instead of waiting for it to end.
+          return patched(PATCH.cancelInterruptsStep.id) ? interruptible(state, long) : long();
         },
         (s) => s.usedTokens,
       );
