@@ -1,13 +1,11 @@
 import type { Client } from '@temporalio/client';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
-import type { RunStatus } from '../contract/fleet-port';
 import type { ExecutionEnd, RunEventSource, RunExecution } from '../contract/run-events';
 import { quoteVisibilityString } from '../contract/visibility-quote';
-import type { Priority } from '../scheduler/types';
 import { type Page, ResumingPager } from './resuming-pager';
 import { fleetRunsClause } from './run-queues';
-import { decode } from './visibility';
+import { listedRun } from './visibility';
 
 const S = temporal.api.enums.v1.WorkflowExecutionStatus;
 const ENDS = new Map<number, ExecutionEnd>([
@@ -31,15 +29,15 @@ const MAX_AWAITING_PAGES = 20;
 const isoTime = (ms: number): string => quoteVisibilityString(new Date(ms).toISOString());
 
 function executionOf(e: temporal.api.workflow.v1.IWorkflowExecutionInfo): RunExecution {
-  const sa = e.searchAttributes?.indexedFields;
+  const { runId, tenant, agent, priority, batchId, status } = listedRun(e);
   return {
-    runId: e.execution?.workflowId ?? '',
+    runId,
     executionId: e.execution?.runId ?? '',
-    tenant: String(decode(sa, 'TenantId') ?? ''),
-    agent: String(decode(sa, 'AgentName') ?? decode(e.memo?.fields, 'agent') ?? ''),
-    priority: (decode(sa, 'Priority') ?? 'standard') as Priority,
-    batchId: (decode(sa, 'BatchId') as string | undefined) ?? null,
-    status: (decode(sa, 'RunStatus') ?? 'queued') as RunStatus,
+    tenant,
+    agent,
+    priority,
+    batchId,
+    status,
     end: ENDS.get(e.status ?? 0) ?? 'other',
     closedAt: optionalTsToMs(e.closeTime) ?? null,
   };

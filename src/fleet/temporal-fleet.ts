@@ -1,5 +1,10 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
+import type {
+  Client,
+  QueryDefinition,
+  WorkflowExecutionDescription,
+  WorkflowHandle,
+} from '@temporalio/client';
 import { WorkflowIdConflictPolicy } from '@temporalio/common';
 import type { EffectStore } from '../stores/effects/effect-store';
 import { ApiError } from '../contract/errors';
@@ -84,6 +89,9 @@ function boundedRunView(
 export function createTemporalFleet(client: Client, config: Config, effects: EffectStore): FleetPort {
   const answered = answeredWithin(config.schedulerAnswerMs);
   const scheduler = () => client.workflow.getHandle(config.schedulerWorkflowId);
+  /** A read-only query of the scheduler, asked again when refused once (`withQueryRetry`). */
+  const ask = <R, A extends unknown[]>(query: QueryDefinition<R, A>, ...args: A): Promise<R> =>
+    withQueryRetry(() => scheduler().query(query, ...args));
   const coalescer = new SubmitCoalescer(
     (units) => answered(withRetry(() => scheduler().executeUpdate(submitUpdate, { args: [units] }))),
     { lingerMs: config.submitCoalesceMs, maxUnits: 2000, maxInFlight: 2 },
@@ -91,11 +99,7 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
   const taskQueue = config.temporal.taskQueue;
   /** Why the scheduler holds a queued run; unknown (null) when it does not answer within the bound. */
   const waitingOnOf = (runId: string) =>
-    withTimeout(
-      withQueryRetry(() => scheduler().query(explainQuery, [runId])),
-      RUN_QUERY_MS,
-      'explain',
-    ).then(
+    withTimeout(ask(explainQuery, [runId]), RUN_QUERY_MS, 'explain').then(
       ([why]) => why ?? null,
       (err: unknown) => {
         if (err instanceof Error && err.message.startsWith('explain timed out')) return null;
@@ -227,16 +231,16 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
       answered(
         withRetry(() => scheduler().executeUpdate(upsertTenantsUpdate, { args: [[{ tenant, settings }]] })),
       ),
-    tenantStatus: (tenant) => withQueryRetry(() => scheduler().query(tenantQuery, tenant)),
+    tenantStatus: (tenant) => ask(tenantQuery, tenant),
     tenantStatuses: (tenants) =>
       readTenantStatuses(
         tenants,
-        (names) => withQueryRetry(() => scheduler().query(tenantsQuery, names)),
-        (name) => withQueryRetry(() => scheduler().query(tenantQuery, name)),
+        (names) => ask(tenantsQuery, names),
+        (name) => ask(tenantQuery, name),
       ),
-    ledgerEntries: (tenant, limit) => withQueryRetry(() => scheduler().query(ledgerQuery, tenant, limit)),
+    ledgerEntries: (tenant, limit) => ask(ledgerQuery, tenant, limit),
 
-    schedulerStatus: () => withQueryRetry(() => scheduler().query(statusQuery)),
+    schedulerStatus: () => ask(statusQuery),
     patchScheduler: (patch) =>
       withRetry(() => scheduler().executeUpdate(patchSettingsUpdate, { args: [patch] })),
     drain: (intake) =>

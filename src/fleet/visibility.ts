@@ -7,15 +7,33 @@ import { quoteVisibilityString } from '../contract/visibility-quote';
 import { RunStatusKey } from '../contract/search-attributes';
 import { fleetRunsClause } from './run-queues';
 
-export type Payloads = Record<string, temporal.api.common.v1.IPayload> | null | undefined;
+type Payloads = Record<string, temporal.api.common.v1.IPayload> | null | undefined;
 /** A search attribute's or memo field's value (a keyword list's first). */
-export const decode = (fields: Payloads, key: string): unknown => {
+const decode = (fields: Payloads, key: string): unknown => {
   const p = fields?.[key];
   if (!p) return undefined;
   const v: unknown = defaultPayloadConverter.fromPayload(p);
   return Array.isArray(v) ? v[0] : v;
 };
 const quote = quoteVisibilityString;
+
+/** What a run's search attributes and memo say of it, as a visibility listing shows them. */
+export function listedRun(
+  e: temporal.api.workflow.v1.IWorkflowExecutionInfo,
+): Omit<RunListItem, 'createdAt'> & { createdAt: string | undefined } {
+  const sa = e.searchAttributes?.indexedFields;
+  const memo = e.memo?.fields;
+  const createdAt = decode(memo, 'createdAt');
+  return {
+    runId: e.execution?.workflowId ?? '',
+    tenant: String(decode(sa, 'TenantId') ?? ''),
+    agent: String(decode(memo, 'agent') ?? decode(sa, 'AgentName') ?? ''),
+    priority: (decode(sa, 'Priority') ?? 'standard') as Priority,
+    status: (decode(sa, 'RunStatus') ?? 'queued') as RunStatus,
+    createdAt: createdAt === undefined ? undefined : String(createdAt),
+    batchId: (decode(sa, 'BatchId') as string | undefined) ?? null,
+  };
+}
 
 /**
  * Lists the fleet's runs (those on its task queues: another fleet may share the namespace) from
@@ -42,17 +60,8 @@ export async function listRuns(
     nextPageToken: q.cursor ? Buffer.from(q.cursor, 'base64url') : null,
   });
   const items = (res.executions ?? []).map((e): RunListItem => {
-    const sa = e.searchAttributes?.indexedFields;
-    const memo = e.memo?.fields;
-    return {
-      runId: e.execution?.workflowId ?? '',
-      tenant: String(decode(sa, 'TenantId') ?? ''),
-      agent: String(decode(memo, 'agent') ?? ''),
-      priority: (decode(sa, 'Priority') ?? 'standard') as Priority,
-      status: (decode(sa, 'RunStatus') ?? 'queued') as RunStatus,
-      createdAt: String(decode(memo, 'createdAt') ?? ''),
-      batchId: (decode(sa, 'BatchId') as string | undefined) ?? null,
-    };
+    const run = listedRun(e);
+    return { ...run, createdAt: run.createdAt ?? '' };
   });
   const token = res.nextPageToken;
   return { items, nextCursor: token && token.length > 0 ? Buffer.from(token).toString('base64url') : null };

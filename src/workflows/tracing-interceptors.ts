@@ -11,6 +11,7 @@ import {
   OpenTelemetryInternalsInterceptor,
   OpenTelemetryOutboundInterceptor,
 } from '@temporalio/interceptors-opentelemetry/lib/workflow';
+import { TRACE_HEADER } from '@temporalio/interceptors-opentelemetry/lib/instrumentation';
 import type {
   ActivityInput,
   ContinueAsNewInput,
@@ -29,8 +30,6 @@ import { workflowInfo } from '@temporalio/workflow';
 import type { AdmitNotice } from '../contract/run-messages';
 import type { RunSpec } from '../contract/fleet-port';
 
-/** Temporal's header carrying the trace (`TRACE_HEADER` of @temporalio/interceptors-opentelemetry). */
-const TRACE_HEADER = '_tracer-data';
 const ADMIT_SIGNAL = 'admit';
 
 /** The span attributes Fairway adds (docs/operating.md#traces). */

@@ -79,3 +79,23 @@ export function parseRfc3339(text: string | null | undefined): number | undefine
   const t = Date.parse(text.trim().replace(' ', 'T'));
   return Number.isNaN(t) ? undefined : t;
 }
+
+const UNIT_MS: Record<string, number> = {
+  h: 3_600_000,
+  m: 60_000,
+  s: 1000,
+  ms: 1,
+  us: 0.001,
+  µs: 0.001,
+  ns: 1e-6,
+};
+
+/** Parses "6m0s", "1.2s", "20ms" (or bare seconds, "2") into ms; undefined when unreadable. */
+export function parseDuration(text: string | null | undefined): number | undefined {
+  if (text === null || text === undefined) return undefined;
+  const s = text.trim();
+  if (/^\d+(\.\d+)?$/.test(s)) return Number(s) * 1000;
+  const parts = [...s.matchAll(/(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== s) return undefined;
+  return parts.reduce((sum, p) => sum + Number(p[1]) * (UNIT_MS[p[2] ?? ''] ?? 0), 0);
+}

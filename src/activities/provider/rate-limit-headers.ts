@@ -1,4 +1,5 @@
-import { parseCount, parseDecimal, parseRetryAfter, parseRfc3339 } from './header-values';
+import { parseCount, parseDuration, parseRfc3339 } from './header-values';
+import { headerWait } from './wait-hints';
 
 /**
  * The model plane's rate-limit header protocol (OpenAI and Anthropic dialects), both directions:
@@ -25,26 +26,6 @@ export function formatDuration(ms: number): string {
   const h = hours > 0 ? `${hours}h` : '';
   const m = hours > 0 || minutes > 0 ? `${minutes}m` : '';
   return `${h}${m}${seconds}s`;
-}
-
-const UNIT_MS: Record<string, number> = {
-  h: 3_600_000,
-  m: 60_000,
-  s: 1000,
-  ms: 1,
-  us: 0.001,
-  µs: 0.001,
-  ns: 1e-6,
-};
-
-/** Parses "6m0s", "1.2s", "20ms" (or bare seconds, "2") into ms; undefined when unreadable. */
-export function parseDuration(text: string | null | undefined): number | undefined {
-  if (text === null || text === undefined) return undefined;
-  const s = text.trim();
-  if (/^\d+(\.\d+)?$/.test(s)) return Number(s) * 1000;
-  const parts = [...s.matchAll(/(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)/g)];
-  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== s) return undefined;
-  return parts.reduce((sum, p) => sum + Number(p[1]) * (UNIT_MS[p[2] ?? ''] ?? 0), 0);
 }
 
 /** The `x-ratelimit-*` headers for a snapshot. */
@@ -106,8 +87,7 @@ export function parseRateLimitHeaders(
         remainingRequests: parseCount(headers.get('x-ratelimit-remaining-requests')),
         resetRequestsMs: parseDuration(headers.get('x-ratelimit-reset-requests')),
       };
-  out.retryAfterMs =
-    parseDecimal(headers.get('retry-after-ms')) ?? parseRetryAfter(headers.get('retry-after'), now);
+  out.retryAfterMs = headerWait(headers, now)?.waitMs;
   return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined)) as ParsedRateLimit;
 }
 

@@ -1,5 +1,4 @@
-import { parseDecimal, parseHttpDate, parseRetryAfter, parseRfc3339 } from './header-values';
-import { parseDuration } from './rate-limit-headers';
+import { parseDecimal, parseDuration, parseHttpDate, parseRetryAfter, parseRfc3339 } from './header-values';
 
 /**
  * The wait a provider's 429 states, read from every place providers and gateways put it. Pure: the
@@ -47,7 +46,15 @@ export function readWaitHint(
 
 const STANDARD_MS = ['retry-after-ms', 'x-ms-retry-after-ms'];
 
-function headerWait(headers: Headers, now: number, onUnknown: Report): WaitHint | undefined {
+/**
+ * The wait an answer's headers state (`retry-after-ms`, `x-ms-retry-after-ms`, `retry-after`, then
+ * vendor-prefixed variants): the one reader of wait headers, for every answer.
+ */
+export function headerWait(
+  headers: Headers,
+  now: number,
+  onUnknown: Report = () => {},
+): WaitHint | undefined {
   const read = (name: string, parse: (v: string) => number | undefined): WaitHint | undefined => {
     const value = headers.get(name);
     if (value === null) return undefined;

@@ -4,11 +4,8 @@ export type { RunningSimulator } from './server';
 export { SimulatorState } from './state';
 export type { SimulatorOptions, SimulatorStats } from './state';
 export type { LatencyModel } from './latency';
-export {
-  formatDuration,
-  parseDuration,
-  parseRateLimitHeaders,
-} from '../../activities/provider/rate-limit-headers';
+export { formatDuration, parseRateLimitHeaders } from '../../activities/provider/rate-limit-headers';
+export { parseDuration } from '../../activities/provider/header-values';
 export type { ParsedRateLimit, RateLimitSnapshot } from '../../activities/provider/rate-limit-headers';
 export { estimatePromptTokens, estimateTextTokens } from '../../activities/provider/tokens';
 export { CALL_KEY_HEADER } from '../../activities/provider/call-key';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { parseDuration } from '../../../src/activities/provider/header-values';
 import {
   formatDuration,
-  parseDuration,
   parseRateLimitHeaders,
   rateLimitHeaders,
 } from '../../../src/activities/provider/rate-limit-headers';
