@@ -87,8 +87,11 @@ describe.each([DIALECT])('quota storm (shortened), %s rate-limit headers', (dial
     // The governor followed the quota down (at most 95% of the cut quota) and back up.
     expect(Math.max(...during.map((x) => x.governorTpm))).toBeLessThanOrEqual(0.95 * 0.3 * TPM + 1);
     expect(r.seconds.at(-1)!.governorTpm).toBeGreaterThanOrEqual(0.9 * TPM);
-    // Admission slowed to the cut: fewer than 40% of the admissions per second before it.
-    expect(mean(during.map((x) => x.admitted))).toBeLessThan(0.4 * mean(before.map((x) => x.admitted)));
+    // Admission slowed to the cut: below the rate before it, and fewer than 40% of the admissions per
+    // second the full quota allows (the window before the cut may still be ramping on a slow machine).
+    const fullQuotaPerSecond = (0.95 * TPM) / 60 / (4 * 150);
+    expect(mean(during.map((x) => x.admitted))).toBeLessThan(mean(before.map((x) => x.admitted)));
+    expect(mean(during.map((x) => x.admitted))).toBeLessThan(0.4 * fullQuotaPerSecond);
     // The queue stayed full and the door shed the excess meanwhile.
     expect(mean(during.map((x) => x.shed))).toBeGreaterThan(mean(during.map((x) => x.accepted)));
     expect(r.totals.failedRuns).toEqual([]);
