@@ -18,19 +18,16 @@ const decode = (fields: Payloads, key: string): unknown => {
 const quote = quoteVisibilityString;
 
 /** What a run's search attributes and memo say of it, as a visibility listing shows them. */
-export function listedRun(
-  e: temporal.api.workflow.v1.IWorkflowExecutionInfo,
-): Omit<RunListItem, 'createdAt'> & { createdAt: string | undefined } {
+export function listedRun(e: temporal.api.workflow.v1.IWorkflowExecutionInfo): RunListItem {
   const sa = e.searchAttributes?.indexedFields;
   const memo = e.memo?.fields;
-  const createdAt = decode(memo, 'createdAt');
   return {
     runId: e.execution?.workflowId ?? '',
     tenant: String(decode(sa, 'TenantId') ?? ''),
     agent: String(decode(memo, 'agent') ?? decode(sa, 'AgentName') ?? ''),
     priority: (decode(sa, 'Priority') ?? 'standard') as Priority,
     status: (decode(sa, 'RunStatus') ?? 'queued') as RunStatus,
-    createdAt: createdAt === undefined ? undefined : String(createdAt),
+    createdAt: String(decode(memo, 'createdAt') ?? ''),
     batchId: (decode(sa, 'BatchId') as string | undefined) ?? null,
   };
 }
@@ -59,10 +56,7 @@ export async function listRuns(
     pageSize: q.limit,
     nextPageToken: q.cursor ? Buffer.from(q.cursor, 'base64url') : null,
   });
-  const items = (res.executions ?? []).map((e): RunListItem => {
-    const run = listedRun(e);
-    return { ...run, createdAt: run.createdAt ?? '' };
-  });
+  const items = (res.executions ?? []).map(listedRun);
   const token = res.nextPageToken;
   return { items, nextCursor: token && token.length > 0 ? Buffer.from(token).toString('base64url') : null };
 }

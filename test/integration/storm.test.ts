@@ -18,6 +18,10 @@ import type { TestStack } from '../support/stack';
  * which skips the bench's minute-long start-up at the initial allowances; the criteria are the same.
  */
 const TPM = 120_000;
+/** The storm's account share and run size, shared by the stack, the load and the bounds below. */
+const QUOTA_SHARE = 0.95;
+const STEPS = 4;
+const TOKENS_PER_STEP = 150;
 
 /*
  * One header dialect end to end (OpenAI's x-ratelimit-*, the simulator's default; STORM_DIALECT=anthropic
@@ -35,7 +39,7 @@ describe.each([DIALECT])('quota storm (shortened), %s rate-limit headers', (dial
       MODEL_RPM: '10000000',
       FLEET_CONCURRENCY: '50',
       GOVERNOR_INITIAL_TPM: '10000',
-      MODEL_QUOTA_SHARE: '0.95', // the storm is the account's only user
+      MODEL_QUOTA_SHARE: String(QUOTA_SHARE), // the storm is the account's only user
       SIM_HEADER_DIALECT: dialect,
       // The test stack flushes worker reports every 50 ms, 20 signals a second into the scheduler. A
       // signal that arrives while the scheduler continues as new fails that workflow task, and each
@@ -56,8 +60,8 @@ describe.each([DIALECT])('quota storm (shortened), %s rate-limit headers', (dial
       cutShare: 0.3,
       phases,
       load: 2,
-      steps: 4,
-      tokensPerStep: 150,
+      steps: STEPS,
+      tokensPerStep: TOKENS_PER_STEP,
       stepMs: 500,
       tenants: 2,
       maxQueued: 15,
@@ -89,7 +93,7 @@ describe.each([DIALECT])('quota storm (shortened), %s rate-limit headers', (dial
     expect(r.seconds.at(-1)!.governorTpm).toBeGreaterThanOrEqual(0.9 * TPM);
     // Admission slowed to the cut: below the rate before it, and fewer than 40% of the admissions per
     // second the full quota allows (the window before the cut may still be ramping on a slow machine).
-    const fullQuotaPerSecond = (0.95 * TPM) / 60 / (4 * 150);
+    const fullQuotaPerSecond = (QUOTA_SHARE * TPM) / 60 / (STEPS * TOKENS_PER_STEP);
     expect(mean(during.map((x) => x.admitted))).toBeLessThan(mean(before.map((x) => x.admitted)));
     expect(mean(during.map((x) => x.admitted))).toBeLessThan(0.4 * fullQuotaPerSecond);
     // The queue stayed full and the door shed the excess meanwhile.
