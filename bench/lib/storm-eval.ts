@@ -66,8 +66,21 @@ export interface StormVerdict {
   steady: WindowFigures[];
   /** Seconds from the restore to the end of the first window at `recoverShare` of the quota; null if none. */
   recoveredAfter: number | null;
-  checks: { name: string; pass: boolean; detail: string }[];
+  checks: StormCheck[];
   pass: boolean;
+}
+
+/**
+ * One acceptance check. `throughput` marks a figure of what the machine sustains over time (quota
+ * utilisation, time to recover): the bench judges it at full length on an otherwise idle machine; the
+ * shortened test in `npm test`, which shares the machine with the rest of the suite, prints it and
+ * judges the governor's behaviour only.
+ */
+export interface StormCheck {
+  name: string;
+  pass: boolean;
+  detail: string;
+  throughput?: true;
 }
 
 /** Sums the seconds in [from, to). */
@@ -122,7 +135,7 @@ export function evaluateStorm(
   }
 
   const worstCut = Math.max(0, ...cutWindows.map((x) => x.throttledShare));
-  const checks = [
+  const checks: StormCheck[] = [
     {
       name: `throttled calls ≤ ${pct(c.cutMaxThrottled)} in each ${w}-s window from ${c.settleSeconds} s after the cut`,
       pass: cutWindows.length > 0 && cutWindows.every((x) => x.throttledShare <= c.cutMaxThrottled),
@@ -137,11 +150,13 @@ export function evaluateStorm(
       name: `quota utilisation ≥ ${pct(c.minUtilisation)} at steady state`,
       pass: steady.every((x) => x.utilisation >= c.minUtilisation),
       detail: steady.map((x) => `${x.from}–${x.to} s: ${pct(x.utilisation)}`).join(', '),
+      throughput: true as const,
     },
     {
       name: `throughput back to ≥ ${pct(c.recoverShare)} of the quota within ${c.recoverSeconds} s of the restore`,
       pass: recoveredAfter !== null && recoveredAfter <= c.recoverSeconds,
       detail: recoveredAfter === null ? 'never' : `after ${recoveredAfter} s`,
+      throughput: true as const,
     },
   ];
   return { cutWindows, steady, recoveredAfter, checks, pass: checks.every((x) => x.pass) };

@@ -1,5 +1,5 @@
 import { evaluateStorm } from './storm-eval';
-import type { StormCriteria, StormPhases, StormSecond, StormVerdict } from './storm-eval';
+import type { StormCheck, StormCriteria, StormPhases, StormSecond, StormVerdict } from './storm-eval';
 
 /** Real HTTP against the stack's API (admin token unless `token`). */
 export type ApiCall = (
@@ -65,7 +65,7 @@ export interface StormResult {
   /** Scheduler status queries that took over 2 s: the second they were asked in, and how long. */
   slowStatus: { t: number; ms: number }[];
   /** Every check, the storm's and the run-level ones. */
-  checks: { name: string; pass: boolean; detail: string }[];
+  checks: StormCheck[];
   pass: boolean;
 }
 
@@ -270,7 +270,7 @@ export async function runStorm(
   const completed = st.counters.completed as number;
   const failed = st.counters.failed as number;
   const verdict = evaluateStorm(seconds, phases, o.criteria);
-  const checks = [
+  const checks: StormCheck[] = [
     ...verdict.checks,
     {
       name: 'no call made before its Retry-After',
