@@ -464,7 +464,7 @@ const governor = {
     .default(G.increaseConcurrency)
     .describe("Additive increase of the governor's concurrency limit, per second of healthy calls."),
   GOVERNOR_LOW_WATER: share(G.remainingLowWater).describe(
-    "Below this share of the provider's remaining tokens, stop increasing; cut gently if spending outpaces the quota (0 to 1).",
+    "Below this share of the provider's remaining tokens (or requests), stop increasing; cut gently if spending (or calling) outpaces the quota (0 to 1).",
   ),
 };
 

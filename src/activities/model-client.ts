@@ -274,6 +274,9 @@ function sampleLimits(l: ParsedRateLimit): SampleLimits {
   if (l.remainingTokens !== undefined) out.remainingTokens = l.remainingTokens;
   if (l.limitTokens !== undefined) out.limitTokens = l.limitTokens;
   if (l.resetTokensMs !== undefined) out.resetTokensMs = l.resetTokensMs;
+  if (l.remainingRequests !== undefined) out.remainingRequests = l.remainingRequests;
+  if (l.limitRequests !== undefined) out.limitRequests = l.limitRequests;
+  if (l.resetRequestsMs !== undefined) out.resetRequestsMs = l.resetRequestsMs;
   return out;
 }
 

@@ -13,6 +13,9 @@ export interface ModelCallSample {
   remainingTokens?: number;
   limitTokens?: number;
   resetTokensMs?: number;
+  remainingRequests?: number;
+  limitRequests?: number;
+  resetRequestsMs?: number;
   /** Tokens served (0 for a refused call). */
   tokens: number;
 }
@@ -32,6 +35,8 @@ export class ObservationWindow {
   private maxRetryAfterMs = 0;
   private tokens = 0;
   private lowest: Pick<ModelCallSample, 'remainingTokens' | 'limitTokens' | 'resetTokensMs'> | undefined;
+  private lowestRequests:
+    Pick<ModelCallSample, 'remainingRequests' | 'limitRequests' | 'resetRequestsMs'> | undefined;
 
   /** Adds one call's sample. */
   add(sample: ModelCallSample): void {
@@ -56,6 +61,18 @@ export class ObservationWindow {
         resetTokensMs: sample.resetTokensMs,
       };
     }
+    const requests = sample.remainingRequests;
+    if (
+      requests !== undefined &&
+      (this.lowestRequests?.remainingRequests === undefined ||
+        requests < this.lowestRequests.remainingRequests)
+    ) {
+      this.lowestRequests = {
+        remainingRequests: requests,
+        limitRequests: sample.limitRequests,
+        resetRequestsMs: sample.resetRequestsMs,
+      };
+    }
   }
 
   /** Calls accumulated since the last drain. */
@@ -77,12 +94,17 @@ export class ObservationWindow {
     if (this.lowest?.remainingTokens !== undefined) observation.remainingTokens = this.lowest.remainingTokens;
     if (this.lowest?.limitTokens !== undefined) observation.limitTokens = this.lowest.limitTokens;
     if (this.lowest?.resetTokensMs !== undefined) observation.resetTokensMs = this.lowest.resetTokensMs;
+    const r = this.lowestRequests;
+    if (r?.remainingRequests !== undefined) observation.remainingRequests = r.remainingRequests;
+    if (r?.limitRequests !== undefined) observation.limitRequests = r.limitRequests;
+    if (r?.resetRequestsMs !== undefined) observation.resetRequestsMs = r.resetRequestsMs;
     this.calls = 0;
     this.throttled = 0;
     this.maxRetryAfterMs = 0;
     this.retryUntil = 0;
     this.tokens = 0;
     this.lowest = undefined;
+    this.lowestRequests = undefined;
     return observation;
   }
 }

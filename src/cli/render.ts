@@ -21,6 +21,9 @@ export function renderStatus(s: SchedulerStatus): string {
     [
       'governor',
       `target ${tpm(g.tokensPerMinute)}, provider quota ${tpm(g.providerTokensPerMinute)}, served ${tpm(g.servedTokensPerMinute)}` +
+        (g.providerRequestsPerMinute !== undefined
+          ? `, request limit ${num(g.providerRequestsPerMinute)} rpm (${tpm(g.requestBoundTokensPerMinute)} at the tokens a call serves)`
+          : '') +
         `${g.throttledRecently ? ', THROTTLED recently' : ''}`,
     ],
     [

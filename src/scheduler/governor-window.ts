@@ -13,6 +13,12 @@ export interface ObservedWindow {
   limit: number | undefined;
   /** Some report saw remaining tokens below the low-water share of the limit. */
   low: boolean;
+  /** Latest advertised requests-per-minute limit in the batch. */
+  requestLimit: number | undefined;
+  /** Some report saw remaining requests below the low-water share of their limit. */
+  lowRequests: boolean;
+  /** Calls the provider served (not throttled): what the tokens were spread over. */
+  served: number;
 }
 
 /** Sums the reports that saw calls; reports without calls are no evidence either way. */
@@ -25,13 +31,24 @@ export function foldObservations(obs: readonly ModelObservation[], lowWater: num
     retryUntil: 0,
     limit: undefined,
     low: false,
+    requestLimit: undefined,
+    lowRequests: false,
+    served: 0,
   };
   let limitAt = -Infinity;
+  let requestLimitAt = -Infinity;
   for (const o of obs) {
     if (!(o.calls > 0)) continue;
     w.calls += o.calls;
     w.throttled += Math.max(0, o.throttled);
     w.tokens += Math.max(0, o.tokens);
+    w.served += Math.max(0, o.calls - Math.max(0, o.throttled));
+    const requests = o.limitRequests;
+    if (requests !== undefined && Number.isFinite(requests) && requests >= 0) {
+      if (o.at >= requestLimitAt) [w.requestLimit, requestLimitAt] = [requests, o.at];
+      if (requests > 0 && o.remainingRequests !== undefined && o.remainingRequests / requests < lowWater)
+        w.lowRequests = true;
+    }
     const wait = Number.isFinite(o.maxRetryAfterMs) ? Math.max(0, o.maxRetryAfterMs) : 0;
     // Only rate-limit 429s ask for a wait (a window without one holds only spend caps, or nothing).
     if (o.throttled > 0) {

@@ -8,8 +8,9 @@ import type { GovernorParams, GovernorStatus, ModelObservation } from './types';
  * The token governor: an AIMD controller of the fleet's concurrency limit and
  * admitted tokens-per-minute, a token bucket that meters admitted estimated cost,
  * and a pause honouring the provider's Retry-After. It tracks the provider's
- * actual quota: never above a share of the advertised `x-ratelimit-limit-tokens`,
- * and a cut starts from that limit or its own target, not from a rate measured on a quiet fleet.
+ * actual quota: never above a share of the advertised `x-ratelimit-limit-tokens`, nor of what the
+ * advertised `x-ratelimit-limit-requests` carries at the tokens a call serves (the binding one
+ * decides), and a cut starts from that limit or its own target, not from a rate measured on a quiet fleet.
  */
 export interface GovernorState {
   concurrencyLimit: number;
@@ -32,6 +33,12 @@ export interface GovernorState {
   providerTokensPerMinute: number | null;
   /** Tokens the provider served (decayed over RATE_WINDOW_MS). */
   served: RateState;
+  /** The provider's advertised requests-per-minute limit, as last reported; null until one is (absent in older states). */
+  providerRequestsPerMinute?: number | null;
+  /** Calls the provider served (decayed over RATE_WINDOW_MS): tokens per call is `served` over it. */
+  servedCalls?: RateState;
+  /** Calls answered over RECENT_MS, throttled ones too: the requests being spent now. */
+  recentCalls?: RateState;
   /** The same over RECENT_MS: what is being spent now, for the remaining-tokens check. */
   recent: RateState;
   /** Estimated tokens admitted (decayed over RATE_WINDOW_MS), to compare with what was served. */
@@ -76,6 +83,9 @@ export function newGovernor(p: GovernorParams, now: number): GovernorState {
     increases: 0,
     providerTokensPerMinute: null,
     served: newRate(now),
+    providerRequestsPerMinute: null,
+    servedCalls: newRate(now),
+    recentCalls: newRate(now),
     recent: newRate(now),
     admitted: newRate(now),
     settledReserved: newRate(now),
@@ -178,15 +188,29 @@ export function recordSettled(g: GovernorState, now: number, reserved: number, s
   recordEvents(g.settledSpent, now, Math.max(0, spent));
 }
 
+/** Served calls the tokens-per-call measure needs before the request limit is read in tokens. */
+const MIN_CALLS_FOR_RATIO = 5;
+
+/**
+ * The advertised request limit in served tokens per minute: requests a minute times the tokens a
+ * served call has lately carried; null without a limit or before enough calls were served (pure).
+ */
+export function requestBoundPerMinute(g: GovernorState, now: number): number | null {
+  const rpm = g.providerRequestsPerMinute;
+  if (rpm === null || rpm === undefined || !g.servedCalls) return null;
+  const calls = recentEvents(g.servedCalls, now);
+  if (calls < MIN_CALLS_FOR_RATIO) return null;
+  return (rpm * recentEvents(g.served, now)) / calls;
+}
+
 /**
  * The most the governor admits, in estimated tokens per minute: its ceiling, lowered to a share
- * of the provider's advertised quota, divided by what units really spend per estimated token.
+ * of the provider's binding limit (tokens, or requests at the tokens a call serves), divided by
+ * what units really spend per estimated token.
  */
 export function tokenCeiling(g: GovernorState, p: GovernorParams, now: number): number {
-  const quota =
-    g.providerTokensPerMinute === null
-      ? Infinity
-      : (g.providerTokensPerMinute * p.quotaShare) / spendFactor(g, now);
+  const limit = Math.min(g.providerTokensPerMinute ?? Infinity, requestBoundPerMinute(g, now) ?? Infinity);
+  const quota = Number.isFinite(limit) ? (limit * p.quotaShare) / spendFactor(g, now) : Infinity;
   return clamp(Math.min(p.maxTokensPerMinute, quota), p.minTokensPerMinute, p.maxTokensPerMinute);
 }
 
@@ -208,10 +232,15 @@ function recordRecent(r: RateState, now: number, n: number): void {
   r.count += n;
 }
 
+/** Events per minute of a RECENT_MS count (pure). */
+function recentRate(r: RateState, now: number): number {
+  const dt = Math.max(0, now - r.at);
+  return ((r.count * RECENT_MS) / (RECENT_MS + dt)) * (60_000 / RECENT_MS);
+}
+
 /** Tokens per minute served over the last few seconds (pure). */
 export function recentPerMinute(g: GovernorState, now: number): number {
-  const dt = Math.max(0, now - g.recent.at);
-  return ((g.recent.count * RECENT_MS) / (RECENT_MS + dt)) * (60_000 / RECENT_MS);
+  return recentRate(g.recent, now);
 }
 
 /** Sets the admitted rate (the bucket is refilled at the old rate first and never holds more than its capacity). */
@@ -292,10 +321,15 @@ export function observe(
   if (w.calls === 0) return;
   recordEvents(g.served, now, w.tokens);
   recordRecent(g.recent, now, w.tokens);
+  g.servedCalls ??= newRate(now);
+  g.recentCalls ??= newRate(now);
+  if (w.served > 0) recordEvents(g.servedCalls, now, w.served);
+  recordRecent(g.recentCalls, now, w.calls);
   g.firstReportAt ??= now;
   const previous = g.lastReportAt ?? now;
   g.lastReportAt = Math.max(previous, now);
   if (w.limit !== undefined) g.providerTokensPerMinute = w.limit;
+  if (w.requestLimit !== undefined) g.providerRequestsPerMinute = w.requestLimit;
   const ceiling = tokenCeiling(g, p, now);
   if (g.tokensPerMinute > ceiling) setRate(g, ceiling, now);
 
@@ -309,13 +343,18 @@ export function observe(
       decreaseBy(g, p, p.decrease, now, inFlight);
     const until = pauseEnd(w, p, now);
     if (until > now) g.pausedUntil = Math.max(g.pausedUntil, until);
-  } else if (w.low && spending >= (g.providerTokensPerMinute ?? Infinity) * p.quotaShare) {
+  } else if (
+    (w.low && spending >= (g.providerTokensPerMinute ?? Infinity) * p.quotaShare) ||
+    (w.lowRequests &&
+      recentRate(g.recentCalls, now) >= (g.providerRequestsPerMinute ?? Infinity) * p.quotaShare)
+  ) {
     /*
      * Near the wall: the provider's bucket is almost empty while Fairway spends its share or more.
      * Either it spends faster than the quota (estimates below real use, a burst) or other consumers
      * of the account take the rest (`remaining` counts their use too): both mean the wall is seconds
      * away, so give way gently, a third of a throttle's cut, before anyone is throttled.
      * Low remaining while spending less than the target is a bucket refilling: no reason to slow.
+     * The same holds of remaining requests against the calls being made.
      */
     if (!coolingDown) decreaseTokens(g, p, 1 - (1 - p.decrease) / 3, now);
   } else {
@@ -365,5 +404,9 @@ export function governorStatus(g: GovernorState, now: number): GovernorStatus {
   };
   if (g.providerTokensPerMinute !== null) status.providerTokensPerMinute = g.providerTokensPerMinute;
   if (g.firstReportAt !== null) status.servedTokensPerMinute = Math.round(ratePerSecond(g.served, now) * 60);
+  if (g.providerRequestsPerMinute !== null && g.providerRequestsPerMinute !== undefined)
+    status.providerRequestsPerMinute = g.providerRequestsPerMinute;
+  const bound = requestBoundPerMinute(g, now);
+  if (bound !== null) status.requestBoundTokensPerMinute = Math.round(bound);
   return status;
 }

@@ -65,6 +65,8 @@ function toPlain(s: CoreState): PlainSnapshot {
       served: { ...s.governor.served },
       recent: { ...s.governor.recent },
       admitted: { ...s.governor.admitted },
+      ...(s.governor.servedCalls ? { servedCalls: { ...s.governor.servedCalls } } : {}),
+      ...(s.governor.recentCalls ? { recentCalls: { ...s.governor.recentCalls } } : {}),
     },
     seq: s.seq,
     counters: { ...s.counters, admittedByPriority: { ...s.counters.admittedByPriority } },
@@ -110,6 +112,9 @@ function restoreGovernor(snap: PlainSnapshot): GovernorState {
     admitted: { ...g.admitted },
     settledReserved: { ...(g.settledReserved ?? fresh.settledReserved!) },
     settledSpent: { ...(g.settledSpent ?? fresh.settledSpent!) },
+    providerRequestsPerMinute: g.providerRequestsPerMinute ?? null,
+    servedCalls: { ...(g.servedCalls ?? fresh.servedCalls!) },
+    recentCalls: { ...(g.recentCalls ?? fresh.recentCalls!) },
   };
 }
 

@@ -153,6 +153,10 @@ export interface ModelObservation {
   remainingTokens?: number;
   limitTokens?: number;
   resetTokensMs?: number;
+  /** Lowest `x-ratelimit-remaining-requests` seen, with its limit and reset, when the provider sent them. */
+  remainingRequests?: number;
+  limitRequests?: number;
+  resetRequestsMs?: number;
   tokens: number;
 }
 
@@ -229,6 +233,13 @@ export interface GovernorStatus {
   providerTokensPerMinute?: number;
   /** Tokens per minute the provider served lately, once any call was reported. */
   servedTokensPerMinute?: number;
+  /** The provider's advertised requests-per-minute limit, once a call reported it. */
+  providerRequestsPerMinute?: number;
+  /**
+   * What the request limit allows in tokens per minute at the tokens a call has lately served (its
+   * share of the limit): the token ceiling when it is the lower, once calls were served.
+   */
+  requestBoundTokensPerMinute?: number;
 }
 
 export interface LedgerView {

@@ -89,7 +89,14 @@ export function cleanReport(report: unknown): WorkerReport | null {
         isNum(o.throttled) &&
         isNum(o.maxRetryAfterMs) &&
         isNum(o.tokens) &&
-        [o.remainingTokens, o.limitTokens, o.resetTokensMs].every((x) => x === undefined || isNum(x)),
+        [
+          o.remainingTokens,
+          o.limitTokens,
+          o.resetTokensMs,
+          o.remainingRequests,
+          o.limitRequests,
+          o.resetRequestsMs,
+        ].every((x) => x === undefined || isNum(x)),
       dropped,
     ),
     unreachable: wellFormed(report.unreachable, (u) => isId(u.runId) && isNum(u.attempt), dropped),

@@ -40,6 +40,14 @@ export function createFleetGauges(registry: Registry) {
       'fairway_served_tokens_per_minute',
       'Tokens per minute the provider served lately; 0 until a call was reported.',
     ),
+    providerRpm: gauge(
+      'fairway_provider_requests_per_minute',
+      "The provider's advertised requests-per-minute limit; 0 until a call reported one.",
+    ),
+    requestBoundTpm: gauge(
+      'fairway_request_bound_tokens_per_minute',
+      "What the provider's request limit allows in tokens per minute at the tokens a call lately served; 0 until measured.",
+    ),
     throttled: gauge(
       'fairway_governor_throttled_recently',
       '1 when the model plane throttled recently, else 0.',
@@ -93,6 +101,10 @@ function setScheduler(g: FleetGauges, s: SchedulerStatus): void {
   g.throttled.set(s.governor.throttledRecently ? 1 : 0);
   if (s.governor.providerTokensPerMinute !== undefined) g.providerTpm.set(s.governor.providerTokensPerMinute);
   if (s.governor.servedTokensPerMinute !== undefined) g.servedTpm.set(s.governor.servedTokensPerMinute);
+  if (s.governor.providerRequestsPerMinute !== undefined)
+    g.providerRpm.set(s.governor.providerRequestsPerMinute);
+  if (s.governor.requestBoundTokensPerMinute !== undefined)
+    g.requestBoundTpm.set(s.governor.requestBoundTokensPerMinute);
   g.governorDecreases.inc(s.governor.decreases);
   for (const mode of ['open', 'draining', 'drained'] as const)
     g.drainMode.set({ mode }, s.mode === mode ? 1 : 0);

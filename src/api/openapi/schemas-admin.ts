@@ -104,6 +104,22 @@ export const SchedulerStatusResponse = z.object({
     lastThrottleAt: z.string().nullable(),
     decreases: z.int(),
     increases: z.int(),
+    providerTokensPerMinute: z
+      .number()
+      .optional()
+      .meta({ description: "The provider's advertised tokens-per-minute limit, once a call reported it." }),
+    servedTokensPerMinute: z
+      .number()
+      .optional()
+      .meta({ description: 'Tokens per minute the provider served lately, once a call was reported.' }),
+    providerRequestsPerMinute: z
+      .number()
+      .optional()
+      .meta({ description: "The provider's advertised requests-per-minute limit, once a call reported it." }),
+    requestBoundTokensPerMinute: z.number().optional().meta({
+      description:
+        'The request limit in tokens per minute at the tokens a call lately served; the governor paces on the lower of it and the token limit.',
+    }),
   }),
   history: z.object({ length: z.int(), continuedAsNew: z.int() }),
 }) satisfies z.ZodType<SchedulerStatus>;

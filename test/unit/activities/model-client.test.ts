@@ -186,6 +186,10 @@ describe('model client against the simulator', () => {
       remainingTokens: 0,
       limitTokens: 500,
       resetTokensMs: 60_000,
+      // The simulator counts the five served requests against its 1,000 a minute.
+      remainingRequests: 995,
+      limitRequests: 1000,
+      resetRequestsMs: expect.any(Number) as number,
       tokens: 500,
       retryUntil: expect.any(Number) as number,
     });

@@ -239,6 +239,41 @@ describe('token governor (AIMD)', () => {
     expect(after).toMatchObject({ concurrencyLimit: 100, throttledRecently: false });
   });
 
+  it("caps the rate at the request limit's share when small calls make it the binding limit", () => {
+    const s = governed();
+    // 10 calls of 30 tokens each per report: 600 requests a minute carry 18,000 tokens a minute.
+    const limits = {
+      limitTokens: 60_000,
+      remainingTokens: 60_000,
+      limitRequests: 600,
+      remainingRequests: 600,
+    };
+    s.observe([healthy({ ...limits, calls: 3, tokens: 90 })], T0);
+    // Before five calls were served, tokens per call is unknown: the token limit caps alone.
+    expect(s.status(T0).governor).toMatchObject({ tokensPerMinute: 54_000, providerRequestsPerMinute: 600 });
+    reportHealthy(s, T0, T0 + 1000, 100, { ...limits, tokens: 300 });
+    const g = s.status(T0 + 1000).governor;
+    // 90% of 600 requests × 30 tokens: 16,200, below the token limit's 54,000.
+    expect(g.requestBoundTokensPerMinute).toBe(18_000);
+    expect(g.tokensPerMinute).toBeCloseTo(16_200, 0);
+    // Larger calls (300 tokens) make the token limit bind again: the ceiling follows the measure up.
+    reportHealthy(s, T0 + 1000, T0 + 120_000, 100, { ...limits, tokens: 3000 });
+    expect(s.status(T0 + 120_000).governor.tokensPerMinute).toBe(54_000);
+  });
+
+  it('slows down before the wall when remaining requests run low while it calls at its share', () => {
+    const s = busy(80);
+    const limits = { limitTokens: 1_000_000, remainingTokens: 1_000_000, limitRequests: 600 };
+    // 10 calls per 100 ms is 6,000 a minute, over 90% of the 600 allowed: low remaining requests mean the wall.
+    reportHealthy(s, T0, T0 + 1000, 100, { ...limits, remainingRequests: 500, tokens: 1000 });
+    const before = s.status(T0 + 1000).governor;
+    expect(before.decreases).toBe(0);
+    reportHealthy(s, T0 + 1000, T0 + 1100, 100, { ...limits, remainingRequests: 20, tokens: 1000 });
+    const after = s.status(T0 + 1100).governor;
+    expect(after).toMatchObject({ decreases: 1, concurrencyLimit: 100, throttledRecently: false });
+    expect(after.tokensPerMinute).toBeLessThan(before.tokensPerMinute);
+  });
+
   it('a throttle right after a gentle slowdown still cuts concurrency', () => {
     const gentleThenThrottle = () => {
       const s = busy(80);
