@@ -463,6 +463,14 @@ const governor = {
     .nonnegative()
     .default(G.increaseConcurrency)
     .describe("Additive increase of the governor's concurrency limit, per second of healthy calls."),
+  GOVERNOR_MIN_SPEND_FACTOR: z.coerce
+    .number()
+    .min(0.01)
+    .max(1)
+    .default(0.1)
+    .describe(
+      'Admission paces on what completed units spent per reserved token, down to this share (0.01 to 1; 1: always on the estimates). Budgets still reserve the estimates.',
+    ),
   GOVERNOR_LOW_WATER: share(G.remainingLowWater).describe(
     "Below this share of the provider's remaining tokens (or requests), stop increasing; cut gently if spending (or calling) outpaces the quota (0 to 1).",
   ),
@@ -694,6 +702,7 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
     increaseQuotaShare: e.GOVERNOR_INCREASE_QUOTA_SHARE,
     increaseConcurrency: e.GOVERNOR_INCREASE_CONCURRENCY,
     remainingLowWater: e.GOVERNOR_LOW_WATER,
+    minSpendFactor: e.GOVERNOR_MIN_SPEND_FACTOR,
   };
   const credentials: Partial<Record<ToolName, string>> = {};
   if (e.TOOL_LOOKUP_CREDENTIAL !== undefined) credentials.lookup = e.TOOL_LOOKUP_CREDENTIAL;

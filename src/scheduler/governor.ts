@@ -133,6 +133,23 @@ export function canTake(g: GovernorState, cost: number): boolean {
   return g.tokens >= need(g, cost) - EPS;
 }
 
+/**
+ * A top-up reserved `tokens` more for a unit in flight: the bucket meters them as it metered the
+ * unit's estimate (possibly into debt, which slows the next admissions), so pacing follows what
+ * units reserve in all, the measure the spend factor compares their spending with. (Not in a chain
+ * begun without `minSpendFactor`, whose bucket meters estimates only, as it always did.)
+ */
+export function meterTopUp(
+  g: GovernorState,
+  p: Pick<GovernorParams, 'minSpendFactor'>,
+  now: number,
+  tokens: number,
+): void {
+  if (p.minSpendFactor === undefined || !(tokens > 0)) return;
+  refill(g, now);
+  take(g, tokens);
+}
+
 /** Takes a unit's estimate from the bucket (after `refill`, so `tokensAt` is now). */
 export function take(g: GovernorState, cost: number): void {
   g.tokens -= cost;
@@ -161,13 +178,19 @@ export function isPaused(g: GovernorState, now: number): boolean {
 
 /** Runs are trusted to spend at most this many times their estimate when sizing admissions. */
 const MAX_SPEND_FACTOR = 10;
+/** Completed units' reservations the factor needs before it goes below 1 (a few units say little). */
+const MIN_RESERVED_TO_TRUST_LESS = 2_000;
 
 /**
- * Tokens the provider served per estimated token admitted, measured over the same window (1 until
- * measured). Never below 1: units that spend less than their estimate only leave headroom, while
- * trusting them to would over-admit whenever served tokens lag admissions (runs still under way).
+ * What completed units spent per token they reserved (1 until measured), between `minSpendFactor`
+ * (1 when absent) and MAX_SPEND_FACTOR. Below 1, admission paces on what units spend rather than on
+ * their worst cases, which would leave the quota idle; the budget ledger still reserves the worst case.
  */
-export function spendFactor(g: GovernorState, now: number): number {
+export function spendFactor(
+  g: GovernorState,
+  now: number,
+  p: Pick<GovernorParams, 'minSpendFactor'>,
+): number {
   /*
    * Measured on units that ended: what they spent over what they had reserved. Comparing the served
    * rate with the admitted rate instead drifts whenever runs take long (served lags admitted, then
@@ -177,11 +200,25 @@ export function spendFactor(g: GovernorState, now: number): number {
   const reserved = recentEvents(g.settledReserved, now);
   const spent = recentEvents(g.settledSpent, now);
   if (!(reserved > 0)) return 1;
-  return clamp(spent / reserved, 1, MAX_SPEND_FACTOR);
+  const floor = reserved >= MIN_RESERVED_TO_TRUST_LESS ? Math.min(1, p.minSpendFactor ?? 1) : 1;
+  return clamp(spent / reserved, floor, MAX_SPEND_FACTOR);
 }
 
-/** A unit ended: it had reserved `reserved` and spent `spent` (for the spend factor). */
-export function recordSettled(g: GovernorState, now: number, reserved: number, spent: number): void {
+/**
+ * A unit ended (`completed`: it ran to its end): it had reserved `reserved` and spent `spent`. The
+ * spend factor learns from units that ran to their end; a failed or cancelled one stopped short,
+ * and trusting it would over-admit. (A chain begun without `minSpendFactor`, whose factor never goes
+ * below 1, learns from every unit, as it always did.)
+ */
+export function recordSettled(
+  g: GovernorState,
+  p: Pick<GovernorParams, 'minSpendFactor'>,
+  now: number,
+  completed: boolean,
+  reserved: number,
+  spent: number,
+): void {
+  if (!completed && p.minSpendFactor !== undefined) return;
   g.settledReserved ??= newRate(now);
   g.settledSpent ??= newRate(now);
   recordEvents(g.settledReserved, now, Math.max(0, reserved));
@@ -210,7 +247,7 @@ export function requestBoundPerMinute(g: GovernorState, now: number): number | n
  */
 export function tokenCeiling(g: GovernorState, p: GovernorParams, now: number): number {
   const limit = Math.min(g.providerTokensPerMinute ?? Infinity, requestBoundPerMinute(g, now) ?? Infinity);
-  const quota = Number.isFinite(limit) ? (limit * p.quotaShare) / spendFactor(g, now) : Infinity;
+  const quota = Number.isFinite(limit) ? (limit * p.quotaShare) / spendFactor(g, now, p) : Infinity;
   return clamp(Math.min(p.maxTokensPerMinute, quota), p.minTokensPerMinute, p.maxTokensPerMinute);
 }
 
@@ -267,7 +304,7 @@ function cutBase(g: GovernorState, p: GovernorParams, factor: number, now: numbe
   const target = Math.min(g.tokensPerMinute, tokenCeiling(g, p, now));
   const served = servedPerMinute(g, now);
   if (served === null) return target;
-  const servedEstimated = served / spendFactor(g, now);
+  const servedEstimated = served / spendFactor(g, now, p);
   const admitted = ratePerSecond(g.admitted, now) * 60;
   return servedEstimated < admitted * factor ? Math.min(target, servedEstimated) : target;
 }
@@ -299,7 +336,7 @@ function decreaseTokens(g: GovernorState, p: GovernorParams, factor: number, now
 function increase(g: GovernorState, p: GovernorParams, seconds: number, now: number): void {
   // Scaled to the quota: the advertised one, else what the provider has been serving.
   const quota = g.providerTokensPerMinute ?? servedPerMinute(g, now) ?? 0;
-  const step = Math.max(p.increaseTokensPerMinute, (p.increaseQuotaShare * quota) / spendFactor(g, now));
+  const step = Math.max(p.increaseTokensPerMinute, (p.increaseQuotaShare * quota) / spendFactor(g, now, p));
   setRate(g, Math.min(tokenCeiling(g, p, now), g.tokensPerMinute + step * seconds), now);
   g.concurrencyLimit = Math.min(p.maxConcurrency, g.concurrencyLimit + p.increaseConcurrency * seconds);
   g.increases++;

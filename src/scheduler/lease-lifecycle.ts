@@ -1,7 +1,7 @@
 import type { CoreState } from './core';
 import { refreshTenant } from './eligibility';
 import { tombstone } from './fair-queue';
-import { recordSettled, refundDebt } from './governor';
+import { meterTopUp, recordSettled, refundDebt } from './governor';
 import { consume, remaining, reserve, settle } from './ledger';
 import { budgetRetryAfter } from './retry-after';
 import { MAX_TOKENS } from './limits';
@@ -41,7 +41,7 @@ function endLease(
   t.inFlight--;
   touchLedger(s, t, now);
   const extra = l.perCall ? 0 : Math.max(0, used - l.charged);
-  recordSettled(s.governor, now, l.reserved, l.charged + extra);
+  recordSettled(s.governor, s.governorParams, now, kind === 'settle', l.reserved, l.charged + extra);
   refundDebt(s.governor, now, l.reserved - l.charged - extra);
   settle(t.ledger, unconsumed(l), extra);
   s.log.append(t.id, now, l.runId, kind, extra);
@@ -129,6 +129,7 @@ export function topUp(
   const before = unconsumed(l);
   l.reserved = l.charged + before + want;
   t.ledger.reserved += want;
+  meterTopUp(s.governor, s.governorParams, now, want);
   s.log.append(t.id, now, runId, 'topup', want);
   refreshTenant(s, t);
   return { granted: true, reserved: l.reserved };

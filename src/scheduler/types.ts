@@ -207,6 +207,12 @@ export interface GovernorParams {
    * target share of the quota, stop increasing; when spent faster than the quota itself, cut gently.
    */
   remainingLowWater: number;
+  /**
+   * The lowest spend factor admission trusts: units that spend less than their estimates (worst
+   * cases) are paced on what they spend, down to this share of it, e.g. 0.1. Budgets still reserve
+   * the estimates. Absent in chains begun before it existed: 1 (never below the estimate).
+   */
+  minSpendFactor?: number;
 }
 
 export interface FleetSettings {

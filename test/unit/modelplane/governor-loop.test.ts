@@ -42,6 +42,8 @@ function storm(o: {
   rpm?: number;
   /** Cut the token quota to 30% between the storm's phases (default true). */
   cut?: boolean;
+  /** The governor's floor on the spend factor (absent: a chain begun before it, never below 1). */
+  minSpendFactor?: number;
 }) {
   let now = T0;
   const sim = new SimulatorState({
@@ -51,7 +53,11 @@ function storm(o: {
     now: () => now,
     headerDialect: o.dialect ?? 'openai',
   });
-  const core = stormCore({ quotaShare: 0.95 }, now); // the storm is the account's only user
+  // The storm is the account's only user.
+  const core = stormCore(
+    { quotaShare: 0.95, ...(o.minSpendFactor !== undefined ? { minSpendFactor: o.minSpendFactor } : {}) },
+    now,
+  );
   core.upsertTenant('t', defaultTenantSettings({ maxQueued: 200, maxInFlight: 50 }), now);
   const window = new ObservationWindow();
   const spends = o.steps * o.tokensPerStep;
@@ -201,6 +207,18 @@ describe('governor control loop (simulated clock)', () => {
     expect(r.status.governor.requestBoundTokensPerMinute).toBeCloseTo(rpm * 30, -2);
     // The token ceiling follows the request limit (95% of it at 30 tokens a call), not the token limit.
     expect(r.status.governor.tokensPerMinute).toBeLessThanOrEqual(0.95 * rpm * 30 + 1);
+  });
+
+  it('paces on what units spend when their estimates are three times it, and uses the quota', () => {
+    // Worst-case estimates (3× the real use): paced on the estimates, a third of the quota would be used.
+    const over = { ...workload, headers: true, estimateShare: 3, cut: false };
+    const legacy = storm(over);
+    const learned = storm({ ...over, minSpendFactor: 0.1 });
+    const late = (r: typeof legacy) => windowOf(r.seconds, 105, 255);
+    expect(late(legacy).utilisation).toBeLessThan(0.4);
+    expect(late(learned).utilisation).toBeGreaterThanOrEqual(0.85);
+    expect(late(learned).throttledShare).toBeLessThan(0.005);
+    expect(learned.early).toBe(0);
   });
 
   it('converges on what the provider really serves when the estimates are a third of the real use', () => {

@@ -331,6 +331,31 @@ describe('token governor (AIMD)', () => {
     expect(g.servedTokensPerMinute).toBeLessThan(60_000);
   });
 
+  it('meters a top-up against the admission bucket, as it metered the estimate', () => {
+    // 60,000 tokens a minute: the bucket holds 5 s of it (5,000). One unit of 1,000 in flight tops up 20,000.
+    const fleet = (minSpendFactor?: number) => {
+      const s = makeFleet({
+        governor: {
+          initialTokensPerMinute: 60_000,
+          maxTokensPerMinute: 60_000,
+          ...(minSpendFactor !== undefined ? { minSpendFactor } : {}),
+        },
+        tenants: { a: { maxInFlight: 100 } },
+      });
+      s.submit(units('a', 1, 'standard', 1000), T0);
+      const [first] = s.admit(T0);
+      expect(s.topUp(first!.runId, first!.attempt, 20_000, T0)).toMatchObject({ granted: true });
+      s.submit(units('a', 1, 'standard', 1000, 1), T0);
+      return s;
+    };
+    // The bucket is in debt by 16,000: the second unit waits for the refill (16 s at 1,000 a second).
+    const metered = fleet(0.1);
+    expect(metered.admit(T0 + 1000)).toHaveLength(0);
+    expect(metered.admit(T0 + 17_100)).toHaveLength(1);
+    // A chain begun before the setting meters estimates only: the second unit goes at once.
+    expect(fleet().admit(T0 + 1000)).toHaveLength(1);
+  });
+
   it('clears throttledRecently after a quiet minute', () => {
     const s = governed();
     s.observe([throttled()], T0);
