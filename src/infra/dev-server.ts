@@ -90,8 +90,16 @@ const SERVER_LEVEL: Record<string, 'debug' | 'info' | 'warn' | 'error'> = {
   ERROR: 'error',
 };
 
+/**
+ * Errors of an operation whose caller gave up on it (its deadline passed, or it closed a long poll)
+ * and retries it: the dev server's SQLite store meets them whenever the machine is busy. The
+ * operation is not lost (a workflow task whose completion failed is retried or times out and is
+ * dispatched again), so they are relayed as warnings.
+ */
+const RETRIED_BY_CALLER = new Set(['context canceled', 'context deadline exceeded']);
+
 /** Writes one line of the server's output through the logger: its JSON at its level, the rest at info. */
-function relay(log: Logger, line: string): void {
+export function relay(log: Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>, line: string): void {
   if (!line.trim()) return;
   let entry: Record<string, unknown> | undefined;
   try {
@@ -103,9 +111,7 @@ function relay(log: Logger, line: string): void {
   if (!entry) return log.info(line.trim());
   const { level, msg, time: _time, ...rest } = entry;
   let at = SERVER_LEVEL[String(level).toUpperCase()] ?? 'info';
-  // "context canceled": the server's caller gave up on the operation (a deadline, a closed long poll)
-  // and retries it; the dev server's SQLite store meets it whenever the machine is busy.
-  if (at === 'error' && rest.error === 'context canceled') at = 'warn';
+  if (at === 'error' && typeof rest.error === 'string' && RETRIED_BY_CALLER.has(rest.error)) at = 'warn';
   log[at](rest, String(msg ?? ''));
 }
 

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { relay } from '../../../src/infra/dev-server';
+
+/** The dev server's JSON lines reach the logger at their own level, but for operations their caller retries. */
+function relayed(line: string) {
+  const seen: { level: string; msg: string; fields: unknown }[] = [];
+  const at =
+    (level: string) =>
+    (fields: unknown, msg?: string): void =>
+      void seen.push(
+        typeof fields === 'string' ? { level, msg: fields, fields: {} } : { level, msg: msg ?? '', fields },
+      );
+  relay({ debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') } as never, line);
+  return seen;
+}
+
+const serverLine = (error: string) =>
+  JSON.stringify({
+    level: 'error',
+    msg: 'Update workflow execution operation failed.',
+    'store-operation': 'update-wf-execution',
+    error,
+  });
+
+describe("the dev server's log relay", () => {
+  it('relays an error at error level, with its fields', () => {
+    const [e] = relayed(serverLine('shard status unknown'));
+    expect(e).toMatchObject({ level: 'error', msg: 'Update workflow execution operation failed.' });
+    expect(e!.fields).toMatchObject({
+      error: 'shard status unknown',
+      'store-operation': 'update-wf-execution',
+    });
+  });
+
+  it('relays as warnings the operations whose caller gave up and retries: canceled, deadline exceeded', () => {
+    expect(relayed(serverLine('context canceled'))[0]!.level).toBe('warn');
+    expect(relayed(serverLine('context deadline exceeded'))[0]!.level).toBe('warn');
+  });
+
+  it('relays a line that is not JSON at info', () => {
+    expect(relayed('Temporal Server: localhost:7233')).toEqual([
+      { level: 'info', msg: 'Temporal Server: localhost:7233', fields: {} },
+    ]);
+  });
+});
