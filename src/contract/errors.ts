@@ -13,6 +13,7 @@ export const ERROR_STATUS = {
   idempotency_conflict: 422,
   rate_limited: 429,
   queue_full: 429,
+  wait_too_long: 429,
   budget_exhausted: 429,
   internal: 500,
   draining: 503,

@@ -6,8 +6,10 @@ import { expireLease, tokenCount } from './lease-lifecycle';
 import type { Lane, QueuedUnit, TenantState } from './queue-state';
 import {
   budgetRetryAfter,
+  clampSeconds,
   drainingRetryAfter,
   fleetAdmissionRate,
+  governedTenantRate,
   secondsToDrain,
   tenantAdmissionRate,
 } from './retry-after';
@@ -95,7 +97,8 @@ function submitOne(s: CoreState, u: UnitSubmission, now: number, call: DoorCall)
   const cost = Math.max(1, tokenCount(u.cost));
   // A re-drive is new work at the door (budget, drain, caps), whatever its attempt number.
   const fresh = attempt === 0 || redrive;
-  const shed = fresh ? doorCheck(s, t, cost, now, call) : retryCheck(s, t, now, call);
+  const lane = laneOf(u.priority);
+  const shed = fresh ? doorCheck(s, t, cost, now, call, 1, false, lane) : retryCheck(s, t, now, call);
   if (shed) {
     s.counters.shed++;
     return { runId, ...shed };
@@ -112,7 +115,7 @@ function submitOne(s: CoreState, u: UnitSubmission, now: number, call: DoorCall)
       s.log.append(t.id, now, runId, 'charge', used);
     }
   }
-  enqueue(s, t, laneOf(u.priority), runId, cost, attempt);
+  enqueue(s, t, lane, runId, cost, attempt);
   s.counters.submitted++;
   return { runId, accepted: true, duplicate: false, held: s.draining };
 }
@@ -147,6 +150,7 @@ function doorCheck(
   call: DoorCall,
   n = 1,
   readOnly = false,
+  lane?: Lane,
 ): Shed | null {
   const what = n === 1 ? 'this unit' : `these ${n} units`;
   if (s.draining && s.intake === 'refuse') {
@@ -177,6 +181,8 @@ function doorCheck(
     );
     return shed('queue_full', `The fleet's queue is full for ${what} (${s.queued.size} units queued).`, wait);
   }
+  const tooLong = lane === undefined ? null : waitCheck(s, t, lane, n, now, call);
+  if (tooLong) return tooLong;
   // A read-only check (a query) sees a due rollover without making it.
   if (!readOnly && touchLedger(s, t, now)) refreshTenant(s, t);
   const left = readOnly ? remainingAt(t.ledger, now) : remaining(t.ledger);
@@ -185,6 +191,36 @@ function doorCheck(
     return shed('budget_exhausted', msg, budgetRetryAfter(t.ledger, now));
   }
   return null;
+}
+
+/**
+ * A lane's bound on the expected wait (`maxWaitSeconds`): the tenant's units ahead in that lane and
+ * the lanes above it, and the new ones, at the tenant's admission rate bounded by what the governor
+ * allows now, plus the rest of a pause. Over the bound, the unit is shed with the wait as the reason
+ * and Retry-After the time until the wait is back within the bound.
+ */
+function waitCheck(
+  s: CoreState,
+  t: TenantState,
+  lane: Lane,
+  n: number,
+  now: number,
+  call: DoorCall,
+): Shed | null {
+  const bound = s.settings.maxWaitSeconds?.[PRIORITIES[lane]!];
+  if (bound === undefined) return null;
+  let ahead = n;
+  for (let l = 0; l <= lane; l++) ahead += t.flows[l as Lane].live;
+  const rate = governedTenantRate(s, t, now, () => call.backloggedWeight());
+  const paused = Math.max(0, s.governor.pausedUntil - now) / 1000;
+  const wait = (rate > 0 ? ahead / rate : Infinity) + paused;
+  if (wait <= bound) return null;
+  const shown = Number.isFinite(wait) ? `about ${Math.ceil(wait)} s` : 'unbounded (nothing is admitted now)';
+  return shed(
+    'wait_too_long',
+    `Tenant ${t.id}'s ${PRIORITIES[lane]} work would wait ${shown}; this lane's bound is ${bound} s.`,
+    clampSeconds(wait - bound),
+  );
 }
 
 /**

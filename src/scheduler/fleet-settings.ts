@@ -1,5 +1,6 @@
 import { MAX_CONCURRENCY, MAX_GLOBAL_QUEUED } from './limits';
-import type { FleetSettings } from './types';
+import { PRIORITIES } from './types';
+import type { FleetSettings, Priority } from './types';
 
 /** Changes to the fleet's settings; any subset. */
 export interface SettingsPatch {
@@ -8,7 +9,12 @@ export interface SettingsPatch {
   leaseTtlSeconds?: number;
   globalMaxQueued?: number;
   interactiveReserve?: number;
+  /** A lane's bound on the expected wait, in seconds; 0 or null removes it. */
+  maxWaitSeconds?: Partial<Record<Priority, number | null>>;
 }
+
+/** The longest bound a lane's expected wait may have (a day). */
+export const MAX_WAIT_BOUND_SECONDS = 86_400;
 
 const count = (x: number | undefined, def: number) =>
   x !== undefined && Number.isFinite(x) ? Math.max(0, Math.floor(x)) : def;
@@ -43,5 +49,20 @@ export function sanitizeFleet(s: FleetSettings, p: SettingsPatch = {}): FleetSet
     leaseTtlSeconds: Math.max(1, count(p.leaseTtlSeconds, s.leaseTtlSeconds)),
     globalMaxQueued: Math.min(MAX_GLOBAL_QUEUED, count(p.globalMaxQueued, s.globalMaxQueued)),
     ...reserve,
+    ...waitBounds(s.maxWaitSeconds, p.maxWaitSeconds),
   };
+}
+
+/** The lanes' wait bounds after a patch: whole seconds in [1, a day]; absent when no lane has one. */
+function waitBounds(
+  had: FleetSettings['maxWaitSeconds'],
+  patch: SettingsPatch['maxWaitSeconds'],
+): Pick<FleetSettings, 'maxWaitSeconds'> {
+  const out: Partial<Record<Priority, number>> = {};
+  for (const lane of PRIORITIES) {
+    const given = patch && lane in patch ? patch[lane] : had?.[lane];
+    const n = typeof given === 'number' && Number.isFinite(given) ? Math.floor(given) : 0;
+    if (n > 0) out[lane] = Math.min(MAX_WAIT_BOUND_SECONDS, n);
+  }
+  return Object.keys(out).length > 0 ? { maxWaitSeconds: out } : {};
 }

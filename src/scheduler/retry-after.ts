@@ -8,7 +8,8 @@ export const MAX_RETRY_AFTER_S = 3600;
 /** A budget without a period never refills by itself; this is what its refusal advertises. */
 export const NO_PERIOD_RETRY_AFTER_S = 3600;
 
-const clampSeconds = (s: number) =>
+/** Seconds as a Retry-After: whole, in [1, MAX_RETRY_AFTER_S]; not finite is the maximum. */
+export const clampSeconds = (s: number) =>
   Number.isFinite(s) ? Math.min(MAX_RETRY_AFTER_S, Math.max(1, Math.ceil(s))) : MAX_RETRY_AFTER_S;
 
 /** Seconds until `units` more admissions happen at `perSecond`. */
@@ -22,6 +23,21 @@ export function secondsToDrain(units: number, perSecond: number): number {
  */
 function governorRate(s: CoreState, avgCost: number): number {
   return s.governor.tokensPerMinute / 60 / Math.max(1, avgCost);
+}
+
+/**
+ * A tenant's admissions per second as the fleet stands now: its measured rate, bounded by its share of
+ * what the governor allows now (a cut shows at once, while a measured rate lags it).
+ */
+export function governedTenantRate(
+  s: CoreState,
+  t: TenantState,
+  now: number,
+  backloggedWeight: () => number,
+): number {
+  const share = t.settings.weight / Math.max(t.settings.weight, backloggedWeight());
+  const governed = governorRate(s, t.queued > 0 ? t.queuedCost / t.queued : 1) * share;
+  return Math.min(tenantAdmissionRate(s, t, now, backloggedWeight), governed);
 }
 
 /** Fleet admissions per second: measured (EWMA) when there is recent history, else from the governor. */

@@ -51,6 +51,7 @@ export function fleetStatus(s: CoreState, now: number): Omit<SchedulerStatus, 'h
       globalMaxQueued,
       interactiveReserve: s.settings.interactiveReserve ?? 0,
       reservedSlots: reservedSlots(s, fleetCap(s)),
+      ...(s.settings.maxWaitSeconds ? { maxWaitSeconds: { ...s.settings.maxWaitSeconds } } : {}),
     },
     governor: governorStatus(s.governor, now),
   };

@@ -47,7 +47,8 @@ export interface UnitSubmission {
 }
 
 /** `invalid_unit`: a unit not in the API's forms (the submit update refuses it alone, not its neighbours). */
-export type ShedCode = 'queue_full' | 'budget_exhausted' | 'draining' | 'unknown_tenant' | 'invalid_unit';
+export type ShedCode =
+  'queue_full' | 'wait_too_long' | 'budget_exhausted' | 'draining' | 'unknown_tenant' | 'invalid_unit';
 
 /** Why the door refused work, in the one shape every layer passes on (429/503 + Retry-After at the API). */
 export interface Refusal {
@@ -225,6 +226,12 @@ export interface FleetSettings {
    * so an interactive run is admitted at once. Absent in schedulers begun before it existed (none).
    */
   interactiveReserve?: number;
+  /**
+   * The longest a new unit may expect to wait in its lane, in seconds: one whose expected wait (its
+   * tenant's units ahead of it at the tenant's admission rate, bounded by the governor's rate now,
+   * plus a pause) is longer is shed with `wait_too_long`. A lane without one has no bound.
+   */
+  maxWaitSeconds?: Partial<Record<Priority, number>>;
 }
 
 export interface GovernorStatus {

@@ -115,7 +115,16 @@ export function validateSettingsPatch(patch: SettingsPatch): void {
   if (!isObject(patch)) refuse('patchSettings expects an object', patch);
   const p = patch as Record<string, unknown>;
   for (const key of Object.keys(p)) {
-    if (!['concurrency', 'floors', 'leaseTtlSeconds', 'globalMaxQueued', 'interactiveReserve'].includes(key))
+    if (
+      ![
+        'concurrency',
+        'floors',
+        'leaseTtlSeconds',
+        'globalMaxQueued',
+        'interactiveReserve',
+        'maxWaitSeconds',
+      ].includes(key)
+    )
       refuse('unknown setting', key);
   }
   for (const key of ['concurrency', 'leaseTtlSeconds', 'globalMaxQueued'] as const) {
@@ -132,6 +141,15 @@ export function validateSettingsPatch(patch: SettingsPatch): void {
       if (key !== 'standard' && key !== 'batch') refuse('unknown floor', key);
       if (f[key] !== undefined && !isNumberIn(f[key], 0, 1))
         refuse(`floors.${key} must be in [0, 1]`, f[key]);
+    }
+  }
+  if (p.maxWaitSeconds !== undefined) {
+    if (!isObject(p.maxWaitSeconds)) refuse('maxWaitSeconds must be an object', p.maxWaitSeconds);
+    const w = p.maxWaitSeconds as Record<string, unknown>;
+    for (const key of Object.keys(w)) {
+      if (key !== 'interactive' && key !== 'standard' && key !== 'batch') refuse('unknown lane', key);
+      if (w[key] !== null && w[key] !== undefined && !isCount(w[key]))
+        refuse(`maxWaitSeconds.${key} must be a whole number ≥ 0 or null`, w[key]);
     }
   }
 }

@@ -8,7 +8,13 @@ import { shareHint } from './share-hints';
 import type { ShareHint } from './share-hints';
 
 /** The door's shed reasons, in the order the console draws them. */
-export const SHED_REASONS = ['queue_full', 'rate_limited', 'budget_exhausted', 'draining'] as const;
+export const SHED_REASONS = [
+  'queue_full',
+  'wait_too_long',
+  'rate_limited',
+  'budget_exhausted',
+  'draining',
+] as const;
 export type ShedReason = (typeof SHED_REASONS)[number];
 
 /** One point of the console's charts: rates over the interval that ended at `t`. */

@@ -12,6 +12,7 @@ export const ConsoleQuerySchema = z.object({
 const lanes = z.object({ interactive: z.number(), standard: z.number(), batch: z.number() });
 const sheds = z.object({
   queue_full: z.number(),
+  wait_too_long: z.number(),
   rate_limited: z.number(),
   budget_exhausted: z.number(),
   draining: z.number(),

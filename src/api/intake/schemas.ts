@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MAX_CONCURRENCY } from '../../scheduler/limits';
+import { MAX_WAIT_BOUND_SECONDS } from '../../scheduler/fleet-settings';
 import { PRIORITIES } from '../../scheduler/types';
 import { RUN_STATUSES } from '../run-status';
 
@@ -118,6 +119,9 @@ export const ApprovalListQuerySchema = z.object({
 
 export const LedgerQuerySchema = z.object({ limit: limit(1000, 100) });
 
+/** One lane's wait bound in a patch: whole seconds up to a day, or null to remove it. */
+const waitBound = z.int().min(1).max(MAX_WAIT_BOUND_SECONDS).nullable().optional();
+
 export const SchedulerPatchSchema = z
   .strictObject({
     concurrency: z.int().min(1).max(MAX_CONCURRENCY).optional(),
@@ -134,14 +138,31 @@ export const SchedulerPatchSchema = z
       .optional(),
     leaseTtlSeconds: z.int().min(5).max(86_400).optional(),
     interactiveReserve: z.number().min(0).max(0.5).optional(),
+    maxWaitSeconds: z
+      .strictObject({
+        interactive: waitBound,
+        standard: waitBound,
+        batch: waitBound,
+      })
+      .refine(
+        (w) => w.interactive !== undefined || w.standard !== undefined || w.batch !== undefined,
+        'Give maxWaitSeconds.interactive, .standard, .batch or several.',
+      )
+      .meta({
+        minProperties: 1,
+        description:
+          "A lane's bound on a new unit's expected wait, in seconds (null removes it): a longer expected wait is shed with 429 wait_too_long.",
+      })
+      .optional(),
   })
   .refine(
     (p) =>
       p.concurrency !== undefined ||
       p.floors !== undefined ||
       p.leaseTtlSeconds !== undefined ||
-      p.interactiveReserve !== undefined,
-    'Give at least one of concurrency, floors, leaseTtlSeconds, interactiveReserve.',
+      p.interactiveReserve !== undefined ||
+      p.maxWaitSeconds !== undefined,
+    'Give at least one of concurrency, floors, leaseTtlSeconds, interactiveReserve, maxWaitSeconds.',
   )
   .meta({ minProperties: 1 });
 

@@ -10,7 +10,7 @@ export interface ApiMetrics {
   /** Served only when the last refresh could read the fleet (no stale or made-up zeros otherwise). */
   fleetRegistry: Registry;
   fleetUp: Gauge;
-  /** Submissions refused at the door, by reason (queue_full, rate_limited, budget_exhausted, draining). */
+  /** Submissions refused at the door, by reason (queue_full, wait_too_long, rate_limited, budget_exhausted, draining). */
   sheds: Counter<'reason'>;
   /** Runs accepted at the door (batch items included), by priority. */
   submissions: Counter<'priority'>;

@@ -19,7 +19,7 @@ const ERRORS: Record<number, string> = {
   413: 'payload_too_large: the body, or the work it asks for as one Temporal payload (1.5 MiB), is too large.',
   415: 'unsupported_media_type: a body that is not application/json.',
   422: 'idempotency_conflict: the key was used with another body.',
-  429: 'queue_full, rate_limited or budget_exhausted; see Retry-After.',
+  429: 'queue_full, wait_too_long, rate_limited or budget_exhausted; see Retry-After.',
   503: 'draining, unavailable (Temporal or the scheduler unreachable) or not_ready; see Retry-After.',
 };
 

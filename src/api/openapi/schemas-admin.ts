@@ -95,6 +95,13 @@ export const SchedulerStatusResponse = z.object({
     reservedSlots: z
       .int()
       .meta({ description: 'Slots the interactive reserve keeps free at the cap in force.' }),
+    maxWaitSeconds: z
+      .object({ interactive: z.int().optional(), standard: z.int().optional(), batch: z.int().optional() })
+      .optional()
+      .meta({
+        description:
+          "Each lane's bound on a new unit's expected wait, in seconds; a longer one is shed with 429 wait_too_long. Absent: no lane has one.",
+      }),
   }),
   governor: z.object({
     concurrencyLimit: z.number(),

@@ -17,10 +17,11 @@ export interface SchedulerOperatorState {
 
 export const EMPTY_OPERATOR_STATE: SchedulerOperatorState = { drain: null, settings: {}, updatedAt: 0 };
 
-/** `b` applied over `a`, field by field (floors too). */
+/** `b` applied over `a`, field by field (floors and lanes' wait bounds too). */
 export function mergeSettingsPatch(a: SettingsPatch, b: SettingsPatch): SettingsPatch {
   const out: SettingsPatch = { ...a, ...b };
   if (a.floors || b.floors) out.floors = { ...a.floors, ...b.floors };
+  if (a.maxWaitSeconds || b.maxWaitSeconds) out.maxWaitSeconds = { ...a.maxWaitSeconds, ...b.maxWaitSeconds };
   return out;
 }
 

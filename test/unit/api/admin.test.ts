@@ -66,6 +66,41 @@ describe('operator endpoints', () => {
     expect(h.fleet.status().config.interactiveReserve).toBe(0.1);
   });
 
+  it("patches a lane's wait bound live: a submission expected to wait longer gets 429 wait_too_long", async () => {
+    const key = await h.tenant('waits');
+    // 100,000 tokens a run at the cold governor's 2,000,000 a minute: a third of a run a second.
+    const big = { agent: 'synthetic', input: { steps: 20, tokensPerStep: 5000 } };
+    const ok = await request(h.app)
+      .patch('/v1/admin/scheduler')
+      .set(h.admin())
+      .send({ maxWaitSeconds: { standard: 5, batch: 3600 } });
+    expect(ok.status).toBe(200);
+    expect(ok.body.config.maxWaitSeconds).toEqual({ standard: 5, batch: 3600 });
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push(await h.submit(key, big));
+    expect(answers.map((r) => r.status)).toEqual([202, 429, 429]);
+    expect(answers[1]!.body.error).toMatchObject({ code: 'wait_too_long' });
+    expect(answers[1]!.body.error.message).toMatch(/would wait about 6 s; this lane's bound is 5 s/);
+    expect(Number(answers[1]!.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    for (const maxWaitSeconds of [
+      {},
+      { standard: 0 },
+      { standard: 86_401 },
+      { urgent: 5 },
+      { standard: '5' },
+    ]) {
+      const res = await request(h.app).patch('/v1/admin/scheduler').set(h.admin()).send({ maxWaitSeconds });
+      expect(res.status, JSON.stringify(maxWaitSeconds)).toBe(400);
+    }
+    // null removes a lane's bound; the other lane keeps its own.
+    const cleared = await request(h.app)
+      .patch('/v1/admin/scheduler')
+      .set(h.admin())
+      .send({ maxWaitSeconds: { standard: null } });
+    expect(cleared.body.config.maxWaitSeconds).toEqual({ batch: 3600 });
+    expect((await h.submit(key, big)).status).toBe(202);
+  });
+
   it('drains (refuse by default, or hold) and resumes', async () => {
     const key = await h.tenant('acme');
     const drained = await request(h.app).post('/v1/admin/drain').set(h.admin());

@@ -5,7 +5,7 @@
   const POLL_MS = 2000;
   const WINDOW_S = 15 * 60;
   const LANES = ['interactive', 'standard', 'batch'];
-  const REASONS = ['queue_full', 'rate_limited', 'budget_exhausted', 'draining'];
+  const REASONS = ['queue_full', 'wait_too_long', 'rate_limited', 'budget_exhausted', 'draining'];
   const COLORS = ['#1f6feb', '#1a7f37', '#9a6700', '#cf222e', '#8250df'];
 
   let lastSeq = 0;
