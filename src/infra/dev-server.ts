@@ -96,7 +96,7 @@ const SERVER_LEVEL: Record<string, 'debug' | 'info' | 'warn' | 'error'> = {
  * operation is not lost (a workflow task whose completion failed is retried or times out and is
  * dispatched again), so they are relayed as warnings.
  */
-const RETRIED_BY_CALLER = new Set(['context canceled', 'context deadline exceeded']);
+const RETRIED_BY_CALLER = /context (canceled|deadline exceeded)$/;
 
 /** Writes one line of the server's output through the logger: its JSON at its level, the rest at info. */
 export function relay(log: Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>, line: string): void {
@@ -111,7 +111,8 @@ export function relay(log: Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>, li
   if (!entry) return log.info(line.trim());
   const { level, msg, time: _time, ...rest } = entry;
   let at = SERVER_LEVEL[String(level).toUpperCase()] ?? 'info';
-  if (at === 'error' && typeof rest.error === 'string' && RETRIED_BY_CALLER.has(rest.error)) at = 'warn';
+  // The cause comes last when the server wraps it ("…: failed to get signal info. Error: context canceled").
+  if (at === 'error' && typeof rest.error === 'string' && RETRIED_BY_CALLER.test(rest.error)) at = 'warn';
   log[at](rest, String(msg ?? ''));
 }
 

@@ -22,6 +22,8 @@ const agents = path.join(root, 'test', 'support', 'agents');
 describe('your own agents on your own worker', () => {
   let s: TestStack;
   const children: ChildProcess[] = [];
+  /** Each `fairway worker`'s output, for the report of a run that does not end. */
+  const outputs: string[] = [];
   beforeAll(async () => {
     // A lease of 20 s: a killed worker's step is seen gone within half of it (10 s), not 30 s.
     s = await startTestStack({ AGENTS: path.join(agents, 'research.ts'), LEASE_TTL_SECONDS: '20' });
@@ -52,13 +54,15 @@ describe('your own agents on your own worker', () => {
     );
     children.push(child);
     let output = '';
+    const slot = outputs.push('') - 1;
     await new Promise<void>((resolve, reject) => {
       const seen = (d: Buffer) => {
         output += d.toString();
+        outputs[slot] = output;
         if (output.includes('fairway worker: serving')) resolve();
       };
       child.stdout!.on('data', seen);
-      child.stderr!.on('data', (d: Buffer) => void (output += d.toString()));
+      child.stderr!.on('data', (d: Buffer) => void (outputs[slot] = output += d.toString()));
       child.once('exit', (code) => reject(new Error(`fairway worker exited ${code}: ${output}`)));
     });
     expect(output).toContain(agentTaskQueue(s.config.temporal.taskQueue, 'research'));
@@ -105,7 +109,17 @@ describe('your own agents on your own worker', () => {
       () => s.call('GET', `/v1/runs/${runId}`, { token: key }),
       (r) => ['completed', 'failed', 'cancelled'].includes(r.body?.status),
       120_000,
-    );
+    ).catch(async (err: unknown) => {
+      // What the run was doing: its pending activities, the end of its history, the workers' output.
+      const handle = s.client.workflow.getHandle(runId);
+      const d = await handle.describe().catch(String);
+      const pending = typeof d === 'string' ? d : JSON.stringify(d.raw.pendingActivities ?? []);
+      const events = (await handle.fetchHistory().catch(() => ({ events: [] }))).events ?? [];
+      const tail = events.slice(-15).map((e) => `${String(e.eventId)} ${String(e.eventType)}`);
+      console.log(`stuck run ${runId}: pending activities ${pending}; history tail ${tail.join(', ')}`);
+      for (const o of outputs) console.log(`fairway worker output:\n${o.slice(-4000)}`);
+      throw err;
+    });
     expect(done.body.status, JSON.stringify(done.body.error)).toBe('completed');
     expect(s.sink.ledger.timesDelivered(effectKey)).toBe(1);
     expect(done.body.result).toMatchObject({

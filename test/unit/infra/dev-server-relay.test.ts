@@ -35,6 +35,14 @@ describe("the dev server's log relay", () => {
   it('relays as warnings the operations whose caller gave up and retries: canceled, deadline exceeded', () => {
     expect(relayed(serverLine('context canceled'))[0]!.level).toBe('warn');
     expect(relayed(serverLine('context deadline exceeded'))[0]!.level).toBe('warn');
+    // Wrapped by the operation that met it, the cause last.
+    const wrapped =
+      'GetWorkflowExecution: failed to get signal info. Error: Failed to get signal info. Error: context canceled';
+    expect(relayed(serverLine(wrapped))[0]!.level).toBe('warn');
+    // A cause that is not the caller's deadline stays an error, wherever the words stand.
+    expect(relayed(serverLine('context canceled by shard ownership lost; retry failed'))[0]!.level).toBe(
+      'error',
+    );
   });
 
   it('relays a line that is not JSON at info', () => {
