@@ -30,12 +30,6 @@ const root = path.join(__dirname, '..', '..');
 const MODULE = path.join(root, 'test', 'support', 'agents', 'model-load.ts');
 const FINAL = ['completed', 'failed', 'cancelled'];
 /**
- * The budget case is opt-in (MODEL_LEDGER=1) while a defect it finds is open: with many concurrent
- * top-ups the scheduler workflow can fail replay (nondeterminism: update completions interleaved
- * with commands).
- */
-const ENABLED = process.env.MODEL_LEDGER === '1' || process.env.MODEL_LEDGER_CHAOS === '1';
-/**
  * The chaos case's faults (MODEL_LEDGER_FAULTS): `kill` (the worker SIGKILLed mid-call) by default;
  * `terminate` (the scheduler terminated once) and `both` with MODEL_LEDGER_CHAOS=1.
  */
@@ -189,52 +183,48 @@ describe('ctx.model calls of a user agent keep spent ≤ budget and ledger = bil
     seeds.map((seed) => modelLoadRequests(ModelLoadInputSchema.parse({ seed, calls })).map(requestWorstCase));
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
-  it.runIf(ENABLED)(
-    'budget: 24 runs whose calls total far more than a 12,000-token budget; spent ≤ budget throughout, = the bill',
-    async () => {
-      const child = await worker();
-      const tenant = `mbudget-${s.id}`;
-      const BUDGET = 12_000;
-      const key = await s.tenant(tenant, { maxInFlight: 24, budget: { tokens: BUDGET, period: 'none' } });
-      const seeds = Array.from({ length: 24 }, (_, i) => 1000 + i);
-      const worst = worstCases(seeds, 4);
-      const rough = sum(worst.map(sum));
-      // The reservations differ call to call: the tokenizer's count, not a fixed size, decides them.
-      expect(new Set(worst.flat()).size).toBeGreaterThan(worst.flat().length / 2);
-      expect(rough).toBeGreaterThan(4 * BUDGET);
-      const ids = await submit(key, seeds, 4);
-      const ended = finals(key, ids);
-      const seen = await observe(key, ended);
-      const runs = await ended;
-      const sched = await s.client.workflow.getHandle(s.config.schedulerWorkflowId).describe();
-      console.log(
-        `scheduler ${sched.runId}; a run ${(await s.client.workflow.getHandle(ids[0]!).describe()).runId}`,
-      );
-      const { me, billed } = await settled(key, tenant);
-      const completed = runs.filter((r) => r.status === 'completed');
-      expectEndedByBudget(runs);
-      console.log(
-        `model-load budget: ${completed.length}/${runs.length} completed, worst cases ${rough}, ` +
-          `budget ${BUDGET}, ${seen.length} observations, max spent ${Math.max(...seen.map((v) => v.spent))}, max spent+reserved ${Math.max(...seen.map((v) => v.spent + v.reserved))}, spent ${me.spent}, billed ${billed}`,
-      );
-      // The budget, not the work, ended them: most of it was spent, and some runs were refused their next call.
-      expect(completed.length).toBeLessThan(runs.length);
-      expect(billed).toBeGreaterThan(BUDGET / 2);
-      expect(seen.length).toBeGreaterThan(5);
-      // Observed while calls were reserved: neither spent nor spent with what is reserved passed the budget.
-      expect(seen.some((v) => v.reserved > 0)).toBe(true);
-      for (const v of seen) expect(v.spent).toBeLessThanOrEqual(BUDGET);
-      for (const v of seen) expect(v.spent + v.reserved).toBeLessThanOrEqual(BUDGET);
-      expect(billed).toBeGreaterThan(0);
-      expect(billed).toBeLessThanOrEqual(BUDGET);
-      expect(me.spent).toBe(billed);
-      // What each completed run was charged is what the provider reported for its calls.
-      for (const r of completed)
-        expect(r.usage.tokens).toBe((r.result.tokens as number[]).reduce((a, b) => a + b, 0));
-      await kill(child);
-    },
-    240_000,
-  );
+  it('budget: 24 runs whose calls total far more than a 12,000-token budget; spent ≤ budget throughout, = the bill', async () => {
+    const child = await worker();
+    const tenant = `mbudget-${s.id}`;
+    const BUDGET = 12_000;
+    const key = await s.tenant(tenant, { maxInFlight: 24, budget: { tokens: BUDGET, period: 'none' } });
+    const seeds = Array.from({ length: 24 }, (_, i) => 1000 + i);
+    const worst = worstCases(seeds, 4);
+    const rough = sum(worst.map(sum));
+    // The reservations differ call to call: the tokenizer's count, not a fixed size, decides them.
+    expect(new Set(worst.flat()).size).toBeGreaterThan(worst.flat().length / 2);
+    expect(rough).toBeGreaterThan(4 * BUDGET);
+    const ids = await submit(key, seeds, 4);
+    const ended = finals(key, ids);
+    const seen = await observe(key, ended);
+    const runs = await ended;
+    const sched = await s.client.workflow.getHandle(s.config.schedulerWorkflowId).describe();
+    console.log(
+      `scheduler ${sched.runId}; a run ${(await s.client.workflow.getHandle(ids[0]!).describe()).runId}`,
+    );
+    const { me, billed } = await settled(key, tenant);
+    const completed = runs.filter((r) => r.status === 'completed');
+    expectEndedByBudget(runs);
+    console.log(
+      `model-load budget: ${completed.length}/${runs.length} completed, worst cases ${rough}, ` +
+        `budget ${BUDGET}, ${seen.length} observations, max spent ${Math.max(...seen.map((v) => v.spent))}, max spent+reserved ${Math.max(...seen.map((v) => v.spent + v.reserved))}, spent ${me.spent}, billed ${billed}`,
+    );
+    // The budget, not the work, ended them: most of it was spent, and some runs were refused their next call.
+    expect(completed.length).toBeLessThan(runs.length);
+    expect(billed).toBeGreaterThan(BUDGET / 2);
+    expect(seen.length).toBeGreaterThan(5);
+    // Observed while calls were reserved: neither spent nor spent with what is reserved passed the budget.
+    expect(seen.some((v) => v.reserved > 0)).toBe(true);
+    for (const v of seen) expect(v.spent).toBeLessThanOrEqual(BUDGET);
+    for (const v of seen) expect(v.spent + v.reserved).toBeLessThanOrEqual(BUDGET);
+    expect(billed).toBeGreaterThan(0);
+    expect(billed).toBeLessThanOrEqual(BUDGET);
+    expect(me.spent).toBe(billed);
+    // What each completed run was charged is what the provider reported for its calls.
+    for (const r of completed)
+      expect(r.usage.tokens).toBe((r.result.tokens as number[]).reduce((a, b) => a + b, 0));
+    await kill(child);
+  }, 240_000);
 
   it('accept-and-drop: calls dropped before and after the provider served them are retried; spent ≤ budget throughout, = the bill', async () => {
     const child = await worker();

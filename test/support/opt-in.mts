@@ -11,11 +11,6 @@ export const OPT_IN_TESTS: ReadonlyArray<{ file: string; enabledBy: string; why:
     why: 'the deploy drill across scheduler chains: open while its late re-offer is',
   },
   {
-    file: 'test/integration/agent-model-ledger.test.ts',
-    enabledBy: 'MODEL_LEDGER=1, MODEL_LEDGER_CHAOS=1',
-    why: 'the model ledger under concurrent top-ups and its chaos case: open while the defects it finds are',
-  },
-  {
     file: 'test/integration/scheduler-lost-task-replay.test.ts',
     enabledBy: 'SCHEDULER_LOST_TASK=1',
     why: "the scheduler's replay after query tasks met pending workflow tasks: open until the task watch is in src/workflows",
