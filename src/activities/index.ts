@@ -224,7 +224,10 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
     },
 
     // A worker started without effect functions refuses every name (UnknownEffect, for good).
-    applyAgentEffect: agentEffectActivity(effects, deps.agentEffects ?? {}),
+    // Heartbeats say this worker is alive: an effect whose worker died is retried after the run's
+    // heartbeat timeout (it finds its delivery recorded, or runs again marked as a redelivery), not
+    // after its 5-minute start-to-close timeout.
+    applyAgentEffect: beating(agentEffectActivity(effects, deps.agentEffects ?? {})),
 
     async releaseLease(release) {
       await mailbox.release({ ...release, perCall: true });
@@ -266,17 +269,9 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
       return r.truncated ? r.usage : { usage: r.usage, activeRuns: r.activeRuns };
     },
 
-    async startBatchChunk(chunk) {
-      // Heartbeats say this worker is alive: a chunk whose worker died is retried after the
-      // workflow's heartbeat timeout, not its 5-minute start-to-close timeout.
-      const ctx = Context.current();
-      const beat = setInterval(() => ctx.heartbeat(), CHUNK_HEARTBEAT_MS);
-      try {
-        return await startChunk(chunk);
-      } finally {
-        clearInterval(beat);
-      }
-    },
+    // Heartbeats say this worker is alive: a chunk whose worker died is retried after the
+    // workflow's heartbeat timeout, not its 5-minute start-to-close timeout.
+    startBatchChunk: beating(startChunk),
 
     async releaseBatchItems(batchId) {
       await storedItems().dropItems(batchId);
@@ -314,8 +309,21 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
   }
 }
 
-/** How often a batch chunk's activity heartbeats (the batch workflow's heartbeat timeout is 30 s). */
-const CHUNK_HEARTBEAT_MS = 5000;
+/** How often a long activity says its worker is alive (the workflows' heartbeat timeouts are 30 s). */
+const ALIVE_HEARTBEAT_MS = 5000;
+
+/** `fn` as an activity that heartbeats every ALIVE_HEARTBEAT_MS while it runs. */
+function beating<A, R>(fn: (arg: A) => Promise<R>): (arg: A) => Promise<R> {
+  return async (arg) => {
+    const ctx = Context.current();
+    const beat = setInterval(() => ctx.heartbeat(), ALIVE_HEARTBEAT_MS);
+    try {
+      return await fn(arg);
+    } finally {
+      clearInterval(beat);
+    }
+  };
+}
 
 /** `p`, or a CancelledFailure once `signal` aborts (a shared call this activity no longer waits for). */
 function untilCancelled<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {

@@ -57,10 +57,12 @@ export const measure = proxyLocalActivities<FleetActivities>({
 });
 /**
  * A user's effect function (`ctx.effect(name)` of a declared effect) runs on a worker of the run's
- * task queue that holds it, retried until it answers; the activity delivers it once per key.
+ * task queue that holds it, retried until it answers; the activity delivers it once per key. It
+ * heartbeats while it runs: a worker gone is seen within 30 s, not at the start-to-close timeout.
  */
 export const agentEffects = proxyActivities<FleetActivities>({
   startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1s', maximumInterval: '1 minute', nonRetryableErrorTypes: ['UnknownEffect'] },
 });
 /**

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { identityOf } from '../../src/activities/tool-activities';
 import { agentTaskQueue } from '../../src/agent';
@@ -94,11 +95,16 @@ describe('your own agents on your own worker', () => {
       agentTaskQueue(s.config.temporal.taskQueue, 'research'),
     );
 
-    // The effect landed; the worker dies in the step after it, before the run completes.
+    // The effect landed and its activity completed; the worker dies in the step after it, before
+    // the run completes.
     const effectKey = `${runId}:publish`;
+    const handle = s.client.workflow.getHandle(runId);
     await waitFor(
-      async () => s.sink.ledger.timesDelivered(effectKey),
-      (n) => n === 1,
+      async () => ({
+        delivered: s.sink.ledger.timesDelivered(effectKey),
+        pending: ((await handle.describe()).raw.pendingActivities ?? []).map((a) => a.activityType?.name),
+      }),
+      (v) => v.delivered === 1 && !v.pending.includes('applyAgentEffect'),
       60_000,
     );
     first.kill('SIGKILL');
@@ -137,5 +143,43 @@ describe('your own agents on your own worker', () => {
         outcome: 'ok',
       }),
     ]);
+  });
+
+  it('retries an effect whose worker died while it ran within its heartbeat timeout, not its 5 minutes', async () => {
+    const tenant = `byoa-held-${s.id}`;
+    const key = await s.tenant(tenant);
+    const credential = `search-held-${s.id}`;
+    const first = await cliWorker(credential);
+    const submitted = await s.call('POST', '/v1/runs', {
+      token: key,
+      body: { agent: 'research', input: { question: 'held', effectHoldMs: 600_000 } },
+    });
+    expect(submitted.status, JSON.stringify(submitted.body)).toBe(202);
+    const runId = submitted.body.runId as string;
+    const effectKey = `${runId}:publish`;
+    const handle = s.client.workflow.getHandle(runId);
+    // The effect runs on the first worker (holding before it delivers) when the worker is killed.
+    const started = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
+    await waitFor(
+      async () => (await handle.describe()).raw.pendingActivities ?? [],
+      (pending) => pending.some((a) => a.activityType?.name === 'applyAgentEffect' && a.state === started),
+      60_000,
+    );
+    expect(s.sink.ledger.timesDelivered(effectKey)).toBe(0);
+    first.kill('SIGKILL');
+    await new Promise((r) => first.once('exit', r));
+    const second = await cliWorker(credential);
+    const done = await waitFor(
+      () => s.call('GET', `/v1/runs/${runId}`, { token: key }),
+      (r) => ['completed', 'failed', 'cancelled'].includes(r.body?.status),
+      120_000,
+    );
+    expect(done.body.status, JSON.stringify(done.body.error)).toBe('completed');
+    // Delivered once, by the worker that took the effect over, as a redelivery.
+    expect(s.sink.ledger.timesDelivered(effectKey)).toBe(1);
+    expect(done.body.result.published).toMatchObject({
+      applied: true,
+      result: { key: effectKey, pid: second.pid },
+    });
   });
 });

@@ -8,6 +8,9 @@ import type { EffectFunction } from '../../../src';
 export const publish: EffectFunction = async (args, ctx) => {
   const sink = process.env.EFFECT_SINK_URL;
   if (!sink) throw new Error('EFFECT_SINK_URL is not set');
+  // The first attempt may hold before it delivers; a redelivery (its worker died) delivers at once.
+  const hold = Number(args.holdMs ?? 0);
+  if (!ctx.redelivery && hold > 0) await new Promise((r) => setTimeout(r, hold));
   await deliverEffect(sink, ctx.key);
   return { published: String(args.answer), key: ctx.key, pid: process.pid };
 };

@@ -8,13 +8,21 @@ import { defineAgent } from '../../../src/agent';
 export const research = defineAgent({
   name: 'research',
   description: 'Looks the question up, thinks once, publishes the answer.',
-  input: z.object({ question: z.string().min(1), holdMs: z.int().min(0).default(0) }),
+  input: z.object({
+    question: z.string().min(1),
+    holdMs: z.int().min(0).default(0),
+    /** How long the effect's first attempt holds before it delivers (a worker killed meanwhile). */
+    effectHoldMs: z.int().min(0).default(0),
+  }),
   estimate: () => 400,
   tools: ['search'],
   effects: ['publish'],
   async run(ctx, input) {
     const found = await ctx.tool<{ hit: string }>('search', { q: input.question });
-    const published = await ctx.effect('publish', { answer: `${input.question} -> ${found.hit}` });
+    const published = await ctx.effect('publish', {
+      answer: `${input.question} -> ${found.hit}`,
+      holdMs: input.effectHoldMs,
+    });
     // Held after the effect: a worker killed here leaves the effect done and the run unfinished.
     const tokens = await ctx.step(50, { minMs: input.holdMs });
     return { hit: found.hit, tokens, published };
