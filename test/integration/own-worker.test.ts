@@ -146,6 +146,11 @@ describe('your own agents on your own worker', () => {
   });
 
   it('retries an effect whose worker died while it ran within its heartbeat timeout, not its 5 minutes', async () => {
+    // Only this test's workers serve the queue: the one it kills must be the one running the effect.
+    for (const c of children.filter((x) => x.exitCode === null && x.signalCode === null)) {
+      c.kill('SIGKILL');
+      await new Promise((r) => c.once('exit', r));
+    }
     const tenant = `byoa-held-${s.id}`;
     const key = await s.tenant(tenant);
     const credential = `search-held-${s.id}`;
