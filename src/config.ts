@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_GOVERNOR } from './scheduler/defaults';
-import { FALLBACK_FLEET_SETTINGS, MAX_WAIT_BOUND_SECONDS } from './scheduler/fleet-settings';
+import { FALLBACK_FLEET_SETTINGS, MAX_WAIT_BOUND_SECONDS, waitBounds } from './scheduler/fleet-settings';
 import { DEFAULT_INTERACTIVE_RESERVE } from './scheduler/reserve';
 import { MAX_CONCURRENCY, MAX_GLOBAL_QUEUED } from './scheduler/limits';
 import { defaultTenantSettings } from './scheduler/tenants';
@@ -69,6 +69,8 @@ export const MIN_ADMIN_TOKEN_LENGTH = 32;
 
 const int = (def: number) => z.coerce.number().int().nonnegative().default(def);
 const share = (def: number) => z.coerce.number().min(0).max(1).default(def);
+/** A lane's bound on the expected wait, whole seconds; 0 is none. */
+const waitSeconds = () => z.coerce.number().int().min(0).max(MAX_WAIT_BOUND_SECONDS).default(0);
 const G = DEFAULT_GOVERNOR;
 const optionalString = z
   .string()
@@ -317,29 +319,11 @@ const policy = {
     .describe(
       "Share of the fleet's slots (rounded up, never all) kept free for interactive runs: standard and batch work may not take them, so an interactive run is admitted at once (0 to 0.5; 0 turns it off).",
     ),
-  MAX_WAIT_INTERACTIVE_SECONDS: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(MAX_WAIT_BOUND_SECONDS)
-    .default(0)
-    .describe(
-      "The longest a new interactive unit may expect to wait (its tenant's interactive backlog at the tenant's admission rate, bounded by the governor's rate now, plus a pause): a longer expected wait is answered 429 wait_too_long with the time until it fits as Retry-After (0: no bound). Changes live with PATCH /v1/admin/scheduler.",
-    ),
-  MAX_WAIT_STANDARD_SECONDS: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(MAX_WAIT_BOUND_SECONDS)
-    .default(0)
-    .describe('The same bound for standard units (0: no bound).'),
-  MAX_WAIT_BATCH_SECONDS: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(MAX_WAIT_BOUND_SECONDS)
-    .default(0)
-    .describe('The same bound for batch units (0: no bound).'),
+  MAX_WAIT_INTERACTIVE_SECONDS: waitSeconds().describe(
+    "The longest a new interactive unit may expect to wait (its tenant's interactive backlog at the tenant's admission rate, bounded by the governor's rate now, plus a pause): a longer expected wait is answered 429 wait_too_long with the time until it fits as Retry-After (0: no bound). Changes live with PATCH /v1/admin/scheduler.",
+  ),
+  MAX_WAIT_STANDARD_SECONDS: waitSeconds().describe('The same bound for standard units (0: no bound).'),
+  MAX_WAIT_BATCH_SECONDS: waitSeconds().describe('The same bound for batch units (0: no bound).'),
   LEASE_TTL_SECONDS: int(FLEET.leaseTtlSeconds).describe(
     "Seconds an admitted unit's slot lease lasts without renewal before the slot is reclaimed.",
   ),
@@ -697,7 +681,11 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
     leaseTtlSeconds: e.LEASE_TTL_SECONDS,
     globalMaxQueued: e.GLOBAL_MAX_QUEUED,
     interactiveReserve: e.FLEET_INTERACTIVE_RESERVE,
-    ...waitBoundsOf(e),
+    ...waitBounds(undefined, {
+      interactive: e.MAX_WAIT_INTERACTIVE_SECONDS,
+      standard: e.MAX_WAIT_STANDARD_SECONDS,
+      batch: e.MAX_WAIT_BATCH_SECONDS,
+    }),
   };
   const tenantDefaults: TenantDefaults = {
     maxQueued: e.DEFAULT_TENANT_MAX_QUEUED,
@@ -925,17 +913,4 @@ export function loadCliConfig(env: Record<string, string | undefined> = process.
     profile: e.FAIRWAY_PROFILE,
     configFile: e.FAIRWAY_CONFIG ?? `${configHome}/fairway/config.json`,
   };
-}
-
-/** The lanes' wait bounds that are set (0 is none); absent when none is. */
-function waitBoundsOf(e: {
-  MAX_WAIT_INTERACTIVE_SECONDS: number;
-  MAX_WAIT_STANDARD_SECONDS: number;
-  MAX_WAIT_BATCH_SECONDS: number;
-}): Pick<FleetSettings, 'maxWaitSeconds'> {
-  const bounds: NonNullable<FleetSettings['maxWaitSeconds']> = {};
-  if (e.MAX_WAIT_INTERACTIVE_SECONDS > 0) bounds.interactive = e.MAX_WAIT_INTERACTIVE_SECONDS;
-  if (e.MAX_WAIT_STANDARD_SECONDS > 0) bounds.standard = e.MAX_WAIT_STANDARD_SECONDS;
-  if (e.MAX_WAIT_BATCH_SECONDS > 0) bounds.batch = e.MAX_WAIT_BATCH_SECONDS;
-  return Object.keys(bounds).length > 0 ? { maxWaitSeconds: bounds } : {};
 }

@@ -20,6 +20,30 @@ export interface ModelCallSample {
   tokens: number;
 }
 
+/** A rate-limit bucket's fields in a sample and in an observation: remaining, limit, reset. */
+const BUCKETS = [
+  ['remainingTokens', 'limitTokens', 'resetTokensMs'],
+  ['remainingRequests', 'limitRequests', 'resetRequestsMs'],
+] as const;
+type BucketField = (typeof BUCKETS)[number][number];
+/** A bucket as the call with its lowest remaining count saw it. */
+type BucketPicture = Partial<Pick<ModelCallSample, BucketField>>;
+
+/** `kept`, or the sample's picture of the bucket when it saw fewer remaining. */
+function lowerOf(
+  kept: BucketPicture | undefined,
+  sample: ModelCallSample,
+  fields: (typeof BUCKETS)[number],
+): BucketPicture | undefined {
+  const [remaining] = fields;
+  const seen = sample[remaining];
+  const before = kept?.[remaining];
+  if (seen === undefined || (before !== undefined && seen >= before)) return kept;
+  const picture: BucketPicture = {};
+  for (const f of fields) picture[f] = sample[f];
+  return picture;
+}
+
 /**
  * Accumulates call samples between flushes so the worker sends the scheduler
  * one observation per flush, never one per call: the scheduler workflow can
@@ -34,9 +58,8 @@ export class ObservationWindow {
   private throttled = 0;
   private maxRetryAfterMs = 0;
   private tokens = 0;
-  private lowest: Pick<ModelCallSample, 'remainingTokens' | 'limitTokens' | 'resetTokensMs'> | undefined;
-  private lowestRequests:
-    Pick<ModelCallSample, 'remainingRequests' | 'limitRequests' | 'resetRequestsMs'> | undefined;
+  /** Per bucket (BUCKETS), the picture of the call that saw the fewest remaining. */
+  private lowest: (BucketPicture | undefined)[] = [];
 
   /** Adds one call's sample. */
   add(sample: ModelCallSample): void {
@@ -50,29 +73,7 @@ export class ObservationWindow {
       if (wait > 0) this.retryUntil = Math.max(this.retryUntil, sample.at + wait);
     }
     this.tokens += sample.tokens;
-    const remaining = sample.remainingTokens;
-    if (
-      remaining !== undefined &&
-      (this.lowest?.remainingTokens === undefined || remaining < this.lowest.remainingTokens)
-    ) {
-      this.lowest = {
-        remainingTokens: remaining,
-        limitTokens: sample.limitTokens,
-        resetTokensMs: sample.resetTokensMs,
-      };
-    }
-    const requests = sample.remainingRequests;
-    if (
-      requests !== undefined &&
-      (this.lowestRequests?.remainingRequests === undefined ||
-        requests < this.lowestRequests.remainingRequests)
-    ) {
-      this.lowestRequests = {
-        remainingRequests: requests,
-        limitRequests: sample.limitRequests,
-        resetRequestsMs: sample.resetRequestsMs,
-      };
-    }
+    BUCKETS.forEach((fields, i) => (this.lowest[i] = lowerOf(this.lowest[i], sample, fields)));
   }
 
   /** Calls accumulated since the last drain. */
@@ -91,20 +92,16 @@ export class ObservationWindow {
       tokens: this.tokens,
     };
     if (this.retryUntil > 0) observation.retryUntil = this.retryUntil;
-    if (this.lowest?.remainingTokens !== undefined) observation.remainingTokens = this.lowest.remainingTokens;
-    if (this.lowest?.limitTokens !== undefined) observation.limitTokens = this.lowest.limitTokens;
-    if (this.lowest?.resetTokensMs !== undefined) observation.resetTokensMs = this.lowest.resetTokensMs;
-    const r = this.lowestRequests;
-    if (r?.remainingRequests !== undefined) observation.remainingRequests = r.remainingRequests;
-    if (r?.limitRequests !== undefined) observation.limitRequests = r.limitRequests;
-    if (r?.resetRequestsMs !== undefined) observation.resetRequestsMs = r.resetRequestsMs;
+    BUCKETS.forEach((fields, i) => {
+      const picture = this.lowest[i];
+      for (const f of fields) if (picture?.[f] !== undefined) observation[f] = picture[f];
+    });
     this.calls = 0;
     this.throttled = 0;
     this.maxRetryAfterMs = 0;
     this.retryUntil = 0;
     this.tokens = 0;
-    this.lowest = undefined;
-    this.lowestRequests = undefined;
+    this.lowest = [];
     return observation;
   }
 }

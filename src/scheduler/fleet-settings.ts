@@ -53,8 +53,8 @@ export function sanitizeFleet(s: FleetSettings, p: SettingsPatch = {}): FleetSet
   };
 }
 
-/** The lanes' wait bounds after a patch: whole seconds in [1, a day]; absent when no lane has one. */
-function waitBounds(
+/** The lanes' wait bounds after a patch: whole seconds in [1, a day], 0 or null none; absent when no lane has one. */
+export function waitBounds(
   had: FleetSettings['maxWaitSeconds'],
   patch: SettingsPatch['maxWaitSeconds'],
 ): Pick<FleetSettings, 'maxWaitSeconds'> {

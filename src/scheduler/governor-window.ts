@@ -43,12 +43,6 @@ export function foldObservations(obs: readonly ModelObservation[], lowWater: num
     w.throttled += Math.max(0, o.throttled);
     w.tokens += Math.max(0, o.tokens);
     w.served += Math.max(0, o.calls - Math.max(0, o.throttled));
-    const requests = o.limitRequests;
-    if (requests !== undefined && Number.isFinite(requests) && requests >= 0) {
-      if (o.at >= requestLimitAt) [w.requestLimit, requestLimitAt] = [requests, o.at];
-      if (requests > 0 && o.remainingRequests !== undefined && o.remainingRequests / requests < lowWater)
-        w.lowRequests = true;
-    }
     const wait = Number.isFinite(o.maxRetryAfterMs) ? Math.max(0, o.maxRetryAfterMs) : 0;
     // Only rate-limit 429s ask for a wait (a window without one holds only spend caps, or nothing).
     if (o.throttled > 0) {
@@ -56,10 +50,26 @@ export function foldObservations(obs: readonly ModelObservation[], lowWater: num
         w.retryUntil = Math.max(w.retryUntil, o.retryUntil);
       else w.maxRetryAfterMs = Math.max(w.maxRetryAfterMs, wait);
     }
-    const limit = o.limitTokens;
-    if (limit === undefined || !Number.isFinite(limit) || limit < 0) continue;
-    if (o.at >= limitAt) [w.limit, limitAt] = [limit, o.at];
-    if (limit > 0 && o.remainingTokens !== undefined && o.remainingTokens / limit < lowWater) w.low = true;
+    const tokens = bucketOf(o.limitTokens, o.remainingTokens, lowWater);
+    if (tokens) {
+      if (o.at >= limitAt) [w.limit, limitAt] = [tokens.limit, o.at];
+      w.low ||= tokens.low;
+    }
+    const requests = bucketOf(o.limitRequests, o.remainingRequests, lowWater);
+    if (requests) {
+      if (o.at >= requestLimitAt) [w.requestLimit, requestLimitAt] = [requests.limit, o.at];
+      w.lowRequests ||= requests.low;
+    }
   }
   return w;
+}
+
+/** One bucket of a report: its advertised limit (a count, else none), and whether it ran below the low water. */
+function bucketOf(
+  limit: number | undefined,
+  remaining: number | undefined,
+  lowWater: number,
+): { limit: number; low: boolean } | null {
+  if (limit === undefined || !Number.isFinite(limit) || limit < 0) return null;
+  return { limit, low: limit > 0 && remaining !== undefined && remaining / limit < lowWater };
 }

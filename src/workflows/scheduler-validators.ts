@@ -111,21 +111,21 @@ export function validateUpsertTenants(list: { tenant: string; settings: TenantSe
   }
 }
 
+/** The settings a patch may name. */
+const SETTINGS: readonly string[] = [
+  'concurrency',
+  'floors',
+  'leaseTtlSeconds',
+  'globalMaxQueued',
+  'interactiveReserve',
+  'maxWaitSeconds',
+] satisfies (keyof SettingsPatch)[];
+
 export function validateSettingsPatch(patch: SettingsPatch): void {
   if (!isObject(patch)) refuse('patchSettings expects an object', patch);
   const p = patch as Record<string, unknown>;
   for (const key of Object.keys(p)) {
-    if (
-      ![
-        'concurrency',
-        'floors',
-        'leaseTtlSeconds',
-        'globalMaxQueued',
-        'interactiveReserve',
-        'maxWaitSeconds',
-      ].includes(key)
-    )
-      refuse('unknown setting', key);
+    if (!SETTINGS.includes(key)) refuse('unknown setting', key);
   }
   for (const key of ['concurrency', 'leaseTtlSeconds', 'globalMaxQueued'] as const) {
     if (p[key] !== undefined && !isCount(p[key])) refuse(`${key} must be a whole number ≥ 0`, p[key]);
@@ -147,7 +147,7 @@ export function validateSettingsPatch(patch: SettingsPatch): void {
     if (!isObject(p.maxWaitSeconds)) refuse('maxWaitSeconds must be an object', p.maxWaitSeconds);
     const w = p.maxWaitSeconds as Record<string, unknown>;
     for (const key of Object.keys(w)) {
-      if (key !== 'interactive' && key !== 'standard' && key !== 'batch') refuse('unknown lane', key);
+      if (!(PRIORITIES as readonly string[]).includes(key)) refuse('unknown lane', key);
       if (w[key] !== null && w[key] !== undefined && !isCount(w[key]))
         refuse(`maxWaitSeconds.${key} must be a whole number ≥ 0 or null`, w[key]);
     }

@@ -70,6 +70,40 @@ describe('your own agents on your own worker', () => {
     return child;
   }
 
+  /** SIGKILLs a worker and waits until it is gone. */
+  async function stop(child: ChildProcess): Promise<void> {
+    child.kill('SIGKILL');
+    if (child.exitCode === null && child.signalCode === null) await new Promise((r) => child.once('exit', r));
+  }
+
+  /** Submits a `research` run (202 expected); its run id. */
+  async function submitResearch(key: string, input: Record<string, unknown>): Promise<string> {
+    const submitted = await s.call('POST', '/v1/runs', { token: key, body: { agent: 'research', input } });
+    expect(submitted.status, JSON.stringify(submitted.body)).toBe(202);
+    return submitted.body.runId as string;
+  }
+
+  /**
+   * The run's view once it has ended; when it does not within two minutes, what it was doing (its
+   * pending activities, the end of its history, the workers' output) is printed before the failure.
+   */
+  async function ended(key: string, runId: string) {
+    return waitFor(
+      () => s.call('GET', `/v1/runs/${runId}`, { token: key }),
+      (r) => ['completed', 'failed', 'cancelled'].includes(r.body?.status),
+      120_000,
+    ).catch(async (err: unknown) => {
+      const handle = s.client.workflow.getHandle(runId);
+      const d = await handle.describe().catch(String);
+      const pending = typeof d === 'string' ? d : JSON.stringify(d.raw.pendingActivities ?? []);
+      const events = (await handle.fetchHistory().catch(() => ({ events: [] }))).events ?? [];
+      const tail = events.slice(-15).map((e) => `${String(e.eventId)} ${String(e.eventType)}`);
+      console.log(`stuck run ${runId}: pending activities ${pending}; history tail ${tail.join(', ')}`);
+      for (const o of outputs) console.log(`fairway worker output:\n${o.slice(-4000)}`);
+      throw err;
+    });
+  }
+
   it('refuses to start a worker whose agents module breaks the workflow sandbox, naming the module', async () => {
     const breaker = path.join(agents, 'sandbox-breaker.ts');
     const err = await startWorker({ agents: [breaker], config: s.config }).catch((e: unknown) => e);
@@ -85,12 +119,7 @@ describe('your own agents on your own worker', () => {
     const key = await s.tenant(tenant);
     const credential = `search-${s.id}`;
     const first = await cliWorker(credential);
-    const submitted = await s.call('POST', '/v1/runs', {
-      token: key,
-      body: { agent: 'research', input: { question: 'why', holdMs: 6000 } },
-    });
-    expect(submitted.status, JSON.stringify(submitted.body)).toBe(202);
-    const runId = submitted.body.runId as string;
+    const runId = await submitResearch(key, { question: 'why', holdMs: 6000 });
     expect((await s.client.workflow.getHandle(runId).describe()).taskQueue).toBe(
       agentTaskQueue(s.config.temporal.taskQueue, 'research'),
     );
@@ -107,25 +136,10 @@ describe('your own agents on your own worker', () => {
       (v) => v.delivered === 1 && !v.pending.includes('applyAgentEffect'),
       60_000,
     );
-    first.kill('SIGKILL');
-    await new Promise((r) => first.once('exit', r));
+    await stop(first);
     await cliWorker(credential);
 
-    const done = await waitFor(
-      () => s.call('GET', `/v1/runs/${runId}`, { token: key }),
-      (r) => ['completed', 'failed', 'cancelled'].includes(r.body?.status),
-      120_000,
-    ).catch(async (err: unknown) => {
-      // What the run was doing: its pending activities, the end of its history, the workers' output.
-      const handle = s.client.workflow.getHandle(runId);
-      const d = await handle.describe().catch(String);
-      const pending = typeof d === 'string' ? d : JSON.stringify(d.raw.pendingActivities ?? []);
-      const events = (await handle.fetchHistory().catch(() => ({ events: [] }))).events ?? [];
-      const tail = events.slice(-15).map((e) => `${String(e.eventId)} ${String(e.eventType)}`);
-      console.log(`stuck run ${runId}: pending activities ${pending}; history tail ${tail.join(', ')}`);
-      for (const o of outputs) console.log(`fairway worker output:\n${o.slice(-4000)}`);
-      throw err;
-    });
+    const done = await ended(key, runId);
     expect(done.body.status, JSON.stringify(done.body.error)).toBe('completed');
     expect(s.sink.ledger.timesDelivered(effectKey)).toBe(1);
     expect(done.body.result).toMatchObject({
@@ -147,20 +161,12 @@ describe('your own agents on your own worker', () => {
 
   it('retries an effect whose worker died while it ran within its heartbeat timeout, not its 5 minutes', async () => {
     // Only this test's workers serve the queue: the one it kills must be the one running the effect.
-    for (const c of children.filter((x) => x.exitCode === null && x.signalCode === null)) {
-      c.kill('SIGKILL');
-      await new Promise((r) => c.once('exit', r));
-    }
+    for (const c of children) await stop(c);
     const tenant = `byoa-held-${s.id}`;
     const key = await s.tenant(tenant);
     const credential = `search-held-${s.id}`;
     const first = await cliWorker(credential);
-    const submitted = await s.call('POST', '/v1/runs', {
-      token: key,
-      body: { agent: 'research', input: { question: 'held', effectHoldMs: 600_000 } },
-    });
-    expect(submitted.status, JSON.stringify(submitted.body)).toBe(202);
-    const runId = submitted.body.runId as string;
+    const runId = await submitResearch(key, { question: 'held', effectHoldMs: 600_000 });
     const effectKey = `${runId}:publish`;
     const handle = s.client.workflow.getHandle(runId);
     // The effect runs on the first worker (holding before it delivers) when the worker is killed.
@@ -171,14 +177,9 @@ describe('your own agents on your own worker', () => {
       60_000,
     );
     expect(s.sink.ledger.timesDelivered(effectKey)).toBe(0);
-    first.kill('SIGKILL');
-    await new Promise((r) => first.once('exit', r));
+    await stop(first);
     const second = await cliWorker(credential);
-    const done = await waitFor(
-      () => s.call('GET', `/v1/runs/${runId}`, { token: key }),
-      (r) => ['completed', 'failed', 'cancelled'].includes(r.body?.status),
-      120_000,
-    );
+    const done = await ended(key, runId);
     expect(done.body.status, JSON.stringify(done.body.error)).toBe('completed');
     // Delivered once, by the worker that took the effect over, as a redelivery.
     expect(s.sink.ledger.timesDelivered(effectKey)).toBe(1);
