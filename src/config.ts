@@ -223,6 +223,21 @@ const model = {
     .describe(
       'Rate-limit headers the simulator sends: openai (x-ratelimit-*) or anthropic (anthropic-ratelimit-*).',
     ),
+  SIM_WINDOW: z
+    .enum(['rolling', 'calendar'])
+    .default('rolling')
+    .describe(
+      "How the simulator's quotas count: rolling (a continuously refilling bucket) or calendar (the whole allowance back at each minute of the clock).",
+    ),
+  SIM_HOLD_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(600_000)
+    .default(0)
+    .describe(
+      'The simulator holds a call over its quota up to this many ms (as a gateway with retries does) before answering it or, when the hold runs out, 429; 0: refused at once.',
+    ),
   MODEL_MAX_PAUSE_SECONDS: z.coerce
     .number()
     .int()
@@ -785,6 +800,8 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
       rpm: e.MODEL_RPM,
       seed: e.SIM_SEED,
       headerDialect: e.SIM_HEADER_DIALECT,
+      window: e.SIM_WINDOW,
+      holdMs: e.SIM_HOLD_MS,
       /** Lets non-loopback peers use the simulator's and the sink's operator routes. */
       adminToken: e.SIM_ADMIN_TOKEN,
     },

@@ -124,6 +124,8 @@ export async function startStack(
         rpm: config.sim.rpm,
         seed: config.sim.seed,
         headerDialect: config.sim.headerDialect,
+        window: config.sim.window,
+        holdMs: config.sim.holdMs,
         adminToken: config.sim.adminToken,
       });
       closers.push(() => sim!.close());

@@ -14,6 +14,8 @@ async function main(): Promise<void> {
     rpm: config.sim.rpm,
     seed: config.sim.seed,
     headerDialect: config.sim.headerDialect,
+    window: config.sim.window,
+    holdMs: config.sim.holdMs,
     adminToken: config.sim.adminToken,
   });
   log.info({ url: sim.url, tpm: config.sim.tpm, rpm: config.sim.rpm }, 'model-plane simulator started');

@@ -11,6 +11,7 @@ import type { DialectAnswers } from './call-flow';
 import { simulateCompletion } from './completions';
 import {
   BystanderSchema,
+  HoldSchema,
   WaitSignalSchema,
   CapacitySchema,
   ChatRequestSchema,
@@ -243,6 +244,13 @@ export function createSimulator(opts: SimulatorOptions & { adminToken?: string }
     if (!parsed.success) return sendInvalid(res, 'Invalid wait signal.', issueDetails(parsed.error));
     state.waitSignal = parsed.data.mode;
     res.json({ waitSignal: state.waitSignal });
+  });
+
+  app.post('/admin/hold', (req, res) => {
+    const parsed = HoldSchema.safeParse(req.body ?? {});
+    if (!parsed.success) return sendInvalid(res, 'Invalid hold.', issueDetails(parsed.error));
+    state.holdMs = parsed.data.ms;
+    res.json({ holdMs: state.holdMs, held: state.stats().held });
   });
 
   let stopBystander: (() => void) | null = null;

@@ -39,7 +39,10 @@ export async function serveCall(
   state.retries.arrived(key, state.now());
   state.firstCalls.arrived(key, state.now());
   state.traces.arrived(key, req.get(TRACEPARENT_HEADER));
-  const decision = state.decide(call.split, call.tenant, answers.dialect);
+  const decision = await holdOverLimit(state, res, () =>
+    state.decide(call.split, call.tenant, answers.dialect),
+  );
+  if (decision === undefined) return;
   if (decision.kind === 'spend_cap') {
     state.answered(429, 0);
     return answers.spendCap(res, decision.headers);
@@ -84,6 +87,33 @@ export async function serveCall(
   res.set(decision.headers);
   res.set(answers.servedHeaders(decision));
   res.json(answers.body(decision.id));
+}
+
+/** The shortest pause between two looks at the quota for a held call, ms. */
+const HOLD_POLL_MS = 25;
+
+/**
+ * Decides a call; over the limit, and while the simulator holds calls (`holdMs`), keeps it waiting
+ * for its quota instead of refusing it, until the hold runs out (then the 429). Undefined: the
+ * caller went away while held (nothing served, nothing billed).
+ */
+async function holdOverLimit(
+  state: SimulatorState,
+  res: Response,
+  decide: () => Decision,
+): Promise<Decision | undefined> {
+  let decision = decide();
+  if (decision.kind !== 'throttled' || state.holdMs <= 0) return decision;
+  state.heldCall();
+  const until = Date.now() + state.holdMs;
+  let gone = false;
+  res.once('close', () => (gone = true));
+  while (decision.kind === 'throttled' && Date.now() < until) {
+    await sleep(Math.max(HOLD_POLL_MS, Math.min(decision.waitMs, until - Date.now())));
+    if (gone) return undefined;
+    decision = decide();
+  }
+  return decision;
 }
 
 /** The caller's id for this call: a stored completion's `metadata.fairway_call`, else its call id header. */

@@ -7,7 +7,8 @@ import { UsageLog } from './usage-log';
 import { FirstCallLog } from './first-calls';
 import { TraceLog } from './trace-log';
 import { RetryTracker } from './retry-tracker';
-import { TokenBucket } from './token-bucket';
+import { CalendarWindow, TokenBucket } from './token-bucket';
+import type { QuotaMeter } from './token-bucket';
 
 /** How a simulator starts: its quota, its seed and (optionally) its latency model and clock. */
 export interface SimulatorOptions {
@@ -27,7 +28,21 @@ export interface SimulatorOptions {
   outputTpm?: number;
   /** Where rate-limit 429s state their wait (default `standard`); see {@link WaitSignal}. */
   waitSignal?: WaitSignal;
+  /**
+   * How the quotas count (default `rolling`): a continuously refilling bucket, or `calendar`, the
+   * whole allowance back at each minute of the clock.
+   */
+  window?: QuotaWindow;
+  /**
+   * A gateway that holds a call over the limit instead of refusing it (LiteLLM with its retries on):
+   * up to this many ms, then it answers the call once its quota allows, or 429 when the hold runs
+   * out. 0 (default): refused at once.
+   */
+  holdMs?: number;
 }
+
+/** How a quota counts: a rolling bucket or calendar minutes. */
+export type QuotaWindow = 'rolling' | 'calendar';
 
 /**
  * Where a rate-limit 429 states its wait: `standard` (the dialect's own headers, and the wait in
@@ -85,6 +100,10 @@ export interface SimulatorStats {
   cut: Record<string, CutCalls>;
   headerDialect: 'openai' | 'anthropic';
   waitSignal: WaitSignal;
+  window: QuotaWindow;
+  /** The longest a call over the limit is held now (ms), and how many calls were held so far. */
+  holdMs: number;
+  held: number;
   /** The simulated other consumer of the same account, when one runs. */
   bystander: BystanderStats | null;
 }
@@ -131,15 +150,18 @@ export class SimulatorState {
    * the answer lost).
    */
   drops: { calls: number; when: 'before' | 'after' } | null = null;
+  /** The longest a call over the limit is held before its 429 (`POST /admin/hold` changes it); 0: none. */
+  holdMs: number;
+  readonly window: QuotaWindow;
   /** The simulator's clock, ms. */
   readonly now: () => number;
-  private readonly tokens: TokenBucket;
-  private readonly requests: TokenBucket;
+  private readonly tokens: QuotaMeter;
+  private readonly requests: QuotaMeter;
   private readonly random: () => number;
   private readonly latency: LatencyModel;
-  private readonly inputTokens: TokenBucket;
-  private readonly outputTokens: TokenBucket;
-  private readonly counters = { calls: 0, throttled: 0, tokens: 0, dropped: 0 };
+  private readonly inputTokens: QuotaMeter;
+  private readonly outputTokens: QuotaMeter;
+  private readonly counters = { calls: 0, throttled: 0, tokens: 0, dropped: 0, held: 0 };
   private readonly bill = new Map<string, number>();
   private readonly billedAgain = new Map<string, number>();
   private readonly cutCalls = new Map<string, CutCalls>();
@@ -150,12 +172,18 @@ export class SimulatorState {
 
   constructor(opts: SimulatorOptions) {
     this.now = opts.now ?? Date.now;
-    this.tokens = new TokenBucket(opts.tpm, this.now());
-    this.requests = new TokenBucket(opts.rpm, this.now());
+    this.window = opts.window ?? 'rolling';
+    this.holdMs = opts.holdMs ?? 0;
+    const meter = (perMinute: number): QuotaMeter =>
+      this.window === 'calendar'
+        ? new CalendarWindow(perMinute, this.now())
+        : new TokenBucket(perMinute, this.now());
+    this.tokens = meter(opts.tpm);
+    this.requests = meter(opts.rpm);
     this.headerDialect = opts.headerDialect ?? 'openai';
     this.waitSignal = opts.waitSignal ?? 'standard';
-    this.inputTokens = new TokenBucket(opts.inputTpm ?? opts.tpm, this.now());
-    this.outputTokens = new TokenBucket(opts.outputTpm ?? opts.tpm, this.now());
+    this.inputTokens = meter(opts.inputTpm ?? opts.tpm);
+    this.outputTokens = meter(opts.outputTpm ?? opts.tpm);
     this.separateInput = opts.inputTpm !== undefined;
     this.separateOutput = opts.outputTpm !== undefined;
     this.random = seededRandom(opts.seed);
@@ -212,6 +240,11 @@ export class SimulatorState {
     if (servedTokens <= 0) return;
     this.bill.set(tenant, (this.bill.get(tenant) ?? 0) + servedTokens);
     if (again) this.billedAgain.set(tenant, (this.billedAgain.get(tenant) ?? 0) + servedTokens);
+  }
+
+  /** Counts a call held over the limit instead of refused (once per call). */
+  heldCall(): void {
+    this.counters.held += 1;
   }
 
   /** Whether the call arriving now is dropped at `when` (and counts it as one of the drops). */
@@ -285,6 +318,8 @@ export class SimulatorState {
       cut: Object.fromEntries([...this.cutCalls].map(([t, c]) => [t, { ...c, keys: [...c.keys] }])),
       headerDialect: this.headerDialect,
       waitSignal: this.waitSignal,
+      window: this.window,
+      holdMs: this.holdMs,
       bystander: this.bystander ? { ...this.bystander } : null,
     };
   }
@@ -292,7 +327,7 @@ export class SimulatorState {
   /** The rate-limit headers of a call answered at `now`, in `dialect` (default: this simulator's). */
   limitHeaders(now: number, dialect = this.headerDialect): Record<string, string> {
     if (dialect === 'openai') return rateLimitHeaders(this.limits(now));
-    const b = (t: TokenBucket) => ({ limit: t.limit, remaining: t.remaining(now), resetMs: t.resetMs(now) });
+    const b = (t: QuotaMeter) => ({ limit: t.limit, remaining: t.remaining(now), resetMs: t.resetMs(now) });
     return anthropicRateLimitHeaders(
       {
         requests: b(this.requests),

@@ -11,6 +11,7 @@ describe('model-plane simulator: admin', () => {
       throttled: 0,
       tokens: 0,
       dropped: 0,
+      held: 0,
       earlyRetries: 0,
       quota: { tpm: 250, rpm: 100 },
       bill: {},
@@ -18,6 +19,8 @@ describe('model-plane simulator: admin', () => {
       cut: {},
       headerDialect: 'openai',
       waitSignal: 'standard',
+      window: 'rolling',
+      holdMs: 0,
       bystander: null,
     });
     await chat(url, 90);
@@ -28,6 +31,7 @@ describe('model-plane simulator: admin', () => {
       throttled: 1,
       tokens: 200,
       dropped: 0,
+      held: 0,
       earlyRetries: 0,
       quota: { tpm: 250, rpm: 100 },
       bill: { '': 200 },
@@ -35,6 +39,8 @@ describe('model-plane simulator: admin', () => {
       cut: {},
       headerDialect: 'openai',
       waitSignal: 'standard',
+      window: 'rolling',
+      holdMs: 0,
       bystander: null,
     });
   });

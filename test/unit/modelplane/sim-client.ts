@@ -15,16 +15,22 @@ export interface SimAnswer {
 }
 
 /** Posts a chat completion whose prompt is `promptChars` characters (promptChars/4 tokens). */
-export async function chat(url: string, maxTokens: number, promptChars = 40): Promise<SimAnswer> {
-  return post(`${url}/v1/chat/completions`, {
-    model: 'sim-1',
-    messages: [{ role: 'user', content: 'x'.repeat(promptChars) }],
-    max_tokens: maxTokens,
-  });
+export async function chat(
+  url: string,
+  maxTokens: number,
+  promptChars = 40,
+  signal?: AbortSignal,
+): Promise<SimAnswer> {
+  return post(
+    `${url}/v1/chat/completions`,
+    { model: 'sim-1', messages: [{ role: 'user', content: 'x'.repeat(promptChars) }], max_tokens: maxTokens },
+    signal,
+  );
 }
 
-export async function post(url: string, body: unknown): Promise<SimAnswer> {
+export async function post(url: string, body: unknown, signal?: AbortSignal): Promise<SimAnswer> {
   const res = await fetch(url, {
+    ...(signal ? { signal } : {}),
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: typeof body === 'string' ? body : JSON.stringify(body),
