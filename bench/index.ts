@@ -1,5 +1,6 @@
 import { runBystanderBench } from './bystander';
 import { runFloodBench } from './flood';
+import { runOverloadBench } from './overload';
 import { runPriorityBench } from './priority';
 import { runSim } from './sim';
 import { runStormBench } from './storm';
@@ -16,6 +17,7 @@ const scenarios: Record<string, (argv: string[]) => Promise<void>> = {
     argv.includes('--cold') ? runStormColdBench(argv.filter((a) => a !== '--cold')) : runStormBench(argv),
   'storm-cold': runStormColdBench,
   bystander: runBystanderBench,
+  overload: runOverloadBench,
   // Direct start beside the scheduler path on one dev server; `--cluster` is the batch measure on the cluster.
   throughput: (argv) => (argv.includes('--cluster') ? runThroughput(argv) : runThroughputVsDirect(argv)),
   // The older scheduler-only measure: batches through the API, admissions per second end to end.

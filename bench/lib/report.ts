@@ -19,6 +19,7 @@ export const SCENARIOS: { scenario: string; title: string; command: string }[] =
   { scenario: 'storm', title: 'Quota storm', command: 'npm run bench -- storm' },
   { scenario: 'storm-cold', title: 'Quota storm, cold start', command: 'npm run bench -- storm --cold' },
   { scenario: 'bystander', title: 'Bystander', command: 'npm run bench -- bystander' },
+  { scenario: 'overload', title: 'Overload, every provider mode', command: 'npm run bench -- overload' },
   { scenario: 'drill-deploy', title: 'Deploy drill', command: 'npm run drill:deploy' },
   { scenario: 'drill-chaos', title: 'Chaos drill', command: 'npm run drill:chaos' },
   {
@@ -103,6 +104,18 @@ const HEADLINES: Record<string, (d: any) => string> = {
     `while Fairway runs a ${n(d.options?.load)}× overload: from ${n(d.window?.from)} s the bystander had ` +
     `${n(d.window?.bystander?.throttled)}/${n(d.window?.bystander?.calls)} calls throttled, Fairway used ` +
     `${pct(d.window?.utilisation)} of the quota (${n(d.window?.throttled)}/${n(d.window?.calls)} throttled)`,
+  overload: (d) =>
+    `${verdict(Array.isArray(d.modes) && d.modes.every((m: any) => m.pass))}: ${n(d.criteria?.load)}× the binding limit ` +
+    `from ${n(d.criteria?.judgeFrom)} s; ` +
+    (Array.isArray(d.modes)
+      ? d.modes
+          .map(
+            (m: any) =>
+              `${m.mode} ${m.throttled}/${m.calls} throttled, ${pct(m.utilisation)} of the ${m.binding} limit` +
+              `${m.ledgerEqualsBill ? ', ledger = bill' : ', ledger ≠ bill'}${m.pass ? '' : ' (FAIL)'}`,
+          )
+          .join('; ')
+      : ''),
   'drill-deploy': (d) =>
     `${verdict(d.pass)}: ${n(d.units)} units, lost ${n(d.lost)}, duplicated ${n(d.duplicated)}; drain ${n(d.drainMs / 1000, 1)} s; ` +
     `time to resume ${n(d.timeToResumeMs)} ms${ledger(d)}`,

@@ -1,0 +1,237 @@
+import { flags, startBenchStack, writeResult } from './lib/bench-stack';
+import { createProgress } from './lib/progress';
+import { runStorm } from './lib/storm-run';
+import type { StormResult } from './lib/storm-run';
+import { windowOf } from './lib/storm-eval';
+
+/** How one provider or gateway misbehaves, as the simulator plays it. */
+interface OverloadMode {
+  name: string;
+  what: string;
+  /** The stack's environment beyond the quota. */
+  env?: Record<string, string>;
+  /** The limit that binds: tokens per minute, or requests per minute. */
+  binding: 'tokens' | 'requests';
+  /** Simulator admin calls before the load starts. */
+  setup?: Record<string, unknown>;
+  /** Simulator admin calls at a second of the load. */
+  at?: { t: number; route: string; body: unknown };
+}
+
+/**
+ * `npm run bench -- overload`: the governor against each way a real provider or gateway behaves
+ * (below), one fresh stack each, tenants offering `load` × the binding limit over real HTTP. Judged
+ * from `judgeFrom` s on, at the simulator: throttled calls under `maxThrottled` of all calls, served
+ * tokens (or requests, when requests bind) at least `minUtilisation` of the binding limit, no run
+ * failed, no call before its wait, and each tenant's ledger equal to the simulator's bill.
+ * `--modes a,b` runs some; writes bench/results/overload.json.
+ */
+export async function runOverloadBench(argv: string[]): Promise<void> {
+  const only = modesFlag(argv);
+  const f = flags(only.rest, DEFAULTS);
+  const rpm = Math.round((f.requestShare * f.tpm) / f.tokensPerStep);
+  const modes = MODES(rpm).filter((m) => only.modes === undefined || only.modes.includes(m.name));
+  const results: OverloadResult[] = [];
+  for (const mode of modes) results.push(await runMode(mode, f, rpm));
+  console.log('\nmode            throttled   binding used   runs failed   ledger = bill   verdict');
+  for (const r of results)
+    console.log(
+      `${r.mode.padEnd(15)} ${pct(r.throttledShare).padStart(9)}   ${pct(r.utilisation).padStart(12)}   ` +
+        `${String(r.failed).padStart(11)}   ${String(r.ledgerEqualsBill).padStart(13)}   ${r.pass ? 'PASS' : 'FAIL'}`,
+    );
+  console.log(`wrote ${writeResult('overload', { criteria: { ...f, rpm }, modes: results })}`);
+  if (results.some((r) => !r.pass)) throw new Error('overload: acceptance failed (see above)');
+}
+
+const DEFAULTS = {
+  tpm: 120_000,
+  load: 3,
+  steps: 4,
+  tokensPerStep: 150,
+  stepMs: 500,
+  tenants: 3,
+  maxQueued: 60,
+  concurrency: 50,
+  judgeFrom: 20,
+  end: 80,
+  // Requests bind at this share of what the token limit allows at the runs' call size.
+  requestShare: 0.3,
+  maxThrottled: 0.005,
+  minUtilisation: 0.85,
+};
+type Params = typeof DEFAULTS;
+
+const MODES = (rpm: number): OverloadMode[] => [
+  { name: 'tokens', what: 'a token limit, stated in rate-limit headers and Retry-After', binding: 'tokens' },
+  {
+    name: 'requests',
+    what: `a request limit (${rpm}/min) binding before the token limit`,
+    binding: 'requests',
+    env: { MODEL_RPM: String(rpm) },
+  },
+  {
+    name: 'vendor-header',
+    what: "429s stating their wait only in LiteLLM's llm_provider-retry-after",
+    binding: 'tokens',
+    setup: { '/admin/wait-signal': { mode: 'vendor-header' } },
+  },
+  {
+    name: 'body-wait',
+    what: '429s stating their wait only in the error text',
+    binding: 'tokens',
+    setup: { '/admin/wait-signal': { mode: 'body' } },
+  },
+  {
+    name: 'calendar',
+    what: 'quotas counted per calendar minute',
+    binding: 'tokens',
+    env: { SIM_WINDOW: 'calendar' },
+  },
+  {
+    name: 'hold',
+    what: 'a gateway holding calls over the limit up to 60 s instead of refusing',
+    binding: 'tokens',
+    env: { SIM_HOLD_MS: '60000' },
+  },
+  {
+    name: 'drop',
+    what: 'accept-and-drop: 60 calls served, billed and their connections closed (a restart)',
+    binding: 'tokens',
+    at: { t: 40, route: '/admin/drops', body: { calls: 60, when: 'after' } },
+  },
+];
+
+interface OverloadResult {
+  mode: string;
+  what: string;
+  binding: 'tokens' | 'requests';
+  /** From `judgeFrom` s on, at the simulator. */
+  calls: number;
+  throttled: number;
+  throttledShare: number;
+  utilisation: number;
+  failed: number;
+  completed: number;
+  earlyRetries: number;
+  /** Per tenant: the ledger's spent and the simulator's bill. */
+  ledger: { tenant: string; spent: number; bill: number }[];
+  ledgerEqualsBill: boolean;
+  pass: boolean;
+  seconds: StormResult['seconds'];
+}
+
+async function runMode(mode: OverloadMode, f: Params, rpm: number): Promise<OverloadResult> {
+  const s = await startBenchStack({
+    FLEET_CONCURRENCY: String(f.concurrency),
+    MODEL_TPM: String(f.tpm),
+    MODEL_RPM: '10000000',
+    MODEL_QUOTA_SHARE: '0.95', // the only user of the account
+    ...mode.env,
+  });
+  try {
+    const sim = s.simUrl ?? '';
+    for (const [route, body] of Object.entries(mode.setup ?? {})) await simPost(sim, route, body);
+    const bar = createProgress(`overload (${mode.name})`, f.end, { unit: 's' });
+    // Load is offered against the token limit: when requests bind, `load` × what they allow.
+    const load = mode.binding === 'requests' ? (f.load * rpm * f.tokensPerStep) / f.tpm : f.load;
+    let fired = false;
+    const storm = await runStorm(
+      s.call,
+      sim,
+      {
+        tpm: f.tpm,
+        cutShare: 1,
+        phases: { warmup: f.judgeFrom, cutAt: f.end, restoreAt: f.end, end: f.end },
+        load,
+        steps: f.steps,
+        tokensPerStep: f.tokensPerStep,
+        stepMs: f.stepMs,
+        tenants: f.tenants,
+        maxQueued: f.maxQueued,
+        drainSeconds: 300,
+        agent: s.agent,
+      },
+      (line) => bar.log(line),
+      (t) => {
+        bar.update(Math.min(t, f.end), t > f.end ? 'finishing the backlog' : undefined);
+        if (mode.at && !fired && t >= mode.at.t) {
+          fired = true;
+          void simPost(sim, mode.at.route, mode.at.body).then(() => bar.log(`--- ${mode.at!.route}`));
+        }
+      },
+    );
+    bar.finish();
+    const w = windowOf(storm.seconds, f.judgeFrom, f.end);
+    const served = storm.seconds
+      .filter((p) => p.t > f.judgeFrom && p.t <= f.end)
+      .reduce((a, p) => a + p.calls - p.throttled, 0);
+    const minutes = (f.end - f.judgeFrom) / 60;
+    const utilisation = mode.binding === 'requests' ? served / (rpm * minutes) : w.utilisation;
+    const ledger = await ledgerAgainstBill(s, sim);
+    const ledgerEqualsBill = ledger.length > 0 && ledger.every((l) => l.spent === l.bill);
+    const t = storm.totals;
+    const pass =
+      w.calls > 0 &&
+      w.throttledShare < f.maxThrottled &&
+      utilisation >= f.minUtilisation &&
+      t.failed === 0 &&
+      t.completed === t.accepted &&
+      t.earlyRetries === 0 &&
+      ledgerEqualsBill;
+    console.log(
+      `${mode.name}: throttled ${w.throttled}/${w.calls} (${pct(w.throttledShare)}), ${mode.binding} used ${pct(utilisation)}, ` +
+        `runs ${t.completed}/${t.accepted} completed, ${t.failed} failed, early retries ${t.earlyRetries}, ` +
+        `ledger ${ledger.map((l) => `${l.tenant} ${l.spent}/${l.bill}`).join(', ')} → ${pass ? 'PASS' : 'FAIL'}`,
+    );
+    return {
+      mode: mode.name,
+      what: mode.what,
+      binding: mode.binding,
+      calls: w.calls,
+      throttled: w.throttled,
+      throttledShare: w.throttledShare,
+      utilisation,
+      failed: t.failed,
+      completed: t.completed,
+      earlyRetries: t.earlyRetries,
+      ledger,
+      ledgerEqualsBill,
+      pass,
+      seconds: storm.seconds,
+    };
+  } finally {
+    await s.stop();
+  }
+}
+
+/** Each storm tenant's `spent` beside what the simulator billed it. */
+async function ledgerAgainstBill(
+  s: Awaited<ReturnType<typeof startBenchStack>>,
+  sim: string,
+): Promise<OverloadResult['ledger']> {
+  const bill = ((await (await fetch(`${sim}/admin/bill`)).json()) as { tenants: Record<string, number> })
+    .tenants;
+  const out: OverloadResult['ledger'] = [];
+  for (const tenant of Object.keys(bill).filter((t) => t.startsWith('storm-'))) {
+    const r = await s.call('GET', `/v1/admin/tenants/${tenant}`);
+    out.push({ tenant, spent: Number(r.body?.spent), bill: bill[tenant]! });
+  }
+  return out;
+}
+
+async function simPost(sim: string, route: string, body: unknown): Promise<void> {
+  const res = await fetch(`${sim}${route}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`simulator ${route}: ${res.status} ${await res.text()}`);
+}
+
+function modesFlag(argv: string[]): { modes: string[] | undefined; rest: string[] } {
+  const i = argv.indexOf('--modes');
+  if (i < 0) return { modes: undefined, rest: argv };
+  return { modes: (argv[i + 1] ?? '').split(','), rest: [...argv.slice(0, i), ...argv.slice(i + 2)] };
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
