@@ -135,6 +135,7 @@ async function runMode(mode: OverloadMode, f: Params, rpm: number): Promise<Over
     // Load is offered against the token limit: when requests bind, `load` × what they allow.
     const load = mode.binding === 'requests' ? (f.load * rpm * f.tokensPerStep) / f.tpm : f.load;
     let fired = false;
+    const keys = new Map<string, string>();
     const storm = await runStorm(
       s.call,
       sim,
@@ -159,6 +160,7 @@ async function runMode(mode: OverloadMode, f: Params, rpm: number): Promise<Over
           void simPost(sim, mode.at.route, mode.at.body).then(() => bar.log(`--- ${mode.at!.route}`));
         }
       },
+      (tenant, key) => keys.set(tenant, key),
     );
     bar.finish();
     const w = windowOf(storm.seconds, f.judgeFrom, f.end);
@@ -167,7 +169,7 @@ async function runMode(mode: OverloadMode, f: Params, rpm: number): Promise<Over
       .reduce((a, p) => a + p.calls - p.throttled, 0);
     const minutes = (f.end - f.judgeFrom) / 60;
     const utilisation = mode.binding === 'requests' ? served / (rpm * minutes) : w.utilisation;
-    const ledger = await ledgerAgainstBill(s, sim);
+    const ledger = await ledgerAgainstBill(s, sim, keys);
     const ledgerEqualsBill = ledger.length > 0 && ledger.every((l) => l.spent === l.bill);
     const t = storm.totals;
     const pass =
@@ -208,13 +210,14 @@ async function runMode(mode: OverloadMode, f: Params, rpm: number): Promise<Over
 async function ledgerAgainstBill(
   s: Awaited<ReturnType<typeof startBenchStack>>,
   sim: string,
+  keys: ReadonlyMap<string, string>,
 ): Promise<OverloadResult['ledger']> {
   const bill = ((await (await fetch(`${sim}/admin/bill`)).json()) as { tenants: Record<string, number> })
     .tenants;
   const out: OverloadResult['ledger'] = [];
-  for (const tenant of Object.keys(bill).filter((t) => t.startsWith('storm-'))) {
-    const r = await s.call('GET', `/v1/admin/tenants/${tenant}`);
-    out.push({ tenant, spent: Number(r.body?.spent), bill: bill[tenant]! });
+  for (const [tenant, key] of keys) {
+    const r = await s.call('GET', '/v1/tenants/me', undefined, key);
+    out.push({ tenant, spent: Number(r.body?.ledger?.spent), bill: bill[tenant] ?? 0 });
   }
   return out;
 }

@@ -105,6 +105,8 @@ export async function runStorm(
   log: (line: string) => void = () => {},
   /** Seconds of the storm done (progress reporting). */
   onSecond: (t: number) => void = () => {},
+  /** Each storm tenant as it is created, with its API key (kept out of the result). */
+  onTenant: (tenant: string, apiKey: string) => void = () => {},
 ): Promise<StormResult> {
   const prefix = `storm-${Date.now().toString(36)}`;
   const keys: string[] = [];
@@ -115,6 +117,7 @@ export async function runStorm(
     });
     if (r.status !== 201) throw new Error(`tenant: ${r.status} ${JSON.stringify(r.body)}`);
     keys.push(r.body.apiKey as string);
+    onTenant(`${prefix}-${i}`, r.body.apiKey as string);
   }
   const unitTokens = o.steps * o.tokensPerStep;
   const perSecond = (o.load * o.tpm) / 60 / unitTokens;
