@@ -117,17 +117,7 @@ export async function startStack(
     let sim: RunningSimulator | undefined;
     let modelBaseUrl = config.model.baseUrl;
     if (!modelBaseUrl && (parts.sim || parts.worker)) {
-      sim = await startSimulator({
-        port: config.sim.port,
-        host: config.host,
-        tpm: config.sim.tpm,
-        rpm: config.sim.rpm,
-        seed: config.sim.seed,
-        headerDialect: config.sim.headerDialect,
-        window: config.sim.window,
-        holdMs: config.sim.holdMs,
-        adminToken: config.sim.adminToken,
-      });
+      sim = await startSimulator({ ...config.sim, host: config.host });
       closers.push(() => sim!.close());
       modelBaseUrl = sim.url;
     }

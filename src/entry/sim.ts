@@ -7,17 +7,7 @@ import { closeOnSignal, failStart } from './shutdown';
 async function main(): Promise<void> {
   const config = loadConfig();
   const log = createLog(config.logLevel);
-  const sim = await startSimulator({
-    port: config.sim.port,
-    host: config.host,
-    tpm: config.sim.tpm,
-    rpm: config.sim.rpm,
-    seed: config.sim.seed,
-    headerDialect: config.sim.headerDialect,
-    window: config.sim.window,
-    holdMs: config.sim.holdMs,
-    adminToken: config.sim.adminToken,
-  });
+  const sim = await startSimulator({ ...config.sim, host: config.host });
   log.info({ url: sim.url, tpm: config.sim.tpm, rpm: config.sim.rpm }, 'model-plane simulator started');
   closeOnSignal(sim.close, { info: (m) => log.info(m), error: (m) => log.error(m) });
 }
