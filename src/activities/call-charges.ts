@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { chargeId } from '../scheduler';
 import type { Charge } from '../scheduler/types';
-import type { CallIntentStore, ProvisionalCall } from '../stores/call-intents/call-intents';
+import type { CallIntentStore, ProvisionalCall, RecordedCall } from '../stores/call-intents/call-intents';
 import { mapLimit } from '../util/map-limit';
 import type { SchedulerMailbox } from './mailbox';
 import type { UsageSource } from './usage-source';
@@ -18,6 +18,22 @@ export interface CallChargeTiming {
   reconcileMs?: number;
   /** How long after its call a provisional charge waits before its lookup (the provider may still serve it). */
   reconcileAfterMs?: number;
+}
+
+/** One call key: a run's attempt's step. Every call made under it has a key beginning so. */
+export interface CallKey {
+  runId: string;
+  attempt: number;
+  step: number;
+}
+
+const keyPrefix = (c: CallKey) => `${c.runId}/${c.attempt}/${c.step}/`;
+
+/** What an earlier call of a call key cost: its bill when `known`, else what it is charged (its reservation). */
+export interface EarlierCall {
+  key: string;
+  tokens: number;
+  known: boolean;
 }
 
 /** Rows taken per claim: a sweep takes batches until fewer come back. */
@@ -164,10 +180,29 @@ export class CallCharges {
 
   /** Records a call before it goes; answers its key. The call must not go when this throws. */
   async begin(call: { tenant: string; runId: string; attempt: number; step: number; reserved: number }) {
-    const key = `${call.runId}/${call.attempt}/${call.step}/${randomUUID()}`;
+    const key = `${keyPrefix(call)}${randomUUID()}`;
     const { tenant, runId, attempt, reserved } = call;
     await this.store.begin({ key, tenant, runId, attempt, reserved, owner: this.owner }, this.now());
     return key;
+  }
+
+  /**
+   * The earlier call still recorded under `call`'s key that may have been served, if any: the first
+   * with a bill; else the first of unknown outcome, with the bill the usage source knows for it, or
+   * its reservation. Its charge is owed under its own key (by its worker, or a sweep), never again.
+   */
+  async earlier(call: CallKey): Promise<EarlierCall | undefined> {
+    const rows = await this.store.callsOf(call.runId, call.attempt, keyPrefix(call));
+    const billed = rows.find((r): r is RecordedCall & { tokens: number } => r.tokens !== null);
+    if (billed) return { key: billed.key, tokens: billed.tokens, known: true };
+    const unknown = rows[0];
+    if (!unknown) return undefined;
+    const served = await this.usage?.lookup(unknown.key).catch((err: unknown) => {
+      this.log.warn({ err: String(err), key: unknown.key }, 'usage lookup failed');
+      return null;
+    });
+    if (served?.served) return { key: unknown.key, tokens: served.tokens, known: true };
+    return { key: unknown.key, tokens: unknown.reserved, known: false };
   }
 
   /** The provider billed the call: its bill is recorded, and charged through the mailbox. */

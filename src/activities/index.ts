@@ -40,7 +40,7 @@ export interface ActivityDeps {
   schedulerId: string;
   mailbox: SchedulerMailbox;
   /** Every model call's durable intent and charge (see {@link CallCharges}); a worker without it makes no model call. */
-  calls?: Pick<CallCharges, 'begin' | 'billed' | 'unbilled' | 'uncertain'>;
+  calls?: Pick<CallCharges, 'begin' | 'billed' | 'unbilled' | 'uncertain' | 'earlier'>;
   model: ModelClient;
   /** Agents' own model calls (`modelCall`), per configured model; a worker without it makes none. */
   chat?: ChatClient;
@@ -160,12 +160,26 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
         // holds, and whether or not this worker lives to report it (the intent is durable first).
         const call = tenant === undefined ? undefined : { ...lease, tenant };
         const reserved = stepWorstCase(req.runId, req.step, req.tokens);
-        ({ billed: usedTokens } = await chargedCall(
-          callLedger(),
-          call,
-          req.step,
-          reserved,
-          async (callId) => {
+        const ledger = callLedger();
+        // A step's call goes once: a re-run (a local step whose workflow task's completion was lost,
+        // a retry after a cut call) that finds an earlier call of its key recorded answers what that
+        // call cost (known, or charged at its worst case) and neither calls nor charges again.
+        const earlier =
+          call && (await ledger.earlier({ runId: req.runId, attempt: req.attempt, step: req.step }));
+        if (earlier) {
+          deps.log.info(
+            {
+              runId: req.runId,
+              step: req.step,
+              key: earlier.key,
+              tokens: earlier.tokens,
+              known: earlier.known,
+            },
+            'model step already called: not calling again',
+          );
+          usedTokens = earlier.tokens;
+        } else
+          ({ billed: usedTokens } = await chargedCall(ledger, call, req.step, reserved, async (callId) => {
             const r = await model.complete({
               tenant,
               runId: req.runId,
@@ -175,8 +189,7 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
               signal: ctx.cancellationSignal,
             });
             return { result: r, billed: r.usedTokens };
-          },
-        ));
+          }));
         if (!ctx.info.isLocal) ctx.heartbeat({ billedTokens: usedTokens });
       }
       mailbox.renew({ ...who, usedTokens: req.usedSoFar + usedTokens });

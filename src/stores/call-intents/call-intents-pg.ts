@@ -5,9 +5,11 @@ import {
   CALL_SQL,
   PROVISIONAL_COLUMNS,
   PROVISIONAL_INDEX,
+  RUN_INDEX,
   claimOrphansSql,
   toOrphan,
   toProvisional,
+  toRecorded,
 } from './call-intents';
 import type { CallIntentStore, OrphanRow } from './call-intents';
 
@@ -22,6 +24,7 @@ const MIGRATIONS: Migration[] = [
       .map((x) => `${x};`)
       .join('\n'),
   },
+  { version: 3, sql: `${RUN_INDEX};` },
 ];
 
 const SQL = numberedSql(CALL_SQL);
@@ -45,6 +48,10 @@ export async function openPgCallIntents(url: string): Promise<CallIntentStore> {
     },
     async billed(key, tokens) {
       await pool.query(SQL.billed, [tokens, key]);
+    },
+    async callsOf(runId, attempt, keyPrefix) {
+      const r = await pool.query<OrphanRow>(SQL.callsOf, [runId, attempt, keyPrefix.length, keyPrefix]);
+      return r.rows.map(toRecorded);
     },
     async drop(key) {
       await pool.query(SQL.drop, [key]);

@@ -5,9 +5,11 @@ import {
   CALL_SQL,
   PROVISIONAL_COLUMNS,
   PROVISIONAL_INDEX,
+  RUN_INDEX,
   claimOrphansSql,
   toOrphan,
   toProvisional,
+  toRecorded,
 } from './call-intents';
 import type { CallIntentStore, OrphanRow } from './call-intents';
 
@@ -23,6 +25,7 @@ export function openSqliteCallIntents(filePath: string): CallIntentStore {
   if (!columns.has('provisional'))
     db.transaction(() => PROVISIONAL_COLUMNS.forEach((a) => db.exec(a))).immediate();
   db.exec(PROVISIONAL_INDEX);
+  db.exec(RUN_INDEX);
   const q = Object.fromEntries(Object.entries(CALL_SQL).map(([k, sql]) => [k, db.prepare(sql)])) as Record<
     keyof typeof CALL_SQL,
     Database.Statement
@@ -47,6 +50,10 @@ export function openSqliteCallIntents(filePath: string): CallIntentStore {
     },
     async billed(key, tokens) {
       q.billed.run(tokens, key);
+    },
+    async callsOf(runId, attempt, keyPrefix) {
+      const rows = q.callsOf.all(runId, attempt, keyPrefix.length, keyPrefix) as OrphanRow[];
+      return rows.map(toRecorded);
     },
     async drop(key) {
       q.drop.run(key);

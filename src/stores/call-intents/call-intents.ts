@@ -4,7 +4,7 @@
  * charge reached the scheduler leaves the row for another worker's sweep to charge.
  */
 export interface CallIntent {
-  /** Unique per call made (a local activity re-run after a crash makes a new call, with a new key). */
+  /** Unique per call made: its call key (`<runId>/<attempt>/<step>/`) and a random suffix. */
   key: string;
   tenant: string;
   runId: string;
@@ -31,6 +31,14 @@ export interface OrphanedCall {
   settled: boolean;
 }
 
+/** A call recorded earlier under one call key (run, attempt, step): what it is known to have cost. */
+export interface RecordedCall {
+  key: string;
+  reserved: number;
+  /** The provider's bill for it, or null while its outcome is unknown (in flight, cut, or its worker died). */
+  tokens: number | null;
+}
+
 /** A call charged its reservation as its outcome was unknown, whose charge reached the scheduler. */
 export interface ProvisionalCall {
   key: string;
@@ -50,6 +58,11 @@ export interface CallIntentStore {
   begin(intent: CallIntent, now: number): Promise<void>;
   /** Records what the provider billed the call. */
   billed(key: string, tokens: number): Promise<void>;
+  /**
+   * The calls still recorded of run `runId`'s `attempt` whose key begins with `keyPrefix` (one call
+   * key: see `CallCharges.begin`), oldest first. A call the provider refused is not among them.
+   */
+  callsOf(runId: string, attempt: number, keyPrefix: string): Promise<RecordedCall[]>;
   /** Forgets a call the provider refused (a 429, a 4xx, a 5xx): it billed nothing. */
   drop(key: string): Promise<void>;
   /** Marks calls whose charge the scheduler has in its history (never charged by a sweep again). */
@@ -115,11 +128,16 @@ export const PROVISIONAL_COLUMNS = [
 export const PROVISIONAL_INDEX =
   'CREATE INDEX IF NOT EXISTS call_intents_provisional ON call_intents (owner, created_at) WHERE provisional = 1 AND reconciled_at IS NULL';
 
+/** Finds the calls of one run's attempt (version 3 of the schema). */
+export const RUN_INDEX = 'CREATE INDEX IF NOT EXISTS call_intents_run ON call_intents (run_id, attempt)';
+
 /** The statements both engines share, with `?` placeholders. */
 export const CALL_SQL = {
   begin:
     'INSERT INTO call_intents (key, tenant, run_id, attempt, reserved, owner, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
   billed: 'UPDATE call_intents SET tokens = ? WHERE key = ?',
+  callsOf: `SELECT key, reserved, tokens FROM call_intents
+    WHERE run_id = ? AND attempt = ? AND substr(key, 1, ?) = ? ORDER BY created_at`,
   drop: 'DELETE FROM call_intents WHERE key = ? AND settled_at IS NULL',
   beat: 'INSERT INTO call_owners (owner, seen_at) VALUES (?, ?) ON CONFLICT (owner) DO UPDATE SET seen_at = excluded.seen_at',
   provisional: 'UPDATE call_intents SET provisional = 1 WHERE key = ?',
@@ -167,6 +185,12 @@ export const toOrphan = (r: OrphanRow): OrphanedCall => ({
   reserved: Number(r.reserved),
   tokens: r.tokens === null ? null : Number(r.tokens),
   settled: r.settled_at !== null && r.settled_at !== undefined,
+});
+
+export const toRecorded = (r: Pick<OrphanRow, 'key' | 'reserved' | 'tokens'>): RecordedCall => ({
+  key: r.key,
+  reserved: Number(r.reserved),
+  tokens: r.tokens === null ? null : Number(r.tokens),
 });
 
 export const toProvisional = (r: OrphanRow): ProvisionalCall => ({

@@ -12,6 +12,7 @@ import type { SchedulerMailbox } from '../../../src/activities/mailbox';
 import type { ModelClient } from '../../../src/activities/model-client';
 import { stepWorstCase } from '../../../src/contract/model-call';
 import type { Charge } from '../../../src/scheduler';
+import type { UsageSource } from '../../../src/activities/usage-source';
 
 const log = pino({ level: 'silent' });
 const stores: CallIntentStore[] = [];
@@ -23,7 +24,7 @@ afterEach(async () => {
  * The model step with a counting provider and mailbox, and a real (in-memory) call intent store:
  * what is called, recorded, charged and checkpointed.
  */
-function harness(answer?: () => Promise<number>) {
+function harness(answer?: () => Promise<number>, usage?: UsageSource) {
   const calls: { runId: string; step: number; tokens: number; rowsBefore: number }[] = [];
   const charges: { charge: Charge; keys: readonly string[] }[] = [];
   const intents = openSqliteCallIntents(':memory:');
@@ -46,6 +47,8 @@ function harness(answer?: () => Promise<number>) {
     mailbox,
     { ownerDeadMs: 30_000, sweepMs: 10_000, keepSettledMs: 0 },
     log,
+    Date.now,
+    usage,
   );
   const activities = createActivities({
     client: {} as Client,
@@ -117,14 +120,56 @@ describe('modelStep', () => {
     expect(h.charges).toHaveLength(1);
   });
 
-  it('a local step run twice (a re-run after a crash) makes two calls under two keys', async () => {
-    const h = harness();
-    for (let i = 0; i < 2; i++)
-      await new MockActivityEnvironment({ isLocal: true, attempt: 1 }).run(h.activities.modelStep, req);
-    const keys = h.charges.flatMap((c) => c.keys);
-    expect(keys).toHaveLength(2);
-    expect(new Set(keys).size).toBe(2);
-    expect(await h.intents.counts()).toEqual({ rows: 2, unsettled: 2 });
+  it('a local step run again (its workflow task lost after the call) answers the first bill: one call, one charge', async () => {
+    const h = harness(async () => 280);
+    const local = () => new MockActivityEnvironment({ isLocal: true, attempt: 1 });
+    await expect(local().run(h.activities.modelStep, req)).resolves.toEqual({ usedTokens: 280 });
+    await expect(local().run(h.activities.modelStep, req)).resolves.toEqual({ usedTokens: 280 });
+    expect(h.calls).toHaveLength(1);
+    expect(h.charges.map((c) => c.charge.tokens)).toEqual([280]);
+    expect(await h.intents.counts()).toEqual({ rows: 1, unsettled: 1 });
+    // Another step, or the same step under the run's next lease attempt, is a call of its own.
+    await local().run(h.activities.modelStep, { ...req, step: 2 });
+    await local().run(h.activities.modelStep, { ...req, attempt: 1 });
+    expect(h.calls).toHaveLength(3);
+    expect(h.charges).toHaveLength(3);
+  });
+
+  it("a step run again after a cut call does not call again: it answers that call's charge, or the bill the provider reports", async () => {
+    let cut = true;
+    const h = harness(() => (cut ? Promise.reject(new Error('socket hang up')) : Promise.resolve(300)));
+    const local = () => new MockActivityEnvironment({ isLocal: true, attempt: 1 });
+    await expect(local().run(h.activities.modelStep, req)).rejects.toThrow('socket hang up');
+    cut = false;
+    // Its outcome unknown, the cut call is charged its worst case; the re-run answers that charge.
+    await expect(local().run(h.activities.modelStep, req)).resolves.toEqual({ usedTokens: worst });
+    expect(h.calls).toHaveLength(1);
+    expect(h.charges.map((c) => c.charge.tokens)).toEqual([worst]);
+
+    const served = harness(() => (cut ? Promise.reject(new Error('socket hang up')) : Promise.resolve(300)), {
+      lookup: async () => ({ served: true, tokens: 250 }),
+    });
+    cut = true;
+    await expect(local().run(served.activities.modelStep, req)).rejects.toThrow('socket hang up');
+    cut = false;
+    await expect(local().run(served.activities.modelStep, req)).resolves.toEqual({ usedTokens: 250 });
+    expect(served.calls).toHaveLength(1);
+    expect(served.charges.map((c) => c.charge.tokens)).toEqual([worst]);
+  });
+
+  it('a step whose earlier call was refused (429) calls again', async () => {
+    let refuse = true;
+    const h = harness(() =>
+      refuse
+        ? Promise.reject(ApplicationFailure.create({ type: 'ModelThrottled', message: 'throttled' }))
+        : Promise.resolve(300),
+    );
+    const local = () => new MockActivityEnvironment({ isLocal: true, attempt: 1 });
+    await expect(local().run(h.activities.modelStep, req)).rejects.toThrow('throttled');
+    refuse = false;
+    await expect(local().run(h.activities.modelStep, req)).resolves.toEqual({ usedTokens: 300 });
+    expect(h.calls).toHaveLength(2);
+    expect(h.charges.map((c) => c.charge.tokens)).toEqual([300]);
   });
 
   it('a call the provider refused (429) leaves no row and charges nothing', async () => {

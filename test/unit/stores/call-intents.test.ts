@@ -55,6 +55,33 @@ describe.each(engines)('call intent store ($name)', (engine) => {
   );
 
   it.skipIf(engine.skip)(
+    "finds one call key's recorded calls, with their bills, and no other key's",
+    async () => {
+      const s = await store();
+      const at = (key: string, runId: string, attempt: number): CallIntent => ({
+        ...intent(key, 'w1', 100),
+        runId,
+        attempt,
+      });
+      const run = 'run-t_%-1';
+      await s.begin(at(`${run}/0/1/a`, run, 0), 1);
+      await s.begin(at(`${run}/0/1/b`, run, 0), 2);
+      await s.begin(at(`${run}/0/1/c`, run, 0), 3);
+      await s.begin(at(`${run}/0/12/a`, run, 0), 1); // another step
+      await s.begin(at(`${run}/1/1/a`, run, 1), 1); // another attempt
+      await s.begin(at(`run-t_%-10/0/1/a`, 'run-t_%-10', 0), 1); // another run
+      await s.billed(`${run}/0/1/b`, 42);
+      await s.drop(`${run}/0/1/c`); // refused: billed nothing
+      await s.settle([`${run}/0/1/b`], 5);
+      expect(await s.callsOf(run, 0, `${run}/0/1/`)).toEqual([
+        { key: `${run}/0/1/a`, reserved: 100, tokens: null },
+        { key: `${run}/0/1/b`, reserved: 100, tokens: 42 },
+      ]);
+      expect(await s.callsOf(run, 2, `${run}/2/1/`)).toEqual([]);
+    },
+  );
+
+  it.skipIf(engine.skip)(
     "takes a dead owner's unsettled rows once, never a live owner's, never settled ones",
     async () => {
       const s = await store();
