@@ -82,6 +82,12 @@ const MODES = (rpm: number): OverloadMode[] => [
     setup: { '/admin/wait-signal': { mode: 'body' } },
   },
   {
+    name: 'headerless',
+    what: 'a gateway stripping every rate-limit header; its 429s state the wait only in llm_provider-retry-after',
+    binding: 'tokens',
+    setup: { '/admin/wait-signal': { mode: 'vendor-header' }, '/admin/headers': { rateLimit: false } },
+  },
+  {
     name: 'calendar',
     what: 'quotas counted per calendar minute',
     binding: 'tokens',

@@ -11,6 +11,7 @@ import type { DialectAnswers } from './call-flow';
 import { simulateCompletion } from './completions';
 import {
   BystanderSchema,
+  HeadersSchema,
   HoldSchema,
   WaitSignalSchema,
   CapacitySchema,
@@ -251,6 +252,13 @@ export function createSimulator(opts: SimulatorOptions & { adminToken?: string }
     if (!parsed.success) return sendInvalid(res, 'Invalid hold.', issueDetails(parsed.error));
     state.holdMs = parsed.data.ms;
     res.json({ holdMs: state.holdMs, held: state.stats().held });
+  });
+
+  app.post('/admin/headers', (req, res) => {
+    const parsed = HeadersSchema.safeParse(req.body ?? {});
+    if (!parsed.success) return sendInvalid(res, 'Invalid headers switch.', issueDetails(parsed.error));
+    state.rateLimitHeaders = parsed.data.rateLimit;
+    res.json({ rateLimitHeaders: state.rateLimitHeaders });
   });
 
   let stopBystander: (() => void) | null = null;

@@ -76,6 +76,9 @@ export const DropsSchema = z.strictObject({
 /** `POST /admin/hold`: the longest a call over the limit is held before its 429 (0: refused at once). */
 export const HoldSchema = z.strictObject({ ms: z.number().int().min(0).max(600_000) });
 
+/** `POST /admin/headers`: whether answers carry rate-limit headers (false: a gateway that strips them). */
+export const HeadersSchema = z.strictObject({ rateLimit: z.boolean() });
+
 /** `POST /admin/wait-signal`: where rate-limit 429s state their wait (`WaitSignal`). */
 export const WaitSignalSchema = z.strictObject({ mode: z.enum(['standard', 'vendor-header', 'body']) });
 

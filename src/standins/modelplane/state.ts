@@ -39,6 +39,8 @@ export interface SimulatorOptions {
    * out. 0 (default): refused at once.
    */
   holdMs?: number;
+  /** Whether answers carry rate-limit headers (default true); false plays a gateway that strips them. */
+  rateLimitHeaders?: boolean;
 }
 
 /** How a quota counts: a rolling bucket or calendar minutes. */
@@ -104,6 +106,7 @@ export interface SimulatorStats {
   /** The longest a call over the limit is held now (ms), and how many calls were held so far. */
   holdMs: number;
   held: number;
+  rateLimitHeaders: boolean;
   /** The simulated other consumer of the same account, when one runs. */
   bystander: BystanderStats | null;
 }
@@ -152,6 +155,8 @@ export class SimulatorState {
   drops: { calls: number; when: 'before' | 'after' } | null = null;
   /** The longest a call over the limit is held before its 429 (`POST /admin/hold` changes it); 0: none. */
   holdMs: number;
+  /** Whether answers carry rate-limit headers (`POST /admin/headers` changes it). */
+  rateLimitHeaders: boolean;
   readonly window: QuotaWindow;
   /** The simulator's clock, ms. */
   readonly now: () => number;
@@ -174,6 +179,7 @@ export class SimulatorState {
     this.now = opts.now ?? Date.now;
     this.window = opts.window ?? 'rolling';
     this.holdMs = opts.holdMs ?? 0;
+    this.rateLimitHeaders = opts.rateLimitHeaders ?? true;
     const meter = (perMinute: number): QuotaMeter =>
       this.window === 'calendar'
         ? new CalendarWindow(perMinute, this.now())
@@ -320,12 +326,14 @@ export class SimulatorState {
       waitSignal: this.waitSignal,
       window: this.window,
       holdMs: this.holdMs,
+      rateLimitHeaders: this.rateLimitHeaders,
       bystander: this.bystander ? { ...this.bystander } : null,
     };
   }
 
   /** The rate-limit headers of a call answered at `now`, in `dialect` (default: this simulator's). */
   limitHeaders(now: number, dialect = this.headerDialect): Record<string, string> {
+    if (!this.rateLimitHeaders) return {};
     if (dialect === 'openai') return rateLimitHeaders(this.limits(now));
     const b = (t: QuotaMeter) => ({ limit: t.limit, remaining: t.remaining(now), resetMs: t.resetMs(now) });
     return anthropicRateLimitHeaders(

@@ -21,6 +21,7 @@ describe('model-plane simulator: admin', () => {
       waitSignal: 'standard',
       window: 'rolling',
       holdMs: 0,
+      rateLimitHeaders: true,
       bystander: null,
     });
     await chat(url, 90);
@@ -41,6 +42,7 @@ describe('model-plane simulator: admin', () => {
       waitSignal: 'standard',
       window: 'rolling',
       holdMs: 0,
+      rateLimitHeaders: true,
       bystander: null,
     });
   });

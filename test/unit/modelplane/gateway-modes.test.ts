@@ -71,6 +71,19 @@ describe('model-plane simulator: gateway modes', () => {
     expect((await getJson(`${url}/admin/stats`)) as { holdMs: number }).toMatchObject({ holdMs: 50 });
   });
 
+  it('strips rate-limit headers when told, and sends them again when told', async () => {
+    const url = await start({ tpm: 1200 });
+    expect((await post(`${url}/admin/headers`, { rateLimit: false })).body).toEqual({
+      rateLimitHeaders: false,
+    });
+    const bare = await chat(url, 100);
+    expect(bare.status).toBe(200);
+    expect([...bare.headers.keys()].filter((h) => h.includes('ratelimit'))).toEqual([]);
+    expect((await post(`${url}/admin/headers`, { rateLimit: 'no' })).status).toBe(400);
+    await post(`${url}/admin/headers`, { rateLimit: true });
+    expect((await chat(url, 100)).headers.get('x-ratelimit-limit-tokens')).toBe('1200');
+  });
+
   it('counts a calendar window: the reset header is the time to the next minute of the clock', async () => {
     const url = await start({ tpm: 1200, window: 'calendar' });
     const ok = await chat(url, 100);
