@@ -8,6 +8,7 @@ import { CALL_ID_HEADER, CALL_KEY_HEADER, TENANT_HEADER, storedCallFields } from
 import { readWaitHint } from './provider/wait-hints';
 import { reportUnknownFormat } from './provider/unknown-formats';
 import { MODEL_KEY_REFUSED, estimateTextTokens, stepMaxTokens, stepPrompt } from '../contract/model-call';
+import { BREAKER_DEFAULTS } from '../scheduler/breaker';
 import type { ModelCallSample } from './observations';
 import { readUsage } from './provider/usage';
 import {
@@ -44,7 +45,10 @@ export interface KeyRetry {
 }
 
 /** The key breaker's default backoffs (`MODEL_BREAKER_PROBE_*_SECONDS`). */
-export const KEY_RETRY_DEFAULTS: KeyRetry = { minMs: 5_000, maxMs: 60_000 };
+export const KEY_RETRY_DEFAULTS: KeyRetry = {
+  minMs: BREAKER_DEFAULTS.probeMinMs,
+  maxMs: BREAKER_DEFAULTS.probeMaxMs,
+};
 
 /** The wait before attempt `attempt + 1` of a call refused for its key; the cap when the attempt is unknown. */
 export function keyRetryDelayMs(k: KeyRetry, attempt: number | undefined): number {
