@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_GOVERNOR } from './scheduler/defaults';
+import { BREAKER_DEFAULTS } from './scheduler/breaker';
 import { FALLBACK_FLEET_SETTINGS, MAX_WAIT_BOUND_SECONDS, waitBounds } from './scheduler/fleet-settings';
 import { DEFAULT_INTERACTIVE_RESERVE } from './scheduler/reserve';
 import { MAX_CONCURRENCY, MAX_GLOBAL_QUEUED } from './scheduler/limits';
@@ -246,6 +247,24 @@ const model = {
     .default(G.maxPauseMs / 1000)
     .describe(
       'The longest one Retry-After (or reset) may pause the fleet or hold a step, in seconds (1 to 3600).',
+    ),
+  MODEL_BREAKER_PROBE_MIN_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(600)
+    .default(BREAKER_DEFAULTS.probeMinMs / 1000)
+    .describe(
+      'When the provider refuses the API key (401, 403, a key-level quota) or answers every call 5xx, admission pauses; after this many seconds one unit goes through as a probe (1 to 600). Refused steps retry after the same wait.',
+    ),
+  MODEL_BREAKER_PROBE_MAX_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3600)
+    .default(BREAKER_DEFAULTS.probeMaxMs / 1000)
+    .describe(
+      "Each failed probe doubles the breaker's wait up to this many seconds (1 to 3600; at least the minimum); a step refused for its key waits at most as long. Keep it below the lease TTL.",
     ),
   MODEL_QUOTA_SHARE: z.coerce
     .number()
@@ -715,6 +734,10 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
     maxTriggerInputBytes: e.TRIGGER_INPUT_MAX_BYTES,
     maxWebhookEndpoints: e.WEBHOOKS_MAX_PER_TENANT,
   };
+  const keyRetry = {
+    minMs: e.MODEL_BREAKER_PROBE_MIN_SECONDS * 1000,
+    maxMs: Math.max(e.MODEL_BREAKER_PROBE_MIN_SECONDS, e.MODEL_BREAKER_PROBE_MAX_SECONDS) * 1000,
+  };
   /** The token governor's parameters (a new scheduler chain starts with them). */
   const governor: GovernorParams = {
     ...DEFAULT_GOVERNOR,
@@ -730,6 +753,8 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
     increaseConcurrency: e.GOVERNOR_INCREASE_CONCURRENCY,
     remainingLowWater: e.GOVERNOR_LOW_WATER,
     minSpendFactor: e.GOVERNOR_MIN_SPEND_FACTOR,
+    breakerProbeMinMs: keyRetry.minMs,
+    breakerProbeMaxMs: keyRetry.maxMs,
   };
   const credentials: Partial<Record<ToolName, string>> = {};
   if (e.TOOL_LOOKUP_CREDENTIAL !== undefined) credentials.lookup = e.TOOL_LOOKUP_CREDENTIAL;
@@ -780,6 +805,8 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
       name: e.MODEL_NAME,
       /** The longest one Retry-After may hold a step or pause the fleet, ms. */
       maxPauseMs: e.MODEL_MAX_PAUSE_SECONDS * 1000,
+      /** The waits of a call refused for its key: the key breaker's backoffs, ms. */
+      keyRetry,
     },
     /** The models agents call, by name, and the one a call naming none gets. */
     models: {

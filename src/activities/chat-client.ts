@@ -34,6 +34,8 @@ export interface ChatClientOptions {
   tracer?: Transport['tracer'];
   /** OpenAI-dialect calls go with `store: true` and their call id in `metadata` (usage lookup by id). */
   storeCalls?: boolean;
+  /** The longest a call refused for its key waits before the run calls again (`keyRetry.maxMs`). */
+  keyRetry?: Transport['keyRetry'];
 }
 
 export interface ChatCall {
@@ -69,6 +71,7 @@ export function createChatClient(opts: ChatClientOptions): ChatClient {
     onObservation: opts.onObservation,
     log: opts.log,
     tracer: opts.tracer,
+    keyRetry: opts.keyRetry,
   };
   const endpoint = (model: string | undefined): ModelEndpoint => {
     const name = model ?? opts.defaultModel;

@@ -187,6 +187,7 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
               callId,
               tokens: req.tokens,
               signal: ctx.cancellationSignal,
+              attempt: ctx.info.attempt,
             });
             return { result: r, billed: r.usedTokens };
           }));

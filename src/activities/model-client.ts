@@ -7,7 +7,8 @@ import type { ParsedRateLimit } from './provider/rate-limit-headers';
 import { CALL_ID_HEADER, CALL_KEY_HEADER, TENANT_HEADER, storedCallFields } from './provider/call-key';
 import { readWaitHint } from './provider/wait-hints';
 import { reportUnknownFormat } from './provider/unknown-formats';
-import { estimateTextTokens, stepMaxTokens, stepPrompt } from '../contract/model-call';
+import { MODEL_KEY_REFUSED, estimateTextTokens, stepMaxTokens, stepPrompt } from '../contract/model-call';
+import { BREAKER_DEFAULTS } from '../scheduler/breaker';
 import type { ModelCallSample } from './observations';
 import { readUsage } from './provider/usage';
 import {
@@ -33,7 +34,27 @@ export const ModelErrorType = {
   spendCap: 'ModelSpendCap',
   /** Any other 4xx: the request itself is wrong; retrying cannot help. */
   rejected: 'ModelRequestRejected',
+  /** 401 or 403: the key is refused; retryable, after the key breaker's probe backoff. */
+  keyRefused: MODEL_KEY_REFUSED,
 } as const;
+
+/** How long a call refused for its key waits before its next attempt: doubling from `minMs`, at most `maxMs`. */
+export interface KeyRetry {
+  minMs: number;
+  maxMs: number;
+}
+
+/** The key breaker's default backoffs (`MODEL_BREAKER_PROBE_*_SECONDS`). */
+export const KEY_RETRY_DEFAULTS: KeyRetry = {
+  minMs: BREAKER_DEFAULTS.probeMinMs,
+  maxMs: BREAKER_DEFAULTS.probeMaxMs,
+};
+
+/** The wait before attempt `attempt + 1` of a call refused for its key; the cap when the attempt is unknown. */
+export function keyRetryDelayMs(k: KeyRetry, attempt: number | undefined): number {
+  if (attempt === undefined || !(attempt >= 1)) return k.maxMs;
+  return Math.min(k.maxMs, k.minMs * 2 ** Math.min(30, attempt - 1));
+}
 
 export interface ModelClientOptions {
   /** The provider's base URL: `http://host:port` (the simulator) or one ending in `/v1`. */
@@ -41,7 +62,7 @@ export interface ModelClientOptions {
   apiKey?: string | undefined;
   model: string;
   fetchImpl?: typeof fetch;
-  /** Receives one sample per answered call (2xx or 429); aggregate it with `ObservationWindow`. */
+  /** Receives one sample per answered call (2xx, 429, 401, 403, 5xx); aggregate it with `ObservationWindow`. */
   onObservation: (sample: ModelCallSample) => void;
   /** Wall clock for sample timestamps, ms. */
   now?: () => number;
@@ -53,6 +74,8 @@ export interface ModelClientOptions {
   tracer?: Tracer | undefined;
   /** Sends each call with `store: true` and its call id in `metadata`, so its usage can be looked up. */
   storeCalls?: boolean;
+  /** The waits of a step refused for its key; default KEY_RETRY_DEFAULTS. */
+  keyRetry?: KeyRetry;
 }
 
 export { TENANT_HEADER } from './provider/call-key';
@@ -68,6 +91,8 @@ export interface CompletionRequest {
   tokens: number;
   /** Aborts the HTTP call (pass the activity's cancellation signal). */
   signal?: AbortSignal;
+  /** The activity's attempt (1 first): a refusal of the key waits longer on each. */
+  attempt?: number;
 }
 
 export interface CompletionResult {
@@ -95,7 +120,7 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
   if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;
 
   return {
-    async complete({ tenant, runId, step, callId, tokens, signal }) {
+    async complete({ tenant, runId, step, callId, tokens, signal, attempt }) {
       const prompt = stepPrompt(runId, step);
       // The prompt is part of the step's tokens, so the call costs what the step was estimated at
       // (at most `stepWorstCase`, which the run reserved before it called).
@@ -109,9 +134,18 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
       });
       const promptTokens = estimateTextTokens(prompt);
       const { result, latencyMs } = await exchange(
-        { fetchImpl, now, maxPauseMs, onObservation: opts.onObservation, log: opts.log, tracer: opts.tracer },
+        {
+          fetchImpl,
+          now,
+          maxPauseMs,
+          onObservation: opts.onObservation,
+          log: opts.log,
+          tracer: opts.tracer,
+          ...(opts.keyRetry ? { keyRetry: opts.keyRetry } : {}),
+        },
         {
           url,
+          attempt,
           headers: callHeaders(headers, runId, step, tenant, callId),
           body,
           signal,
@@ -162,6 +196,8 @@ export interface Transport {
   maxErrorBytes?: number;
   /** Traces each call (`tracedCall`); absent: untraced. */
   tracer?: Tracer | undefined;
+  /** The waits of a call refused for its key; default KEY_RETRY_DEFAULTS. */
+  keyRetry?: KeyRetry | undefined;
 }
 
 /** One call of either dialect: where, what, and how a 2xx body reads (its result and billed tokens). */
@@ -174,14 +210,16 @@ export interface Exchange<T> {
   split: { input: number; output: number };
   /** Names the call in errors ("run r1 step 2"). */
   context: string;
+  /** The activity's attempt, when it is retried by its retry policy (a key refusal waits longer on each). */
+  attempt?: number | undefined;
   read: (payload: unknown, status: number) => { result: T; tokens: number };
 }
 
 /**
  * Sends one call and turns its answer into a result or a typed failure, sampling every answered
- * call (2xx or 429) for the governor the same way whatever the dialect: the rate-limit headers of
+ * call (2xx, 429, 401, 403, 5xx) for the governor the same way whatever the dialect: the rate-limit headers of
  * both are read into one sample shape. Throws plain `Error` for 5xx and network faults (retry), and
- * `ApplicationFailure` of a {@link ModelErrorType} for 429s and other 4xx.
+ * `ApplicationFailure` of a {@link ModelErrorType} for 429s and other 4xx (401 and 403 retryable).
  */
 export function exchange<T>(t: Transport, x: Exchange<T>): Promise<{ result: T; latencyMs: number }> {
   return t.tracer ? tracedCall(t.tracer, x, (headers) => send(t, { ...x, headers })) : send(t, x);
@@ -199,12 +237,13 @@ async function send<T>(t: Transport, x: Exchange<T>): Promise<{ result: T; laten
   // Relative values in the headers are measured from the call's own time, which the sample carries.
   const calledAt = t.now();
   const limits = parseRateLimitHeaders(res.headers, calledAt, x.split);
-  const report = (throttled: boolean, served: number, spendCap = false): void =>
+  const report = (throttled: boolean, served: number, spendCap = false, fault?: 'key' | 'server'): void =>
     t.onObservation({
       at: calledAt,
       throttled,
       tokens: served,
       ...(spendCap ? { spendCap } : {}),
+      ...(fault ? { fault } : {}),
       ...sampleLimits(limits),
     });
 
@@ -237,7 +276,7 @@ async function send<T>(t: Transport, x: Exchange<T>): Promise<{ result: T; laten
       limits.retryAfterMs = readWaitHint(res.headers, error.full ?? '', calledAt, (f) =>
         reportUnknownFormat(t.log, f),
       )?.waitMs;
-    report(true, 0, spendCap);
+    report(true, 0, spendCap, spendCap ? 'key' : undefined);
     if (spendCap) {
       throw ApplicationFailure.create({
         type: ModelErrorType.spendCap,
@@ -257,8 +296,22 @@ async function send<T>(t: Transport, x: Exchange<T>): Promise<{ result: T; laten
       details: [{ retryAfterMs: waitMs ?? null, remainingTokens: limits.remainingTokens ?? null }],
     });
   }
-  if (res.status >= 500)
+  if (res.status >= 500) {
+    report(false, 0, false, 'server');
     throw new ProviderErrorAnswer(`Model plane answered ${res.status} for ${context}: ${error.message}`);
+  }
+  if (res.status === 401 || res.status === 403) {
+    // The key, not the request: every call gets the same answer until an operator fixes it, so the
+    // call waits (and the breaker pauses admission) rather than failing its run.
+    report(false, 0, false, 'key');
+    const waitMs = keyRetryDelayMs(t.keyRetry ?? KEY_RETRY_DEFAULTS, x.attempt);
+    throw ApplicationFailure.create({
+      type: ModelErrorType.keyRefused,
+      nonRetryable: false,
+      nextRetryDelay: waitMs,
+      message: `Model provider refused the API key for ${context} with ${res.status}; retry in ${waitMs} ms. ${error.message}`,
+    });
+  }
   throw ApplicationFailure.create({
     type: ModelErrorType.rejected,
     nonRetryable: true,
@@ -266,7 +319,7 @@ async function send<T>(t: Transport, x: Exchange<T>): Promise<{ result: T; laten
   });
 }
 
-type SampleLimits = Omit<ModelCallSample, 'at' | 'throttled' | 'tokens' | 'spendCap'>;
+type SampleLimits = Omit<ModelCallSample, 'at' | 'throttled' | 'tokens' | 'spendCap' | 'fault'>;
 
 function sampleLimits(l: ParsedRateLimit): SampleLimits {
   const out: SampleLimits = {};

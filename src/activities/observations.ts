@@ -18,6 +18,8 @@ export interface ModelCallSample {
   resetRequestsMs?: number;
   /** Tokens served (0 for a refused call). */
   tokens: number;
+  /** The call failed for the key (401, 403, a spend cap) or the server (5xx): what the key breaker counts. */
+  fault?: 'key' | 'server';
 }
 
 /** A rate-limit bucket's fields in a sample and in an observation: remaining, limit, reset. */
@@ -58,6 +60,8 @@ export class ObservationWindow {
   private throttled = 0;
   private maxRetryAfterMs = 0;
   private tokens = 0;
+  private keyRefused = 0;
+  private serverErrors = 0;
   /** Per bucket (BUCKETS), the picture of the call that saw the fewest remaining. */
   private lowest: (BucketPicture | undefined)[] = [];
 
@@ -73,6 +77,8 @@ export class ObservationWindow {
       if (wait > 0) this.retryUntil = Math.max(this.retryUntil, sample.at + wait);
     }
     this.tokens += sample.tokens;
+    if (sample.fault === 'key') this.keyRefused += 1;
+    if (sample.fault === 'server') this.serverErrors += 1;
     BUCKETS.forEach((fields, i) => (this.lowest[i] = lowerOf(this.lowest[i], sample, fields)));
   }
 
@@ -92,6 +98,8 @@ export class ObservationWindow {
       tokens: this.tokens,
     };
     if (this.retryUntil > 0) observation.retryUntil = this.retryUntil;
+    if (this.keyRefused > 0) observation.keyRefused = this.keyRefused;
+    if (this.serverErrors > 0) observation.serverErrors = this.serverErrors;
     BUCKETS.forEach((fields, i) => {
       const picture = this.lowest[i];
       for (const f of fields) if (picture?.[f] !== undefined) observation[f] = picture[f];
@@ -101,6 +109,8 @@ export class ObservationWindow {
     this.maxRetryAfterMs = 0;
     this.retryUntil = 0;
     this.tokens = 0;
+    this.keyRefused = 0;
+    this.serverErrors = 0;
     this.lowest = [];
     return observation;
   }

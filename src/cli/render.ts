@@ -4,6 +4,15 @@ import { num, pairs, pct, rate, table } from './table';
 
 const tpm = (n: number | null | undefined) => (n === null || n === undefined ? '-' : `${num(n)} tpm`);
 
+/** The key breaker's row: closed, or why admission is paused and when the next probe goes. */
+function breakerLine(b: SchedulerStatus['governor']['breaker']): string {
+  if (!b || b.state === 'closed')
+    return b && b.trips > 0 ? `closed (opened ${num(b.trips)} times)` : 'closed';
+  const why = b.reason === 'server_errors' ? 'every call answered 5xx' : 'the provider refuses the API key';
+  const state = b.state === 'open' ? 'OPEN' : 'HALF-OPEN';
+  return `${state}: ${why}; admission paused since ${b.since ?? '-'}, next probe ${b.nextProbeAt ?? '-'} (${num(b.probes)} probes)`;
+}
+
 export function renderStatus(s: SchedulerStatus): string {
   const q = s.queued.byPriority;
   const g = s.governor;
@@ -26,6 +35,7 @@ export function renderStatus(s: SchedulerStatus): string {
           : '') +
         `${g.throttledRecently ? ', THROTTLED recently' : ''}`,
     ],
+    ['key breaker', breakerLine(g.breaker)],
     [
       'counters',
       `submitted ${num(c.submitted)}, admitted ${num(c.admitted)}, completed ${num(c.completed)}, failed ${num(c.failed)}, ` +

@@ -26,3 +26,10 @@ export function stepWorstCase(runId: string, step: number, tokens: number): numb
   const prompt = estimateTextTokens(stepPrompt(runId, step));
   return stepMaxTokens(Math.max(1, Math.ceil(tokens)), prompt) + prompt;
 }
+
+/**
+ * `ApplicationFailure` type of a call the provider refused for the key (401, 403): retryable, after
+ * `nextRetryDelay`, the longest the key breaker waits between probes. The run waits out the refusal
+ * instead of failing; its own limits (wall time, cancel) still end it.
+ */
+export const MODEL_KEY_REFUSED = 'ModelKeyRefused';

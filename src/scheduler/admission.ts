@@ -1,5 +1,6 @@
 import type { CoreState } from './core';
 import { refreshTenant, wakeBudgetParked } from './eligibility';
+import { breakerGate, probeSent } from './breaker';
 import { concurrencyCap, isPaused, refill, take } from './governor';
 import { admissibleLanes, chargeCredits } from './lanes';
 import { reserve } from './ledger';
@@ -33,13 +34,22 @@ export { PASS_OVER_BOUND_MS, overInFlightTokens } from './pass-over';
  * over for the round (smaller units, other tenants and lanes go on); once a unit has
  * been passed over for PASS_OVER_BOUND_MS the fleet is held for it, so large units are
  * not starved (`pass-over.ts`). Lower lanes stop short of the interactive reserve (`reserve.ts`).
+ * An open key breaker admits nothing, or one probe unit once its backoff has passed (`breaker.ts`).
  */
 export function admit(s: CoreState, now: number, max: number): Admission[] {
+  const out = admitUpTo(s, now, max);
+  if (out.length > 0 && breakerGate(s.governor.breaker, now) === 'one') probeSent(s.governor.breaker!, now);
+  return out;
+}
+
+function admitUpTo(s: CoreState, now: number, most: number): Admission[] {
   const out: Admission[] = [];
+  const gate = breakerGate(s.governor.breaker, now);
+  const max = gate === 'one' ? Math.min(1, most) : most;
   if (s.draining || !(max > 0)) return out;
   wakeBudgetParked(s, now);
   const g = s.governor;
-  if (isPaused(g, now)) return out;
+  if (isPaused(g, now) || gate === 'none') return out;
   refill(g, now);
   const cap = fleetCap(s);
   let tokens = inFlightTokens(s);

@@ -2,6 +2,7 @@ import { fleetCap, inFlightTokens } from './admission';
 import type { CoreState } from './core';
 import { isHeld } from './eligibility';
 import { liveUnits } from './fair-queue';
+import { breakerWait } from './breaker';
 import { bucketReadyAt, concurrencyCap, inFlightTokenCap, isPaused } from './governor';
 import { fleetHeldFor, overInFlightTokens } from './pass-over';
 import { admissibleLanes, floorOf } from './lanes';
@@ -90,6 +91,8 @@ export function explain(s: CoreState, runId: string, now: number): WaitingOn | n
     );
   }
   const g = s.governor;
+  const refused = breakerWait(g.breaker, now);
+  if (refused !== null) return w('provider', refused);
   if (isPaused(g, now)) {
     return w('governor', `The model provider asked to back off; admissions resume at ${iso(g.pausedUntil)}.`);
   }

@@ -17,8 +17,11 @@ export interface ObservedWindow {
   requestLimit: number | undefined;
   /** Some report saw remaining requests below the low-water share of their limit. */
   lowRequests: boolean;
-  /** Calls the provider served (not throttled): what the tokens were spread over. */
+  /** Calls the provider served (not throttled, refused or failed): what the tokens were spread over. */
   served: number;
+  /** Calls refused for the key (401, 403, a key-level quota) and calls answered 5xx. */
+  keyRefused: number;
+  serverErrors: number;
 }
 
 /** Sums the reports that saw calls; reports without calls are no evidence either way. */
@@ -34,6 +37,8 @@ export function foldObservations(obs: readonly ModelObservation[], lowWater: num
     requestLimit: undefined,
     lowRequests: false,
     served: 0,
+    keyRefused: 0,
+    serverErrors: 0,
   };
   let limitAt = -Infinity;
   let requestLimitAt = -Infinity;
@@ -42,7 +47,11 @@ export function foldObservations(obs: readonly ModelObservation[], lowWater: num
     w.calls += o.calls;
     w.throttled += Math.max(0, o.throttled);
     w.tokens += Math.max(0, o.tokens);
-    w.served += Math.max(0, o.calls - Math.max(0, o.throttled));
+    const refused = countOf(o.keyRefused);
+    const errors = countOf(o.serverErrors);
+    w.keyRefused += refused;
+    w.serverErrors += errors;
+    w.served += Math.max(0, o.calls - Math.max(0, o.throttled) - refused - errors);
     const wait = Number.isFinite(o.maxRetryAfterMs) ? Math.max(0, o.maxRetryAfterMs) : 0;
     // Only rate-limit 429s ask for a wait (a window without one holds only spend caps, or nothing).
     if (o.throttled > 0) {
@@ -63,6 +72,10 @@ export function foldObservations(obs: readonly ModelObservation[], lowWater: num
   }
   return w;
 }
+
+/** A count a report may lack (older workers) or garble: 0 then. */
+const countOf = (n: number | undefined): number =>
+  typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0;
 
 /** One bucket of a report: its advertised limit (a count, else none), and whether it ran below the low water. */
 function bucketOf(

@@ -1,3 +1,5 @@
+import { BREAKER_DEFAULTS, breakerStatus, newBreaker, observeBreaker } from './breaker';
+import type { BreakerParams, BreakerState } from './breaker';
 import { foldObservations } from './governor-window';
 import type { ObservedWindow } from './governor-window';
 import { RATE_WINDOW_MS, newRate, ratePerSecond, recentEvents, recordEvents } from './rate';
@@ -49,6 +51,8 @@ export interface GovernorState {
    */
   settledReserved?: RateState;
   settledSpent?: RateState;
+  /** The key breaker; absent until a call failed for the key or the server (then closed, as absent is). */
+  breaker?: BreakerState;
   /** First and latest report with calls in it; null before any. */
   firstReportAt: number | null;
   lastReportAt: number | null;
@@ -356,6 +360,9 @@ export function observe(
 ): void {
   const w = foldObservations(obs, p.remainingLowWater);
   if (w.calls === 0) return;
+  const failed = w.keyRefused + w.serverErrors > 0;
+  if (failed) g.breaker ??= newBreaker(now);
+  if (g.breaker) observeBreaker(g.breaker, breakerParams(p), w, now);
   recordEvents(g.served, now, w.tokens);
   recordRecent(g.recent, now, w.tokens);
   g.servedCalls ??= newRate(now);
@@ -394,13 +401,20 @@ export function observe(
      * The same holds of remaining requests against the calls being made.
      */
     if (!coolingDown) decreaseTokens(g, p, 1 - (1 - p.decrease) / 3, now);
-  } else {
+  } else if (!failed || w.served > 0) {
     // Ramp up gently, by the quiet time since the last report: none until a cooldown after a throttle.
+    // A window of failed calls only is no sign of health.
     const quietSince =
       g.lastThrottleAt === null ? previous : Math.max(previous, g.lastThrottleAt + p.decreaseCooldownMs);
     const seconds = Math.min(MAX_GROWTH_CREDIT_MS, now - quietSince) / 1000;
     if (seconds > 0) increase(g, p, seconds, now);
   }
+}
+
+/** The breaker's backoffs: the chain's own, else the defaults (a chain begun before they existed). */
+export function breakerParams(p: GovernorParams): BreakerParams {
+  const min = p.breakerProbeMinMs ?? BREAKER_DEFAULTS.probeMinMs;
+  return { probeMinMs: min, probeMaxMs: Math.max(min, p.breakerProbeMaxMs ?? BREAKER_DEFAULTS.probeMaxMs) };
 }
 
 /**
@@ -438,6 +452,7 @@ export function governorStatus(g: GovernorState, now: number): GovernorStatus {
     lastThrottleAt: g.lastThrottleAt === null ? null : new Date(g.lastThrottleAt).toISOString(),
     decreases: g.decreases,
     increases: g.increases,
+    breaker: breakerStatus(g.breaker, now),
   };
   if (g.providerTokensPerMinute !== null) status.providerTokensPerMinute = g.providerTokensPerMinute;
   if (g.firstReportAt !== null) status.servedTokensPerMinute = Math.round(ratePerSecond(g.served, now) * 60);

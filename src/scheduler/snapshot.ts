@@ -67,6 +67,7 @@ function toPlain(s: CoreState): PlainSnapshot {
       admitted: { ...s.governor.admitted },
       ...(s.governor.servedCalls ? { servedCalls: { ...s.governor.servedCalls } } : {}),
       ...(s.governor.recentCalls ? { recentCalls: { ...s.governor.recentCalls } } : {}),
+      ...(s.governor.breaker ? { breaker: { ...s.governor.breaker } } : {}),
     },
     seq: s.seq,
     counters: { ...s.counters, admittedByPriority: { ...s.counters.admittedByPriority } },
@@ -115,6 +116,8 @@ function restoreGovernor(snap: PlainSnapshot): GovernorState {
     providerRequestsPerMinute: g.providerRequestsPerMinute ?? null,
     servedCalls: { ...(g.servedCalls ?? fresh.servedCalls!) },
     recentCalls: { ...(g.recentCalls ?? fresh.recentCalls!) },
+    // A snapshot from before the breaker: closed (absent).
+    ...(g.breaker ? { breaker: { ...g.breaker } } : {}),
   };
 }
 

@@ -3,6 +3,8 @@
  * that it crosses the workflow sandbox, queries and continue-as-new unchanged.
  */
 
+import type { BreakerStatus } from './breaker';
+
 export const PRIORITIES = ['interactive', 'standard', 'batch'] as const;
 export type Priority = (typeof PRIORITIES)[number];
 
@@ -159,6 +161,12 @@ export interface ModelObservation {
   limitRequests?: number;
   resetRequestsMs?: number;
   tokens: number;
+  /**
+   * Of `calls`, those refused for the key (401, 403, a key-level quota: a spend cap is one, and is not
+   * in `throttled`) and those answered 5xx. Absent from older workers and when none.
+   */
+  keyRefused?: number;
+  serverErrors?: number;
 }
 
 export const WAIT_CODES = [
@@ -168,6 +176,7 @@ export const WAIT_CODES = [
   'fair_share',
   'draining',
   'budget',
+  'provider',
 ] as const;
 export type WaitCode = (typeof WAIT_CODES)[number];
 
@@ -214,6 +223,9 @@ export interface GovernorParams {
    * the estimates. Absent in chains begun before it existed: 1 (never below the estimate).
    */
   minSpendFactor?: number;
+  /** The key breaker's first backoff before a probe and its cap, ms; absent in older chains: BREAKER_DEFAULTS. */
+  breakerProbeMinMs?: number;
+  breakerProbeMaxMs?: number;
 }
 
 export interface FleetSettings {
@@ -253,6 +265,11 @@ export interface GovernorStatus {
    * share of the limit): the token ceiling when it is the lower, once calls were served.
    */
   requestBoundTokensPerMinute?: number;
+  /**
+   * The key breaker: `open` while the provider refuses the key (or fails every call), admission
+   * paused. Absent from a scheduler older than it.
+   */
+  breaker?: BreakerStatus;
 }
 
 export interface LedgerView {

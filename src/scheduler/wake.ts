@@ -1,6 +1,7 @@
 import { fleetCap, inFlightTokens } from './admission';
 import type { CoreState } from './core';
 import { earliestBudgetRoll } from './eligibility';
+import { breakerProbeAt } from './breaker';
 import { bucketReadyAt, isPaused } from './governor';
 import { fleetHeldFor, overInFlightTokens } from './pass-over';
 import type { QueuedUnit } from './queue-state';
@@ -10,7 +11,8 @@ import { laneMayTake } from './reserve';
  * Earliest instant at which admit() or expireLeases() could decide differently
  * without any new message: the nearest lease expiry; and, when work is queued and
  * the fleet is open, the end of a governor pause, the token bucket covering the
- * cheapest unit that may go next (or the unit the fleet is held for), or the budget
+ * cheapest unit that may go next (or the unit the fleet is held for), the key breaker's next
+ * probe, or the budget
  * period roll of a tenant withheld by its budget. A value equal to `now` means "due
  * already". Null when nothing is pending (pure).
  */
@@ -18,7 +20,10 @@ export function nextWakeAt(s: CoreState, now: number): number | null {
   let at = s.leases.earliest()?.expiresAt ?? Infinity;
   if (!s.draining && s.queued.size > 0) {
     const g = s.governor;
-    if (isPaused(g, now)) {
+    const probeAt = breakerProbeAt(g.breaker);
+    if (probeAt !== null && probeAt > now) {
+      at = Math.min(at, isPaused(g, now) ? Math.max(probeAt, g.pausedUntil) : probeAt);
+    } else if (isPaused(g, now)) {
       at = Math.min(at, g.pausedUntil);
     } else if (s.leases.size < fleetCap(s)) {
       const cost = cheapestNext(s, now);

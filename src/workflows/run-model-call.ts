@@ -1,4 +1,5 @@
 import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/workflow';
+import { MODEL_KEY_REFUSED } from '../contract/model-call';
 import { MODEL_CALL_NOT_RETRIED } from './run-activities';
 
 /** The run's own backoff between attempts of a model call (the activity is not retried by Temporal). */
@@ -20,7 +21,8 @@ export interface ModelCallFailure {
 /**
  * Reads a failed attempt of `modelCall` (the `tries`-th) whose worst case was `worst`. A timeout is
  * a worker that went away mid-call: the call may have been billed. Refusals that retrying cannot
- * fix end the run; any other fault is tried again after the provider's wait or the backoff.
+ * fix end the run; any other fault is tried again after the provider's wait or the backoff (a
+ * refused key: the backoff, at most the wait it names).
  */
 export function modelCallFailure(err: unknown, worst: number, tries: number): ModelCallFailure {
   const cause = err instanceof ActivityFailure ? err.cause : err;
@@ -35,7 +37,9 @@ export function modelCallFailure(err: unknown, worst: number, tries: number): Mo
     const charged = typeof used === 'number' && Number.isFinite(used) && used > 0 ? Math.ceil(used) : 0;
     const retry = !cause.nonRetryable && !MODEL_CALL_NOT_RETRIED.includes(cause.type ?? '');
     const wait = typeof cause.nextRetryDelay === 'number' ? cause.nextRetryDelay : undefined;
-    const delayMs = wait === undefined ? backoff : Math.min(MODEL_CALL_RETRY.maxMs, Math.max(1, wait));
+    // A refused key's wait is the longest between the breaker's probes: the backoff grows up to it.
+    const most = cause.type === MODEL_KEY_REFUSED && wait !== undefined ? Math.min(backoff, wait) : wait;
+    const delayMs = most === undefined ? backoff : Math.min(MODEL_CALL_RETRY.maxMs, Math.max(1, most));
     return { retry, delayMs, charged };
   }
   return { retry: false, delayMs: 0, charged: 0 };

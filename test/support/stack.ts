@@ -301,3 +301,19 @@ export function startBareRun(
   };
   return startRunWorkflow(s.client, taskQueue, spec, s.config.runs);
 }
+
+/** The stack's simulator admin route `route`: GET without a body, POST with one; its JSON (a non-200 throws). */
+export async function simAdmin<T = any>(
+  s: Pick<TestStack, 'simUrl'>,
+  route: string,
+  body?: unknown,
+): Promise<T> {
+  const res = await fetch(`${s.simUrl!}${route}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    ...(body === undefined
+      ? {}
+      : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+  });
+  if (res.status !== 200) throw new Error(`simulator ${route}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as T;
+}

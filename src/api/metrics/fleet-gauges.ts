@@ -52,6 +52,12 @@ export function createFleetGauges(registry: Registry) {
       'fairway_governor_throttled_recently',
       '1 when the model plane throttled recently, else 0.',
     ),
+    breaker: gauge(
+      'fairway_governor_breaker_state',
+      "1 for the key breaker's current state (closed, open, half_open), 0 for the others.",
+      ['state'],
+    ),
+    breakerTrips: counter('fairway_governor_breaker_trips_total', 'Times the key breaker opened.'),
     governorDecreases: counter(
       'fairway_governor_decreases_total',
       'Multiplicative decreases of the governor.',
@@ -106,6 +112,9 @@ function setScheduler(g: FleetGauges, s: SchedulerStatus): void {
   if (s.governor.requestBoundTokensPerMinute !== undefined)
     g.requestBoundTpm.set(s.governor.requestBoundTokensPerMinute);
   g.governorDecreases.inc(s.governor.decreases);
+  for (const state of ['closed', 'open', 'half_open'] as const)
+    g.breaker.set({ state }, (s.governor.breaker?.state ?? 'closed') === state ? 1 : 0);
+  g.breakerTrips.inc(s.governor.breaker?.trips ?? 0);
   for (const mode of ['open', 'draining', 'drained'] as const)
     g.drainMode.set({ mode }, s.mode === mode ? 1 : 0);
   for (const intake of ['open', 'refuse', 'hold'] as const)

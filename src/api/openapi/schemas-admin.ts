@@ -127,6 +127,23 @@ export const SchedulerStatusResponse = z.object({
       description:
         'The request limit in tokens per minute at the tokens a call lately served; the governor paces on the lower of it and the token limit.',
     }),
+    breaker: z
+      .object({
+        state: z.enum(['closed', 'open', 'half_open']),
+        reason: z.enum(['key_refused', 'server_errors']).nullable(),
+        since: z.string().nullable().meta({ description: 'When the breaker opened; null when closed.' }),
+        nextProbeAt: z
+          .string()
+          .nullable()
+          .meta({ description: 'When the next probe unit may be admitted; null when closed.' }),
+        probes: z.int().meta({ description: 'Units admitted as probes while the breaker was open.' }),
+        trips: z.int().meta({ description: 'Times the breaker opened.' }),
+      })
+      .optional()
+      .meta({
+        description:
+          'The key breaker: open while the provider refuses the API key (401, 403, a key-level quota) or answers every call 5xx; admission is paused but for one probe unit per backoff, and a served call closes it.',
+      }),
   }),
   history: z.object({ length: z.int(), continuedAsNew: z.int() }),
 }) satisfies z.ZodType<SchedulerStatus>;

@@ -36,7 +36,8 @@ export function sendAnthropicError(res: Response, status: number, type: string, 
 
 /**
  * The Messages endpoint's refusals, as Anthropic sends them: 429 `rate_limit_error` with
- * `retry-after` in whole seconds (no `retry-after-ms`), and 402 `billing_error` for the spend cap.
+ * `retry-after` in whole seconds (no `retry-after-ms`), 402 `billing_error` for the spend cap, 401
+ * `authentication_error` and 403 `permission_error` for a refused key, 500 `api_error`.
  */
 export function anthropicAnswers(body: (id: string) => unknown): DialectAnswers {
   return {
@@ -46,6 +47,17 @@ export function anthropicAnswers(body: (id: string) => unknown): DialectAnswers 
     spendCap(res, headers) {
       res.set(headers);
       sendAnthropicError(res, 402, 'billing_error', 'Your credit balance is too low to access the API.');
+    },
+    keyRefused(res, status) {
+      if (status === 401) return sendAnthropicError(res, 401, 'authentication_error', 'invalid x-api-key');
+      if (status === 403)
+        return sendAnthropicError(
+          res,
+          403,
+          'permission_error',
+          'Your API key does not have permission to use the specified resource.',
+        );
+      sendAnthropicError(res, 500, 'api_error', 'Internal server error');
     },
     injected(res, headers) {
       res.set(headers);

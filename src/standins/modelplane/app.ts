@@ -1,7 +1,14 @@
 import express from 'express';
 import type { z } from 'zod';
 import type { NextFunction, Request, Response } from 'express';
-import { sendError, sendInjected, sendInvalid, sendSpendCap, sendThrottled } from './responses';
+import {
+  sendError,
+  sendInjected,
+  sendInvalid,
+  sendKeyRefused,
+  sendSpendCap,
+  sendThrottled,
+} from './responses';
 import { CALL_METADATA_KEY, TENANT_HEADER } from '../../activities/provider/call-key';
 import { anthropicResponse, fromAnthropicRequest } from '../../activities/provider/anthropic-wire';
 import { fromOpenAiRequest, openAiResponse } from '../../activities/provider/openai-wire';
@@ -18,6 +25,7 @@ import {
   ChatRequestSchema,
   DropsSchema,
   FaultSchema,
+  RejectedKeySchema,
   SpendCapSchema,
   issueDetails,
 } from './schemas';
@@ -88,6 +96,7 @@ export function createSimulator(opts: SimulatorOptions & { adminToken?: string }
     body,
     servedHeaders: (d) => ({ 'openai-processing-ms': String(d.delayMs), 'x-request-id': d.id }),
     spendCap: sendSpendCap,
+    keyRefused: sendKeyRefused,
     injected: sendInjected,
     throttled: sendThrottled,
     bareThrottled: (res, message) =>
@@ -226,6 +235,12 @@ export function createSimulator(opts: SimulatorOptions & { adminToken?: string }
     res.json({ enabled: state.spendCap, tenants: [...state.spendCapTenants] });
   });
 
+  app.post('/admin/rejected-key', (req, res) => {
+    const parsed = RejectedKeySchema.safeParse(req.body ?? {});
+    if (!parsed.success) return sendInvalid(res, 'Invalid rejected-key switch.', issueDetails(parsed.error));
+    state.rejectedKey = parsed.data.enabled ? parsed.data.status : null;
+    res.json({ rejectedKey: state.rejectedKey, refused: state.stats().refused });
+  });
   app.post('/admin/faults', (req, res) => {
     const parsed = FaultSchema.safeParse(req.body ?? {});
     if (!parsed.success) return sendInvalid(res, 'Invalid fault.', issueDetails(parsed.error));

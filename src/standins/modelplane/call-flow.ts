@@ -14,6 +14,8 @@ export interface DialectAnswers {
   /** Headers a served call carries besides the rate-limit ones (processing time, request id). */
   servedHeaders: (d: Extract<Decision, { kind: 'ok' }>) => Record<string, string>;
   spendCap: (res: Response, headers: Record<string, string>) => void;
+  /** A refused key (401, 403) or a server error (500), in the dialect's error shape. */
+  keyRefused: (res: Response, status: 401 | 403 | 500) => void;
   injected: (res: Response, headers: Record<string, string>) => void;
   throttled: (res: Response, waitMs: number, exhausted: string, headers: Record<string, string>) => void;
   /** A rate-limit 429 in the dialect's error shape, with exactly `message` and no headers of its own. */
@@ -43,6 +45,10 @@ export async function serveCall(
     state.decide(call.split, call.tenant, answers.dialect),
   );
   if (decision === undefined) return;
+  if (decision.kind === 'key_refused') {
+    state.answered(decision.status, 0);
+    return answers.keyRefused(res, decision.status);
+  }
   if (decision.kind === 'spend_cap') {
     state.answered(429, 0);
     return answers.spendCap(res, decision.headers);

@@ -56,3 +56,25 @@ export function sendInjected(res: Response, headers: Record<string, string>): vo
     message: 'Rate limit reached (injected by a drill).',
   });
 }
+
+/** OpenAI's answers to a revoked key (401), a key without access (403) and a server fault (500). */
+export function sendKeyRefused(res: Response, status: 401 | 403 | 500): void {
+  if (status === 401)
+    return sendError(res, 401, {
+      code: 'invalid_api_key',
+      type: 'invalid_request_error',
+      message:
+        'Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.',
+    });
+  if (status === 403)
+    return sendError(res, 403, {
+      code: 'permission_denied',
+      type: 'invalid_request_error',
+      message: 'You have insufficient permissions for this operation.',
+    });
+  sendError(res, 500, {
+    code: 'server_error',
+    type: 'server_error',
+    message: 'The server had an error while processing your request.',
+  });
+}

@@ -57,6 +57,15 @@ export const CapacitySchema = z
 /** `POST /admin/spend-cap`: switch the hard spend cap on or off, for the account or one tenant. */
 export const SpendCapSchema = z.strictObject({ enabled: z.boolean(), tenant: z.string().optional() });
 
+/**
+ * `POST /admin/rejected-key`: every call is refused for its key (401 by default, or 403) until it is
+ * switched off; `status: 500` answers every call with a server error instead (an outage).
+ */
+export const RejectedKeySchema = z.strictObject({
+  enabled: z.boolean(),
+  status: z.union([z.literal(401), z.literal(403), z.literal(500)]).default(401),
+});
+
 /** `POST /admin/faults`: the next `times` calls are answered 429 with these raw header values. */
 export const FaultSchema = z.strictObject({
   retryAfter: z.string().max(200).optional(),

@@ -75,12 +75,15 @@ export type Decision =
   | { kind: 'ok'; id: string; delayMs: number; headers: Record<string, string> }
   | { kind: 'throttled'; waitMs: number; exhausted: string; headers: Record<string, string> }
   | { kind: 'injected'; headers: Record<string, string> }
-  | { kind: 'spend_cap'; headers: Record<string, string> };
+  | { kind: 'spend_cap'; headers: Record<string, string> }
+  | { kind: 'key_refused'; status: 401 | 403 | 500 };
 
 /** The body of `GET /admin/stats`. */
 export interface SimulatorStats {
   calls: number;
   throttled: number;
+  /** Calls refused for the key (401, 403) or answered 500 by `POST /admin/rejected-key`. */
+  refused: number;
   tokens: number;
   /** Calls accepted and dropped without an answer (`POST /admin/drops`). */
   dropped: number;
@@ -132,6 +135,8 @@ export class SimulatorState {
   spendCap = false;
   /** Tenants whose calls are refused as `insufficient_quota` (their own spend cap). */
   readonly spendCapTenants = new Set<string>();
+  /** When set, every call is answered with this status (`POST /admin/rejected-key`), before any quota. */
+  rejectedKey: 401 | 403 | 500 | null = null;
   /** Scripted 429s, served to the next calls first. */
   readonly faults: InjectedFault[] = [];
   readonly headerDialect: 'openai' | 'anthropic';
@@ -166,7 +171,7 @@ export class SimulatorState {
   private readonly latency: LatencyModel;
   private readonly inputTokens: QuotaMeter;
   private readonly outputTokens: QuotaMeter;
-  private readonly counters = { calls: 0, throttled: 0, tokens: 0, dropped: 0, held: 0 };
+  private readonly counters = { calls: 0, throttled: 0, refused: 0, tokens: 0, dropped: 0, held: 0 };
   private readonly bill = new Map<string, number>();
   private readonly billedAgain = new Map<string, number>();
   private readonly cutCalls = new Map<string, CutCalls>();
@@ -204,6 +209,8 @@ export class SimulatorState {
     const now = this.now();
     const split = typeof cost === 'number' ? { input: 0, output: cost } : cost;
     const total = split.input + split.output;
+    // The key is checked before anything is metered, as a provider authenticates first.
+    if (this.rejectedKey !== null) return { kind: 'key_refused', status: this.rejectedKey };
     const fault = this.faults[0];
     if (fault) {
       if (--fault.times <= 0) this.faults.shift();
@@ -242,6 +249,7 @@ export class SimulatorState {
   answered(status: number, servedTokens: number, tenant = '', again = false): void {
     this.counters.calls += 1;
     if (status === 429) this.counters.throttled += 1;
+    if (status === 401 || status === 403 || status === 500) this.counters.refused += 1;
     this.counters.tokens += servedTokens;
     if (servedTokens <= 0) return;
     this.bill.set(tenant, (this.bill.get(tenant) ?? 0) + servedTokens);

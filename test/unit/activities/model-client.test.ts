@@ -139,7 +139,41 @@ describe('model client against the simulator', () => {
     expect(f.type).toBe(ModelErrorType.spendCap);
     expect(f.nonRetryable).toBe(true);
     expect(f.message).toMatch(/spend cap/);
-    expect(samples).toEqual([expect.objectContaining({ throttled: true, tokens: 0 })]);
+    expect(samples).toEqual([expect.objectContaining({ throttled: true, tokens: 0, fault: 'key' })]);
+  });
+
+  it('turns a refused key (401, 403) into a retryable ModelKeyRefused that waits longer each attempt', async () => {
+    const s = await sim(100_000);
+    const keyRetry = { minMs: 2000, maxMs: 7000 };
+    for (const status of [401, 403]) {
+      await fetch(`${s.url}/admin/rejected-key`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ enabled: true, status }),
+      });
+      const { c, samples } = client(s.url, { keyRetry });
+      const waits: unknown[] = [];
+      for (const attempt of [1, 2, 3, undefined]) {
+        const f = (await failureOf(
+          c.complete({ runId: 'r', step: 0, tokens: 10, attempt }),
+        )) as ApplicationFailure;
+        expect(f).toBeInstanceOf(ApplicationFailure);
+        expect(f.type).toBe(ModelErrorType.keyRefused);
+        expect(f.nonRetryable).toBe(false);
+        expect(f.message).toMatch(new RegExp(`refused the API key .* ${status}`));
+        waits.push(f.nextRetryDelay);
+      }
+      expect(waits).toEqual([2000, 4000, 7000, 7000]);
+      expect(samples.map((x) => [x.fault, x.throttled, x.tokens])).toEqual(
+        samples.map(() => ['key', false, 0]),
+      );
+    }
+    await fetch(`${s.url}/admin/rejected-key`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ enabled: false }),
+    });
+    expect((await client(s.url).c.complete({ runId: 'r', step: 1, tokens: 10 })).usedTokens).toBe(10);
   });
 
   it('turns another 4xx into a non-retryable ModelRequestRejected', async () => {
@@ -161,7 +195,8 @@ describe('model client against the simulator', () => {
     expect(e5xx).toBeInstanceOf(Error);
     expect(e5xx).not.toBeInstanceOf(ApplicationFailure);
     expect((e5xx as Error).message).toMatch(/503/);
-    expect(samples).toEqual([]);
+    // Sampled for the key breaker: a server error, nothing served.
+    expect(samples).toEqual([{ at: expect.any(Number), throttled: false, tokens: 0, fault: 'server' }]);
 
     const gone = await startSimulator({ tpm: 1, rpm: 1, seed: 1, port: 0 });
     await gone.close();

@@ -35,6 +35,7 @@ function status(
       increases: 0,
       providerTokensPerMinute: 2000,
       servedTokensPerMinute: 900,
+      breaker: { state: 'closed', reason: null, since: null, nextProbeAt: null, probes: 0, trips: 0 },
     },
     history: { length: 1, continuedAsNew: 0 },
   };

@@ -9,6 +9,7 @@ describe('model-plane simulator: admin', () => {
     expect(await getJson(`${url}/admin/stats`)).toEqual({
       calls: 0,
       throttled: 0,
+      refused: 0,
       tokens: 0,
       dropped: 0,
       held: 0,
@@ -30,6 +31,7 @@ describe('model-plane simulator: admin', () => {
     expect(await getJson(`${url}/admin/stats`)).toEqual({
       calls: 3,
       throttled: 1,
+      refused: 0,
       tokens: 200,
       dropped: 0,
       held: 0,

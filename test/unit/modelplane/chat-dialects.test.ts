@@ -175,4 +175,38 @@ describe('the simulator in both dialects, through the chat client', () => {
     expect(capped.status).toBe(402);
     expect(await capped.json()).toMatchObject({ error: { type: 'billing_error' } });
   });
+  it('refuses a rejected key in either dialect: a retryable ModelKeyRefused, sampled for the breaker', async () => {
+    const { sim, client, samples } = await setup();
+    const admin = (body: unknown) =>
+      fetch(`${sim.url}/admin/rejected-key`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    for (const [status, type] of [
+      [401, 'authentication_error'],
+      [403, 'permission_error'],
+    ] as const) {
+      expect((await admin({ enabled: true, status })).status).toBe(200);
+      const raw = await fetch(`${sim.url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(raw.status).toBe(status);
+      expect(await raw.json()).toMatchObject({ type: 'error', error: { type } });
+      for (const model of ['gpt', 'claude']) {
+        const err = await client.chat({ runId: 'r', step: 1, request: ask('hi', { model }) }).catch((e) => e);
+        expect(err).toBeInstanceOf(ApplicationFailure);
+        expect(err).toMatchObject({ type: 'ModelKeyRefused', nonRetryable: false });
+        // Without an attempt number, the wait is the longest between probes (the run backs off up to it).
+        expect((err as ApplicationFailure).nextRetryDelay).toBe(60_000);
+      }
+    }
+    expect(samples.map((x) => x.fault)).toEqual(['key', 'key', 'key', 'key']);
+    expect((await admin({ enabled: false })).status).toBe(200);
+    await client.chat({ runId: 'r', step: 2, request: ask('hi', { model: 'claude' }) });
+    const stats = (await (await fetch(`${sim.url}/admin/stats`)).json()) as { refused: number };
+    expect(stats.refused).toBe(6);
+  });
 });

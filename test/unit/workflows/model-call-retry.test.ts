@@ -42,6 +42,18 @@ describe('modelCallFailure', () => {
     expect(modelCallFailure(plain(), 1, 40).delayMs).toBe(MODEL_CALL_RETRY.maxMs);
   });
 
+  it('a refused key is waited out: the backoff, at most the wait the refusal names', () => {
+    const refused = () =>
+      activityFailed(ApplicationFailure.create({ type: 'ModelKeyRefused', nextRetryDelay: 20_000 }));
+    expect(modelCallFailure(refused(), 900, 1)).toEqual({
+      retry: true,
+      delayMs: MODEL_CALL_RETRY.initialMs,
+      charged: 0,
+    });
+    expect(modelCallFailure(refused(), 900, 3).delayMs).toBe(4 * MODEL_CALL_RETRY.initialMs);
+    expect(modelCallFailure(refused(), 900, 30).delayMs).toBe(20_000);
+  });
+
   it('refusals that retrying cannot fix end the call', () => {
     for (const type of ['ModelRequestRejected', 'ModelSpendCap', 'ModelUnknown', 'ModelReservationShort'])
       expect(modelCallFailure(activityFailed(ApplicationFailure.create({ type })), 1, 1).retry).toBe(false);

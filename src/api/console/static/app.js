@@ -140,9 +140,11 @@
     $('fleet-queued').textContent = LANES.map((l) => `${l} ${fmt(status.queued.byPriority[l])}`).join(' · ');
     const g = status.governor;
     $('fleet-tpm').textContent = `target ${shortNum(g.tokensPerMinute)} tpm`;
-    $('fleet-throttle').textContent =
-      (g.providerTokensPerMinute ? `quota ${shortNum(g.providerTokensPerMinute)} · ` : '') +
-      (g.throttledRecently ? 'throttled recently' : 'not throttled');
+    const breaker = g.breaker && g.breaker.state !== 'closed' ? g.breaker : null;
+    $('fleet-throttle').textContent = breaker
+      ? `admission paused: ${breaker.reason === 'server_errors' ? 'the provider fails every call' : 'the provider refuses the API key'} · next probe ${breaker.nextProbeAt ?? '-'}`
+      : (g.providerTokensPerMinute ? `quota ${shortNum(g.providerTokensPerMinute)} · ` : '') +
+        (g.throttledRecently ? 'throttled recently' : 'not throttled');
     for (const id of ['drain-refuse', 'drain-hold']) $(id).disabled = mode !== 'open';
     $('resume').disabled = mode === 'open';
     const box = $('drain-progress');
