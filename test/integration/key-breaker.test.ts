@@ -57,15 +57,19 @@ describe('a rejected key pauses admission; runs wait and complete once it is fix
     expect((await sim('/admin/stats')).refused).toBeGreaterThanOrEqual(3);
 
     const queued = await submit(key, 6);
-    // Queued runs explain the pause (the one let through as a probe, if any, is running).
-    const waiting = await waitFor(
+    // Queued runs explain the pause (the one let through as a probe, if any, is running). A run's
+    // explanation is the scheduler's answer to a query, which a loaded machine may leave unanswered
+    // in one poll: each queued run must be seen explained in some poll.
+    const explained = new Map<string, string>();
+    await waitFor(
       () => views(key, queued),
-      (vs) =>
-        vs.every((v) => v.status === 'running' || v.waitingOn?.code === 'provider') &&
-        vs.some((v) => v.waitingOn?.code === 'provider'),
-      15_000,
+      (vs) => {
+        for (const v of vs) if (v.waitingOn?.code === 'provider') explained.set(v.runId, v.waitingOn.message);
+        return explained.size > 0 && vs.every((v) => v.status === 'running' || explained.has(v.runId));
+      },
+      30_000,
     );
-    const why = waiting.find((v) => v.waitingOn?.code === 'provider').waitingOn.message;
+    const why = [...explained.values()][0];
     expect(why).toMatch(/refused the API key.*admission is paused/);
 
     // Over a window of two more probes, admission let through only the probes, and only probe
