@@ -66,6 +66,19 @@ export function createSimulator(opts: SimulatorOptions & { adminToken?: string }
   app.disable('x-powered-by');
   app.use(express.json({ limit: MAX_BODY }));
 
+  /** `POST route`, an operator's switch: the body parsed by `schema` (else 400 with `invalid`), then `apply`'s answer. */
+  const control = <S extends z.ZodType>(
+    route: string,
+    schema: S,
+    invalid: string,
+    apply: (body: z.output<S>) => unknown,
+  ) =>
+    app.post(route, (req, res) => {
+      const parsed = schema.safeParse(req.body ?? {});
+      if (!parsed.success) return sendInvalid(res, invalid, issueDetails(parsed.error));
+      res.json(apply(parsed.data));
+    });
+
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });
@@ -208,11 +221,9 @@ export function createSimulator(opts: SimulatorOptions & { adminToken?: string }
     res.json(typeof id === 'string' ? state.traces.ofRun(id) : {});
   });
 
-  app.post('/admin/capacity', (req, res) => {
-    const parsed = CapacitySchema.safeParse(req.body ?? {});
-    if (!parsed.success) return sendInvalid(res, 'Invalid capacity.', issueDetails(parsed.error));
-    state.setQuota(parsed.data);
-    res.json({ quota: state.stats().quota });
+  control('/admin/capacity', CapacitySchema, 'Invalid capacity.', (b) => {
+    state.setQuota(b);
+    return { quota: state.stats().quota };
   });
 
   // Served calls by call key: steps served twice, runs with two calls in flight at once.
@@ -225,55 +236,41 @@ export function createSimulator(opts: SimulatorOptions & { adminToken?: string }
     res.json({ tenants: bill, billedAgain, cut, total: tokens });
   });
 
-  app.post('/admin/spend-cap', (req, res) => {
-    const parsed = SpendCapSchema.safeParse(req.body ?? {});
-    if (!parsed.success) return sendInvalid(res, 'Invalid spend-cap switch.', issueDetails(parsed.error));
-    const { enabled, tenant } = parsed.data;
+  control('/admin/spend-cap', SpendCapSchema, 'Invalid spend-cap switch.', (b) => {
+    const { enabled, tenant } = b;
     if (tenant === undefined) state.spendCap = enabled;
     else if (enabled) state.spendCapTenants.add(tenant);
     else state.spendCapTenants.delete(tenant);
-    res.json({ enabled: state.spendCap, tenants: [...state.spendCapTenants] });
+    return { enabled: state.spendCap, tenants: [...state.spendCapTenants] };
   });
 
-  app.post('/admin/rejected-key', (req, res) => {
-    const parsed = RejectedKeySchema.safeParse(req.body ?? {});
-    if (!parsed.success) return sendInvalid(res, 'Invalid rejected-key switch.', issueDetails(parsed.error));
-    state.rejectedKey = parsed.data.enabled ? parsed.data.status : null;
-    res.json({ rejectedKey: state.rejectedKey, refused: state.stats().refused });
+  control('/admin/rejected-key', RejectedKeySchema, 'Invalid rejected-key switch.', (b) => {
+    state.rejectedKey = b.enabled ? b.status : null;
+    return { rejectedKey: state.rejectedKey, refused: state.stats().refused };
   });
-  app.post('/admin/faults', (req, res) => {
-    const parsed = FaultSchema.safeParse(req.body ?? {});
-    if (!parsed.success) return sendInvalid(res, 'Invalid fault.', issueDetails(parsed.error));
-    state.faults.push({ ...parsed.data });
-    res.json({ pending: state.faults.length });
+  control('/admin/faults', FaultSchema, 'Invalid fault.', (b) => {
+    state.faults.push({ ...b });
+    return { pending: state.faults.length };
   });
 
-  app.post('/admin/drops', (req, res) => {
-    const parsed = DropsSchema.safeParse(req.body ?? {});
-    if (!parsed.success) return sendInvalid(res, 'Invalid drops.', issueDetails(parsed.error));
-    state.drops = parsed.data.calls > 0 ? { ...parsed.data } : null;
-    res.json({ drops: state.drops, dropped: state.stats().dropped });
+  control('/admin/drops', DropsSchema, 'Invalid drops.', (b) => {
+    state.drops = b.calls > 0 ? { ...b } : null;
+    return { drops: state.drops, dropped: state.stats().dropped };
   });
 
-  app.post('/admin/wait-signal', (req, res) => {
-    const parsed = WaitSignalSchema.safeParse(req.body ?? {});
-    if (!parsed.success) return sendInvalid(res, 'Invalid wait signal.', issueDetails(parsed.error));
-    state.waitSignal = parsed.data.mode;
-    res.json({ waitSignal: state.waitSignal });
+  control('/admin/wait-signal', WaitSignalSchema, 'Invalid wait signal.', (b) => {
+    state.waitSignal = b.mode;
+    return { waitSignal: state.waitSignal };
   });
 
-  app.post('/admin/hold', (req, res) => {
-    const parsed = HoldSchema.safeParse(req.body ?? {});
-    if (!parsed.success) return sendInvalid(res, 'Invalid hold.', issueDetails(parsed.error));
-    state.holdMs = parsed.data.ms;
-    res.json({ holdMs: state.holdMs, held: state.stats().held });
+  control('/admin/hold', HoldSchema, 'Invalid hold.', (b) => {
+    state.holdMs = b.ms;
+    return { holdMs: state.holdMs, held: state.stats().held };
   });
 
-  app.post('/admin/headers', (req, res) => {
-    const parsed = HeadersSchema.safeParse(req.body ?? {});
-    if (!parsed.success) return sendInvalid(res, 'Invalid headers switch.', issueDetails(parsed.error));
-    state.rateLimitHeaders = parsed.data.rateLimit;
-    res.json({ rateLimitHeaders: state.rateLimitHeaders });
+  control('/admin/headers', HeadersSchema, 'Invalid headers switch.', (b) => {
+    state.rateLimitHeaders = b.rateLimit;
+    return { rateLimitHeaders: state.rateLimitHeaders };
   });
 
   let stopBystander: (() => void) | null = null;
