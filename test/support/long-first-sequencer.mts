@@ -9,8 +9,9 @@ import type { TestSpecification } from 'vitest/node';
  * file size says little about time here. The three drills (drill-deploy, drill-chaos,
  * scheduler-loss: each with a dev server, an API and worker processes of its own) fall so that at
  * most two run at once: scheduler-loss starts only after five files have ended, by when the other two
- * drills have at these durations. Seconds per file in a full `npm test` on 2026-12-03 (3 workers on 2 cores, beside
- * other work: load 10-13). Files not listed (each under 17 s) follow in vitest's order.
+ * drills have at these durations. Seconds per file in a full `npm test` on 2026-12-03 (3 workers
+ * on 2 cores, beside other work: load 10-13). Files not listed (each under 17 s) follow in vitest's
+ * order.
  */
 export const LONG_FIRST = [
   'test/integration/storm.test.ts', // 90, in the first group, beside the unit files
