@@ -8,50 +8,38 @@ import type { TestSpecification } from 'vitest/node';
  * workers idle. Without a results cache (a fresh clone, CI) vitest starts larger files first, and
  * file size says little about time here. The three drills (drill-deploy, drill-chaos,
  * scheduler-loss: each with a dev server, an API and worker processes of its own) fall so that at
- * most two run at once: scheduler-loss starts only after five files have ended, by when the other two
- * drills have at these durations. Seconds per file in a full `npm test` on 2026-12-03 (3 workers
- * on 2 cores, beside other work: load 10-13). Files not listed (each under 17 s) follow in vitest's
- * order.
+ * most two run at once: scheduler-loss starts only after three files have ended, by when the chaos
+ * drill has. Seconds in the last fresh-clone `npm test` (3 workers on 2 cores, so each file shares
+ * the machine), 2026-12-02; "alone" figures are the file run by itself on a loaded machine (load
+ * 7-14) on 2026-12-02, before and after its waits were cut. Files not listed (each under 17 s)
+ * follow in vitest's order.
  */
 export const LONG_FIRST = [
-  'test/integration/storm.test.ts', // 90, in the first group, beside the unit files
-  'test/integration/drill-deploy.test.ts', // 97
-  'test/integration/agent-model-ledger.test.ts', // 140
-  'test/integration/drill-chaos.test.ts', // 113
-  'test/integration/continue-as-new.test.ts', // 103
-  'test/integration/own-worker.test.ts', // 98, most of it a killed worker's 30-s heartbeat timeout
-  'test/e2e/example.test.ts', // 95
-  'test/e2e/readme-agent.test.ts', // 91
-  'test/integration/scheduler-loss.test.ts', // 84
-  'test/integration/flood.test.ts', // 85
-  'test/integration/fairness.test.ts', // 79
-  'test/e2e/quiet-logs.test.ts', // 73
-  'test/integration/budget-cap.test.ts', // 71
-  'test/integration/gates-batches.test.ts', // 65
-  'test/integration/backpressure.test.ts', // 62
-  'test/integration/batch-parts-crash.test.ts', // 54
-  'test/e2e/cli.test.ts', // 50
-  'test/integration/parts.test.ts', // 50
-  'test/integration/drain.test.ts', // 47
-  'test/integration/priority-execution.test.ts', // 40
-  'test/integration/charge-crash.test.ts', // 39
-  'test/integration/paused-worker.test.ts', // 35
-  'test/integration/wait-bound.test.ts', // 34
-  'test/integration/events.test.ts', // 33
-  'test/e2e/cli-package.test.ts', // 31
-  'test/integration/hygiene.test.ts', // 31
-  'test/integration/ledger.test.ts', // 30
-  'test/integration/batch-parts.test.ts', // 29
-  'test/integration/user-agents.test.ts', // 28
-  'test/integration/governor-faults.test.ts', // 23
-  'test/integration/agents-approvals.test.ts', // 23
-  'test/integration/model-call.test.ts', // 22
-  'test/e2e/console.test.ts', // 21
-  'test/integration/front-door-probe.test.ts', // 19
-  'test/e2e/console-ops.test.ts', // 19
-  'test/integration/drain-survives-loss.test.ts', // 18
-  'test/integration/key-breaker.test.ts', // 17 alone
-  'test/integration/lost-step-task.test.ts', // 16 alone
+  'test/integration/storm.test.ts', // 89, in the first group, beside the unit files
+  'test/integration/drill-deploy.test.ts', // 79; alone 100 -> 86, its dev server in memory (CPU 57 -> 36 s)
+  'test/integration/own-worker.test.ts', // 67, most of it the killed worker's 30-s heartbeat timeout (alone 54)
+  'test/integration/drill-chaos.test.ts', // 64; alone 80 at 67 CPU-s (CPU-bound)
+  'test/integration/paused-worker.test.ts', // 80 with a 50-s pause; alone 65 -> 38 (25-s pause, the suite's bundle)
+  'test/integration/user-agents.test.ts', // 45; alone 45 at 25 CPU-s, 34 of it the 4.5-MiB call
+  'test/integration/scheduler-loss.test.ts', // 58 (alone 69 at 46 CPU-s), after user-agents
+  'test/integration/backpressure.test.ts', // 43
+  'test/integration/continue-as-new.test.ts', // 41; alone 34 at 44 CPU-s (CPU-bound)
+  'test/integration/budget-cap.test.ts', // 33
+  'test/integration/gates-batches.test.ts', // 32
+  'test/integration/parts.test.ts', // 32
+  'test/integration/fairness.test.ts', // 31
+  'test/cluster/cluster-smoke.test.ts', // 25
+  'test/integration/batch-parts-crash.test.ts', // 24
+  'test/e2e/example.test.ts', // 23
+  'test/e2e/quiet-logs.test.ts', // 22
+  'test/integration/charge-crash.test.ts', // 20
+  'test/integration/events.test.ts', // 20
+  'test/integration/hygiene.test.ts', // 19
+  'test/integration/flood.test.ts', // 19
+  'test/integration/drain.test.ts', // 19
+  'test/e2e/cli-package.test.ts', // 18
+  'test/integration/agents-approvals.test.ts', // 18
+  'test/integration/unstarted-run.test.ts', // 17
 ];
 
 /** Vitest's order (groups as configured), with the known long files of a group first, whatever their project. */
