@@ -56,7 +56,8 @@ describe('a rejected key pauses admission; runs wait and complete once it is fix
     expect(open.governor.breaker).toMatchObject({ reason: 'key_refused', trips: 1 });
     expect((await sim('/admin/stats')).refused).toBeGreaterThanOrEqual(3);
 
-    const queued = await submit(key, 6);
+    // More queued runs than the probes the test waits for, so that probes never run out of units.
+    const queued = await submit(key, 20);
     // Queued runs explain the pause (the one let through as a probe, if any, is running). A run's
     // explanation is the scheduler's answer to a query, which a loaded machine may leave unanswered
     // in one poll: each queued run must be seen explained in some poll.
@@ -105,6 +106,6 @@ describe('a rejected key pauses admission; runs wait and complete once it is fix
     );
     expect(done.map((v) => v.status)).toEqual(done.map(() => 'completed'));
     const bill = await sim('/admin/bill');
-    expect(bill.tenants[tenant]).toBe(10 * 2 * 50);
+    expect(bill.tenants[tenant]).toBe(24 * 2 * 50);
   });
 });
