@@ -37,19 +37,20 @@ export { PASS_OVER_BOUND_MS, overInFlightTokens } from './pass-over';
  * An open key breaker admits nothing, or one probe unit once its backoff has passed (`breaker.ts`).
  */
 export function admit(s: CoreState, now: number, max: number): Admission[] {
-  const out = admitUpTo(s, now, max);
-  if (out.length > 0 && breakerGate(s.governor.breaker, now) === 'one') probeSent(s.governor.breaker!, now);
+  const gate = breakerGate(s.governor.breaker, now);
+  if (gate === 'all') return admitUpTo(s, now, max, true);
+  const out = admitUpTo(s, now, Math.min(1, max), gate === 'one');
+  if (out.length > 0) probeSent(s.governor.breaker!, now);
   return out;
 }
 
-function admitUpTo(s: CoreState, now: number, most: number): Admission[] {
+/** Admits up to `max` units; with `open` false (the breaker shut) it only wakes budget-parked tenants. */
+function admitUpTo(s: CoreState, now: number, max: number, open: boolean): Admission[] {
   const out: Admission[] = [];
-  const gate = breakerGate(s.governor.breaker, now);
-  const max = gate === 'one' ? Math.min(1, most) : most;
   if (s.draining || !(max > 0)) return out;
   wakeBudgetParked(s, now);
   const g = s.governor;
-  if (isPaused(g, now) || gate === 'none') return out;
+  if (isPaused(g, now) || !open) return out;
   refill(g, now);
   const cap = fleetCap(s);
   let tokens = inFlightTokens(s);

@@ -12,8 +12,7 @@ import { laneMayTake } from './reserve';
  * without any new message: the nearest lease expiry; and, when work is queued and
  * the fleet is open, the end of a governor pause, the token bucket covering the
  * cheapest unit that may go next (or the unit the fleet is held for), the key breaker's next
- * probe, or the budget
- * period roll of a tenant withheld by its budget. A value equal to `now` means "due
+ * probe, or the budget period roll of a tenant withheld by its budget. A value equal to `now` means "due
  * already". Null when nothing is pending (pure).
  */
 export function nextWakeAt(s: CoreState, now: number): number | null {
