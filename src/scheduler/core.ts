@@ -5,6 +5,7 @@ import { LeaseTable } from './leases';
 import { EndedRuns, MAX_ENDED_RUNS } from './ended';
 import { LedgerLog } from './ledger-log';
 import { ChargeKeys } from './charge-keys';
+import type { Linger } from './lingers';
 import type { QueuedUnit, TenantState } from './queue-state';
 import { newRate } from './rate';
 import type { RateState } from './rate';
@@ -44,6 +45,8 @@ export interface CoreState {
   ended: EndedRuns;
   /** Call keys charged and not yet confirmed settled by their owner: a repeat is not charged again. */
   chargeKeys: ChargeKeys;
+  /** Reservations of expired leases kept for their calls still under way, by tenant id (`lingers.ts`). */
+  lingers: Map<string, Linger>;
   /**
    * When this chain began recovering its ledger (it may be behind: started fresh after a loss, or
    * reset), or null. Meanwhile tenants created are `held` too (`recovery.ts`).
@@ -86,6 +89,7 @@ export function newCoreState(
     log: new LedgerLog(),
     ended: new EndedRuns(endedMemory),
     chargeKeys: new ChargeKeys(),
+    lingers: new Map(),
     recoverySince: null,
     passedOver: null,
     overBudget: new Set(),

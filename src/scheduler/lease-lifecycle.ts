@@ -6,6 +6,7 @@ import { consume, remaining, reserve, settle } from './ledger';
 import { budgetRetryAfter } from './retry-after';
 import { MAX_TOKENS } from './limits';
 import { chargeId } from './charge-keys';
+import { consumeLinger, freeDueLingers, holdLinger } from './lingers';
 import { toAdmission } from './leases';
 import type { Lane, Lease } from './queue-state';
 import { touchLedger } from './tenants';
@@ -25,9 +26,10 @@ export function tokenCount(x: number): number {
 const unconsumed = (l: Lease) => Math.max(0, l.reserved - l.charged);
 
 /**
- * Ends a lease: the slot returns and the rest of the reservation is freed. A lease charged call by
- * call owes nothing more; otherwise (older workers) `used` is charged, less what calls already were.
- * The log entry's tokens are the tokens charged here.
+ * Ends a lease: the slot returns and the rest of the reservation is freed, or, for an expiry, kept
+ * for the run's calls that may still be under way (`lingers.ts`). A lease charged call by call owes
+ * nothing more; otherwise (older workers) `used` is charged, less what calls already were. The log
+ * entry's tokens are the tokens charged here.
  */
 function endLease(
   s: CoreState,
@@ -44,6 +46,7 @@ function endLease(
   recordSettled(s.governor, s.governorParams, now, kind === 'settle', l.reserved, l.charged + extra);
   refundDebt(s.governor, now, l.reserved - l.charged - extra);
   settle(t.ledger, unconsumed(l), extra);
+  if (kind === 'expire') holdLinger(s, l, unconsumed(l) - extra, now);
   s.log.append(t.id, now, l.runId, kind, extra);
   refreshTenant(s, t);
 }
@@ -69,8 +72,8 @@ function correct(s: CoreState, c: Charge, now: number): void {
 
 /**
  * Books what the provider billed. A charge of the lease that holds consumes its reservation first;
- * any other (a late call of an expired attempt, a call after the release) is booked all the same:
- * the tokens were spent. Unknown tenants and non-positive amounts are ignored. A charge or a
+ * any other (a late call of an expired attempt, a call after the release) consumes its tenant's
+ * linger first (`lingers.ts`) and is booked all the same: the tokens were spent. Unknown tenants and non-positive amounts are ignored. A charge or a
  * correction with a call key is booked once per key while the key is held (`charge-keys.ts`).
  */
 export function charge(s: CoreState, charges: readonly Charge[], now: number): void {
@@ -93,7 +96,7 @@ export function charge(s: CoreState, charges: readonly Charge[], now: number): v
       held.charged += tokens;
       held.perCall = true;
       fromReservation = before - unconsumed(held);
-    }
+    } else fromReservation = consumeLinger(s, t, tokens);
     consume(t.ledger, fromReservation, tokens);
     s.log.append(t.id, now, c.runId, 'charge', tokens);
     refreshTenant(s, t);
@@ -280,8 +283,9 @@ export function expireLease(s: CoreState, l: Lease, now: number): Admission {
   return a;
 }
 
-/** Expires every lease whose expiry is at or before `now`, earliest first. */
+/** Expires every lease whose expiry is at or before `now`, earliest first, and ends lingers due. */
 export function expireLeases(s: CoreState, now: number): Admission[] {
+  freeDueLingers(s, now);
   const out: Admission[] = [];
   for (let l = s.leases.earliest(); l !== undefined && l.expiresAt <= now; l = s.leases.earliest()) {
     out.push(expireLease(s, l, now));

@@ -124,12 +124,15 @@ export function encodeV2(s: PlainSnapshot): SchedulerSnapshotV2 {
       t.settings.budget.period,
     ];
     if (t.settings.onBudgetExhausted === 'park') settings.push(1);
-    const [ps, pe, reserved, spent] = t.ledger;
+    const [ps, pe, reserved, spent, linger, lingerUntil] = t.ledger;
     const rate: RateTuple =
       t.rate.since === undefined
         ? [t.rate.count, rel(t.rate.at)]
         : [t.rate.count, rel(t.rate.at), rel(t.rate.since)];
-    const ledger: LedgerTuple = [rel(ps), pe === null ? null : rel(pe), reserved, spent];
+    const ledger: LedgerTuple =
+      linger === undefined || lingerUntil === undefined
+        ? [rel(ps), pe === null ? null : rel(pe), reserved, spent]
+        : [rel(ps), pe === null ? null : rel(pe), reserved, spent, linger, rel(lingerUntil)];
     const tags: [number, number, number] = [...t.tags];
     const seen = rel(t.seen ?? t.rate.at);
     if (!t.queues) return [t.id, t.ord, settings, ledger, rate, tags, seen];
@@ -204,7 +207,7 @@ export function decodeV2(s: SchedulerSnapshotV2): PlainSnapshot {
       seen,
       queues,
     ] = tuple;
-    const [ps, pe, reserved, spent] = ledger;
+    const [ps, pe, reserved, spent, linger, lingerUntil] = ledger;
     const t: TenantSnapshot = {
       id,
       ord,
@@ -215,7 +218,10 @@ export function decodeV2(s: SchedulerSnapshotV2): PlainSnapshot {
         budget: { tokens, period },
         ...(park === 1 ? { onBudgetExhausted: 'park' as const } : {}),
       },
-      ledger: [abs(ps), pe === null ? null : abs(pe), reserved, spent],
+      ledger:
+        linger === undefined || lingerUntil === undefined
+          ? [abs(ps), pe === null ? null : abs(pe), reserved, spent]
+          : [abs(ps), pe === null ? null : abs(pe), reserved, spent, linger, abs(lingerUntil)],
       rate:
         rate.length === 3
           ? { count: rate[0], at: abs(rate[1]), since: abs(rate[2]) }

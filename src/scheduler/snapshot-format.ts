@@ -8,8 +8,12 @@ import type { FleetSettings, GovernorParams, TenantSettings } from './types';
 
 /** A tenant's queue in one lane, FIFO: run ids, costs, and attempts (empty when all are 0). */
 export type QueueTuple = [string[], number[], number[]];
-/** [periodStart, periodEnd, reserved, spent] */
-export type LedgerTuple = [number, number | null, number, number];
+/**
+ * [periodStart, periodEnd, reserved, spent], then, while the tenant has a lingering reservation
+ * (`lingers.ts`, included in `reserved`), its tokens and its end (absent in older snapshots: none).
+ */
+export type LedgerTuple =
+  [number, number | null, number, number] | [number, number | null, number, number, number, number];
 /**
  * [runId, tenant ord, lane, attempt, seq, admittedAt, expiresAt, reserved, used, charged, perCall]
  * (the last two absent in snapshots written before per-call charging: 0 and 0).

@@ -10,6 +10,7 @@ import { EndedRuns } from './ended';
 import { LedgerLog } from './ledger-log';
 import { ChargeKeys } from './charge-keys';
 import { restoredFigure } from './ledger';
+import { restoreLingers } from './lingers';
 import type { Lane, QueuedUnit, TenantState } from './queue-state';
 import { createTenant } from './tenants';
 import { decodeV2, encodeV2 } from './snapshot-compact';
@@ -45,11 +46,14 @@ function toPlain(s: CoreState): PlainSnapshot {
   const tenants: TenantSnapshot[] = [];
   for (const t of s.tenants.values()) {
     const l = t.ledger;
+    const linger = s.lingers.get(t.id);
     const snap: TenantSnapshot = {
       id: t.id,
       ord: t.ord,
       settings: cloneSettings(t.settings),
-      ledger: [l.periodStart, l.periodEnd, l.reserved, l.spent],
+      ledger: linger
+        ? [l.periodStart, l.periodEnd, l.reserved, l.spent, linger.tokens, linger.until]
+        : [l.periodStart, l.periodEnd, l.reserved, l.spent],
       rate: { ...t.rate },
       seen: t.seenAt,
       tags: [t.flows[0].tag, t.flows[1].tag, t.flows[2].tag],
@@ -156,14 +160,18 @@ function fromPlain(snap: PlainSnapshot, endedMemory?: number): CoreState {
     log: LedgerLog.restore(snap.log),
     ended: EndedRuns.restore(snap.ended, endedMemory),
     chargeKeys: ChargeKeys.restore(snap.chargeKeys),
+    lingers: new Map(),
     recoverySince: snap.recoverySince ?? null,
     passedOver: snap.passedOver ? { runId: snap.passedOver[0], since: snap.passedOver[1] } : null,
     overBudget: new Set(),
   };
   const byOrd = new Map<number, TenantState>();
+  const lingers: [TenantState, number, number][] = [];
   for (const ts of snap.tenants) {
     const t = createTenant(ts.id, ts.ord, cloneSettings(ts.settings), 0);
-    const [periodStart, periodEnd, reserved, spent] = ts.ledger;
+    const [periodStart, periodEnd, reserved, spent, linger, lingerUntil] = ts.ledger;
+    // The ledger's `reserved` includes the linger already.
+    if (linger !== undefined && lingerUntil !== undefined) lingers.push([t, linger, lingerUntil]);
     // A spend that is not a finite number is unknown and large: it exhausts the budget, never resets it.
     Object.assign(t.ledger, {
       periodStart,
@@ -217,6 +225,7 @@ function fromPlain(snap: PlainSnapshot, endedMemory?: number): CoreState {
       hi: -1,
     });
   }
+  restoreLingers(s, lingers);
   for (const t of s.tenants.values()) refreshTenant(s, t);
   s.budgetWakeAt = earliestBudgetRoll(s);
   return s;

@@ -1,6 +1,7 @@
 import { fleetCap, inFlightTokens } from './admission';
 import type { CoreState } from './core';
 import { earliestBudgetRoll } from './eligibility';
+import { earliestLingerEnd } from './lingers';
 import { breakerProbeAt } from './breaker';
 import { bucketReadyAt, isPaused } from './governor';
 import { fleetHeldFor, overInFlightTokens } from './pass-over';
@@ -12,7 +13,8 @@ import { laneMayTake } from './reserve';
  * without any new message: the nearest lease expiry; and, when work is queued and
  * the fleet is open, the end of a governor pause, the token bucket covering the
  * cheapest unit that may go next (or the unit the fleet is held for), the key breaker's next
- * probe, or the budget period roll of a tenant withheld by its budget. A value equal to `now` means "due
+ * probe, the budget period roll of a tenant withheld by its budget, or the end of a lingering
+ * reservation (`lingers.ts`). A value equal to `now` means "due
  * already". Null when nothing is pending (pure).
  */
 export function nextWakeAt(s: CoreState, now: number): number | null {
@@ -28,7 +30,7 @@ export function nextWakeAt(s: CoreState, now: number): number | null {
       const cost = cheapestNext(s, now);
       if (cost !== null) at = Math.min(at, bucketReadyAt(g, cost, now));
     }
-    at = Math.min(at, earliestBudgetRoll(s));
+    at = Math.min(at, earliestBudgetRoll(s), earliestLingerEnd(s));
   }
   return at === Infinity ? null : Math.max(at, now);
 }

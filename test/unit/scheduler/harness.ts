@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { FleetScheduler, PRIORITIES } from '../../../src/scheduler';
 import type { BudgetPeriod, ModelObservation, Priority, ReleaseOutcome } from '../../../src/scheduler';
+import { LINGER_LEASE_TTLS } from '../../../src/scheduler/lingers';
 import { T0, fleetSettings, openGovernor } from './helpers';
 
 /** One step of a random workload; indices pick among whatever exists at that moment. */
@@ -148,8 +149,18 @@ export class Driver {
   draining = false;
   readonly queued = new Map<string, { tenant: string; lane: Priority; attempt: number; cost: number }>();
   readonly expired: { runId: string; tenant: string; lane: Priority; attempt: number; cost: number }[] = [];
+  /** Each budgeted tenant's reservation kept after its leases expired, and until when (`lingers.ts`). */
+  readonly lingers = new Map<string, { tokens: number; until: number }>();
+  /** Whether each tenant has a budget (tenant t1 starts with one). */
+  readonly budgeted = new Map<string, boolean>([[tenantId(1), true]]);
 
   constructor(readonly s: FleetScheduler) {}
+
+  /** What the model says tenant `t` holds in reserve: its leases' reservations and its linger. */
+  reservedOf(t: string): number {
+    const leases = [...this.inFlight.values()].filter((f) => f.tenant === t);
+    return leases.reduce((x, f) => x + f.reserved, 0) + (this.lingers.get(t)?.tokens ?? 0);
+  }
 
   /** A driver in the same state, driving another scheduler (e.g. a restored copy). */
   fork(s: FleetScheduler): Driver {
@@ -159,6 +170,8 @@ export class Driver {
     d.draining = this.draining;
     for (const [k, v] of this.inFlight) d.inFlight.set(k, { ...v });
     for (const [k, v] of this.queued) d.queued.set(k, { ...v });
+    for (const [k, v] of this.lingers) d.lingers.set(k, { ...v });
+    for (const [k, v] of this.budgeted) d.budgeted.set(k, v);
     d.expired.push(...this.expired.map((e) => ({ ...e })));
     d.charges.push(...this.charges);
     return d;
@@ -183,6 +196,7 @@ export class Driver {
           },
           this.now,
         );
+        this.budgeted.set(tenantId(op.t), op.budget !== null);
         return null;
       }
       case 'submit': {
@@ -257,10 +271,21 @@ export class Driver {
       }
       case 'expire': {
         const out = s.expireLeases(this.now);
+        for (const [t, g] of this.lingers) if (g.until <= this.now) this.lingers.delete(t);
         for (const a of out) {
           const f = this.inFlight.get(a.runId)!;
           this.inFlight.delete(a.runId);
           this.charges.push({ tenant: f.tenant, at: this.now, used: f.used });
+          // What the lease reserved beyond the usage it reported is kept for its calls under way.
+          const keep = f.reserved - f.used;
+          if (keep > 0 && this.budgeted.get(f.tenant)) {
+            const g = this.lingers.get(f.tenant);
+            const until = this.now + LINGER_LEASE_TTLS * 120_000;
+            this.lingers.set(f.tenant, {
+              tokens: (g?.tokens ?? 0) + keep,
+              until: Math.max(g?.until ?? 0, until),
+            });
+          }
           this.expired.push({
             runId: a.runId,
             tenant: a.tenant,

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { LEDGER_RING_PER_TENANT, LEDGER_RING_TOTAL } from '../../../src/scheduler';
 import { periodEndOf, periodStartOf } from '../../../src/scheduler/periods';
 import { T0, makeFleet, units } from './helpers';
+import { LINGER_LEASE_TTLS } from '../../../src/scheduler/lingers';
 
 const HOUR = 3_600_000;
 
@@ -79,8 +80,50 @@ describe('budget ledger', () => {
     expect(s.expireLeases(T0 + 14_999)).toEqual([]);
     const expired = s.expireLeases(T0 + 15_000);
     expect(expired.map((e) => e.runId)).toEqual([a!.runId]);
-    expect(s.tenantStatus('a', T0 + 15_000)?.ledger).toMatchObject({ reserved: 0, spent: 350 });
+    // The rest of the reservation lingers for the attempt's calls that may still be under way...
+    expect(s.tenantStatus('a', T0 + 15_000)?.ledger).toMatchObject({ reserved: 650, spent: 350 });
     expect(s.ledgerEntries('a', 1)[0]).toMatchObject({ kind: 'expire', tokens: 350 });
+    // ...until LINGER_LEASE_TTLS lease TTLs after the expiry, which the wake-up names.
+    const end = T0 + 15_000 + LINGER_LEASE_TTLS * 10_000;
+    expect(s.nextWakeAt(T0 + 15_000)).toBe(null);
+    // A retry (which the door lets past the budget) waits for the linger to end.
+    const retry = { ...units('a', 1, 'standard', 9500, 1)[0]!, attempt: 1 };
+    expect(s.submit([retry], T0 + 15_000)[0]).toMatchObject({ accepted: true });
+    expect(s.admit(T0 + 15_000)).toEqual([]);
+    expect(s.nextWakeAt(T0 + 15_000)).toBe(end);
+    s.expireLeases(end - 1);
+    expect(s.tenantStatus('a', end - 1)?.ledger.reserved).toBe(650);
+    s.expireLeases(end);
+    expect(s.tenantStatus('a', end)?.ledger).toMatchObject({ reserved: 0, spent: 350 });
+    expect(s.admit(end).map((x) => x.reserved)).toEqual([9500]);
+  });
+
+  it('a charge of an expired attempt consumes the linger: spent + reserved never passes the budget', () => {
+    const s = makeFleet({
+      settings: { leaseTtlSeconds: 10 },
+      tenants: { a: { budget: { tokens: 1000, period: 'none' } } },
+    });
+    s.submit(units('a', 1, 'standard', 600), T0);
+    const [a] = s.admit(T0);
+    s.charge([{ tenant: 'a', runId: a!.runId, attempt: 0, tokens: 100 }], T0 + 1000);
+    s.expireLeases(T0 + 10_000);
+    // The attempt's second call (reserved, worst case 500) is under way; another run takes the rest.
+    expect(s.tenantStatus('a', T0 + 10_000)?.ledger).toMatchObject({ reserved: 500, spent: 100 });
+    s.submit(units('a', 1, 'standard', 400, 1), T0 + 10_000);
+    expect(s.admit(T0 + 10_000).map((x) => x.reserved)).toEqual([400]);
+    // The late call's charge comes: it was reserved, so nothing passes the budget.
+    s.charge([{ tenant: 'a', runId: a!.runId, attempt: 0, tokens: 480 }], T0 + 12_000);
+    const l = s.tenantStatus('a', T0 + 12_000)!.ledger;
+    expect(l).toMatchObject({ reserved: 420, spent: 580 });
+    expect(l.spent + l.reserved).toBeLessThanOrEqual(1000);
+  });
+
+  it('a tenant without a budget keeps no linger', () => {
+    const s = makeFleet({ settings: { leaseTtlSeconds: 10 }, tenants: { a: {} } });
+    s.submit(units('a', 1, 'standard', 600), T0);
+    s.admit(T0);
+    s.expireLeases(T0 + 10_000);
+    expect(s.tenantStatus('a', T0 + 10_000)?.ledger.reserved).toBe(0);
   });
 
   it('rolls periods over on UTC calendar boundaries', () => {

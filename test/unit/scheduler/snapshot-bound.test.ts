@@ -13,6 +13,7 @@ import {
 } from '../../../src/scheduler/limits';
 import { decodeV2, encodeV2 } from '../../../src/scheduler/snapshot-compact';
 import { MAX_ENDED_RUNS, type EndedTuple } from '../../../src/scheduler/ended';
+import { LINGER_LEASE_TTLS, MAX_LINGERS } from '../../../src/scheduler/lingers';
 import type { SchedulerInput } from '../../../src/workflows/scheduler';
 import { T0, openGovernor } from './helpers';
 
@@ -141,6 +142,11 @@ describe('the bound on the continue-as-new input', () => {
     for (let i = 0; i < MAX_CHARGE_KEYS + 10; i++) keys.admit(chargeId(`call-${i}`));
     expect(keys.size).toBe(MAX_CHARGE_KEYS);
     v1.chargeKeys = keys.snapshot();
+    // Lingering reservations of expired leases, as many tenants as may hold one, at their largest.
+    for (const ts of v1.tenants.slice(0, MAX_LINGERS)) {
+      const [ps, pe, reserved, spent] = ts.ledger;
+      ts.ledger = [ps, pe, reserved, spent, MAX_TOKENS, t + LINGER_LEASE_TTLS * 86_400_000];
+    }
     const full = encodeV2(v1);
     expect(decodeV2(full).ended).toEqual(v1.ended);
 
