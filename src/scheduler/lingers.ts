@@ -3,8 +3,8 @@ import { refreshTenant } from './eligibility';
 import { finiteSum } from './ledger';
 import type { Lease, TenantState } from './queue-state';
 
-/**
- * The reservation of a budgeted tenant's expired leases whose calls may still be under way. An
+/*
+ * Lingers: the reservation of a budgeted tenant's expired leases whose calls may still be under way. An
  * expiry does not prove the attempt stopped (its worker may be paused or cut off, its calls still
  * served and billed, their charges still on their way), so what the lease had reserved and not been
  * charged stays reserved: a charge of the tenant that no lease holds consumes it first, and
@@ -16,11 +16,6 @@ import type { Lease, TenantState } from './queue-state';
  * again: held twice until the linger ends, never short. One linger a tenant, at most `MAX_LINGERS`
  * tenants (the snapshot's bound): past it the oldest ends first.
  */
-export interface Linger {
-  tenant: TenantState;
-  tokens: number;
-  until: number;
-}
 
 /** How many lease TTLs an expired lease's reservation lingers. */
 export const LINGER_LEASE_TTLS = 2;

@@ -73,3 +73,10 @@ export interface Lease {
   perCall: boolean;
   hi: number;
 }
+
+/** A budgeted tenant's lingering reservation of expired leases (`lingers.ts`). */
+export interface Linger {
+  tenant: TenantState;
+  tokens: number;
+  until: number;
+}

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Charge, FleetScheduler } from '../../../src/scheduler';
 import { RunState } from '../../../src/workflows/run-state';
+import { LINGER_LEASE_TTLS } from '../../../src/scheduler/lingers';
 import { T0, makeFleet } from '../scheduler/helpers';
 
 /**
@@ -11,8 +12,9 @@ import { T0, makeFleet } from '../scheduler/helpers';
  * worst case; leases expire under running steps (their calls arrive late), and a retried call is
  * billed again without a reservation of its own. Checked after every operation: the ledger equals
  * the provider's bill once charges are flushed, and `spent` exceeds the budget by no more than the
- * documented bound (docs/design.md): the worst cases of the steps under way when their lease expired,
- * plus the retried calls the provider billed twice.
+ * documented bound (docs/design.md): the worst cases of the steps under way when their lease expired
+ * (their lingering reservation may have ended before they were charged), plus the retried calls the
+ * provider billed twice.
  */
 const TENANTS = ['a', 'b'] as const;
 const TTL_MS = 1000;
@@ -240,10 +242,13 @@ function check(budgets: Record<string, number>, ops: Op[], strict: boolean): voi
       expect(l.reserved).toBeGreaterThanOrEqual(0);
     }
   }
-  // Every step finishes, every run ends: the ledger holds nothing and equals the bill.
+  // Every step finishes, every run ends, the lingers of expired leases end: the ledger holds nothing
+  // and equals the bill.
   while (w.steps.length > 0) w.apply({ k: 'finish', step: 0, retried: false });
   for (const r of w.runs) if (!r.done) w.apply({ k: 'release', run: w.runs.indexOf(r) });
   w.flush();
+  w.now += LINGER_LEASE_TTLS * TTL_MS;
+  w.s.expireLeases(w.now);
   for (const t of TENANTS) {
     const l = w.s.tenantStatus(t, w.now)!.ledger;
     expect(l.spent).toBe(w.bill.get(t) ?? 0);
@@ -253,12 +258,33 @@ function check(budgets: Record<string, number>, ops: Op[], strict: boolean): voi
 }
 
 describe('per-step reservation against the policy core', () => {
-  it('the bound is reached: a late call lands after its freed reservation was spent by another run', () => {
+  it('a late call of an expired lease is covered by its lingering reservation: the budget holds', () => {
+    const w = world({ a: 1000, b: 1000 });
+    const ledger = () => w.s.tenantStatus('a', w.now)!.ledger;
+    w.apply({ k: 'submit', tenant: 0, estimate: 500 });
+    w.apply({ k: 'admit' });
+    w.apply({ k: 'start', run: 0, worst: 500, share: 1 });
+    w.apply({ k: 'expire' }); // the lease ends under the step: its 500 stay reserved
+    expect(ledger()).toMatchObject({ reserved: 500, spent: 0 });
+    w.apply({ k: 'submit', tenant: 0, estimate: 500 }); // another run gets the other 500 only
+    w.apply({ k: 'admit' });
+    w.apply({ k: 'start', run: 1, worst: 500, share: 1 });
+    w.apply({ k: 'finish', step: 1, retried: false });
+    w.apply({ k: 'release', run: 1 });
+    w.apply({ k: 'finish', step: 0, retried: false }); // the late call: billed, charged from the linger
+    w.flush();
+    expect(ledger()).toMatchObject({ reserved: 0, spent: 1000 });
+    expect(w.bill.get('a')).toBe(1000);
+  });
+
+  it('the bound is reached: a late call lands after its lingering reservation ended and was spent by another run', () => {
     const w = world({ a: 1000, b: 1000 });
     w.apply({ k: 'submit', tenant: 0, estimate: 500 });
     w.apply({ k: 'admit' });
     w.apply({ k: 'start', run: 0, worst: 500, share: 1 }); // covered by the admission's 500
-    w.apply({ k: 'expire' }); // the lease ends under the step: its 500 go back to the budget
+    w.apply({ k: 'expire' }); // the lease ends under the step: its 500 linger...
+    for (let i = 0; i < LINGER_LEASE_TTLS; i++) w.apply({ k: 'expire' }); // ...and then go back to the budget
+    expect(w.s.tenantStatus('a', w.now)!.ledger.reserved).toBe(0);
     expect(w.slack.get('a')).toBe(500);
     w.apply({ k: 'submit', tenant: 0, estimate: 1000 });
     w.apply({ k: 'admit' });
