@@ -33,8 +33,6 @@ const FINAL = ['completed', 'failed', 'cancelled'];
  * The chaos case's faults (MODEL_LEDGER_FAULTS): `kill` (the worker SIGKILLed mid-call) by default;
  * `terminate` (the scheduler terminated once) and `both` with MODEL_LEDGER_CHAOS=1.
  */
-/** The budget and chaos cases: opt-in while spent + reserved passes the budget on a starved machine. */
-const BUDGET_CASES = process.env.MODEL_LEDGER_BUDGET === '1';
 const FAULTS = process.env.MODEL_LEDGER_CHAOS === '1' ? (process.env.MODEL_LEDGER_FAULTS ?? 'both') : 'kill';
 
 /**
@@ -185,52 +183,48 @@ describe('ctx.model calls of a user agent keep spent ≤ budget and ledger = bil
     seeds.map((seed) => modelLoadRequests(ModelLoadInputSchema.parse({ seed, calls })).map(requestWorstCase));
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
-  it.skipIf(!BUDGET_CASES)(
-    'budget: 24 runs whose calls total far more than a 12,000-token budget; spent ≤ budget throughout, = the bill',
-    async () => {
-      const child = await worker();
-      const tenant = `mbudget-${s.id}`;
-      const BUDGET = 12_000;
-      const key = await s.tenant(tenant, { maxInFlight: 24, budget: { tokens: BUDGET, period: 'none' } });
-      const seeds = Array.from({ length: 24 }, (_, i) => 1000 + i);
-      const worst = worstCases(seeds, 4);
-      const rough = sum(worst.map(sum));
-      // The reservations differ call to call: the tokenizer's count, not a fixed size, decides them.
-      expect(new Set(worst.flat()).size).toBeGreaterThan(worst.flat().length / 2);
-      expect(rough).toBeGreaterThan(4 * BUDGET);
-      const ids = await submit(key, seeds, 4);
-      const ended = finals(key, ids);
-      const seen = await observe(key, ended);
-      const runs = await ended;
-      const sched = await s.client.workflow.getHandle(s.config.schedulerWorkflowId).describe();
-      console.log(
-        `scheduler ${sched.runId}; a run ${(await s.client.workflow.getHandle(ids[0]!).describe()).runId}`,
-      );
-      const { me, billed } = await settled(key, tenant);
-      const completed = runs.filter((r) => r.status === 'completed');
-      expectEndedByBudget(runs);
-      console.log(
-        `model-load budget: ${completed.length}/${runs.length} completed, worst cases ${rough}, ` +
-          `budget ${BUDGET}, ${seen.length} observations, max spent ${Math.max(...seen.map((v) => v.spent))}, max spent+reserved ${Math.max(...seen.map((v) => v.spent + v.reserved))}, spent ${me.spent}, billed ${billed}`,
-      );
-      // The budget, not the work, ended them: most of it was spent, and some runs were refused their next call.
-      expect(completed.length).toBeLessThan(runs.length);
-      expect(billed).toBeGreaterThan(BUDGET / 2);
-      expect(seen.length).toBeGreaterThan(5);
-      // Observed while calls were reserved: neither spent nor spent with what is reserved passed the budget.
-      expect(seen.some((v) => v.reserved > 0)).toBe(true);
-      for (const v of seen) expect(v.spent).toBeLessThanOrEqual(BUDGET);
-      for (const v of seen) expect(v.spent + v.reserved).toBeLessThanOrEqual(BUDGET);
-      expect(billed).toBeGreaterThan(0);
-      expect(billed).toBeLessThanOrEqual(BUDGET);
-      expect(me.spent).toBe(billed);
-      // What each completed run was charged is what the provider reported for its calls.
-      for (const r of completed)
-        expect(r.usage.tokens).toBe((r.result.tokens as number[]).reduce((a, b) => a + b, 0));
-      await kill(child);
-    },
-    240_000,
-  );
+  it('budget: 24 runs whose calls total far more than a 12,000-token budget; spent ≤ budget throughout, = the bill', async () => {
+    const child = await worker();
+    const tenant = `mbudget-${s.id}`;
+    const BUDGET = 12_000;
+    const key = await s.tenant(tenant, { maxInFlight: 24, budget: { tokens: BUDGET, period: 'none' } });
+    const seeds = Array.from({ length: 24 }, (_, i) => 1000 + i);
+    const worst = worstCases(seeds, 4);
+    const rough = sum(worst.map(sum));
+    // The reservations differ call to call: the tokenizer's count, not a fixed size, decides them.
+    expect(new Set(worst.flat()).size).toBeGreaterThan(worst.flat().length / 2);
+    expect(rough).toBeGreaterThan(4 * BUDGET);
+    const ids = await submit(key, seeds, 4);
+    const ended = finals(key, ids);
+    const seen = await observe(key, ended);
+    const runs = await ended;
+    const sched = await s.client.workflow.getHandle(s.config.schedulerWorkflowId).describe();
+    console.log(
+      `scheduler ${sched.runId}; a run ${(await s.client.workflow.getHandle(ids[0]!).describe()).runId}`,
+    );
+    const { me, billed } = await settled(key, tenant);
+    const completed = runs.filter((r) => r.status === 'completed');
+    expectEndedByBudget(runs);
+    console.log(
+      `model-load budget: ${completed.length}/${runs.length} completed, worst cases ${rough}, ` +
+        `budget ${BUDGET}, ${seen.length} observations, max spent ${Math.max(...seen.map((v) => v.spent))}, max spent+reserved ${Math.max(...seen.map((v) => v.spent + v.reserved))}, spent ${me.spent}, billed ${billed}`,
+    );
+    // The budget, not the work, ended them: most of it was spent, and some runs were refused their next call.
+    expect(completed.length).toBeLessThan(runs.length);
+    expect(billed).toBeGreaterThan(BUDGET / 2);
+    expect(seen.length).toBeGreaterThan(5);
+    // Observed while calls were reserved: neither spent nor spent with what is reserved passed the budget.
+    expect(seen.some((v) => v.reserved > 0)).toBe(true);
+    for (const v of seen) expect(v.spent).toBeLessThanOrEqual(BUDGET);
+    for (const v of seen) expect(v.spent + v.reserved).toBeLessThanOrEqual(BUDGET);
+    expect(billed).toBeGreaterThan(0);
+    expect(billed).toBeLessThanOrEqual(BUDGET);
+    expect(me.spent).toBe(billed);
+    // What each completed run was charged is what the provider reported for its calls.
+    for (const r of completed)
+      expect(r.usage.tokens).toBe((r.result.tokens as number[]).reduce((a, b) => a + b, 0));
+    await kill(child);
+  }, 240_000);
 
   it('accept-and-drop: calls dropped before and after the provider served them are retried; spent ≤ budget throughout, = the bill', async () => {
     const child = await worker();
@@ -276,92 +270,88 @@ describe('ctx.model calls of a user agent keep spent ≤ budget and ledger = bil
     await kill(child);
   }, 240_000);
 
-  it.skipIf(!BUDGET_CASES)(
-    'chaos: the worker SIGKILLed mid-call; spent ≤ budget throughout, = the bill once provisional charges are reconciled',
-    async () => {
-      // Every call is answered 1.5 s after it is billed: a kill lands between a call's start and its end.
-      const state = s.sim!.state;
-      const decide = state.decide.bind(state);
-      state.decide = ((...args: Parameters<typeof decide>) => {
-        const d = decide(...args);
-        return d.kind === 'ok' ? { ...d, delayMs: d.delayMs + 1500 } : d;
-      }) as typeof state.decide;
-      try {
-        let child = await worker();
-        const tenant = `mchaos-${s.id}`;
-        const BUDGET = 16_000;
-        const key = await waitFor(
-          () =>
-            s.tenant(tenant, { maxInFlight: 16, budget: { tokens: BUDGET, period: 'none' } }).catch(() => ''),
-          (k) => k !== '',
-          30_000,
-          500,
-        );
-        const seeds = Array.from({ length: 16 }, (_, i) => 5000 + i);
-        const worst = worstCases(seeds, 3);
-        // The budget binds: the runs' calls may cost more than it holds.
-        expect(sum(worst.map(sum))).toBeGreaterThan(BUDGET);
-        const ids = await submit(key, seeds, 3);
-        /** A call's worst case by its call key (`<runId>:<step>`, steps from 1). */
-        const worstOf = worstCasesByKey(ids, worst);
-        const ended = finals(key, ids);
-        const seen = observe(key, ended);
-        // Calls billed and not yet answered: the kill cuts them.
-        await waitFor(
-          () => bill(tenant),
-          (b) => b > 0,
-          60_000,
-          100,
-        );
-        await new Promise((r) => setTimeout(r, 500));
-        const billedAtKill = await bill(tenant);
-        if (FAULTS !== 'terminate') await kill(child);
-        const described = await s.client.workflow.getHandle(s.config.schedulerWorkflowId).describe();
-        if (FAULTS !== 'kill')
-          await terminateScheduler(inject('temporalAddress'), s.config.schedulerWorkflowId, described.runId);
-        if (FAULTS !== 'terminate') child = await worker();
-        const runs = await ended;
-        const observed = await seen;
-        /** Calls the kill cut: billed by the provider, their answer never read (charged provisionally). */
-        const cutCalls = () => state.stats().cut[tenant] ?? { calls: 0, tokens: 0, keys: [] };
-        const surplus = () => cutSurplus(cutCalls(), (k) => worstOf.get(k));
-        // Read once settled (each cut call's provisional worst case corrected to its bill), or as it
-        // stands after the wait (the assertions below then say what differs).
-        const read = async () => ({ me: await ledger(key), billed: await bill(tenant) });
-        const { me, billed } = await waitFor(
-          read,
-          (v) => v.me.reserved === 0 && v.me.spent === v.billed,
-          60_000,
-        ).catch(read);
-        const counters = (await s.call('GET', '/v1/admin/scheduler')).body?.counters as
-          Record<string, number> | undefined;
-        const used = runs.reduce((a, r) => a + (r.usage?.tokens ?? 0), 0);
-        const completed = runs.filter((r) => r.status === 'completed');
-        expectEndedByBudget(runs);
-        console.log(
-          `model-load chaos: ${completed.length}/${runs.length} completed, budget ${BUDGET}, billed ${billedAtKill} at the kill, ` +
-            `${observed.length} observations, max spent ${Math.max(...observed.map((v) => v.spent))}, max spent+reserved ${Math.max(...observed.map((v) => v.spent + v.reserved))}, spent ${me.spent}, billed ${billed}, ` +
-            `cut calls ${cutCalls().calls} (billed ${cutCalls().tokens}, worst-case surplus ${surplus()}), runs' usage ${used}, ` +
-            `faults ${FAULTS}, steps served twice ${state.calls.summary().stepsServedTwice}, ` +
-            `scheduler adopted ${counters?.adopted} expired ${counters?.expired}`,
-        );
-        expect(billedAtKill).toBeGreaterThan(0);
-        expect(observed.length).toBeGreaterThan(5);
-        for (const v of observed) expect(v.spent).toBeLessThanOrEqual(BUDGET);
-        for (const v of observed) expect(v.spent + v.reserved).toBeLessThanOrEqual(BUDGET);
-        expect(billed).toBeLessThanOrEqual(BUDGET);
-        expect(me.reserved).toBe(0);
-        if (FAULTS !== 'terminate') expect(cutCalls().calls).toBeGreaterThan(0);
-        // The cut calls were charged more than their bill at first (their worst case)...
-        if (FAULTS !== 'terminate') expect(surplus()).toBeGreaterThan(0);
-        // ...and the ledger is the bill exactly: each provisional charge settled against the
-        // provider's report, no delivered charge booked twice (src/activities/call-charges.ts).
-        expect(me.spent).toBe(billed);
-        await kill(child);
-      } finally {
-        state.decide = decide;
-      }
-    },
-    300_000,
-  );
+  it('chaos: the worker SIGKILLed mid-call; spent ≤ budget throughout, = the bill once provisional charges are reconciled', async () => {
+    // Every call is answered 1.5 s after it is billed: a kill lands between a call's start and its end.
+    const state = s.sim!.state;
+    const decide = state.decide.bind(state);
+    state.decide = ((...args: Parameters<typeof decide>) => {
+      const d = decide(...args);
+      return d.kind === 'ok' ? { ...d, delayMs: d.delayMs + 1500 } : d;
+    }) as typeof state.decide;
+    try {
+      let child = await worker();
+      const tenant = `mchaos-${s.id}`;
+      const BUDGET = 16_000;
+      const key = await waitFor(
+        () =>
+          s.tenant(tenant, { maxInFlight: 16, budget: { tokens: BUDGET, period: 'none' } }).catch(() => ''),
+        (k) => k !== '',
+        30_000,
+        500,
+      );
+      const seeds = Array.from({ length: 16 }, (_, i) => 5000 + i);
+      const worst = worstCases(seeds, 3);
+      // The budget binds: the runs' calls may cost more than it holds.
+      expect(sum(worst.map(sum))).toBeGreaterThan(BUDGET);
+      const ids = await submit(key, seeds, 3);
+      /** A call's worst case by its call key (`<runId>:<step>`, steps from 1). */
+      const worstOf = worstCasesByKey(ids, worst);
+      const ended = finals(key, ids);
+      const seen = observe(key, ended);
+      // Calls billed and not yet answered: the kill cuts them.
+      await waitFor(
+        () => bill(tenant),
+        (b) => b > 0,
+        60_000,
+        100,
+      );
+      await new Promise((r) => setTimeout(r, 500));
+      const billedAtKill = await bill(tenant);
+      if (FAULTS !== 'terminate') await kill(child);
+      const described = await s.client.workflow.getHandle(s.config.schedulerWorkflowId).describe();
+      if (FAULTS !== 'kill')
+        await terminateScheduler(inject('temporalAddress'), s.config.schedulerWorkflowId, described.runId);
+      if (FAULTS !== 'terminate') child = await worker();
+      const runs = await ended;
+      const observed = await seen;
+      /** Calls the kill cut: billed by the provider, their answer never read (charged provisionally). */
+      const cutCalls = () => state.stats().cut[tenant] ?? { calls: 0, tokens: 0, keys: [] };
+      const surplus = () => cutSurplus(cutCalls(), (k) => worstOf.get(k));
+      // Read once settled (each cut call's provisional worst case corrected to its bill), or as it
+      // stands after the wait (the assertions below then say what differs).
+      const read = async () => ({ me: await ledger(key), billed: await bill(tenant) });
+      const { me, billed } = await waitFor(
+        read,
+        (v) => v.me.reserved === 0 && v.me.spent === v.billed,
+        60_000,
+      ).catch(read);
+      const counters = (await s.call('GET', '/v1/admin/scheduler')).body?.counters as
+        Record<string, number> | undefined;
+      const used = runs.reduce((a, r) => a + (r.usage?.tokens ?? 0), 0);
+      const completed = runs.filter((r) => r.status === 'completed');
+      expectEndedByBudget(runs);
+      console.log(
+        `model-load chaos: ${completed.length}/${runs.length} completed, budget ${BUDGET}, billed ${billedAtKill} at the kill, ` +
+          `${observed.length} observations, max spent ${Math.max(...observed.map((v) => v.spent))}, max spent+reserved ${Math.max(...observed.map((v) => v.spent + v.reserved))}, spent ${me.spent}, billed ${billed}, ` +
+          `cut calls ${cutCalls().calls} (billed ${cutCalls().tokens}, worst-case surplus ${surplus()}), runs' usage ${used}, ` +
+          `faults ${FAULTS}, steps served twice ${state.calls.summary().stepsServedTwice}, ` +
+          `scheduler adopted ${counters?.adopted} expired ${counters?.expired}`,
+      );
+      expect(billedAtKill).toBeGreaterThan(0);
+      expect(observed.length).toBeGreaterThan(5);
+      for (const v of observed) expect(v.spent).toBeLessThanOrEqual(BUDGET);
+      for (const v of observed) expect(v.spent + v.reserved).toBeLessThanOrEqual(BUDGET);
+      expect(billed).toBeLessThanOrEqual(BUDGET);
+      expect(me.reserved).toBe(0);
+      if (FAULTS !== 'terminate') expect(cutCalls().calls).toBeGreaterThan(0);
+      // The cut calls were charged more than their bill at first (their worst case)...
+      if (FAULTS !== 'terminate') expect(surplus()).toBeGreaterThan(0);
+      // ...and the ledger is the bill exactly: each provisional charge settled against the
+      // provider's report, no delivered charge booked twice (src/activities/call-charges.ts).
+      expect(me.spent).toBe(billed);
+      await kill(child);
+    } finally {
+      state.decide = decide;
+    }
+  }, 300_000);
 });

@@ -6,11 +6,6 @@
  */
 export const OPT_IN_TESTS: ReadonlyArray<{ file: string; enabledBy: string; why: string }> = [
   {
-    file: 'test/integration/agent-model-ledger.test.ts',
-    enabledBy: 'MODEL_LEDGER_BUDGET=1',
-    why: "its budget and chaos cases: open while a user agent's spent + reserved can pass the budget on a starved machine",
-  },
-  {
     file: 'test/integration/drill-deploy-across-chains.test.ts',
     enabledBy: 'DRILL_ACROSS_CHAINS=1',
     why: 'the deploy drill across scheduler chains: open while its late re-offer is',
