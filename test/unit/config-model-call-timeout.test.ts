@@ -8,7 +8,7 @@ const timeoutOf = (v: string | undefined) =>
 describe('MODEL_CALL_TIMEOUT_SECONDS: the model call timeout', () => {
   it('defaults to 600 s, above the 60 s hold gateways document and the short step timeout it replaces', () => {
     expect(timeoutOf(undefined)).toBe(600);
-    expect(timeoutOf(undefined)! * 1000).toBeGreaterThan(loadConfig({}).sim.holdMs + 60_000);
+    expect(timeoutOf(undefined), 'above the 60 s hold gateways document').toBeGreaterThan(60);
   });
 
   it('accepts whole seconds from 2 to 900 and refuses the rest with the variable named', () => {
