@@ -65,6 +65,11 @@ export interface RunCaps {
 
 export const DEFAULT_RUN_CAPS: RunCaps = { maxTokens: 1_000_000, maxWallSeconds: 3600 };
 
+/** MODEL_CALL_TIMEOUT_SECONDS: its default and bounds (the ceiling: what `ctx.model` calls had before it). */
+export const DEFAULT_MODEL_CALL_TIMEOUT_SECONDS = 600;
+export const MIN_MODEL_CALL_TIMEOUT_SECONDS = 2;
+export const MAX_MODEL_CALL_TIMEOUT_SECONDS = 900;
+
 /** The admin token guards every tenant and the fleet: a short one could be guessed. */
 export const MIN_ADMIN_TOKEN_LENGTH = 32;
 
@@ -238,6 +243,15 @@ const model = {
     .default(0)
     .describe(
       'The simulator holds a call over its quota up to this many ms (as a gateway with retries does) before answering it or, when the hold runs out, 429; 0: refused at once.',
+    ),
+  MODEL_CALL_TIMEOUT_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(MIN_MODEL_CALL_TIMEOUT_SECONDS)
+    .max(MAX_MODEL_CALL_TIMEOUT_SECONDS)
+    .default(DEFAULT_MODEL_CALL_TIMEOUT_SECONDS)
+    .describe(
+      `The longest one model call may take, in seconds (${MIN_MODEL_CALL_TIMEOUT_SECONDS} to ${MAX_MODEL_CALL_TIMEOUT_SECONDS}): the start-to-close timeout of a short step and of an agent's \`ctx.model\` call. The HTTP client gives up a tenth sooner (at most 5 s sooner) with a retryable failure; a call cut so may have been served, so it is charged its worst case. Keep it above the longest hold your provider or gateway documents (a gateway that queues calls over the limit holds them about 60 s, then answers 200). The default is the OpenAI and Anthropic SDKs' own request timeout, which long completions need. A run keeps the value it started with.`,
     ),
   MODEL_MAX_PAUSE_SECONDS: z.coerce
     .number()
@@ -863,6 +877,7 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
       reofferMaxSeconds: Math.max(e.RUN_REOFFER_FIRST_SECONDS, e.RUN_REOFFER_MAX_SECONDS),
       /** Each gated agent's gate (src/agents/gates.ts), the timeouts overridden by GATE_TIMEOUT_SECONDS when set. */
       gates: gatePolicies(e.GATE_TIMEOUT_SECONDS),
+      modelCallTimeoutSeconds: e.MODEL_CALL_TIMEOUT_SECONDS,
     },
     /** Module paths of the user's agents (AGENTS), resolved from the working directory by whoever loads them. */
     agentModules: e.AGENTS,

@@ -9,6 +9,14 @@ export class ProviderErrorAnswer extends Error {
 }
 
 /**
+ * The client gave up on a call before the activity's start-to-close timeout (`clientTimeoutMs`): the
+ * provider may still have served it, so its outcome is unknown. Plain `Error`: retried.
+ */
+export class ModelCallTimedOut extends Error {
+  override name = 'ModelCallTimedOut';
+}
+
+/**
  * Whether a model call that threw was certainly not billed: the provider answered it with an error
  * (a 429, a 4xx, a 5xx) or it never reached the provider (connection refused). Anything else (a
  * connection cut mid-call, an aborted call, a 2xx without usage) may have been billed: its outcome

@@ -49,6 +49,8 @@ export interface ChatCall {
   /** The prompt's bound in the model's dialect when the caller counted it already (it is costly). */
   promptTokens?: number;
   signal?: AbortSignal;
+  /** The client gives up after this many ms (`clientTimeoutMs` of the activity's timeout); absent: never. */
+  timeoutMs?: number | undefined;
 }
 
 /** `ApplicationFailure` type of a request naming a model the worker does not know (not retried). */
@@ -85,7 +87,7 @@ export function createChatClient(opts: ChatClientOptions): ChatClient {
   };
   return {
     endpoint,
-    async chat({ tenant, runId, step, callId, request, promptTokens, signal }) {
+    async chat({ tenant, runId, step, callId, request, promptTokens, signal, timeoutMs }) {
       const e = endpoint(request.model);
       const base = e.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
       const model = e.providerModel ?? e.name;
@@ -104,6 +106,7 @@ export function createChatClient(opts: ChatClientOptions): ChatClient {
         headers: callHeaders({ 'content-type': 'application/json', ...auth }, runId, step, tenant, callId),
         body: JSON.stringify(body),
         signal,
+        timeoutMs,
         split: { input: promptTokens ?? promptBound(request, e.dialect), output: request.maxTokens },
         context: `run ${runId} call ${step} (${e.name})`,
         read: (payload) => {

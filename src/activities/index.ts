@@ -20,6 +20,7 @@ import type { ChatClient } from './chat-client';
 import { modelCallActivities } from './model-call';
 import type { EffectStore } from '../stores/effects/effect-store';
 import type { SchedulerMailbox } from './mailbox';
+import { clientTimeoutMs } from './model-client';
 import type { ModelClient } from './model-client';
 import { OfferBatcher } from './offer-batcher';
 import { agentEffectActivity } from './agent-effects';
@@ -146,6 +147,7 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
         ...(req.cost !== undefined ? { cost: req.cost } : {}),
       };
       mailbox.renew({ ...who, usedTokens: req.usedSoFar });
+      const every = Math.max(200, Math.min(req.leaseTtlMs / 3, 10_000));
       // A retried regular step whose earlier attempt was billed (its heartbeat says so: a worker died
       // after the call) does not call again. Nor does it charge: that attempt's call intent is charged
       // once, by its worker's mailbox or, that worker being dead, by another worker's sweep.
@@ -178,24 +180,34 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
             'model step already called: not calling again',
           );
           usedTokens = earlier.tokens;
-        } else
-          ({ billed: usedTokens } = await chargedCall(ledger, call, req.step, reserved, async (callId) => {
-            const r = await model.complete({
-              tenant,
-              runId: req.runId,
-              step: req.step,
-              callId,
-              tokens: req.tokens,
-              signal: ctx.cancellationSignal,
-              attempt: ctx.info.attempt,
-            });
-            return { result: r, billed: r.usedTokens };
-          }));
+        } else {
+          // A call the provider holds (a gateway queueing it) keeps the lease, and a longer step its heartbeat.
+          const beat = setInterval(() => {
+            mailbox.renew({ ...who, usedTokens: req.usedSoFar });
+            if (!ctx.info.isLocal) ctx.heartbeat();
+          }, every);
+          try {
+            ({ billed: usedTokens } = await chargedCall(ledger, call, req.step, reserved, async (callId) => {
+              const r = await model.complete({
+                tenant,
+                runId: req.runId,
+                step: req.step,
+                callId,
+                tokens: req.tokens,
+                signal: ctx.cancellationSignal,
+                timeoutMs: clientTimeoutMs(ctx.info.startToCloseTimeoutMs),
+                attempt: ctx.info.attempt,
+              });
+              return { result: r, billed: r.usedTokens };
+            }));
+          } finally {
+            clearInterval(beat);
+          }
+        }
         if (!ctx.info.isLocal) ctx.heartbeat({ billedTokens: usedTokens });
       }
       mailbox.renew({ ...who, usedTokens: req.usedSoFar + usedTokens });
       // Hold the step to its minimum length, heartbeating and renewing the lease meanwhile.
-      const every = Math.max(200, Math.min(req.leaseTtlMs / 3, 10_000));
       for (
         let left = req.minMs - (Date.now() - started);
         left > 0;

@@ -6,6 +6,7 @@ import type { ModelRequest } from '../contract/chat-model';
 import type { CallCharges } from './call-charges';
 import { chargedCall } from './charged-call';
 import type { ChatClient } from './chat-client';
+import { clientTimeoutMs } from './model-client';
 import type { SchedulerMailbox } from './mailbox';
 import { promptBound } from './provider/tokenizer';
 
@@ -104,6 +105,7 @@ export function modelCallActivities(
               request: req.request,
               promptTokens: m.promptTokens,
               signal: ctx.cancellationSignal,
+              timeoutMs: clientTimeoutMs(ctx.info.startToCloseTimeoutMs),
             });
             const raw: unknown = completion.usage.totalTokens;
             // A count that is not a finite, non-negative number is a provider fault: charged the worst case.

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { Tracer } from '@opentelemetry/api';
 import { tracedCall } from './provider/traced-call';
-import { ProviderErrorAnswer } from './call-outcome';
+import { ModelCallTimedOut, ProviderErrorAnswer } from './call-outcome';
 import { parseRateLimitHeaders } from './provider/rate-limit-headers';
 import type { ParsedRateLimit } from './provider/rate-limit-headers';
 import { CALL_ID_HEADER, CALL_KEY_HEADER, TENANT_HEADER, storedCallFields } from './provider/call-key';
@@ -91,6 +91,8 @@ export interface CompletionRequest {
   tokens: number;
   /** Aborts the HTTP call (pass the activity's cancellation signal). */
   signal?: AbortSignal;
+  /** The client gives up after this many ms (`clientTimeoutMs` of the activity's timeout); absent: never. */
+  timeoutMs?: number | undefined;
   /** The activity's attempt (1 first): a refusal of the key waits longer on each. */
   attempt?: number;
 }
@@ -120,7 +122,7 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
   if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;
 
   return {
-    async complete({ tenant, runId, step, callId, tokens, signal, attempt }) {
+    async complete({ tenant, runId, step, callId, tokens, signal, timeoutMs, attempt }) {
       const prompt = stepPrompt(runId, step);
       // The prompt is part of the step's tokens, so the call costs what the step was estimated at
       // (at most `stepWorstCase`, which the run reserved before it called).
@@ -149,6 +151,7 @@ export function createModelClient(opts: ModelClientOptions): ModelClient {
           headers: callHeaders(headers, runId, step, tenant, callId),
           body,
           signal,
+          timeoutMs,
           split: { input: promptTokens, output: maxTokens },
           context: `run ${runId} step ${step}`,
           read: (payload, status) => {
@@ -206,6 +209,8 @@ export interface Exchange<T> {
   headers: Record<string, string>;
   body: string;
   signal: AbortSignal | undefined;
+  /** The client gives up after this many ms with a {@link ModelCallTimedOut}; absent: never. */
+  timeoutMs?: number | undefined;
   /** The call's prompt and completion tokens, to fold separate input and output quotas into one. */
   split: { input: number; output: number };
   /** Names the call in errors ("run r1 step 2"). */
@@ -225,14 +230,37 @@ export function exchange<T>(t: Transport, x: Exchange<T>): Promise<{ result: T; 
   return t.tracer ? tracedCall(t.tracer, x, (headers) => send(t, { ...x, headers })) : send(t, x);
 }
 
+/**
+ * How long the HTTP client waits for a call whose activity times out after `startToCloseMs`: a tenth
+ * less, at most 5 s less, so the activity itself reports the cut call (and its charge) before Temporal
+ * times it out. Undefined without a timeout.
+ */
+export function clientTimeoutMs(startToCloseMs: number | undefined): number | undefined {
+  if (startToCloseMs === undefined || !(startToCloseMs > 0)) return undefined;
+  return Math.max(startToCloseMs - 5_000, Math.round(startToCloseMs * 0.9));
+}
+
 async function send<T>(t: Transport, x: Exchange<T>): Promise<{ result: T; latencyMs: number }> {
   const started = performance.now();
+  const deadline = x.timeoutMs === undefined ? undefined : AbortSignal.timeout(x.timeoutMs);
+  const signal = deadline && x.signal ? AbortSignal.any([x.signal, deadline]) : (deadline ?? x.signal);
+  /** The client's own deadline passed (not the activity's cancellation): the call may have been served. */
+  const timedOut = (err: unknown): ModelCallTimedOut | undefined =>
+    deadline?.aborted && !x.signal?.aborted
+      ? new ModelCallTimedOut(
+          `Model plane did not answer ${x.context} within ${x.timeoutMs} ms, just before its activity's timeout; it may have served the call, which is charged its worst case`,
+          { cause: err },
+        )
+      : undefined;
   let res: Response;
   try {
-    res = await t.fetchImpl(x.url, { method: 'POST', headers: x.headers, body: x.body, signal: x.signal });
+    res = await t.fetchImpl(x.url, { method: 'POST', headers: x.headers, body: x.body, signal });
   } catch (err) {
     if (x.signal?.aborted) throw err;
-    throw new Error(`Model plane unreachable at ${x.url}: ${(err as Error).message}`, { cause: err });
+    throw (
+      timedOut(err) ??
+      new Error(`Model plane unreachable at ${x.url}: ${(err as Error).message}`, { cause: err })
+    );
   }
   // Relative values in the headers are measured from the call's own time, which the sample carries.
   const calledAt = t.now();
@@ -252,7 +280,10 @@ async function send<T>(t: Transport, x: Exchange<T>): Promise<{ result: T; laten
     try {
       payload = await readAnswerJson(res, t.maxAnswerBytes ?? MAX_ANSWER_BYTES);
     } catch (err) {
-      if (x.signal?.aborted || !(err instanceof AnswerTooLarge)) throw err;
+      if (x.signal?.aborted) throw err;
+      const late = timedOut(err);
+      if (late) throw late;
+      if (!(err instanceof AnswerTooLarge)) throw err;
       // Served and perhaps billed: a plain Error, retried and charged its worst case.
       throw new Error(`Model plane answered ${res.status} for ${x.context}: ${err.message}`, { cause: err });
     }

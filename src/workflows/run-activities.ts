@@ -4,6 +4,14 @@ import type { FleetActivities } from '../contract/activity-types';
 /** Failures that retrying cannot fix: the run fails with the reason. */
 export const NON_RETRYABLE = ['AgentStepFailed', 'ModelSpendCap', 'ModelRequestRejected'];
 
+/**
+ * A model call's start-to-close timeout: the run's setting, or `unsetMs` for a run started without one.
+ * The activity's HTTP client gives up a little before it (`clientTimeoutMs`).
+ */
+function modelCallTimeoutMs(seconds: number | undefined, unsetMs: number): number {
+  return seconds !== undefined && Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : unsetMs;
+}
+
 export const local = proxyLocalActivities<FleetActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '200ms', maximumInterval: '5s' },
@@ -12,12 +20,15 @@ export const local = proxyLocalActivities<FleetActivities>({
  * Short steps run as local activities: no task-queue round trip and a few history events instead
  * of a dozen, which is what bounds a single dev server's throughput. Longer steps stay regular
  * activities: they heartbeat, survive a worker's death mid-step, and do not hold the workflow task
- * open (signals such as cancel are delivered only when it closes).
+ * open (signals such as cancel are delivered only when it closes). A short step is one model call:
+ * its timeout is the run's `modelCallTimeoutSeconds`.
  */
-export const shortStep = proxyLocalActivities<FleetActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1s', maximumInterval: '2 minutes', nonRetryableErrorTypes: NON_RETRYABLE },
-});
+export function shortStepsFor(modelCallTimeoutSeconds: number | undefined) {
+  return proxyLocalActivities<FleetActivities>({
+    startToCloseTimeout: modelCallTimeoutMs(modelCallTimeoutSeconds, 60_000),
+    retry: { initialInterval: '1s', maximumInterval: '2 minutes', nonRetryableErrorTypes: NON_RETRYABLE },
+  });
+}
 /**
  * Longer steps (regular activities) under a lease of `leaseTtlMs`: the step heartbeats at a third of
  * the lease (10 s at most), and a worker gone is seen within half a lease (at least 10 s, at most
@@ -31,7 +42,7 @@ export function longStepsFor(leaseTtlMs: number) {
     retry: { initialInterval: '1s', maximumInterval: '2 minutes', nonRetryableErrorTypes: NON_RETRYABLE },
   });
 }
-/** Steps of at most this many milliseconds run as local activities (`shortStep`). */
+/** Steps of at most this many milliseconds run as local activities (`shortStepsFor`). */
 export const SHORT_STEP_MS = 250;
 /** Failures of an agent's model call that retrying cannot fix: the run fails with the reason. */
 export const MODEL_CALL_NOT_RETRIED = [...NON_RETRYABLE, 'ModelUnknown', 'ModelReservationShort'];
@@ -41,11 +52,11 @@ export const MODEL_CALL_NOT_RETRIED = [...NON_RETRYABLE, 'ModelUnknown', 'ModelR
  * tokenizer, no I/O). Temporal does not retry it: each attempt may be billed, so the run tries again
  * itself, under a reservation of its own (run-model-call.ts), as a first call would be reserved.
  */
-export function modelCallsFor(leaseTtlMs: number) {
+export function modelCallsFor(leaseTtlMs: number, modelCallTimeoutSeconds: number | undefined) {
   // The call heartbeats at a third of the lease (10 s at most): a worker gone is seen within a lease.
   const heartbeatMs = Math.min(30_000, Math.max(5_000, Math.round(leaseTtlMs)));
   return proxyActivities<FleetActivities>({
-    startToCloseTimeout: '15 minutes',
+    startToCloseTimeout: modelCallTimeoutMs(modelCallTimeoutSeconds, 15 * 60_000),
     heartbeatTimeout: heartbeatMs,
     retry: { maximumAttempts: 1 },
   });

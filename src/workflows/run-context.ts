@@ -12,7 +12,7 @@ import {
   modelCallsFor,
   longStepsFor,
   SHORT_STEP_MS,
-  shortStep,
+  shortStepsFor,
 } from './run-activities';
 import { failureOf, RunCancelled } from './run-failure';
 import { interruptible } from './run-cancel';
@@ -109,7 +109,7 @@ export function agentContext(run: RunLifecycle, agent: Agent): AgentContext {
         () => {
           const l = lease();
           const args = { ...l, step, tokens, minMs, ...(stepOpts?.fail ? { fail: true } : {}) };
-          if (minMs <= SHORT_STEP_MS) return shortStep.modelStep(args);
+          if (minMs <= SHORT_STEP_MS) return shortStepsFor(opts.modelCallTimeoutSeconds).modelStep(args);
           const long = () => longStepsFor(l.leaseTtlMs).modelStep(args);
           // A cancel interrupts a longer step instead of waiting for it to end.
           return patched(PATCH.cancelInterruptsStep.id) ? interruptible(state, long) : long();
@@ -133,7 +133,7 @@ export function agentContext(run: RunLifecycle, agent: Agent): AgentContext {
             worstCaseTokens,
             () => {
               const l = lease();
-              return modelCallsFor(l.leaseTtlMs).modelCall({
+              return modelCallsFor(l.leaseTtlMs, opts.modelCallTimeoutSeconds).modelCall({
                 ...l,
                 step,
                 request,

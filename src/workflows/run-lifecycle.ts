@@ -15,6 +15,11 @@ export interface RunOptions {
   reofferMaxSeconds: number;
   /** Each gated agent's gate timeout and its outcome (a gate without one waits forever). */
   gates?: Record<string, GatePolicy>;
+  /**
+   * The start-to-close timeout of a short step and of a `ctx.model` call (MODEL_CALL_TIMEOUT_SECONDS).
+   * Absent (a run started before the setting): 1 minute for a short step, 15 for a `ctx.model` call.
+   */
+  modelCallTimeoutSeconds?: number;
 }
 const DEFAULT_RUN_OPTIONS: RunOptions = { reofferFirstSeconds: 300, reofferMaxSeconds: 1800 };
 

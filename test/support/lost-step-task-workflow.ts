@@ -1,5 +1,5 @@
 import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
-import { local, shortStep } from '../../src/workflows/run-activities';
+import { local, shortStepsFor } from '../../src/workflows/run-activities';
 
 export interface LostStepTaskInput {
   runId: string;
@@ -15,7 +15,7 @@ export interface LostStepTaskInput {
 export async function lostStepTaskProbe(input: LostStepTaskInput): Promise<{ usedTokens: number }> {
   const { runId, tenant } = input;
   const lease = { runId, tenant, attempt: 0, usedSoFar: 0, leaseTtlMs: 60_000 };
-  const r = await shortStep.modelStep({ ...lease, step: 1, tokens: input.tokens, minMs: 0 });
+  const r = await shortStepsFor(undefined).modelStep({ ...lease, step: 1, tokens: input.tokens, minMs: 0 });
   // The first task's history: started, task scheduled, task started. A retried task's holds more.
   if (workflowInfo().historyLength <= 3) throw new Error('the workflow task that ran the step is lost');
   if (workflowInfo().historyLength > 12)
