@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import { chargeId } from '../scheduler';
+import { chargeId, ownerId } from '../scheduler';
 import type { Charge } from '../scheduler/types';
+import { TakerFenced } from '../stores/call-intents/call-intents';
 import type { CallIntentStore, ProvisionalCall, RecordedCall } from '../stores/call-intents/call-intents';
 import { mapLimit } from '../util/map-limit';
+import { KeyWriter } from './key-writer';
 import type { SchedulerMailbox } from './mailbox';
 import type { UsageSource } from './usage-source';
 
@@ -36,64 +38,16 @@ export interface EarlierCall {
   known: boolean;
 }
 
-/** Rows taken per claim: a sweep takes batches until fewer come back. */
-const SWEEP_BATCH = 500;
-/** Keys per settle write. */
-const SETTLE_BATCH = 1000;
+/** Dead owners fenced per claim: a sweep claims until fewer come back. */
+const SWEEP_OWNERS = 20;
+/** Times `begin` tries a new owner id when it finds its owner fenced, before it gives up. */
+const BEGIN_TRIES = 3;
 /** Provisional charges looked up per reconcile pass, and at once. */
 const RECONCILE_BATCH = 200;
 const LOOKUPS_AT_ONCE = 8;
 
-/** Keys written to the store in batches, in the background, retried until the write succeeds. */
-class KeyWriter {
-  private pending: string[] = [];
-  private writing: Promise<void> | undefined;
-
-  constructor(
-    private readonly write: (keys: string[]) => Promise<void>,
-    private readonly written: (keys: string[]) => void,
-    private readonly log: Logger,
-    private readonly what: string,
-  ) {}
-
-  get idle(): boolean {
-    return !this.pending.length && !this.writing;
-  }
-
-  add(keys: readonly string[]): void {
-    this.pending.push(...keys);
-    void this.flush();
-  }
-
-  flush(): Promise<void> {
-    if (this.writing) return this.writing;
-    if (!this.pending.length) return Promise.resolve();
-    const keys = this.pending.splice(0, SETTLE_BATCH);
-    this.writing = this.write(keys).then(
-      () => {
-        this.writing = undefined;
-        this.written(keys);
-        if (this.pending.length) void this.flush();
-      },
-      (err: unknown) => {
-        this.writing = undefined;
-        this.pending.unshift(...keys);
-        this.log.warn({ err, keys: keys.length }, `could not ${this.what} yet`);
-      },
-    );
-    return this.writing;
-  }
-
-  /** Writes what is pending, until done or the store fails (then a sweep takes the rest later). */
-  async drain(): Promise<void> {
-    while (!this.idle) {
-      await this.writing;
-      const before = this.pending.length;
-      await this.flush();
-      if (this.pending.length >= before && !this.writing) break;
-    }
-  }
-}
+/** A new owner id: this process, and a random part (a restart, or a fence, is a new owner). */
+const newOwner = () => `${hostname()}/${process.pid}/${randomUUID()}`;
 
 /**
  * Every model call's charge, made durable and exact. A row per call is written before the call
@@ -113,13 +67,23 @@ class KeyWriter {
  * Between any two steps a death is covered: before the charge was sent, the sweep sends it; after it
  * was delivered and before the settle write (or the confirmation), the scheduler still holds its key
  * and drops the sweep's repeat; after the settle write, nothing sends it again. Corrections likewise.
- * The residue: a worker stalled longer than `ownerDeadMs` whose rows were swept while it still
- * delivered and confirmed them, and a key pushed out of the scheduler's bounded memory (`charge-keys.ts`)
- * before a sweep came.
+ *
+ * A worker taken for dead may be alive (stalled longer than `ownerDeadMs`): a sweep fences its owner
+ * id, in the transaction that takes its rows. From then on its rows are the sweeper's (only the
+ * owner of a row records its bill, settles it, confirms it), it records no call under that id (it
+ * goes on under a new one), and its charges, each naming its owner, are not booked: the sweep's
+ * report fences the owner at the scheduler no later than the sweep's own charges for its calls,
+ * hence before any of them is confirmed and forgotten. What remains is a key pushed out of the
+ * scheduler's bounded memory (`charge-keys.ts`) before a sweep came, and a fence pushed out of it
+ * while a stalled worker still held charges (`MAX_FENCED_OWNERS` fences later).
  */
 export class CallCharges {
-  /** This process: a new one (a restart) is a new owner, so the dead one's rows are swept. */
-  readonly owner = `${hostname()}/${process.pid}/${randomUUID()}`;
+  /** The current owner id: a new one after a restart, or after a sweep fenced the previous one. */
+  private id = newOwner();
+  /** `id` once the store knows it. */
+  private joined: Promise<string> | undefined;
+  /** The owner each call on its way was recorded under: its charge names that owner. */
+  private readonly begun = new Map<string, string>();
   private timers: NodeJS.Timeout[] = [];
   private readonly settles: KeyWriter;
   private readonly reconciles: KeyWriter;
@@ -130,34 +94,39 @@ export class CallCharges {
 
   constructor(
     private readonly store: CallIntentStore,
-    private readonly mailbox: Pick<SchedulerMailbox, 'charge' | 'confirm'>,
+    private readonly mailbox: Pick<SchedulerMailbox, 'charge' | 'confirm' | 'fence'>,
     private readonly timing: CallChargeTiming,
     private readonly log: Logger,
     private readonly now: () => number = Date.now,
     private readonly usage: UsageSource | undefined = undefined,
   ) {
-    const confirm = (correction: boolean) => (keys: string[]) =>
+    const confirm = (correction: boolean) => (keys: readonly string[]) =>
       this.mailbox.confirm(keys.map((k) => chargeId(k, correction)));
     this.settles = new KeyWriter(
-      (keys) => this.store.settle(keys, this.now()),
-      confirm(false),
+      (keys) => this.store.settle(keys, this.id, this.now()),
+      (_, settled) => confirm(false)(settled),
       log,
       'settle delivered call charges',
     );
     this.reconciles = new KeyWriter(
-      (keys) => this.store.reconciled(keys, this.now()),
-      (keys) => {
+      (keys) => this.store.reconciled(keys, this.id, this.now()),
+      (keys, marked) => {
         for (const k of keys) this.correcting.delete(k);
-        confirm(true)(keys);
+        confirm(true)(marked);
       },
       log,
       'mark delivered corrections',
     );
   }
 
+  /** This process's current owner id (it changes when a sweep fenced the previous one). */
+  get owner(): string {
+    return this.id;
+  }
+
   /** Says this owner is alive, sweeps once, and keeps both going (and the reconciler) on timers. */
   async start(): Promise<void> {
-    await this.store.beat(this.owner, this.now());
+    await this.current();
     await this.sweep().catch((err: unknown) => this.log.warn({ err }, 'call charge sweep failed'));
     const beat = setInterval(() => void this.beat(), Math.max(200, this.timing.ownerDeadMs / 6));
     const sweep = setInterval(
@@ -182,8 +151,15 @@ export class CallCharges {
   async begin(call: { tenant: string; runId: string; attempt: number; step: number; reserved: number }) {
     const key = `${keyPrefix(call)}${randomUUID()}`;
     const { tenant, runId, attempt, reserved } = call;
-    await this.store.begin({ key, tenant, runId, attempt, reserved, owner: this.owner }, this.now());
-    return key;
+    for (let tries = 0; tries < BEGIN_TRIES; tries++) {
+      const owner = await this.current();
+      if (await this.store.begin({ key, tenant, runId, attempt, reserved, owner }, this.now())) {
+        this.begun.set(key, owner);
+        return key;
+      }
+      this.fenced(owner);
+    }
+    throw new Error('could not record a call: this worker is fenced as soon as it joins');
   }
 
   /**
@@ -205,30 +181,38 @@ export class CallCharges {
     return { key: unknown.key, tokens: unknown.reserved, known: false };
   }
 
-  /** The provider billed the call: its bill is recorded, and charged through the mailbox. */
+  /**
+   * The provider billed the call: its bill is recorded, and charged through the mailbox; nothing
+   * when a sweep took the call over (it charges the call, and its usage source reconciles it).
+   */
   async billed(key: string, charge: Charge): Promise<void> {
-    // Unrecorded, the bill is still charged from here; only a sweep would charge the reservation.
-    await this.store
-      .billed(key, charge.tokens)
-      .catch((err: unknown) => this.log.warn({ err, key }, 'could not record a call bill'));
-    this.mailbox.charge({ ...charge, key });
+    const owner = this.ownerOf(key);
+    // Unrecorded, the bill is still charged from here (the scheduler drops it once `owner` is fenced).
+    const own = await this.store.billed(key, owner, charge.tokens).catch((err: unknown) => {
+      this.log.warn({ err, key }, 'could not record a call bill');
+      return true;
+    });
+    if (own) this.mailbox.charge({ ...charge, key, owner: ownerId(owner) });
   }
 
   /** The provider refused the call (it billed nothing): there is nothing to charge. */
   async unbilled(key: string): Promise<void> {
     // Left behind, the row would be charged its reservation by a sweep once this worker is gone.
     await this.store
-      .drop(key)
+      .drop(key, this.ownerOf(key))
       .catch((err: unknown) => this.log.warn({ err, key }, 'could not drop an unbilled call'));
   }
 
   /** The call's outcome is unknown (cut mid-flight, aborted): its worst case is charged, provisionally. */
   async uncertain(key: string, charge: Charge): Promise<void> {
-    if (this.usage)
-      await this.store
-        .provisional(key)
-        .catch((err: unknown) => this.log.warn({ err, key }, 'could not mark a provisional charge'));
-    this.mailbox.charge({ ...charge, key });
+    const owner = this.ownerOf(key);
+    const own =
+      !this.usage ||
+      (await this.store.provisional(key, owner).catch((err: unknown) => {
+        this.log.warn({ err, key }, 'could not mark a provisional charge');
+        return true;
+      }));
+    if (own) this.mailbox.charge({ ...charge, key, owner: ownerId(owner) });
   }
 
   /** The mailbox delivered these keyed charges: settled (or marked corrected) in the background. */
@@ -241,7 +225,7 @@ export class CallCharges {
     if (corrections.length) this.reconciles.add(corrections);
   }
 
-  /** Takes the rows of dead owners: charges the unsettled ones; answers how many it took. */
+  /** Fences dead owners and takes their rows: charges the unsettled ones; answers how many it charged. */
   sweep(): Promise<number> {
     this.sweeping ??= this.sweepOnce().finally(() => (this.sweeping = undefined));
     return this.sweeping;
@@ -262,10 +246,46 @@ export class CallCharges {
     await this.reconciles.drain();
   }
 
+  /** The current owner id, known to the store. */
+  private current(): Promise<string> {
+    const id = this.id;
+    this.joined ??= this.store.join(id, this.now()).then(
+      () => id,
+      (err: unknown) => {
+        if (this.id === id) this.joined = undefined;
+        throw err;
+      },
+    );
+    return this.joined;
+  }
+
+  /** A sweep fenced `owner` (or it was pruned): a new owner id takes over from here (once). */
+  private fenced(owner: string): void {
+    if (this.id !== owner) return;
+    this.log.warn(
+      { owner },
+      'this worker was taken for dead and its calls were charged: going on as a new owner',
+    );
+    this.id = newOwner();
+    this.joined = undefined;
+  }
+
+  /** The owner `key` was recorded under (forgotten: its outcome is being reported now). */
+  private ownerOf(key: string): string {
+    const owner = this.begun.get(key) ?? this.id;
+    this.begun.delete(key);
+    return owner;
+  }
+
   private async beat(): Promise<void> {
-    await this.store
-      .beat(this.owner, this.now())
-      .catch((err: unknown) => this.log.warn({ err }, 'call charge owner beat failed'));
+    const owner = await this.current().catch(() => undefined);
+    if (owner !== undefined) {
+      const alive = await this.store.beat(owner, this.now()).catch((err: unknown) => {
+        this.log.warn({ err }, 'call charge owner beat failed');
+        return true;
+      });
+      if (!alive) this.fenced(owner);
+    }
     // Retries writes that failed.
     void this.settles.flush();
     void this.reconciles.flush();
@@ -274,35 +294,56 @@ export class CallCharges {
   private async sweepOnce(): Promise<number> {
     const now = this.now();
     const deadBefore = now - this.timing.ownerDeadMs;
-    await this.store.beat(this.owner, now);
-    let taken = 0;
+    let owner = await this.current();
+    if (!(await this.store.beat(owner, now))) {
+      this.fenced(owner);
+      owner = await this.current();
+    }
+    let charged = 0;
     for (;;) {
-      const rows = await this.store.claimOrphans(this.owner, deadBefore, SWEEP_BATCH);
-      for (const r of rows) {
+      const taken = await this.store
+        .claimOrphans(owner, deadBefore, now, SWEEP_OWNERS)
+        .catch((err: unknown) => {
+          if (err instanceof TakerFenced) this.fenced(owner);
+          throw err;
+        });
+      // Before their charges, in the same report or an earlier one: the scheduler stops booking
+      // the fenced owners' own charges (also those of the makers of calls a dead sweeper had taken).
+      const fences = new Set([...taken.owners, ...taken.calls.flatMap((c) => (c.madeBy ? [c.madeBy] : []))]);
+      if (fences.size) this.mailbox.fence([...fences].map(ownerId));
+      for (const r of taken.calls) {
         if (r.settled) continue; // taken to be reconciled here: its charge was booked
         const tokens = r.tokens ?? r.reserved;
-        this.mailbox.charge({ tenant: r.tenant, runId: r.runId, attempt: r.attempt, tokens, key: r.key });
-        taken++;
+        this.mailbox.charge({
+          tenant: r.tenant,
+          runId: r.runId,
+          attempt: r.attempt,
+          tokens,
+          key: r.key,
+          owner: ownerId(owner),
+        });
+        charged++;
       }
-      if (rows.length < SWEEP_BATCH) break;
+      if (taken.owners.length < SWEEP_OWNERS) break;
     }
-    if (taken) this.log.warn({ calls: taken }, 'charged the calls of dead workers');
+    if (charged) this.log.warn({ calls: charged }, 'charged the calls of dead workers');
     await this.store.prune(now - this.timing.keepSettledMs, deadBefore, this.usage !== undefined);
-    return taken;
+    return charged;
   }
 
   private async reconcileOnce(): Promise<number> {
     const usage = this.usage;
     if (!usage) return 0;
+    const owner = this.id;
     const madeBefore = this.now() - (this.timing.reconcileAfterMs ?? 0);
-    const rows = (await this.store.dueForReconcile(this.owner, madeBefore, RECONCILE_BATCH)).filter(
+    const rows = (await this.store.dueForReconcile(owner, madeBefore, RECONCILE_BATCH)).filter(
       (r) => !this.correcting.has(r.key),
     );
-    const done = await mapLimit(rows, LOOKUPS_AT_ONCE, (r) => this.reconcileOne(usage, r));
+    const done = await mapLimit(rows, LOOKUPS_AT_ONCE, (r) => this.reconcileOne(usage, owner, r));
     return done.filter(Boolean).length;
   }
 
-  private async reconcileOne(usage: UsageSource, r: ProvisionalCall): Promise<boolean> {
+  private async reconcileOne(usage: UsageSource, owner: string, r: ProvisionalCall): Promise<boolean> {
     const served = await usage.lookup(r.key).catch((err: unknown) => {
       this.log.warn({ err: String(err), key: r.key }, 'usage lookup failed; trying again later');
       return null;
@@ -321,6 +362,7 @@ export class CallCharges {
       tokens: delta,
       key: r.key,
       correction: true,
+      owner: ownerId(owner),
     });
     return true;
   }

@@ -61,6 +61,8 @@ export class SchedulerMailbox {
   private confirms: string[] = [];
   /** When the oldest of `confirms` came: alone, they wait up to CONFIRMS_ALONE_MS for other news. */
   private confirmsSince = 0;
+  /** Owners this worker's sweep fenced (`ownerId`), sent with the next report. */
+  private fences: string[] = [];
   private releases: Release[] = [];
   private cancels: string[] = [];
   private unreachable: { runId: string; attempt: number }[] = [];
@@ -126,6 +128,11 @@ export class SchedulerMailbox {
     this.confirms.push(...ids);
   }
 
+  /** Tells the scheduler, no later than the charges sent after this, that these owners are fenced. */
+  fence(ids: readonly string[]): void {
+    this.fences.push(...ids);
+  }
+
   cancel(runId: string): Promise<void> {
     this.cancels.push(runId);
     return this.awaitFlush();
@@ -150,7 +157,9 @@ export class SchedulerMailbox {
     const nothing = this.keyed.filter((c) => c.tokens === 0);
     this.keyed = [];
     if (this.charges.size || sent.length) report.charges = [...this.charges.values(), ...sent];
-    const alone = !this.charges.size && !sent.length && !this.releases.length && !this.cancels.length;
+    if (this.fences.length) report.fenced = this.fences.splice(0);
+    const alone =
+      !this.charges.size && !sent.length && !report.fenced && !this.releases.length && !this.cancels.length;
     const waitMore =
       alone &&
       !force &&

@@ -30,6 +30,11 @@ export interface WorkerReport {
    * durable call store: no sweep or reconciler can send them again, so the ledger forgets them.
    */
   settled?: string[];
+  /**
+   * Owners (`ownerId`) whose calls this worker's sweep took over, sent no later than the sweep's
+   * charges for them: charges those owners still send are not booked.
+   */
+  fenced?: string[];
   releases?: Release[];
   renewals?: Renewal[];
   observations?: ModelObservation[];

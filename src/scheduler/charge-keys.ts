@@ -26,9 +26,60 @@ function hash53(s: string): number {
   return 4294967296 * (2097151 & h2) + (h1 >>> 0);
 }
 
+const shortId = (s: string): string => (hash53(s) % ID_SPACE).toString(36).padStart(ID_LENGTH, '0');
+
 /** The ledger's id of a call's charge (`correction` false) or of its correction (true). */
 export function chargeId(key: string, correction = false): string {
-  return (hash53(correction ? `${key}#correction` : key) % ID_SPACE).toString(36).padStart(ID_LENGTH, '0');
+  return shortId(correction ? `${key}#correction` : key);
+}
+
+/** The ledger's id of a call charges owner (a worker process's `CallCharges.owner`). */
+export function ownerId(owner: string): string {
+  return shortId(`${owner}#owner`);
+}
+
+/**
+ * Fenced owners remembered: more than workers are taken for dead while one stalled worker still
+ * holds charges, and few enough to keep the continue-as-new input within its bound.
+ */
+export const MAX_FENCED_OWNERS = 64;
+
+/**
+ * Owners a sweep fenced (`ownerId`): their calls were taken over and are charged by the sweep, so
+ * a charge that still comes from one of them (held in its mailbox while it was stalled) is not
+ * booked. Bounded: past `MAX_FENCED_OWNERS` the one fenced longest ago goes first.
+ */
+export class FencedOwners {
+  private readonly ids = new Set<string>();
+
+  constructor(private readonly max = MAX_FENCED_OWNERS) {}
+
+  get size(): number {
+    return this.ids.size;
+  }
+
+  has(id: string): boolean {
+    return this.ids.has(id);
+  }
+
+  fence(ids: readonly string[]): void {
+    for (const id of ids) {
+      this.ids.delete(id);
+      this.ids.add(id);
+    }
+    while (this.ids.size > this.max) this.ids.delete(this.ids.values().next().value as string);
+  }
+
+  /** Oldest first, joined by " " (the snapshot's form). */
+  snapshot(): string {
+    return [...this.ids].join(' ');
+  }
+
+  static restore(s: string | undefined, max = MAX_FENCED_OWNERS): FencedOwners {
+    const owners = new FencedOwners(max);
+    owners.fence((s ?? '').split(' ').filter(Boolean));
+    return owners;
+  }
 }
 
 /** The ids held, oldest first (a Set keeps insertion order). */

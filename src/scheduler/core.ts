@@ -4,7 +4,7 @@ import type { GovernorState } from './governor';
 import { LeaseTable } from './leases';
 import { EndedRuns, MAX_ENDED_RUNS } from './ended';
 import { LedgerLog } from './ledger-log';
-import { ChargeKeys } from './charge-keys';
+import { ChargeKeys, FencedOwners } from './charge-keys';
 import type { Linger, QueuedUnit, TenantState } from './queue-state';
 import { newRate } from './rate';
 import type { RateState } from './rate';
@@ -44,6 +44,8 @@ export interface CoreState {
   ended: EndedRuns;
   /** Call keys charged and not yet confirmed settled by their owner: a repeat is not charged again. */
   chargeKeys: ChargeKeys;
+  /** Owners whose calls a sweep took over: their own charges are not booked (`charge-keys.ts`). */
+  fencedOwners: FencedOwners;
   /** Reservations of expired leases kept for their calls still under way, by tenant id (`lingers.ts`). */
   lingers: Map<string, Linger>;
   /**
@@ -88,6 +90,7 @@ export function newCoreState(
     log: new LedgerLog(),
     ended: new EndedRuns(endedMemory),
     chargeKeys: new ChargeKeys(),
+    fencedOwners: new FencedOwners(),
     lingers: new Map(),
     recoverySince: null,
     passedOver: null,

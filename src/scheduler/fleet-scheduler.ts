@@ -159,6 +159,11 @@ export class FleetScheduler {
     this.s.chargeKeys.forget(ids);
   }
 
+  /** A sweep took these owners' calls over (`ownerId`): charges they still send are not booked. */
+  fenceOwners(ids: readonly string[]): void {
+    this.s.fencedOwners.fence(ids);
+  }
+
   /** A running unit asks for `tokens` more reservation; granted only within its tenant's budget. */
   topUp(runId: string, attempt: number, tokens: number, now: number): TopUpResult {
     return topUp(this.s, runId, attempt, tokens, now);

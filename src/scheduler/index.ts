@@ -7,7 +7,7 @@ export type { PlainSnapshot, SchedulerSnapshot } from './snapshot-format';
 export { DEFAULT_GOVERNOR } from './defaults';
 export { DEFAULT_INTERACTIVE_RESERVE } from './reserve';
 export { defaultTenantSettings } from './tenants';
-export { MAX_CHARGE_KEYS, chargeId } from './charge-keys';
+export { MAX_CHARGE_KEYS, MAX_FENCED_OWNERS, chargeId, ownerId } from './charge-keys';
 export { LEDGER_RING_PER_TENANT, LEDGER_RING_TOTAL } from './ledger-log';
 export { MAX_RETRY_AFTER_S, NO_PERIOD_RETRY_AFTER_S } from './retry-after';
 export * from './types';

@@ -78,6 +78,8 @@ function correct(s: CoreState, c: Charge, now: number): void {
  */
 export function charge(s: CoreState, charges: readonly Charge[], now: number): void {
   for (const c of charges) {
+    // Not from a fenced owner: the sweep that fenced it took its calls over and charges them.
+    if (c.owner !== undefined && s.fencedOwners.has(c.owner)) continue;
     if (typeof c.key === 'string' && !s.chargeKeys.admit(chargeId(c.key, c.correction === true))) continue;
     if (c.correction === true) {
       correct(s, c, now);

@@ -67,6 +67,8 @@ export interface SnapshotFleet {
   recoverySince?: number;
   /** Call keys charged and not yet confirmed settled (`charge-keys.ts`), joined by " " (absent: none). */
   chargeKeys?: string;
+  /** Fenced call charges owners (`charge-keys.ts`), oldest first, joined by " " (absent: none). */
+  fencedOwners?: string;
   /** [runId, since] of the unit passed over longest (absent: none, or older code). */
   passedOver?: [string, number];
 }

@@ -8,7 +8,7 @@ import { LaneQueue, liveUnits, pushUnit } from './fair-queue';
 import { LeaseTable } from './leases';
 import { EndedRuns } from './ended';
 import { LedgerLog } from './ledger-log';
-import { ChargeKeys } from './charge-keys';
+import { ChargeKeys, FencedOwners } from './charge-keys';
 import { restoredFigure } from './ledger';
 import { restoreLingers } from './lingers';
 import type { Lane, QueuedUnit, TenantState } from './queue-state';
@@ -102,6 +102,7 @@ function toPlain(s: CoreState): PlainSnapshot {
     log: s.log.snapshot(),
     ended: s.ended.snapshot(),
     ...(s.chargeKeys.size ? { chargeKeys: s.chargeKeys.snapshot() } : {}),
+    ...(s.fencedOwners.size ? { fencedOwners: s.fencedOwners.snapshot() } : {}),
   };
 }
 
@@ -160,6 +161,7 @@ function fromPlain(snap: PlainSnapshot, endedMemory?: number): CoreState {
     log: LedgerLog.restore(snap.log),
     ended: EndedRuns.restore(snap.ended, endedMemory),
     chargeKeys: ChargeKeys.restore(snap.chargeKeys),
+    fencedOwners: FencedOwners.restore(snap.fencedOwners),
     lingers: new Map(),
     recoverySince: snap.recoverySince ?? null,
     passedOver: snap.passedOver ? { runId: snap.passedOver[0], since: snap.passedOver[1] } : null,

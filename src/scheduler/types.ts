@@ -132,6 +132,11 @@ export interface Charge {
    * provider's report: `tokens` is billed − provisional. A refund lowers `spent` only.
    */
   correction?: boolean;
+  /**
+   * The call charges owner that sent it (`ownerId`): not booked once a sweep fenced that owner, as
+   * the sweep took its calls over and charges them itself.
+   */
+  owner?: string;
 }
 
 /** The answer to a run asking for more tokens than its reservation. */

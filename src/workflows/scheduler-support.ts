@@ -9,7 +9,9 @@ export function applyReport(core: FleetScheduler, raw: WorkerReport, now: number
   try {
     const report = cleanReport(raw);
     if (report === null) return false;
-    // Charges first: a release in the same report then finds its lease's calls already booked.
+    // Fences before charges: a sweep's report fences the owners whose calls it charges.
+    if (report.fenced?.length) core.fenceOwners(report.fenced);
+    // Charges before releases: a release in the same report then finds its lease's calls booked.
     if (report.charges?.length) core.charge(report.charges, now);
     if (report.settled?.length) core.forgetCharges(report.settled);
     if (report.renewals?.length) core.renew(report.renewals, now);
@@ -67,7 +69,8 @@ export function cleanReport(report: unknown): WorkerReport | null {
         isNum(c.attempt) &&
         isNum(c.tokens) &&
         (c.key === undefined || isKey(c.key)) &&
-        (c.correction === undefined || typeof c.correction === 'boolean'),
+        (c.correction === undefined || typeof c.correction === 'boolean') &&
+        (c.owner === undefined || isChargeId(c.owner)),
       dropped,
     ),
     releases: wellFormed<Release>(
@@ -102,6 +105,7 @@ export function cleanReport(report: unknown): WorkerReport | null {
     unreachable: wellFormed(report.unreachable, (u) => isId(u.runId) && isNum(u.attempt), dropped),
     cancels: Array.isArray(report.cancels) ? report.cancels.filter(isId) : [],
     settled: Array.isArray(report.settled) ? report.settled.filter(isChargeId) : [],
+    fenced: Array.isArray(report.fenced) ? report.fenced.filter(isChargeId) : [],
   };
   dropped[0]! += Array.isArray(report.cancels) ? report.cancels.length - clean.cancels!.length : 0;
   if (report.cancels !== undefined && !Array.isArray(report.cancels)) dropped[0]!++;

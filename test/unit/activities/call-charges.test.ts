@@ -43,10 +43,12 @@ describe.each(engines)('call charges sweep ($name)', (engine) => {
     open.push(store);
     const charged: { charge: Charge; keys: readonly string[] }[] = [];
     const confirmed: string[] = [];
+    const fenced: string[] = [];
     const mailbox = {
       charge: (charge: Charge) =>
         charged.push({ charge, keys: charge.key === undefined ? [] : [charge.key] }),
       confirm: (ids: readonly string[]) => void confirmed.push(...ids),
+      fence: (ids: readonly string[]) => void fenced.push(...ids),
     };
     const w = new CallCharges(store, mailbox, TIMING, log, () => now, usage);
     workers.push(w);
@@ -54,7 +56,7 @@ describe.each(engines)('call charges sweep ($name)', (engine) => {
       w.settled(charged.map((c) => c.charge));
       await w.close(); // waits for the settle write
     };
-    return { w, store, charged, confirmed, deliver };
+    return { w, store, charged, confirmed, fenced, deliver };
   }
   const call = (runId: string, reserved: number) => ({ tenant: 't', runId, attempt: 1, step: 1, reserved });
   const tokens = (cs: { charge: Charge }[]) => cs.map((c) => c.charge.tokens).sort((a, b) => a - b);

@@ -42,6 +42,7 @@ async function harness(baseMs = 0) {
     renew: (r: { usedTokens: number }) => void renewals.push(r.usedTokens),
     charge: ({ key: _key, ...c }: Charge) => void charges.push(c),
     confirm: () => undefined,
+    fence: () => undefined,
   };
   const calls = new CallCharges(
     intents,

@@ -11,6 +11,7 @@ import type { EffectStore } from '../../../src/stores/effects/effect-store';
 import type { SchedulerMailbox } from '../../../src/activities/mailbox';
 import type { ModelClient } from '../../../src/activities/model-client';
 import { stepWorstCase } from '../../../src/contract/model-call';
+import { ownerId } from '../../../src/scheduler';
 import type { Charge } from '../../../src/scheduler';
 import type { UsageSource } from '../../../src/activities/usage-source';
 
@@ -41,6 +42,7 @@ function harness(answer?: () => Promise<number>, usage?: UsageSource) {
     charge: ({ key, ...charge }: Charge) =>
       void charges.push({ charge, keys: key === undefined ? [] : [key] }),
     confirm: () => undefined,
+    fence: () => undefined,
   };
   const ledger = new CallCharges(
     intents,
@@ -62,7 +64,7 @@ function harness(answer?: () => Promise<number>, usage?: UsageSource) {
     effects: {} as EffectStore,
     log,
   });
-  return { activities, calls, charges, intents };
+  return { activities, calls, charges, intents, ledger };
 }
 
 const req = {
@@ -92,6 +94,7 @@ describe('modelStep', () => {
       perCall: true,
       tenant: 'a',
       tokens: 300,
+      owner: ownerId(h.ledger.owner),
     });
     expect(h.charges[0]!.keys).toHaveLength(1);
     expect(beats).toContainEqual({ billedTokens: 300 });

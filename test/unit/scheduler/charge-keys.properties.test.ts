@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FleetScheduler, chargeId } from '../../../src/scheduler';
 import type { Charge } from '../../../src/scheduler';
-import { ChargeKeys } from '../../../src/scheduler/charge-keys';
+import { ChargeKeys, FencedOwners, ownerId } from '../../../src/scheduler/charge-keys';
 import { T0, makeFleet } from './helpers';
 
 /**
@@ -224,6 +224,47 @@ describe('the ledger books each call key once, and corrections settle provisiona
     expect(ChargeKeys.restore(keys.snapshot(), 3).snapshot()).toBe(keys.snapshot());
     expect(chargeId('x')).toMatch(/^[0-9a-z]{8}$/);
     expect(chargeId('x')).not.toBe(chargeId('x', true));
+  });
+
+  it("drops a fenced owner's charges and corrections, also across continue-as-new; others are booked", () => {
+    const s = makeFleet({ tenants: { a: {} } });
+    const stalled = ownerId('host/1/stalled');
+    const sweeper = ownerId('host/2/sweeper');
+    const c = { tenant: 'a', runId: 'run-a-1', attempt: 0 };
+    s.charge([{ ...c, key: 'k1', tokens: 100, owner: stalled }], T0); // before the fence: booked
+    s.fenceOwners([stalled]);
+    s.charge([{ ...c, key: 'k2', tokens: 100, owner: sweeper }], T0); // the sweep's charge
+    s.forgetCharges([chargeId('k2')]);
+    s.charge([{ ...c, key: 'k2', tokens: 100, owner: stalled }], T0); // held by the stalled worker
+    s.charge([{ ...c, key: 'k1', tokens: -50, owner: stalled, correction: true }], T0);
+    expect(s.tenantStatus('a', T0)!.ledger.spent).toBe(200);
+    const again = FleetScheduler.restore(JSON.parse(JSON.stringify(s.snapshot())));
+    again.charge([{ ...c, key: 'k3', tokens: 100, owner: stalled }], T0);
+    again.charge(
+      [
+        { ...c, key: 'k4', tokens: 10, owner: sweeper },
+        { ...c, key: 'k5', tokens: 1 },
+      ],
+      T0,
+    );
+    expect(again.tenantStatus('a', T0)!.ledger.spent).toBe(211);
+    // A snapshot from before fences (none in it) restores with none.
+    const old = again.snapshot();
+    delete old.fencedOwners;
+    const restored = FleetScheduler.restore(old);
+    restored.charge([{ ...c, key: 'k6', tokens: 5, owner: stalled }], T0);
+    expect(restored.tenantStatus('a', T0)!.ledger.spent).toBe(216);
+  });
+
+  it('remembers the owners fenced last: past its cap the one fenced longest ago goes first', () => {
+    const owners = new FencedOwners(2);
+    owners.fence(['a', 'b']);
+    owners.fence(['a']); // fenced again: newest
+    owners.fence(['c']);
+    expect([owners.has('a'), owners.has('b'), owners.has('c')]).toEqual([true, false, true]);
+    expect(FencedOwners.restore(owners.snapshot(), 2).snapshot()).toBe('a c');
+    expect(ownerId('x')).toMatch(/^[0-9a-z]{8}$/);
+    expect(ownerId('x')).not.toBe(chargeId('x'));
   });
 });
 

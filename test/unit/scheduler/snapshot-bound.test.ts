@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ChargeKeys, MAX_CHARGE_KEYS, chargeId } from '../../../src/scheduler/charge-keys';
+import {
+  ChargeKeys,
+  FencedOwners,
+  MAX_CHARGE_KEYS,
+  MAX_FENCED_OWNERS,
+  chargeId,
+  ownerId,
+} from '../../../src/scheduler/charge-keys';
 import { FleetScheduler, LEDGER_RING_TOTAL } from '../../../src/scheduler';
 import type { PlainSnapshot, UnitSubmission } from '../../../src/scheduler';
 import {
@@ -142,6 +149,11 @@ describe('the bound on the continue-as-new input', () => {
     for (let i = 0; i < MAX_CHARGE_KEYS + 10; i++) keys.admit(chargeId(`call-${i}`));
     expect(keys.size).toBe(MAX_CHARGE_KEYS);
     v1.chargeKeys = keys.snapshot();
+    // Fenced call charges owners, full.
+    const fenced = new FencedOwners();
+    fenced.fence(Array.from({ length: MAX_FENCED_OWNERS + 10 }, (_, i) => ownerId(`owner-${i}`)));
+    expect(fenced.size).toBe(MAX_FENCED_OWNERS);
+    v1.fencedOwners = fenced.snapshot();
     // Lingering reservations of expired leases, as many tenants as may hold one, at their largest.
     for (const ts of v1.tenants.slice(0, MAX_LINGERS)) {
       const [ps, pe, reserved, spent] = ts.ledger;
