@@ -18,7 +18,8 @@ import { laneMayTake } from './reserve';
  * already". Null when nothing is pending (pure).
  */
 export function nextWakeAt(s: CoreState, now: number): number | null {
-  let at = s.leases.earliest()?.expiresAt ?? Infinity;
+  // A linger's end frees budget and shows in the ledger: due whether or not work is queued.
+  let at = Math.min(s.leases.earliest()?.expiresAt ?? Infinity, earliestLingerEnd(s));
   if (!s.draining && s.queued.size > 0) {
     const g = s.governor;
     const probeAt = breakerProbeAt(g.breaker);
@@ -30,7 +31,7 @@ export function nextWakeAt(s: CoreState, now: number): number | null {
       const cost = cheapestNext(s, now);
       if (cost !== null) at = Math.min(at, bucketReadyAt(g, cost, now));
     }
-    at = Math.min(at, earliestBudgetRoll(s), earliestLingerEnd(s));
+    at = Math.min(at, earliestBudgetRoll(s));
   }
   return at === Infinity ? null : Math.max(at, now);
 }

@@ -40,7 +40,8 @@ const FAULTS = process.env.MODEL_LEDGER_CHAOS === '1' ? (process.env.MODEL_LEDGE
  * characters and maxTokens of 16 to 512, drawn per run from its seed), served by `fairway worker`
  * in its own process: the tenant's `spent` never passes its budget while they run, and once they
  * end the ledger's `spent` is the simulator's bill for that tenant exactly, also across a worker
- * SIGKILLed while calls are in flight and a scheduler terminated once.
+ * stopped (SIGSTOP) past its leases' TTL and its owner's death, a worker SIGKILLed while calls are in
+ * flight and a scheduler terminated once.
  */
 /** Every run that did not complete failed for want of budget, not for another reason. */
 function expectEndedByBudget(runs: { status: string; error?: unknown }[]): void {
@@ -224,6 +225,66 @@ describe('ctx.model calls of a user agent keep spent ≤ budget and ledger = bil
     for (const r of completed)
       expect(r.usage.tokens).toBe((r.result.tokens as number[]).reduce((a, b) => a + b, 0));
     await kill(child);
+  }, 240_000);
+
+  it("pause: the worker stopped past its leases' TTL mid-call; spent + reserved ≤ budget throughout, = the bill", async () => {
+    // Every call is answered 1.5 s after it is billed: a stop lands while calls are in flight.
+    const state = s.sim!.state;
+    const decide = state.decide.bind(state);
+    state.decide = ((...args: Parameters<typeof decide>) => {
+      const d = decide(...args);
+      return d.kind === 'ok' ? { ...d, delayMs: d.delayMs + 1500 } : d;
+    }) as typeof state.decide;
+    try {
+      const child = await worker();
+      const tenant = `mpause-${s.id}`;
+      const BUDGET = 12_000;
+      const key = await s.tenant(tenant, { maxInFlight: 16, budget: { tokens: BUDGET, period: 'none' } });
+      const seeds = Array.from({ length: 16 }, (_, i) => 3000 + i);
+      const ids = await submit(key, seeds, 4);
+      const ended = finals(key, ids);
+      const seen = observe(key, ended);
+      // The scheduler's counters travel with the bill, so a wait that times out says where runs were.
+      await waitFor(
+        async () => ({
+          billed: await bill(tenant),
+          counters: (await s.call('GET', '/v1/admin/scheduler').catch(() => undefined))?.body?.counters,
+        }),
+        (v) => v.billed > 0,
+        120_000,
+        100,
+      );
+      const expiredBefore = ((await s.call('GET', '/v1/admin/scheduler')).body?.counters?.expired ??
+        0) as number;
+      // Stopped (not killed) past LEASE_TTL_SECONDS: its leases expire while its calls are answered.
+      child.kill('SIGSTOP');
+      await waitFor(
+        async () => ((await s.call('GET', '/v1/admin/scheduler')).body?.counters?.expired ?? 0) as number,
+        (n) => n > expiredBefore,
+        60_000,
+        200,
+      );
+      await new Promise((r) => setTimeout(r, 3000));
+      child.kill('SIGCONT');
+      const runs = await ended;
+      const observed = await seen;
+      const read = async () => ({ me: await ledger(key), billed: await bill(tenant) });
+      const { me, billed } = await settled(key, tenant).catch(read);
+      console.log(
+        `model-load pause: ${runs.filter((r) => r.status === 'completed').length}/${runs.length} completed, budget ${BUDGET}, ` +
+          `max spent ${Math.max(...observed.map((v) => v.spent))}, max spent+reserved ${Math.max(...observed.map((v) => v.spent + v.reserved))}, ` +
+          `spent ${me.spent}, billed ${billed}, served twice ${JSON.stringify(state.calls.summary())}, ` +
+          `counters ${JSON.stringify((await s.call('GET', '/v1/admin/scheduler')).body?.counters)}`,
+      );
+      expectEndedByBudget(runs);
+      expect(observed.length).toBeGreaterThan(5);
+      for (const v of observed) expect(v.spent + v.reserved).toBeLessThanOrEqual(BUDGET);
+      expect(billed).toBeLessThanOrEqual(BUDGET);
+      expect(me.spent).toBe(billed);
+      await kill(child);
+    } finally {
+      state.decide = decide;
+    }
   }, 240_000);
 
   it('accept-and-drop: calls dropped before and after the provider served them are retried; spent ≤ budget throughout, = the bill', async () => {

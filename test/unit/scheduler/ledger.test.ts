@@ -85,7 +85,7 @@ describe('budget ledger', () => {
     expect(s.ledgerEntries('a', 1)[0]).toMatchObject({ kind: 'expire', tokens: 350 });
     // ...until LINGER_LEASE_TTLS lease TTLs after the expiry, which the wake-up names.
     const end = T0 + 15_000 + LINGER_LEASE_TTLS * 10_000;
-    expect(s.nextWakeAt(T0 + 15_000)).toBe(null);
+    expect(s.nextWakeAt(T0 + 15_000)).toBe(end);
     // A retry (which the door lets past the budget) waits for the linger to end.
     const retry = { ...units('a', 1, 'standard', 9500, 1)[0]!, attempt: 1 };
     expect(s.submit([retry], T0 + 15_000)[0]).toMatchObject({ accepted: true });
