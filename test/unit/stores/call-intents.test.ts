@@ -286,9 +286,9 @@ describe.each(engines)('call intent store ($name)', (engine) => {
     },
   );
 
-  it.skipIf(engine.name !== 'SQLite')(
-    'a file from before fencing gains it, its rows still taken',
-    async () => {
+  // SQLite only: a PostgreSQL schema moves by its numbered migrations (none skipped in CI).
+  if (engine.name === 'SQLite')
+    it('a file from before fencing gains it, its rows still taken', async () => {
       const location = await engine.location();
       const old = openSqliteFile(location);
       old.exec(CALL_INTENTS_DDL);
@@ -317,8 +317,7 @@ describe.each(engines)('call intent store ($name)', (engine) => {
         ],
       });
       expect(await s.begin(intent('late', 'gone'), 101)).toBe(false);
-    },
-  );
+    });
 
   it.skipIf(engine.skip)("keeps rows across reopening (a new process finds a dead one's calls)", async () => {
     const location = await engine.location();
