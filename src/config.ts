@@ -517,7 +517,7 @@ const governor = {
     .min(0)
     .default(PROBE_DEFAULTS.probeFactor)
     .describe(
-      'While the provider states no rate limit in its headers, admit at most this multiple of the tokens served over the last 30 s, starting from GOVERNOR_MIN_TPM; a 429 then leaves a soft ceiling at 80% of what was served, growing 0.3% a second (1 or less: off, start at GOVERNOR_INITIAL_TPM and learn only from 429s).',
+      'While the provider states no rate limit in its headers, admit at most this multiple of the tokens served over the last 30 s, starting from GOVERNOR_MIN_TPM; a 429 then leaves a soft ceiling at 80% of what was served, growing 0.1% a second (1 or less: off, start at GOVERNOR_INITIAL_TPM and learn only from 429s).',
     ),
   GOVERNOR_LOW_WATER: share(G.remainingLowWater).describe(
     "Below this share of the provider's remaining tokens (or requests), stop increasing; cut gently if spending (or calling) outpaces the quota (0 to 1).",

@@ -361,12 +361,18 @@ function decreaseBy(
 /*
  * Without stated limits a 429 is the only word of the limit: what was served over the last few
  * seconds is what the provider could take, so the soft ceiling goes just below it, not to a share
- * of a target the provider never stated nor of the units in flight.
+ * of a target the provider never stated nor of the units in flight. Throttles that go on past a
+ * cut's cooldown are calls retrying a backlog the provider serves no faster than its limit: the
+ * rate then goes below the ceiling by `decrease` per cut, so the backlog drains, and a quiet
+ * cooldown brings it back to the ceiling (`increaseProbing`).
  */
 function cutSoft(g: GovernorState, p: GovernorParams, now: number): void {
+  const lastCut = g.lastCutAt !== undefined ? g.lastCutAt : g.lastDecreaseAt;
+  const persisting = lastCut !== null && now - lastCut < 2 * p.decreaseCooldownMs;
   const served = recentPerMinute(g, now) / spendFactor(g, now, p);
   g.softTokensPerMinute = softCut(p, served, g.softTokensPerMinute ?? null);
-  setRate(g, Math.min(g.tokensPerMinute, tokenCeiling(g, p, now)), now);
+  const base = Math.min(g.tokensPerMinute, tokenCeiling(g, p, now));
+  setRate(g, Math.max(p.minTokensPerMinute, persisting ? base * p.decrease : base), now);
   g.lastDecreaseAt = now;
   g.decreases++;
 }
