@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_GOVERNOR } from './scheduler/defaults';
+import { DEFAULT_GOVERNOR, PROBE_DEFAULTS } from './scheduler/defaults';
 import { BREAKER_DEFAULTS } from './scheduler/breaker';
 import { FALLBACK_FLEET_SETTINGS, MAX_WAIT_BOUND_SECONDS, waitBounds } from './scheduler/fleet-settings';
 import { DEFAULT_INTERACTIVE_RESERVE } from './scheduler/reserve';
@@ -526,6 +526,13 @@ const governor = {
     .describe(
       'Admission paces on what completed units spent per reserved token, down to this share (0.01 to 1; 1: always on the estimates). Budgets still reserve the estimates.',
     ),
+  GOVERNOR_PROBE_FACTOR: z.coerce
+    .number()
+    .min(0)
+    .default(PROBE_DEFAULTS.probeFactor)
+    .describe(
+      'While the provider states no rate limit in its headers, admit at most this multiple of the tokens served over the last 30 s, starting from GOVERNOR_MIN_TPM; a 429 then leaves a soft ceiling at 80% of what was served, growing 0.1% a second (1 or less: off, start at GOVERNOR_INITIAL_TPM and learn only from 429s).',
+    ),
   GOVERNOR_LOW_WATER: share(G.remainingLowWater).describe(
     "Below this share of the provider's remaining tokens (or requests), stop increasing; cut gently if spending (or calling) outpaces the quota (0 to 1).",
   ),
@@ -767,6 +774,7 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
     increaseConcurrency: e.GOVERNOR_INCREASE_CONCURRENCY,
     remainingLowWater: e.GOVERNOR_LOW_WATER,
     minSpendFactor: e.GOVERNOR_MIN_SPEND_FACTOR,
+    ...(e.GOVERNOR_PROBE_FACTOR > 1 ? { ...PROBE_DEFAULTS, probeFactor: e.GOVERNOR_PROBE_FACTOR } : {}),
     breakerProbeMinMs: keyRetry.minMs,
     breakerProbeMaxMs: keyRetry.maxMs,
   };

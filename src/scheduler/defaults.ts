@@ -23,3 +23,12 @@ export const DEFAULT_GOVERNOR: GovernorParams = {
   maxPauseMs: 60_000,
   remainingLowWater: 0.1,
 };
+
+/**
+ * Probing a provider that states no limit: admission held to 3× the tokens served over the rate
+ * window (a few-fold a minute from the floor), a 429 leaving a soft ceiling at 80% of what was
+ * served over the last seconds, which grows 0.1% of what is served per second without a 429.
+ */
+export const PROBE_DEFAULTS: Required<
+  Pick<GovernorParams, 'probeFactor' | 'probeDecrease' | 'probeIncreaseShare'>
+> = { probeFactor: 3, probeDecrease: 0.8, probeIncreaseShare: 0.001 };

@@ -1,5 +1,6 @@
 import { BREAKER_DEFAULTS, breakerStatus, newBreaker, observeBreaker } from './breaker';
 import type { BreakerParams, BreakerState } from './breaker';
+import { probeCeiling, probing, softCreep, softCut } from './governor-probe';
 import { foldObservations } from './governor-window';
 import type { ObservedWindow } from './governor-window';
 import { RATE_WINDOW_MS, newRate, ratePerSecond, recentEvents, recordEvents } from './rate';
@@ -13,6 +14,8 @@ import type { GovernorParams, GovernorStatus, ModelObservation } from './types';
  * actual quota: never above a share of the advertised `x-ratelimit-limit-tokens`, nor of what the
  * advertised `x-ratelimit-limit-requests` carries at the tokens a call serves (the binding one
  * decides), and a cut starts from that limit or its own target, not from a rate measured on a quiet fleet.
+ * While the provider states no limit, it probes instead (`governor-probe.ts`): admission is held to a
+ * multiple of what was served lately, and a 429 leaves a soft ceiling below what was served then.
  */
 export interface GovernorState {
   concurrencyLimit: number;
@@ -51,6 +54,11 @@ export interface GovernorState {
    */
   settledReserved?: RateState;
   settledSpent?: RateState;
+  /**
+   * The soft ceiling (estimated tokens per minute) the last 429 without stated limits left, grown
+   * since; null before any, and absent in states from before it existed (then null).
+   */
+  softTokensPerMinute?: number | null;
   /** The key breaker; absent until a call failed for the key or the server (then closed, as absent is). */
   breaker?: BreakerState;
   /** First and latest report with calls in it; null before any. */
@@ -94,6 +102,7 @@ export function newGovernor(p: GovernorParams, now: number): GovernorState {
     admitted: newRate(now),
     settledReserved: newRate(now),
     settledSpent: newRate(now),
+    softTokensPerMinute: null,
     firstReportAt: null,
     lastReportAt: null,
   };
@@ -250,9 +259,30 @@ export function requestBoundPerMinute(g: GovernorState, now: number): number | n
  * what units really spend per estimated token.
  */
 export function tokenCeiling(g: GovernorState, p: GovernorParams, now: number): number {
+  if (isProbing(g, p)) {
+    const probe = probeCeiling(p, { served: probeServed(g, p, now), soft: g.softTokensPerMinute ?? null });
+    return clamp(Math.min(p.maxTokensPerMinute, probe), p.minTokensPerMinute, p.maxTokensPerMinute);
+  }
   const limit = Math.min(g.providerTokensPerMinute ?? Infinity, requestBoundPerMinute(g, now) ?? Infinity);
   const quota = Number.isFinite(limit) ? (limit * p.quotaShare) / spendFactor(g, now, p) : Infinity;
   return clamp(Math.min(p.maxTokensPerMinute, quota), p.minTokensPerMinute, p.maxTokensPerMinute);
+}
+
+/**
+ * Whether the governor probes: its chain does, and the model plane has reported calls without
+ * stating a limit (before any report, `initialTokensPerMinute` holds as it always did) (pure).
+ */
+export function isProbing(g: GovernorState, p: GovernorParams): boolean {
+  return g.firstReportAt !== null && probing(p, g.providerTokensPerMinute, g.providerRequestsPerMinute);
+}
+
+/*
+ * Divided by the whole rate window even while the history is young, so admission grows by
+ * `probeFactor` - 1 of what is served per window (a few-fold a minute), never faster than what it
+ * admits is served.
+ */
+function probeServed(g: GovernorState, p: GovernorParams, now: number): number {
+  return (ratePerSecond(g.served, now) * 60) / spendFactor(g, now, p);
 }
 
 /** Tokens per minute the provider served lately; null until a full rate window has been observed (pure). */
@@ -323,8 +353,37 @@ function decreaseBy(
   const limit = g.concurrencyLimit;
   const flowing = inFlight >= limit * factor ? Math.min(limit, Math.max(inFlight, p.minConcurrency)) : limit;
   g.concurrencyLimit = Math.max(p.minConcurrency, Math.floor(flowing * factor));
-  decreaseTokens(g, p, factor, now);
+  if (isProbing(g, p)) cutSoft(g, p, now);
+  else decreaseTokens(g, p, factor, now);
   g.lastCutAt = now;
+}
+
+/*
+ * Without stated limits a 429 is the only word of the limit: what was served over the last few
+ * seconds is what the provider could take, so the soft ceiling goes just below it, not to a share
+ * of a target the provider never stated nor of the units in flight. Throttles that go on past a
+ * cut's cooldown are calls retrying a backlog the provider serves no faster than its limit: the
+ * rate then goes below the ceiling by `decrease` per cut, so the backlog drains, and a quiet
+ * cooldown brings it back to the ceiling (`increaseProbing`).
+ */
+function cutSoft(g: GovernorState, p: GovernorParams, now: number): void {
+  const lastCut = g.lastCutAt !== undefined ? g.lastCutAt : g.lastDecreaseAt;
+  const persisting = lastCut !== null && now - lastCut < 2 * p.decreaseCooldownMs;
+  const served = recentPerMinute(g, now) / spendFactor(g, now, p);
+  g.softTokensPerMinute = softCut(p, served, g.softTokensPerMinute ?? null);
+  const base = Math.min(g.tokensPerMinute, tokenCeiling(g, p, now));
+  setRate(g, Math.max(p.minTokensPerMinute, persisting ? base * p.decrease : base), now);
+  g.lastDecreaseAt = now;
+  g.decreases++;
+}
+
+/** Probing, a healthy stretch grows the soft ceiling and admits up to the probe ceiling under it. */
+function increaseProbing(g: GovernorState, p: GovernorParams, seconds: number, now: number): void {
+  if (g.softTokensPerMinute !== null && g.softTokensPerMinute !== undefined)
+    g.softTokensPerMinute = softCreep(p, g.softTokensPerMinute, probeServed(g, p, now), seconds);
+  setRate(g, tokenCeiling(g, p, now), now);
+  g.concurrencyLimit = Math.min(p.maxConcurrency, g.concurrencyLimit + p.increaseConcurrency * seconds);
+  g.increases++;
 }
 
 function decreaseTokens(g: GovernorState, p: GovernorParams, factor: number, now: number): void {
@@ -369,12 +428,14 @@ export function observe(
   g.recentCalls ??= newRate(now);
   if (w.served > 0) recordEvents(g.servedCalls, now, w.served);
   recordRecent(g.recentCalls, now, w.calls);
+  const probed = isProbing(g, p);
   g.firstReportAt ??= now;
   const previous = g.lastReportAt ?? now;
   g.lastReportAt = Math.max(previous, now);
   if (w.limit !== undefined) g.providerTokensPerMinute = w.limit;
   if (w.requestLimit !== undefined) g.providerRequestsPerMinute = w.requestLimit;
   const ceiling = tokenCeiling(g, p, now);
+  if (probed && !isProbing(g, p)) statedAtLast(g, p, ceiling, now);
   if (g.tokensPerMinute > ceiling) setRate(g, ceiling, now);
 
   const coolingDown = g.lastDecreaseAt !== null && now - g.lastDecreaseAt < p.decreaseCooldownMs;
@@ -407,8 +468,18 @@ export function observe(
     const quietSince =
       g.lastThrottleAt === null ? previous : Math.max(previous, g.lastThrottleAt + p.decreaseCooldownMs);
     const seconds = Math.min(MAX_GROWTH_CREDIT_MS, now - quietSince) / 1000;
-    if (seconds > 0) increase(g, p, seconds, now);
+    if (seconds > 0) (isProbing(g, p) ? increaseProbing : increase)(g, p, seconds, now);
   }
+}
+
+/**
+ * The provider stated a limit after the governor probed: admission goes where a chain that never
+ * probed would be, its initial rate under the stated limit with a full bucket, so stated limits
+ * win from their first report.
+ */
+function statedAtLast(g: GovernorState, p: GovernorParams, ceiling: number, now: number): void {
+  setRate(g, clamp(Math.min(p.initialTokensPerMinute, ceiling), p.minTokensPerMinute, ceiling), now);
+  g.tokens = Math.max(g.tokens, capacity(g));
 }
 
 /** The breaker's backoffs: the chain's own, else the defaults (a chain begun before they existed). */

@@ -4,7 +4,7 @@ export { RECOVERY_HOLD_WINDOW_MS, holdWindowMs } from './recovery';
 export type { SchedulerInit } from './fleet-scheduler';
 export type { SettingsPatch } from './fleet-settings';
 export type { PlainSnapshot, SchedulerSnapshot } from './snapshot-format';
-export { DEFAULT_GOVERNOR } from './defaults';
+export { DEFAULT_GOVERNOR, PROBE_DEFAULTS } from './defaults';
 export { DEFAULT_INTERACTIVE_RESERVE } from './reserve';
 export { defaultTenantSettings } from './tenants';
 export { MAX_CHARGE_KEYS, MAX_FENCED_OWNERS, chargeId, ownerId } from './charge-keys';

@@ -228,6 +228,16 @@ export interface GovernorParams {
    * the estimates. Absent in chains begun before it existed: 1 (never below the estimate).
    */
   minSpendFactor?: number;
+  /**
+   * While the provider states no limit, admission is held to this multiple of the tokens served
+   * lately (it probes up from what passes). Absent in chains begun before it existed, or 1 or less:
+   * no probe ceiling (the limits start at `initialTokensPerMinute` and only 429s bring them down).
+   */
+  probeFactor?: number;
+  /** A 429 without stated limits leaves a soft ceiling at this share of what was served just before; default `decrease`. */
+  probeDecrease?: number;
+  /** The soft ceiling grows by this share of what is served (or of itself, if more) per second without a 429; default 0. */
+  probeIncreaseShare?: number;
   /** The key breaker's first backoff before a probe and its cap, ms; absent in older chains: BREAKER_DEFAULTS. */
   breakerProbeMinMs?: number;
   breakerProbeMaxMs?: number;

@@ -5,7 +5,7 @@ import { ObservationWindow } from '../../../src/activities/observations';
 import { SimulatorState } from '../../../src/standins/modelplane/state';
 import { advertisedWaitMs } from '../../../src/standins/modelplane/responses';
 import { parseRateLimitHeaders } from '../../../src/activities/provider/rate-limit-headers';
-import { defaultTenantSettings } from '../../../src/scheduler';
+import { PROBE_DEFAULTS, defaultTenantSettings } from '../../../src/scheduler';
 import type { Release } from '../../../src/scheduler';
 import { stormCore } from './sim-client';
 
@@ -44,6 +44,8 @@ function storm(o: {
   cut?: boolean;
   /** The governor's floor on the spend factor (absent: a chain begun before it, never below 1). */
   minSpendFactor?: number;
+  /** The chain probes a provider that states no limit (PROBE_DEFAULTS). */
+  probe?: boolean;
 }) {
   let now = T0;
   const sim = new SimulatorState({
@@ -55,7 +57,11 @@ function storm(o: {
   });
   // The storm is the account's only user.
   const core = stormCore(
-    { quotaShare: 0.95, ...(o.minSpendFactor !== undefined ? { minSpendFactor: o.minSpendFactor } : {}) },
+    {
+      quotaShare: 0.95,
+      ...(o.minSpendFactor !== undefined ? { minSpendFactor: o.minSpendFactor } : {}),
+      ...(o.probe ? PROBE_DEFAULTS : {}),
+    },
     now,
   );
   core.upsertTenant('t', defaultTenantSettings({ maxQueued: 200, maxInFlight: 50 }), now);
@@ -187,6 +193,17 @@ describe('governor control loop (simulated clock)', () => {
     const cutQuotaUnitsPerSecond = (0.3 * workload.tpm) / 60 / (workload.steps * workload.tokensPerStep);
     expect(admittedPerSecond(r.seconds, 165, 195)).toBeLessThanOrEqual(cutQuotaUnitsPerSecond);
     expect(r.verdict.recoveredAfter).not.toBeNull();
+  });
+
+  it('without rate-limit headers, a probing chain settles just under the hidden limit', () => {
+    const r = storm({ ...workload, headers: false, probe: true, cut: false });
+    expect(r.early).toBe(0);
+    // It probes up, spends the provider's minute of stored quota, meets the wall and drains the
+    // backlog of retries; judged past that as the bench judges (< 0.5% throttled, >= 85% used).
+    const late = windowOf(r.seconds, 135, 255);
+    expect(late.throttledShare).toBeLessThan(0.005);
+    expect(late.utilisation).toBeGreaterThanOrEqual(0.85);
+    expect(r.status.governor.tokensPerMinute).toBeLessThan(workload.tpm * 1.1);
   });
 
   it('paces on the request limit when small calls make it the binding one', () => {
