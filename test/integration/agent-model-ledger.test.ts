@@ -183,6 +183,16 @@ describe('ctx.model calls of a user agent keep spent ≤ budget and ledger = bil
   const worstCases = (seeds: number[], calls: number): number[][] =>
     seeds.map((seed) => modelLoadRequests(ModelLoadInputSchema.parse({ seed, calls })).map(requestWorstCase));
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  /** Makes the simulator answer every served call `ms` after billing it; returns what undoes it. */
+  const answerLate = (ms: number) => {
+    const state = s.sim!.state;
+    const decide = state.decide.bind(state);
+    state.decide = ((...args: Parameters<typeof decide>) => {
+      const d = decide(...args);
+      return d.kind === 'ok' ? { ...d, delayMs: d.delayMs + ms } : d;
+    }) as typeof state.decide;
+    return () => void (state.decide = decide);
+  };
 
   it('budget: 24 runs whose calls total far more than a 12,000-token budget; spent ≤ budget throughout, = the bill', async () => {
     const child = await worker();
@@ -230,11 +240,7 @@ describe('ctx.model calls of a user agent keep spent ≤ budget and ledger = bil
   it("pause: the worker stopped past its leases' TTL mid-call; spent + reserved ≤ budget throughout, = the bill", async () => {
     // Every call is answered 1.5 s after it is billed: a stop lands while calls are in flight.
     const state = s.sim!.state;
-    const decide = state.decide.bind(state);
-    state.decide = ((...args: Parameters<typeof decide>) => {
-      const d = decide(...args);
-      return d.kind === 'ok' ? { ...d, delayMs: d.delayMs + 1500 } : d;
-    }) as typeof state.decide;
+    const restore = answerLate(1500);
     try {
       const child = await worker();
       const tenant = `mpause-${s.id}`;
@@ -283,7 +289,7 @@ describe('ctx.model calls of a user agent keep spent ≤ budget and ledger = bil
       expect(me.spent).toBe(billed);
       await kill(child);
     } finally {
-      state.decide = decide;
+      restore();
     }
   }, 240_000);
 
@@ -334,11 +340,7 @@ describe('ctx.model calls of a user agent keep spent ≤ budget and ledger = bil
   it('chaos: the worker SIGKILLed mid-call; spent ≤ budget throughout, = the bill once provisional charges are reconciled', async () => {
     // Every call is answered 1.5 s after it is billed: a kill lands between a call's start and its end.
     const state = s.sim!.state;
-    const decide = state.decide.bind(state);
-    state.decide = ((...args: Parameters<typeof decide>) => {
-      const d = decide(...args);
-      return d.kind === 'ok' ? { ...d, delayMs: d.delayMs + 1500 } : d;
-    }) as typeof state.decide;
+    const restore = answerLate(1500);
     try {
       let child = await worker();
       const tenant = `mchaos-${s.id}`;
@@ -412,7 +414,7 @@ describe('ctx.model calls of a user agent keep spent ≤ budget and ledger = bil
       expect(me.spent).toBe(billed);
       await kill(child);
     } finally {
-      state.decide = decide;
+      restore();
     }
   }, 300_000);
 });
