@@ -45,17 +45,42 @@ export function ownerId(owner: string): string {
 export const MAX_FENCED_OWNERS = 64;
 
 /**
+ * Ids held oldest first (a Set keeps insertion order), at most `max`: past it the oldest goes. The
+ * snapshot's form is the ids joined by " ".
+ */
+abstract class BoundedIds {
+  protected readonly ids = new Set<string>();
+
+  constructor(private readonly max: number) {}
+
+  get size(): number {
+    return this.ids.size;
+  }
+
+  /** Holds `id` as the newest. */
+  protected hold(id: string): void {
+    this.ids.delete(id);
+    this.ids.add(id);
+    while (this.ids.size > this.max) this.ids.delete(this.ids.values().next().value as string);
+  }
+
+  /** The ids, oldest first, joined by " " (the snapshot's form). */
+  snapshot(): string {
+    return [...this.ids].join(' ');
+  }
+}
+
+/** The ids of a snapshot's form, oldest first. */
+const parseIds = (s: string | undefined): string[] => (s ?? '').split(' ').filter(Boolean);
+
+/**
  * Owners a sweep fenced (`ownerId`): their calls were taken over and are charged by the sweep, so
  * a charge that still comes from one of them (held in its mailbox while it was stalled) is not
  * booked. Bounded: past `MAX_FENCED_OWNERS` the one fenced longest ago goes first.
  */
-export class FencedOwners {
-  private readonly ids = new Set<string>();
-
-  constructor(private readonly max = MAX_FENCED_OWNERS) {}
-
-  get size(): number {
-    return this.ids.size;
+export class FencedOwners extends BoundedIds {
+  constructor(max = MAX_FENCED_OWNERS) {
+    super(max);
   }
 
   has(id: string): boolean {
@@ -63,40 +88,26 @@ export class FencedOwners {
   }
 
   fence(ids: readonly string[]): void {
-    for (const id of ids) {
-      this.ids.delete(id);
-      this.ids.add(id);
-    }
-    while (this.ids.size > this.max) this.ids.delete(this.ids.values().next().value as string);
-  }
-
-  /** Oldest first, joined by " " (the snapshot's form). */
-  snapshot(): string {
-    return [...this.ids].join(' ');
+    for (const id of ids) this.hold(id);
   }
 
   static restore(s: string | undefined, max = MAX_FENCED_OWNERS): FencedOwners {
     const owners = new FencedOwners(max);
-    owners.fence((s ?? '').split(' ').filter(Boolean));
+    owners.fence(parseIds(s));
     return owners;
   }
 }
 
-/** The ids held, oldest first (a Set keeps insertion order). */
-export class ChargeKeys {
-  private readonly ids = new Set<string>();
-
-  constructor(private readonly max = MAX_CHARGE_KEYS) {}
-
-  get size(): number {
-    return this.ids.size;
+/** Charge ids held, oldest first. */
+export class ChargeKeys extends BoundedIds {
+  constructor(max = MAX_CHARGE_KEYS) {
+    super(max);
   }
 
   /** Whether `id` is new: then it is held (the oldest goes when full). */
   admit(id: string): boolean {
     if (this.ids.has(id)) return false;
-    this.ids.add(id);
-    while (this.ids.size > this.max) this.ids.delete(this.ids.values().next().value as string);
+    this.hold(id);
     return true;
   }
 
@@ -105,14 +116,9 @@ export class ChargeKeys {
     for (const id of ids) this.ids.delete(id);
   }
 
-  /** The ids, oldest first, joined by " " (the snapshot's form). */
-  snapshot(): string {
-    return [...this.ids].join(' ');
-  }
-
   static restore(s: string | undefined, max = MAX_CHARGE_KEYS): ChargeKeys {
     const keys = new ChargeKeys(max);
-    for (const id of (s ?? '').split(' ')) if (id) keys.admit(id);
+    for (const id of parseIds(s)) keys.admit(id);
     return keys;
   }
 }

@@ -261,7 +261,7 @@ export function requestBoundPerMinute(g: GovernorState, now: number): number | n
 export function tokenCeiling(g: GovernorState, p: GovernorParams, now: number): number {
   if (isProbing(g, p)) {
     const probe = probeCeiling(p, { served: probeServed(g, p, now), soft: g.softTokensPerMinute ?? null });
-    return clamp(Math.min(p.maxTokensPerMinute, probe), p.minTokensPerMinute, p.maxTokensPerMinute);
+    return clamp(probe, p.minTokensPerMinute, p.maxTokensPerMinute);
   }
   const limit = Math.min(g.providerTokensPerMinute ?? Infinity, requestBoundPerMinute(g, now) ?? Infinity);
   const quota = Number.isFinite(limit) ? (limit * p.quotaShare) / spendFactor(g, now, p) : Infinity;
