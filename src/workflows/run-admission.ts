@@ -22,7 +22,10 @@ export const REOFFER_FLOOR_MS = 5_000;
 /**
  * Waits for the admission. While it does not come, the run checks that the scheduler knows it and
  * re-offers itself when not (the scheduler was lost or reset, or the submitter died between start
- * and submit), backing off ×2 up to the cap; the check is a query, batched per worker.
+ * and submit), backing off ×2 up to the cap; the check is a query, batched per worker. A check the
+ * scheduler did not answer or refused is tried again after its Retry-After (at least the floor),
+ * backing off ×2 from there while it keeps failing: a run nudged to a chain still starting up must not
+ * fall back on the standing interval, which is a safety net of minutes.
  */
 export async function awaitAdmission(run: AwaitingRun, checkNow: boolean): Promise<void> {
   const { state, spec, opts, jitter } = run;
@@ -30,6 +33,8 @@ export async function awaitAdmission(run: AwaitingRun, checkNow: boolean): Promi
   // The first check is spread over [1, 2)× the first interval, so a batch started together does not
   // check together; later ones back off ×2 with ±10% jitter.
   let wait = Math.min(maxMs, opts.reofferFirstSeconds * 1000 * (1 + jitter));
+  /** The wait after a check that failed (0 while checks succeed). */
+  let failing = 0;
   for (let check = checkNow; !run.settled(); check = true) {
     if (check) {
       run.nudged = false;
@@ -52,19 +57,22 @@ export async function awaitAdmission(run: AwaitingRun, checkNow: boolean): Promi
         run.budgetRefusal = r.message ?? 'Tenant budget exhausted.';
         break;
       }
-      if (r.state === 'refused' || r.state === 'unavailable')
-        wait = Math.min(maxMs, Math.max(wait, REOFFER_FLOOR_MS, r.retryAfterSeconds * 1000));
+      failing =
+        r.state === 'refused' || r.state === 'unavailable'
+          ? Math.min(maxMs, Math.max(REOFFER_FLOOR_MS, r.retryAfterSeconds * 1000, failing * 2))
+          : 0;
     }
     // ±10% jitter (from the run id, deterministic) so runs started together do not all check at once.
     const woken = await condition(
       () => run.settled() || run.nudged || state.revokedEarly >= state.attempt,
-      Math.round(wait * (0.9 + jitter * 0.2)),
+      Math.round((failing || wait) * (0.9 + jitter * 0.2)),
     );
     if (woken) {
       if (run.settled()) break;
       wait = Math.min(maxMs, opts.reofferFirstSeconds * 1000); // nudged: check now, back off anew
+      failing = 0;
       continue;
     }
-    wait = Math.min(maxMs, wait * 2);
+    if (failing === 0) wait = Math.min(maxMs, wait * 2);
   }
 }
