@@ -102,7 +102,11 @@ describe.skipIf(postgresMissing)('API store outage (PostgreSQL restarted under t
     const t0 = Date.now();
     const steps: string[] = [];
     const mark = (m: string) => steps.push(`${m} +${Date.now() - t0} ms`);
-    onTestFailed(() => console.error(`store-outage: the steps reached: ${steps.join('; ')}`));
+    onTestFailed(() =>
+      console.error(
+        `store-outage: the steps reached: ${steps.join('; ')}\nPostgreSQL's log:\n${server.pg.child().tail(4000)}`,
+      ),
+    );
     const pool = openPool(await server.freshDatabase(), 2);
     try {
       mark(`database ready on port ${server.pg.port}`);
@@ -124,5 +128,5 @@ describe.skipIf(postgresMissing)('API store outage (PostgreSQL restarted under t
     } finally {
       await pool.end();
     }
-  }, 120_000);
+  }, 300_000);
 });
