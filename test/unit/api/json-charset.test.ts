@@ -51,7 +51,7 @@ describe('issue 44: JSON bodies are UTF-8 only (item 6)', () => {
   afterEach(async () => {
     server.closeAllConnections();
     await new Promise((r) => server.close(r));
-    h.close();
+    await h.close();
   });
 
   const cases: [string, string, string, string][] = [
