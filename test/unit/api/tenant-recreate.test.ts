@@ -26,6 +26,8 @@ describe('deleting a tenant and creating its id again', () => {
     await remove('acme');
     const again = await request(h.app).put('/v1/admin/tenants/acme').set(h.admin()).send({}).expect(201);
     const newKey = (again.body as { apiKey: string }).apiKey;
+    expect(newKey).not.toBe(key);
+    expect(again.body).toMatchObject({ disabled: false, approverKey: false });
     const list = await request(h.app).get('/v1/webhooks').set(bearer(newKey)).expect(200);
     expect(JSON.stringify(list.body)).not.toMatch(/old-owner/);
     await request(h.app)
