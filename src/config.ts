@@ -446,7 +446,7 @@ const policy = {
     .enum(['auto', 'none', 'openai-stored'])
     .default('auto')
     .describe(
-      "How a call of unknown outcome (cut mid-flight, dropped), charged its worst case provisionally, is settled against the provider's bill: openai-stored (calls go with store: true and their call id in metadata; `GET /v1/chat/completions?metadata[fairway_call]=` answers each one's usage), none (the worst case stands), auto (openai-stored when every model is the embedded simulator, else none). See docs/operating.md.",
+      "How a call of unknown outcome (cut mid-flight, dropped), charged its worst case provisionally, is settled against the provider's bill: openai-stored (calls go with store: true and their call id in metadata; `GET /v1/chat/completions?metadata[fairway_call]=` answers each one's usage), none (the worst case stands), auto (openai-stored when every model is the embedded simulator, else none). openai-stored with a model whose baseUrl is not MODEL_BASE_URL is refused at start. See docs/operating.md.",
     ),
   CHARGE_USAGE_URL: optionalString.describe(
     'Base URL of the usage lookup (CHARGE_USAGE_LOOKUP); empty: MODEL_BASE_URL, else the embedded simulator. Its key: MODEL_API_KEY.',
@@ -915,6 +915,9 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
   };
 }
 
+/** A model base URL as the usage lookup reads it: without trailing slashes or `/v1`. */
+const baseOf = (url: string | undefined): string | undefined => url?.replace(/\/+$/, '').replace(/\/v1$/, '');
+
 /** Parses an environment (default: the process's) into the typed config; throws a readable error. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = EnvSchema.safeParse(env);
@@ -931,6 +934,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   for (const [name, m] of Object.entries(e.MODELS))
     if (m.apiKeyEnv !== undefined && !env[m.apiKeyEnv])
       problems.push(`MODELS.${name}.apiKeyEnv: ${m.apiKeyEnv} is not set`);
+  // The one usage lookup answers for the calls sent to the one model base URL (MODEL_BASE_URL, else the
+  // embedded simulator): a model served elsewhere would read "never served" there and be refunded.
+  if (e.CHARGE_USAGE_LOOKUP === 'openai-stored')
+    for (const [name, m] of Object.entries(e.MODELS))
+      if (m.baseUrl !== undefined && baseOf(m.baseUrl) !== baseOf(e.MODEL_BASE_URL))
+        problems.push(
+          `MODELS.${name}.baseUrl: ${m.baseUrl} is not MODEL_BASE_URL (${e.MODEL_BASE_URL ?? 'the embedded simulator'}), where CHARGE_USAGE_LOOKUP=openai-stored looks calls up; its cut calls would be refunded although billed. Serve every model at MODEL_BASE_URL, or set CHARGE_USAGE_LOOKUP=none`,
+        );
   // A claim must outlive the request that holds it: that request waits up to SCHEDULER_ANSWER_SECONDS.
   if (e.IDEMPOTENCY_PENDING_TTL_SECONDS < e.SCHEDULER_ANSWER_SECONDS)
     problems.push(

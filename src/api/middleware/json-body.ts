@@ -21,7 +21,27 @@ function carriesBody(req: Request): boolean {
 }
 
 /**
- * JSON bodies only, nested at most MAX_JSON_DEPTH levels; the size limit depends on the route. A body in any other media type is refused with 415
+ * The charset a Content-Type names when it is not UTF-8, or undefined (none named means UTF-8).
+ * JSON is UTF-8 (RFC 8259); the depth guard scans UTF-8 bytes, so no other encoding is parsed.
+ */
+export function nonUtf8Charset(contentType: string | undefined): string | undefined {
+  for (const param of (contentType ?? '').split(';').slice(1)) {
+    const [name = '', value = ''] = param.split('=', 2).map((p) => p.trim());
+    if (name.toLowerCase() !== 'charset') continue;
+    const charset = value.replace(/^"(.*)"$/, '$1').toLowerCase();
+    if (charset !== 'utf-8' && charset !== 'utf8') return charset;
+  }
+  return undefined;
+}
+
+/** The 415 of a JSON body in a charset other than UTF-8. */
+export const notUtf8 = (charset: string) =>
+  new ApiError('unsupported_media_type', `Send JSON as UTF-8 (charset ${charset} is not accepted).`, {
+    charset,
+  });
+
+/**
+ * JSON bodies only, in UTF-8, nested at most MAX_JSON_DEPTH levels; the size limit depends on the route. A body in any other media type is refused with 415
  * (it is never parsed as "no body" with defaults applied). Errors go to the one error middleware.
  */
 export function jsonBody(): RequestHandler {
@@ -37,6 +57,11 @@ export function jsonBody(): RequestHandler {
           'Send the body as JSON, with "Content-Type: application/json".',
         ),
       );
+      return;
+    }
+    const charset = carriesBody(req) ? nonUtf8Charset(req.get('content-type')) : undefined;
+    if (charset !== undefined) {
+      next(notUtf8(charset));
       return;
     }
     const isBatch = req.method === 'POST' && BATCH_BODY_PATH.test(`${req.baseUrl}${req.path}`);

@@ -49,6 +49,14 @@ export function adminTenantsRouter(ctx: ApiContext): Router {
     const tenant = tenantIdParam(req.params.tenantId);
     const put = parseOr400(TenantPutSchema, req.body ?? {});
     const existing = await ctx.store.tenants.get(tenant);
+    // A deleted tenant's runs stay in Temporal under its id: a new tenant of that id would read them.
+    if (!existing && (await ctx.fleet.listRuns({ tenant, limit: 1 })).items.length > 0) {
+      throw new ApiError(
+        'conflict',
+        `Tenant id ${tenant} still has runs in Temporal from a deleted tenant; choose another id, or create it once they have passed the namespace's retention.`,
+        { runsRemain: true },
+      );
+    }
     const settings = mergeSettings(existing?.settings, put, ctx.tenantDefaults);
     // The scheduler first: if it is unreachable nothing is stored, and on creation no key is lost.
     // A disabled tenant stays held (nothing in flight) whatever its new settings.
@@ -114,8 +122,9 @@ export function adminTenantsRouter(ctx: ApiContext): Router {
 
   /**
    * Deletes a disabled tenant with nothing queued, in flight or awaiting approval (409 naming what
-   * blocks it otherwise): its keys, triggers, webhook secrets, events and settings leave the store.
-   * Its runs' histories stay in Temporal.
+   * blocks it otherwise): its keys, triggers, webhook secrets, events, webhook endpoints with their
+   * deliveries, and settings leave the store. Its runs' histories stay in Temporal, and the id cannot be
+   * created again while they are listed there.
    */
   router.delete('/:tenantId', async (req, res) => {
     const record = await knownTenant(ctx, req.params.tenantId);

@@ -21,7 +21,7 @@ import { CloudEventSchema, EventIdSchema, EventListQuerySchema } from '../intake
 import { parseOr400 } from '../intake/validation';
 import { chargeRequest, rateLimit } from '../intake/shed';
 import { authenticate, refuseDisabled, tenantOf } from '../middleware/auth';
-import { BODY_LIMIT } from '../middleware/json-body';
+import { BODY_LIMIT, nonUtf8Charset, notUtf8 } from '../middleware/json-body';
 import { assertJsonDepth } from '../middleware/json-depth';
 import type { EventRecord } from '../../stores/events/event-store';
 import type { TenantRecord } from '../../stores/tenants/tenants';
@@ -132,6 +132,8 @@ export function eventIngressRouter(ctx: ApiContext, adminTokens: readonly string
         'Send the event as application/json or application/cloudevents+json (structured mode).',
       );
     }
+    const charset = nonUtf8Charset(contentType);
+    if (charset !== undefined) throw notUtf8(charset);
     let tenant: string;
     let claim: SignedClaim | undefined;
     if (req.get('authorization') !== undefined) {

@@ -15,13 +15,15 @@ export interface SendResult {
   durationMs: number;
 }
 
-/** Resolves as usual, then refuses an address `public` forbids (the check is on what is connected to). */
+/**
+ * Resolves as usual, then refuses an address `public` forbids (the check is on what is connected to).
+ * The error names the host, never the address: a tenant reads it in its delivery log.
+ */
 const publicOnly: LookupFunction = (hostname, options, callback) => {
   dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
     if (err) return callback(err, '', 0);
     const bad = addresses.find((a) => isForbiddenAddress(a.address));
-    if (bad)
-      return callback(new Error(`${hostname} resolves to a forbidden address (${bad.address})`), '', 0);
+    if (bad) return callback(new Error(`${hostname} resolves to a forbidden address`), '', 0);
     if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
     const first = addresses[0]!;
     callback(null, first.address, first.family);

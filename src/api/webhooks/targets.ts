@@ -2,7 +2,8 @@ import { BlockList, isIP } from 'node:net';
 
 /**
  * Where deliveries may go. `public` (the default): not to loopback, private, link-local (cloud
- * metadata), CGNAT, multicast or unspecified addresses, checked on the address actually connected to
+ * metadata), CGNAT, multicast or unspecified addresses, nor to any IPv6 prefix that carries an IPv4
+ * address for a translator or relay to reach (NAT64, IPv4-translated, 6to4, Teredo), checked on the address actually connected to
  * (after DNS, so a name that resolves inside is refused too); `any`: anywhere (a receiver on this host
  * or in the private network, as in tests and development).
  */
@@ -27,6 +28,9 @@ for (const [net, bits] of [
   ['::', 96], // unspecified, loopback and IPv4-compatible
   ['64:ff9b::', 96], // NAT64: an IPv4 address behind the translator
   ['64:ff9b:1::', 48], // local-use NAT64
+  ['::ffff:0:0:0', 96], // IPv4-translated (SIIT)
+  ['2001::', 32], // Teredo: a relay forwards to the IPv4 address inside
+  ['2002::', 16], // 6to4: a relay forwards to the IPv4 address inside
   ['fc00::', 7],
   ['fec0::', 10], // site-local (deprecated)
   ['fe80::', 10],

@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import type { TenantSettings } from '../../scheduler/types';
-import { settingsParams, TENANT_COLUMNS, TENANT_TABLES, tenantBucketKeys, toTenantRecord } from './tenants';
+import { settingsParams, TENANT_COLUMNS, TENANT_DELETES, tenantBucketKeys, toTenantRecord } from './tenants';
 import type { TenantRecord, TenantRow, TenantStore } from './tenants';
 
 /** A tenant's settings as the positional values $2–$7 of both statements (the settings' six columns). */
@@ -88,7 +88,7 @@ export class PgTenantStore implements TenantStore {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      for (const t of TENANT_TABLES) await client.query(`DELETE FROM ${t} WHERE tenant = $1`, [tenant]);
+      for (const sql of TENANT_DELETES) await client.query(sql.replace('?', '$1'), [tenant]);
       await client.query('DELETE FROM rate_buckets WHERE key = ANY($1)', [tenantBucketKeys(tenant)]);
       const r = await client.query('DELETE FROM tenants WHERE id = $1', [tenant]);
       await client.query('COMMIT');

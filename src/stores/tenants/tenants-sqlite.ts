@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { TenantSettings } from '../../scheduler/types';
-import { TENANT_COLUMNS, TENANT_TABLES, settingsParams, tenantBucketKeys, toTenantRecord } from './tenants';
+import { TENANT_COLUMNS, TENANT_DELETES, settingsParams, tenantBucketKeys, toTenantRecord } from './tenants';
 import type { TenantRecord, TenantRow, TenantStore } from './tenants';
 
 /**
@@ -25,7 +25,7 @@ export class SqliteTenantStore implements TenantStore {
   private readonly remove: (tenant: string) => boolean;
 
   constructor(db: Database.Database) {
-    const deletes = TENANT_TABLES.map((t) => db.prepare<[string]>(`DELETE FROM ${t} WHERE tenant = ?`));
+    const deletes = TENANT_DELETES.map((sql) => db.prepare<[string]>(sql));
     const deleteBucket = db.prepare<[string]>('DELETE FROM rate_buckets WHERE key = ?');
     const deleteTenant = db.prepare<[string]>('DELETE FROM tenants WHERE id = ?');
     this.remove = db.transaction((tenant: string) => {

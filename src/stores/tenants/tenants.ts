@@ -110,17 +110,25 @@ export function schedulerSettings(record: Pick<TenantRecord, 'settings' | 'disab
 }
 
 /**
- * What deleting a tenant removes besides its row (its keys and settings): the tables keyed by its id
- * (its events' records, triggers, webhook secrets, idempotency keys), and its rate buckets. Its runs'
- * histories stay in Temporal.
+ * What deleting a tenant removes besides its row (its keys and settings), in the API store: every
+ * table that carries its id (its events' records, triggers, webhook secrets, idempotency keys, and its
+ * webhook endpoints with their outbox, deliveries and attempts), and its rate buckets. Each statement
+ * takes the tenant as its one `?`; attempts go first, found through the endpoints they belong to.
+ * Its runs' histories stay in Temporal (the id is not re-created while they are listed there).
  */
-export const TENANT_TABLES = [
-  'event_runs',
-  'events',
-  'triggers',
-  'webhook_secrets',
-  'idempotency_keys',
-] as const;
+export const TENANT_DELETES: readonly string[] = [
+  'DELETE FROM webhook_attempts WHERE endpoint_id IN (SELECT id FROM webhook_endpoints WHERE tenant = ?)',
+  ...[
+    'webhook_deliveries',
+    'webhook_events',
+    'webhook_endpoints',
+    'event_runs',
+    'events',
+    'triggers',
+    'webhook_secrets',
+    'idempotency_keys',
+  ].map((t) => `DELETE FROM ${t} WHERE tenant = ?`),
+];
 
 /** The rate buckets' keys of a tenant (`SharedBuckets` scopes `request` and `submit`). */
 export const tenantBucketKeys = (tenant: string): string[] => [`request:${tenant}`, `submit:${tenant}`];

@@ -135,6 +135,46 @@ describe.each(engines)('webhooks store ($name)', (engine) => {
   );
 
   it.skipIf(engine.skip)(
+    "deleting a tenant removes its endpoints, outbox, deliveries and attempts, and no other tenant's",
+    async () => {
+      const [a] = await twoStores();
+      const settings = {
+        weight: 1,
+        maxQueued: 5,
+        maxInFlight: 2,
+        budget: { tokens: null, period: 'none' as const },
+        onBudgetExhausted: 'fail' as const,
+      };
+      for (const tenant of ['acme', 'other']) {
+        await a.tenants.create(tenant, settings, `k-${tenant}`, 1);
+        await a.webhooks.createEndpoint(endpoint(`wh_${tenant}`, { tenant, createdAt: 0 }), 's', 10);
+        await a.webhooks.recordEvent(event(`msg_${tenant}`, { tenant }), 2500);
+        const job = await a.webhooks.claim(
+          { endpointId: `wh_${tenant}`, eventId: `msg_${tenant}` },
+          3000,
+          10_000,
+        );
+        expect(await a.webhooks.recordAttempt(job!, attempt(1, null), 'pending', 4000)).toBe(true);
+      }
+      expect(await a.tenants.delete('acme')).toBe(true);
+      expect(await a.webhooks.listEndpoints('acme')).toEqual([]);
+      expect(await a.webhooks.listDeliveries('wh_acme', 10)).toEqual([]);
+      expect(await a.webhooks.tenantsWithEndpoints()).toEqual(['other']);
+      expect(await a.webhooks.due(99_000, 10, 10)).toEqual([
+        { endpointId: 'wh_other', eventId: 'msg_other' },
+      ]);
+      // Re-created with the same id, the tenant starts with no endpoint, delivery or attempt.
+      await a.tenants.create('acme', settings, 'k-acme-2', 5);
+      expect(await a.webhooks.listEndpoints('acme')).toEqual([]);
+      expect(await a.webhooks.getEndpoint('acme', 'wh_acme')).toBeUndefined();
+      // The same event id recorded again for the new tenant is new: the old outbox row is gone.
+      expect(await a.webhooks.recordEvent(event('msg_acme'), 6000)).toBe(true);
+      const [d] = await a.webhooks.listDeliveries('wh_other', 10);
+      expect(d?.attempts).toHaveLength(1);
+    },
+  );
+
+  it.skipIf(engine.skip)(
     'deleting an endpoint removes its deliveries; the scan is claimed by one',
     async () => {
       const [a, b] = await twoStores();

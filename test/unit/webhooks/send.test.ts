@@ -60,6 +60,8 @@ describe('postWebhook', () => {
     });
     expect(r.status).toBeNull();
     expect(r.error).toMatch(/forbidden address/);
+    // The tenant learns that the name is refused, not what it resolves to inside.
+    expect(r.error).not.toMatch(/127\.0\.0\.1|::1|\d+\.\d+\.\d+\.\d+/);
     expect(hits).toBe(before);
     expect(
       (await postWebhook(`http://localhost:${port}/in`, {}, '{}', { timeoutMs: 2_000, targets: 'any' }))

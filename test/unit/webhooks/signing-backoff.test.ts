@@ -82,4 +82,23 @@ describe('webhook targets', () => {
     expect(isForbiddenAddress('::ffff:7f00:1')).toBe(true);
     expect(isForbiddenAddress('::ffff:5db8:d822')).toBe(false);
   });
+
+  it('under `public`, refuses the prefixes that carry an IPv4 address inside IPv6', () => {
+    for (const a of [
+      '2002:7f00:1::1', // 6to4 of 127.0.0.1
+      '2002:a00:1::', // 6to4 of 10.0.0.1
+      '2002:5db8:d822::1', // 6to4 (all of it: a relay decides where it goes)
+      '::ffff:0:7f00:1', // IPv4-translated 127.0.0.1
+      '::ffff:0:5db8:d822', // IPv4-translated (all of it)
+      '64:ff9b::a9fe:a9fe', // NAT64 of 169.254.169.254
+      '2001:0:4136:e378:8000:63bf:3fff:fdd2', // Teredo
+      '2001::1',
+    ])
+      expect(isForbiddenAddress(a), a).toBe(true);
+    expect(targetProblem('http://[2002:a9fe:a9fe::]/', 'public')).toMatch(/loopback/);
+    expect(targetProblem('http://[2001::1]/', 'public')).toMatch(/loopback/);
+    // Neighbours of those prefixes are ordinary public addresses.
+    expect(isForbiddenAddress('2001:4860:4860::8888')).toBe(false);
+    expect(isForbiddenAddress('2003::1')).toBe(false);
+  });
 });
