@@ -136,12 +136,18 @@ export async function decide(
   { api, io, json }: Ctx,
   runId: string,
   decision: 'approve' | 'reject',
-  note: string | undefined,
+  o: { gate?: number; note?: string },
 ): Promise<void> {
-  const answer = await api.post<{ runId: string; decision: string }>(
+  const answer = await api.post<{ runId: string; gateId?: number; decision: string }>(
     `${runPath(runId)}/${decision}`,
-    note === undefined ? {} : { note },
+    {
+      ...(o.gate !== undefined ? { gateId: o.gate } : {}),
+      ...(o.note !== undefined ? { note: o.note } : {}),
+    },
   );
   if (json) printJson(io, answer);
-  else io.out(`${answer.runId} ${answer.decision}.`);
+  else
+    io.out(
+      `${answer.runId} ${answer.decision}${answer.gateId !== undefined ? ` at gate ${answer.gateId}` : ''}.`,
+    );
 }

@@ -250,8 +250,16 @@ export function buildProgram(io: Io, env: CliConfig): Command {
     ap.command(decision)
       .description(`${decision} a run's gate`)
       .argument('<runId>')
+      .addOption(
+        new Option(
+          '--gate <id>',
+          "the gate decided (the run's gate.gateId); a gate since decided or replaced is refused (409)",
+        ).argParser(positiveInt),
+      )
       .option('--note <text>', 'recorded with the decision')
-      .action(act((ctx, id: string, o: { note?: string }) => runs.decide(ctx, id, decision, o.note)));
+      .action(
+        act((ctx, id: string, o: { gate?: number; note?: string }) => runs.decide(ctx, id, decision, o)),
+      );
   }
 
   const b = program.command('batches').description('batches: get, resume');

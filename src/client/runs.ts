@@ -46,12 +46,27 @@ export interface RunHandle<R = unknown> {
    */
   result(opts?: ResultOptions): Promise<R>;
   cancel(): Promise<{ runId: string; cancelRequested: boolean }>;
-  approve(note?: string): Promise<DecisionAnswer>;
-  reject(note?: string): Promise<DecisionAnswer>;
+  /**
+   * Decides the run's gate. Pass the `gateId` of the gate whose proposal was seen (the run's
+   * `gate.gateId`, an approval's `gateId`): a decision for a gate since decided or replaced is 409
+   * `conflict`. Without one, only a run's first gate can be decided. A string is the note.
+   */
+  approve(opts?: string | DecisionOptions): Promise<DecisionAnswer>;
+  reject(opts?: string | DecisionOptions): Promise<DecisionAnswer>;
+}
+
+/** What a decision sends besides approve or reject. */
+export interface DecisionOptions {
+  /** The gate decided. */
+  gateId?: number;
+  /** Recorded with the decision. */
+  note?: string;
 }
 
 export interface DecisionAnswer {
   runId: string;
+  /** The gate decided. */
+  gateId?: number;
   decision: 'approved' | 'rejected';
 }
 
@@ -84,10 +99,12 @@ function outcomeError(run: RunDetails): FairwayError | undefined {
 
 export function runHandle<R>(http: Transport, runId: string): RunHandle<R> {
   const get = () => http.request<RunDetails<R>>('GET', runPath(runId));
-  const decide = (decision: 'approve' | 'reject', note?: string) =>
-    http.request<DecisionAnswer>('POST', runPath(runId, `/${decision}`), {
-      body: note === undefined ? {} : { note },
+  const decide = (decision: 'approve' | 'reject', opts: string | DecisionOptions = {}) => {
+    const { gateId, note } = typeof opts === 'string' ? { gateId: undefined, note: opts } : opts;
+    return http.request<DecisionAnswer>('POST', runPath(runId, `/${decision}`), {
+      body: { ...(gateId !== undefined ? { gateId } : {}), ...(note !== undefined ? { note } : {}) },
     });
+  };
   const waitFor: RunHandle<R>['waitFor'] = async (statuses, opts = {}) => {
     const wanted = new Set<RunStatus>([
       ...(typeof statuses === 'string' ? [statuses] : statuses),
@@ -132,8 +149,8 @@ export function runHandle<R>(http: Transport, runId: string): RunHandle<R> {
       http.request<{ runId: string; cancelRequested: boolean }>('POST', runPath(runId, '/cancel'), {
         body: {},
       }),
-    approve: (note) => decide('approve', note),
-    reject: (note) => decide('reject', note),
+    approve: (opts) => decide('approve', opts),
+    reject: (opts) => decide('reject', opts),
   };
 }
 

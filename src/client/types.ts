@@ -54,6 +54,8 @@ export interface Approval {
   agent: string;
   priority: Priority;
   createdAt: string;
+  /** The waiting gate: send it with the decision (`approve({ gateId })`). Null from an older worker. */
+  gateId: number | null;
   /** What is to be approved (the agent's `ctx.gate({ proposal })`); null when the run carries none. */
   proposal: unknown;
   openedAt: string | null;

@@ -86,6 +86,8 @@ export interface RunStep {
 
 /** A run's human gate (`RunView.gate`): the proposal and its policy while it waits, then the decision. */
 export interface RunGateView {
+  /** The gate's sequence in the run (1 for its first gate): a decision names the gate it decides by it. */
+  gateId: number;
   /** What the approver is asked to approve: the agent's proposal (JSON). */
   proposal: unknown;
   /** When the run opened the gate (ISO 8601). */
@@ -191,7 +193,10 @@ export interface FleetPort {
   runSteps(runId: string): Promise<RunStep[] | null>;
   /** Returns false when the run is already finished. */
   cancelRun(runId: string): Promise<boolean>;
-  /** Answers a human gate; returns false when the run is not awaiting approval. */
+  /**
+   * Answers a human gate; returns false when the run is not awaiting approval, or (`opts.gateId`)
+   * its open gate is another one or already decided.
+   */
   decide(runId: string, decision: 'approve' | 'reject', opts?: DecisionOptions): Promise<boolean>;
   /**
    * True when some worker polls the agent's task queue (`agentTaskQueue(base, agent)`), as Temporal
@@ -229,6 +234,8 @@ export interface FleetPort {
 
 /** What a gate's decision carries besides approve or reject. */
 export interface DecisionOptions {
+  /** The gate decided (`RunGateView.gateId`); absent: whichever gate is open. */
+  gateId?: number;
   note?: string;
   /** Who decided: the tenant API key's id, or `admin` for the admin token. */
   by?: string;

@@ -19,6 +19,8 @@ export interface RunExecution {
   end: ExecutionEnd;
   /** When it closed (ms); null while it runs. */
   closedAt: number | null;
+  /** The sequence of the gate it last opened (its memo's `gateSeq`); absent: it wrote none. */
+  gateSeq?: number;
 }
 
 /**

@@ -23,9 +23,14 @@ export const budgetRefusedSignal = defineSignal<[{ attempt: number; message: str
 /** The scheduler was lost or reset (sent by the watchdog): a waiting run checks on it now. */
 export const reofferSignal = defineSignal<[]>('reoffer');
 export const cancelRunSignal = defineSignal<[]>('cancelRun');
-/** A gate's decision: `by` is who decided (an API key id or admin token name), `at` when the API took it (ISO 8601). */
+/**
+ * A gate's decision: `gateId` is the gate it decides (`RunGateView.gateId`; the run ignores it for
+ * any other gate; absent, as older APIs sent it, it decides the open gate), `by` who decided (an API
+ * key id or admin token name), `at` when the API took it (ISO 8601).
+ */
 export interface DecisionMessage {
   decision: 'approve' | 'reject';
+  gateId?: number;
   note?: string;
   by?: string;
   at?: string;

@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import type { ExecutionEnd, RunEventSource, RunExecution } from '../contract/run-events';
@@ -30,7 +31,10 @@ const isoTime = (ms: number): string => quoteVisibilityString(new Date(ms).toISO
 
 function executionOf(e: temporal.api.workflow.v1.IWorkflowExecutionInfo): RunExecution {
   const { runId, tenant, agent, priority, batchId, status } = listedRun(e);
+  const memo = e.memo?.fields?.gateSeq;
+  const gateSeq: unknown = memo ? defaultPayloadConverter.fromPayload(memo) : undefined;
   return {
+    ...(typeof gateSeq === 'number' ? { gateSeq } : {}),
     runId,
     executionId: e.execution?.runId ?? '',
     tenant,

@@ -165,10 +165,15 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
       // past 30 s. Past the bound the status its search attributes carry decides (no worker needed).
       const view = await boundedRunView(handle, () => orNull(handle.describe()));
       if (view?.status !== 'awaiting_approval') return false;
-      const { note, by, at } = opts;
+      const { gateId, note, by, at } = opts;
+      // The gate may have been decided and another opened since the caller looked: the run ignores a
+      // decision naming another gate, and this check answers it in most such cases.
+      const open = view.gate as { gateId?: number; decision?: string } | undefined;
+      if (gateId !== undefined && open && ((open.gateId ?? gateId) !== gateId || open.decision)) return false;
       return signalled(
         handle.signal(decisionSignal, {
           decision,
+          ...(gateId !== undefined ? { gateId } : {}),
           ...(note ? { note } : {}),
           ...(by ? { by } : {}),
           ...(at ? { at } : {}),

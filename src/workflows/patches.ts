@@ -31,6 +31,18 @@ export const PATCH = {
       "A run's cancel interrupts its longer step (a regular activity) in flight instead of waiting for the step to end.",
     until: 'deprecate once no run begun before the deploy that brought it is still open',
   },
+  decisionNamesGate: {
+    id: 'run-decision-names-gate',
+    guards:
+      "A decision signal that names a gate (`gateId`) other than the run's open one is ignored; before, every decision decided the open gate.",
+    until: 'deprecate once no run begun before the deploy that brought it is still open',
+  },
+  gateSeqMemo: {
+    id: 'run-gate-seq-memo',
+    guards:
+      "Opening a gate writes its sequence to the run's memo (`gateSeq`), so the webhook scan announces each gate of a run once.",
+    until: 'deprecate once no run begun before the deploy that brought it is still open',
+  },
 } as const satisfies Record<string, PatchEntry>;
 
 export interface PatchEntry {

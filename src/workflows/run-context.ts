@@ -1,4 +1,11 @@
-import { ApplicationFailure, condition, patched, sleep, workflowInfo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  condition,
+  patched,
+  sleep,
+  upsertMemo,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Agent, AgentContext, GateOptions } from '../agent/define';
 import { DEFAULT_GATE } from '../agents/gates';
 import type { GatePolicy } from '../agents/gates';
@@ -202,8 +209,14 @@ export function agentContext(run: RunLifecycle, agent: Agent): AgentContext {
       // A human may take hours: do not hold a fleet slot meanwhile. The release is the gate's own
       // outcome, not a completion: the run is not finished.
       await run.release('gated');
-      state.openGate({ proposal: g.proposal ?? null, openedAt: new Date().toISOString(), ...policy });
+      const gateId = state.openGate({
+        proposal: g.proposal ?? null,
+        openedAt: new Date().toISOString(),
+        ...policy,
+      });
       state.transition('awaiting_approval', Date.now());
+      // The gate's sequence where visibility shows it: the webhook scan announces each gate once.
+      if (patched(PATCH.gateSeqMemo.id)) upsertMemo({ gateSeq: gateId });
       const decided = () => state.decision !== null || state.cancelRequested;
       // A gate waits at most its timeout, then takes its outcome.
       if (policy.timeoutSeconds !== null) {

@@ -21,6 +21,8 @@ export class RunState {
   decision: GateDecision | null = null;
   /** The run's latest gate as its view shows it (null: it opened none). */
   gate: RunGateView | null = null;
+  /** Gates the run opened: the open gate's `gateId`. */
+  gates = 0;
   /** Tokens used over the whole run, and in the current attempt (what the next release settles). */
   usage = 0;
   attemptUsage = 0;
@@ -77,15 +79,33 @@ export class RunState {
     this.attemptUsage += tokens;
   }
 
-  /** Opens a gate: its view replaces the last gate's, and it waits for a decision of its own. */
-  openGate(gate: RunGateView): void {
-    this.gate = gate;
+  /**
+   * Opens a gate: its view replaces the last gate's, and it waits for a decision of its own. Returns
+   * its `gateId`, the run's count of gates so far.
+   */
+  openGate(gate: Omit<RunGateView, 'gateId'>): number {
+    this.gates++;
+    this.gate = { gateId: this.gates, ...gate };
     this.decision = null;
+    return this.gates;
   }
 
-  /** Records a human's decision of the open gate; false when no gate waits or it was decided already. */
+  /** True when a gate waits for a decision. */
+  private get awaitsDecision(): boolean {
+    return this.status === 'awaiting_approval' && !this.decision && this.gate !== null;
+  }
+
+  /** True when `d` names a gate other than the one waiting (which a decision naming none would decide). */
+  namesOtherGate(d: DecisionMessage): boolean {
+    return this.awaitsDecision && d.gateId !== undefined && d.gateId !== this.gate?.gateId;
+  }
+
+  /**
+   * Records a human's decision of the open gate; false when no gate waits or it was decided already.
+   * It does not check `d.gateId`: the signal handler refuses another gate's decision first, by patch.
+   */
   decide(d: DecisionMessage, now: number): boolean {
-    if (this.status !== 'awaiting_approval' || this.decision || !this.gate) return false;
+    if (!this.awaitsDecision) return false;
     const at = d.at ?? new Date(now).toISOString();
     this.settle({ decision: d.decision, note: d.note, by: d.by ?? 'unknown', at, timedOut: false });
     return true;

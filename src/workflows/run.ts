@@ -1,4 +1,5 @@
-import { ApplicationFailure, setHandler, upsertMemo } from '@temporalio/workflow';
+import { ApplicationFailure, patched, setHandler, upsertMemo } from '@temporalio/workflow';
+import { PATCH } from './patches';
 import type { RunSpec, RunView } from '../contract/fleet-port';
 import type { ReleaseOutcome } from '../scheduler/types';
 import { agentNamed, registeredAgents } from './agent-registry';
@@ -32,7 +33,11 @@ function setRunHandlers(run: RunLifecycle): void {
     if (run.failsOnBudget) run.budgetRefusal = String(r.message);
     else run.nudged = true;
   });
-  setHandler(decisionSignal, (d) => void state.decide(d, Date.now()));
+  setHandler(decisionSignal, (d) => {
+    // A decision meant for another gate (a late click or a retry for an earlier one) decides nothing.
+    if (state.namesOtherGate(d) && patched(PATCH.decisionNamesGate.id)) return;
+    state.decide(d, Date.now());
+  });
   setHandler(runViewQuery, () => state.view());
   // The spec to re-drive the run with: its new execution starts past this one's attempts.
   setHandler(runSpecQuery, () => ({ ...spec, firstAttempt: state.attempt + 1 }));

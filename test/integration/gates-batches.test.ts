@@ -52,6 +52,7 @@ describe('a gated run with fleet concurrency 1 (real dev server)', () => {
     expect(waiting.status).toBe('awaiting_approval');
     // The approver sees what the run will do once approved.
     expect(waiting.gate).toEqual({
+      gateId: 1,
       proposal: {
         incident: 'queue backlog',
         record: expect.anything(),

@@ -108,6 +108,7 @@ describe('an agent defined in user code (real dev server)', () => {
     const record = { id: input.question, owner: 'ops' };
     const expected = simulateCompletion(echoRequest(input, record), 'sim-claude');
     expect(waiting.gate).toEqual({
+      gateId: 1,
       proposal: { answer: expected.text, record },
       openedAt: expect.any(String),
       timeoutSeconds: 600,

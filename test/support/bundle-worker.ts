@@ -9,12 +9,14 @@ const silent = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, er
 
 /**
  * A fleet worker of the stack (its activities, ledger and mailbox) on `taskQueue`, running the
- * workflow code bundled from `workflowsPath` (a test-only entry); the caller closes it.
+ * workflow code bundled from `workflowsPath` (a test-only entry); the caller closes it. `queues`
+ * narrows what it serves (`startFleetWorker`'s `agents` and `base`).
  */
 export async function startBundleWorker(
   s: TestStack,
   workflowsPath: string,
   taskQueue: string,
+  queues: { agents?: readonly string[]; base?: boolean } = {},
 ): Promise<{ worker: FleetWorker; connection: NativeConnection; close(): Promise<void> }> {
   const code = await bundleWorkflowCode({ workflowsPath, logger: silent });
   const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
@@ -26,6 +28,7 @@ export async function startBundleWorker(
     log: s.log,
     workflows: { workflowBundle: code },
     taskQueue,
+    ...queues,
   }).catch(async (err: unknown) => {
     await connection.close();
     throw err;

@@ -6,6 +6,7 @@ import type { ApprovalItem } from '../openapi/schemas';
 
 /** A waiting gate as the run's view carries it (the run workflow records it when the gate opens). */
 interface OpenGate {
+  gateId?: number;
   proposal?: unknown;
   openedAt?: string;
   timeoutSeconds?: number;
@@ -30,6 +31,7 @@ export function approvalView(view: RunView, agent: Agent | undefined): ApprovalV
     agent: view.agent,
     priority: view.priority,
     createdAt: view.createdAt,
+    gateId: gate.gateId ?? null,
     proposal: gate.proposal ?? null,
     openedAt,
     timeout:

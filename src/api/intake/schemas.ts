@@ -83,7 +83,18 @@ export const BatchPartRequestSchema = z.strictObject({
   items: z.array(z.unknown()).min(1).max(BATCH_MAX_ITEMS),
 });
 
-export const DecisionRequestSchema = z.strictObject({ note: z.string().max(2000).optional() });
+export const DecisionRequestSchema = z.strictObject({
+  gateId: z
+    .int()
+    .min(1)
+    .optional()
+    .meta({
+      description:
+        "The gate decided: the run view's `gate.gateId`, or the approval's `gateId`. Another gate's (one decided " +
+        'or timed out meanwhile) is 409. Optional only while the run has opened one gate.',
+    }),
+  note: z.string().max(2000).optional(),
+});
 
 const limit = (max: number, def: number) => z.coerce.number().int().min(1).max(max).default(def);
 

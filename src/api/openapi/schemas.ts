@@ -49,6 +49,10 @@ export const RunViewResponse = z.object({
   ),
   gate: z
     .object({
+      gateId: z.int().meta({
+        description:
+          "The gate's sequence in the run (1 for its first): a decision names the gate it decides by it.",
+      }),
       proposal: z.unknown().meta({ description: 'What the approver is asked to approve (JSON).' }),
       openedAt: z.string(),
       timeoutSeconds: z.number().nullable(),
@@ -101,6 +105,7 @@ export const RunSteps = z.object({
 export const CancelAccepted = z.object({ runId: z.string(), cancelRequested: z.literal(true), links });
 export const DecisionResponse = z.object({
   runId: z.string(),
+  gateId: z.int().optional().meta({ description: 'The gate decided.' }),
   decision: z.enum(['approved', 'rejected']),
   by: z
     .string()
@@ -141,6 +146,14 @@ export const ApprovalItem = z.object({
   agent: z.string(),
   priority: PrioritySchema,
   createdAt: z.string(),
+  gateId: z
+    .int()
+    .nullable()
+    .meta({
+      description:
+        'The waiting gate, to send with the decision (`{"gateId"}`): a decision for another gate is 409. Null for a ' +
+        'run whose view numbers no gate (an older worker).',
+    }),
   proposal: z.unknown().meta({ description: 'What is to be approved, as the agent proposed it (JSON).' }),
   openedAt: z.string().nullable(),
   timeout: z.object({ seconds: z.int(), onTimeout, expiresAt: z.string().nullable() }).nullable(),

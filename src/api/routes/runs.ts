@@ -16,6 +16,32 @@ async function ownedRun(ctx: ApiContext, res: Response, runId: string): Promise<
   return view;
 }
 
+/**
+ * The gate a decision decides: the one it names, which must be the run's open gate; naming none, the
+ * open gate when it is the run's first (the only one an approver could have meant). Otherwise 409,
+ * and nothing changes. Undefined: the view numbers no gate (an older worker's, or one read from
+ * visibility alone); the run itself then refuses a decision naming another gate.
+ */
+function decidedGate(view: RunView, named: number | undefined): number | undefined {
+  const open = view.status === 'awaiting_approval' ? (view.gate?.gateId as number | undefined) : undefined;
+  const details = { status: view.status, ...(open !== undefined ? { openGateId: open } : {}) };
+  if (view.status !== 'awaiting_approval')
+    throw new ApiError('conflict', `Run ${view.runId} is not awaiting approval.`, details);
+  if (named !== undefined && open !== undefined && named !== open)
+    throw new ApiError(
+      'conflict',
+      `Gate ${named} of run ${view.runId} is not open: the run waits at gate ${open}, whose proposal is in its view.`,
+      details,
+    );
+  if (named === undefined && open !== undefined && open > 1)
+    throw new ApiError(
+      'conflict',
+      `Run ${view.runId} has opened ${open} gates: name the one decided with \`gateId\` (the open one is ${open}).`,
+      details,
+    );
+  return named ?? open;
+}
+
 export function runsRouter(ctx: ApiContext): Router {
   const router = Router();
 
@@ -75,18 +101,22 @@ export function runsRouter(ctx: ApiContext): Router {
       // The view just read answers for a run that is not awaiting approval (reading it again would
       // cost a second bounded query: a queued batch run's took 11 s in all); one that is, is checked
       // again as the decision is sent.
+      const gateId = decidedGate(view, body.gateId);
       const decided = {
+        ...(gateId !== undefined ? { gateId } : {}),
         ...(body.note !== undefined ? { note: body.note } : {}),
         by: actorOf(res),
         at: new Date(ctx.now()).toISOString(),
       };
-      if (view.status !== 'awaiting_approval' || !(await ctx.fleet.decide(view.runId, decision, decided))) {
-        throw new ApiError('conflict', `Run ${view.runId} is not awaiting approval.`, {
+      if (!(await ctx.fleet.decide(view.runId, decision, decided))) {
+        throw new ApiError('conflict', `Run ${view.runId} is not awaiting approval at gate ${gateId ?? 1}.`, {
           status: view.status,
+          ...(gateId !== undefined ? { gateId } : {}),
         });
       }
       res.json({
         runId: view.runId,
+        ...(gateId !== undefined ? { gateId } : {}),
         decision: decision === 'approve' ? 'approved' : 'rejected',
         by: decided.by,
         at: decided.at,

@@ -40,15 +40,24 @@ export function closeEvent(e: RunExecution): OutboxEvent | null {
   };
 }
 
-/** The event of an execution waiting at its gate: one per execution, dated when first seen (`now`). */
+/**
+ * The event of an execution waiting at a gate: one per gate of the execution (`gateSeq`), dated when
+ * first seen (`now`). A first gate keeps the id it had before gates were numbered (an execution
+ * that writes no sequence is at its first gate, as far as the scan can tell), so it is not announced
+ * again.
+ */
 export function awaitingEvent(e: RunExecution, now: number): OutboxEvent {
   const type = 'run.awaiting_approval';
+  const gate = e.gateSeq ?? 1;
   return {
-    eventId: eventIdOf(e.tenant, type, e.runId, e.executionId),
+    eventId:
+      gate === 1
+        ? eventIdOf(e.tenant, type, e.runId, e.executionId)
+        : eventIdOf(e.tenant, type, e.runId, e.executionId, `gate-${gate}`),
     tenant: e.tenant,
     type,
     occurredAt: now,
-    body: bodyOf(type, now, runData(e)),
+    body: bodyOf(type, now, { ...runData(e), ...(e.gateSeq !== undefined ? { gateId: e.gateSeq } : {}) }),
   };
 }
 

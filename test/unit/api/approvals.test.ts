@@ -39,6 +39,7 @@ describe('gates with a proposal and an approver', () => {
           agent: 'triage',
           priority: 'standard',
           createdAt: opened,
+          gateId: 1,
           proposal: { action: 'restart db' },
           openedAt: opened,
           timeout: {
@@ -101,8 +102,8 @@ describe('gates with a proposal and an approver', () => {
     const ok = await request(h.app).post(`/v1/runs/${runId}/approve`).set(acme()).send({ note: 'go' });
     expect(ok.status).toBe(200);
     const keyId = `key:acme#${sha256Hex(h.keys.acme ?? '').slice(0, 12)}`;
-    expect(ok.body).toMatchObject({ runId, decision: 'approved', by: keyId, at });
-    expect(h.fleet.decisions).toEqual([{ runId, decision: 'approve', note: 'go', by: keyId, at }]);
+    expect(ok.body).toMatchObject({ runId, gateId: 1, decision: 'approved', by: keyId, at });
+    expect(h.fleet.decisions).toEqual([{ runId, decision: 'approve', gateId: 1, note: 'go', by: keyId, at }]);
     expect((await request(h.app).get('/v1/approvals').set(acme())).body.items).toEqual([]);
     // The key id names the key, never the key.
     expect(keyId).not.toContain(h.keys.acme);
@@ -110,6 +111,76 @@ describe('gates with a proposal and an approver', () => {
     const other = await atGate(h, h.keys.other ?? '', 'page');
     const byAdmin = await request(h.app).post(`/v1/runs/${other}/reject`).set(h.admin()).send({});
     expect(byAdmin.body).toMatchObject({ decision: 'rejected', by: 'admin', at });
-    expect(h.fleet.decisions.at(-1)).toEqual({ runId: other, decision: 'reject', by: 'admin', at });
+    expect(h.fleet.decisions.at(-1)).toEqual({
+      runId: other,
+      decision: 'reject',
+      gateId: 1,
+      by: 'admin',
+      at,
+    });
+  });
+});
+
+describe('a decision names its gate', () => {
+  const h = useHarness({ tenants: ['acme'] });
+  const acme = () => bearer(h.keys.acme ?? '');
+  const decide = (runId: string, decision: string, body: unknown) =>
+    request(h.app)
+      .post(`/v1/runs/${runId}/${decision}`)
+      .set(acme())
+      .send(body as object);
+
+  /** A run whose first gate was rejected and that now waits at its second. */
+  async function atSecondGate(): Promise<string> {
+    const runId = await atGate(h, h.keys.acme ?? '', 'first');
+    expect((await decide(runId, 'reject', { gateId: 1 })).status).toBe(200);
+    h.fleet.tick();
+    h.fleet.awaitApproval(runId, 0, {
+      proposal: 'second',
+      openedAt: 'now',
+      timeoutSeconds: 60,
+      onTimeout: 'reject',
+    });
+    return runId;
+  }
+
+  it("lists the waiting gate's id, and decides it when named", async () => {
+    const runId = await atSecondGate();
+    const list = await request(h.app).get('/v1/approvals').set(acme());
+    expect(list.body.items).toMatchObject([{ runId, gateId: 2, proposal: 'second' }]);
+    const ok = await decide(runId, 'approve', { gateId: 2 });
+    expect(ok.status).toBe(200);
+    expect(ok.body).toMatchObject({ runId, gateId: 2, decision: 'approved' });
+  });
+
+  it("answers 409 to an earlier gate's approve, and sends nothing", async () => {
+    const runId = await atSecondGate();
+    const sent = h.fleet.decisions.length;
+    const stale = await decide(runId, 'approve', { gateId: 1, note: 'meant for the first' });
+    expect(stale.status).toBe(409);
+    expect(stale.body.error).toMatchObject({
+      code: 'conflict',
+      details: { status: 'awaiting_approval', openGateId: 2 },
+    });
+    expect(stale.body.error.message).toContain('gate 2');
+    expect(h.fleet.decisions).toHaveLength(sent);
+    expect((await h.fleet.getRun(runId))?.status).toBe('awaiting_approval');
+  });
+
+  it('answers 409 to a decision naming no gate once the run opened a second, and takes it at the first', async () => {
+    const runId = await atSecondGate();
+    const bare = await decide(runId, 'approve', {});
+    expect(bare.status).toBe(409);
+    expect(bare.body.error.message).toContain('gateId');
+    const first = await atGate(h, h.keys.acme ?? '', 'only');
+    expect((await decide(first, 'approve', {})).body).toMatchObject({ gateId: 1, decision: 'approved' });
+  });
+
+  it('answers 409 to a repeated decision, and 400 to a gate id that is no positive integer', async () => {
+    const runId = await atGate(h, h.keys.acme ?? '', 'once');
+    expect((await decide(runId, 'approve', { gateId: 1 })).status).toBe(200);
+    expect((await decide(runId, 'approve', { gateId: 1 })).status).toBe(409);
+    for (const gateId of [0, 1.5, '1', -2])
+      expect((await decide(runId, 'approve', { gateId })).status).toBe(400);
   });
 });

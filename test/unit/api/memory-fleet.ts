@@ -36,6 +36,8 @@ interface RunRecord {
   spec: RunSpec;
   view: RunView;
   attempt: number;
+  /** Gates the run opened, as the run workflow counts them. */
+  gates?: number;
 }
 
 /**
@@ -126,15 +128,17 @@ export class MemoryFleet implements FleetPort {
   }
 
   /**
-   * A running run reaches its human gate: like the run workflow, it gives its slot back first. `gate`
-   * is what its view then shows of the gate (its proposal, when it opened, its timeout).
+   * A running run reaches its human gate: like the run workflow, it gives its slot back first and
+   * numbers the gate (`gateId`, 1 for its first). `gate` is what its view then shows of the gate (its
+   * proposal, when it opened, its timeout).
    */
   awaitApproval(runId: string, usedTokens = 0, gate?: Record<string, unknown>): void {
     const r = this.running(runId);
     this.core.release([{ runId, attempt: r.attempt, usedTokens, outcome: 'gated' }], this.now());
     r.view.usage.tokens += usedTokens;
     r.view.status = 'awaiting_approval';
-    if (gate) (r.view as { gate?: unknown }).gate = gate;
+    r.gates = (r.gates ?? 0) + 1;
+    if (gate) (r.view as { gate?: unknown }).gate = { gateId: r.gates, ...gate };
   }
 
   /** Worker reports of the model plane, fed to the core's governor. */
@@ -263,6 +267,8 @@ export class MemoryFleet implements FleetPort {
   async decide(runId: string, decision: 'approve' | 'reject', opts: DecisionOptions = {}): Promise<boolean> {
     const r = this.records.get(runId);
     if (r?.view.status !== 'awaiting_approval') return false;
+    // As the run workflow: a decision naming another gate than the open one decides nothing.
+    if (opts.gateId !== undefined && opts.gateId !== (r.gates ?? 0)) return false;
     this.decisions.push({ runId, decision, ...opts });
     this.requeue(r);
     return true;

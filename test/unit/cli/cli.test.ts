@@ -147,6 +147,15 @@ describe('fairway (commander)', () => {
     expect(bad.err.join('\n')).toMatch(/No profile "prod" in .*config\.json \(profiles: local, ops\)/);
   });
 
+  it('approvals approve --gate sends the gate decided with the note', async () => {
+    const t = terminal();
+    expect(await run(['approvals', 'approve', 'run-a-1', '--gate', '2', '--note', 'ok'], t.io, env())).toBe(
+      0,
+    );
+    expect(api.seen.at(-1)?.body).toEqual({ gateId: 2, note: 'ok' });
+    expect(await run(['approvals', 'approve', 'run-a-1', '--gate', '0'], terminal().io, env())).toBe(2);
+  });
+
   it('runs wait --until stops at the status asked for; without it a failed run exits 5', async () => {
     const t = terminal();
     expect(

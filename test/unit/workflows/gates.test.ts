@@ -85,6 +85,7 @@ describe("a run's gate view", () => {
   it('shows the proposal while waiting, then who decided, when, and the note', () => {
     const s = opened();
     expect(s.view().gate).toEqual({
+      gateId: 1,
       proposal: { act: 'x' },
       openedAt: '2026-01-01T00:00:01.000Z',
       timeoutSeconds: 60,
@@ -148,11 +149,29 @@ describe("a run's gate view", () => {
     s.openGate({ proposal: 2, openedAt: 'later', timeoutSeconds: null, onTimeout: 'reject' });
     expect(s.decision).toBeNull();
     expect(s.view().gate).toEqual({
+      gateId: 2,
       proposal: 2,
       openedAt: 'later',
       timeoutSeconds: null,
       onTimeout: 'reject',
     });
+  });
+});
+
+describe('a decision naming a gate', () => {
+  it('is for another gate only while one waits and the names differ', () => {
+    const s = opened();
+    expect(s.namesOtherGate({ decision: 'approve', gateId: 1 })).toBe(false);
+    expect(s.namesOtherGate({ decision: 'approve' })).toBe(false);
+    s.decide({ decision: 'reject', gateId: 1 }, 0);
+    s.openGate({ proposal: 2, openedAt: 'later', timeoutSeconds: null, onTimeout: 'reject' });
+    // Gate 1's late approve, arriving at gate 2, is another gate's.
+    expect(s.namesOtherGate({ decision: 'approve', gateId: 1 })).toBe(true);
+    expect(s.namesOtherGate({ decision: 'approve', gateId: 2 })).toBe(false);
+    // Once gate 2 is decided, nothing waits: decide refuses every decision by itself.
+    s.decide({ decision: 'approve', gateId: 2 }, 0);
+    expect(s.namesOtherGate({ decision: 'approve', gateId: 1 })).toBe(false);
+    expect(s.decide({ decision: 'approve', gateId: 1 }, 0)).toBe(false);
   });
 });
 

@@ -116,6 +116,7 @@
     const g = run.gate;
     if (!g) return '';
     const rows = [
+      ['Gate', g.gateId === undefined ? 'of an older worker: not numbered' : `${g.gateId} of this run`],
       ['Opened', when(g.openedAt)],
       [
         'Timeout',
@@ -127,7 +128,7 @@
     if (g.decision) rows.push(['Decision', `${g.decision} by ${g.decidedBy} at ${when(g.decidedAt)}`]);
     if (g.note) rows.push(['Note', g.note]);
     return `<h3>Gate</h3>${dl(rows, 'gate-facts')}<h4>Proposal</h4>${json(g.proposal)}${
-      run.status === 'awaiting_approval' ? decisionForm(run.runId) : ''
+      run.status === 'awaiting_approval' && !g.decision ? decisionForm(run.runId, g.gateId) : ''
     }`;
   }
   const dl = (rows, id) =>
@@ -192,8 +193,10 @@
   }
 
   // ---- approvals ---------------------------------------------------------------------------------
-  function decisionForm(runId) {
-    return `<form class="decide" data-run="${esc(runId)}">
+  /** The form decides the gate it was drawn for (`gateId`): a late click for a gate since replaced is 409. */
+  function decisionForm(runId, gateId) {
+    const gate = gateId === undefined || gateId === null ? '' : ` data-gate="${esc(String(gateId))}"`;
+    return `<form class="decide" data-run="${esc(runId)}"${gate}>
       <label>Note (optional) <input name="note" maxlength="2000" autocomplete="off" /></label>
       <div class="actions left">
         <button type="submit" value="approve">Approve</button>
@@ -216,7 +219,7 @@
                 : ''
             }</p>
             <h4>Proposal</h4>${json(a.proposal)}
-            ${decisionForm(a.runId)}
+            ${decisionForm(a.runId, a.gateId)}
           </article>`,
         )
         .join('');
@@ -247,11 +250,16 @@
     )
       return;
     const note = new FormData(form).get('note');
+    const gateId = form.dataset.gate === undefined ? undefined : Number(form.dataset.gate);
+    const body = { ...(gateId !== undefined ? { gateId } : {}), ...(note ? { note } : {}) };
+    // One decision per form: a double click sends it once.
+    for (const b of form.querySelectorAll('button')) b.disabled = true;
     try {
-      const r = await api('POST', `/v1/runs/${encodeURIComponent(runId)}/${decision}`, note ? { note } : {});
-      for (const b of form.querySelectorAll('button')) b.disabled = true;
+      const r = await api('POST', `/v1/runs/${encodeURIComponent(runId)}/${decision}`, body);
       form.querySelector('.decided').textContent = `${r.decision} by ${r.by} at ${when(r.at)}`;
     } catch (err) {
+      // A refusal (409: the gate was decided, or replaced by another) leaves the form spent.
+      if (err.status !== 409) for (const b of form.querySelectorAll('button')) b.disabled = false;
       form.querySelector('.decided').textContent = err.message;
     }
   });
