@@ -8,6 +8,7 @@ import { apiClient } from './client';
 import * as admin from './commands-admin';
 import * as fleet from './commands';
 import type { Ctx, Io } from './commands';
+import { listApprovals } from './commands-approvals';
 import * as runs from './commands-runs';
 import { addScheduleCommands } from './commands-schedules';
 import { addWebhookCommands } from './commands-webhooks';
@@ -238,14 +239,11 @@ export function buildProgram(io: Io, env: CliConfig): Command {
 
   const ap = program.command('approvals').description('runs waiting for a human: list, approve, reject');
   ap.command('list')
-    .description('runs awaiting approval')
+    .description('gates awaiting a decision, with the gate id that approve and reject name')
     .option('--tenant <tenant>', 'one tenant (admin token)')
     .addOption(new Option('--limit <n>').argParser(positiveInt))
-    .action(
-      act((ctx, o: { tenant?: string; limit?: number }) =>
-        runs.listRuns(ctx, { ...o, status: 'awaiting_approval' }),
-      ),
-    );
+    .option('--cursor <cursor>', 'the next page (printed under a full page)')
+    .action(act((ctx, o: { tenant?: string; limit?: number; cursor?: string }) => listApprovals(ctx, o)));
   for (const decision of ['approve', 'reject'] as const) {
     ap.command(decision)
       .description(`${decision} a run's gate`)

@@ -92,6 +92,21 @@ describe('fairway (commander)', () => {
     'GET /v1/admin/scheduler': [status('draining', 2), status('draining', 1), status('drained', 0)],
     'GET /v1/runs/run-a-1': [runView('running'), runView('awaiting_approval'), runView('failed')],
     'POST /v1/runs/run-a-1/approve': [{ runId: 'run-a-1', decision: 'approved' }],
+    'GET /v1/approvals': [
+      {
+        items: [
+          {
+            ...runView('awaiting_approval'),
+            gateId: 2,
+            proposal: { wire: 10 },
+            openedAt: '2026-01-01T00:01:00.000Z',
+            timeout: { seconds: 60, onTimeout: 'reject', expiresAt: '2026-01-01T00:02:00.000Z' },
+            links: { run: '/v1/runs/run-a-1', approve: '', reject: '' },
+          },
+        ],
+        nextCursor: 'c2',
+      },
+    ],
   });
   let url: string;
   const dir = mkdtempSync(path.join(tmpdir(), 'fairway-cli-'));
@@ -154,6 +169,20 @@ describe('fairway (commander)', () => {
     );
     expect(api.seen.at(-1)?.body).toEqual({ gateId: 2, note: 'ok' });
     expect(await run(['approvals', 'approve', 'run-a-1', '--gate', '0'], terminal().io, env())).toBe(2);
+  });
+
+  it('approvals list reads the gates waiting (GET /v1/approvals) and shows the gate id a decision names', async () => {
+    const t = terminal();
+    expect(
+      await run(['approvals', 'list', '--tenant', 'a', '--limit', '5', '--cursor', 'c1'], t.io, env()),
+    ).toBe(0);
+    expect(api.seen.at(-1)?.url).toBe('/v1/approvals?tenant=a&limit=5&cursor=c1');
+    const out = t.out.join('\n');
+    expect(out).toMatch(/^RUN\s+TENANT\s+AGENT\s+GATE\s+OPENED\s+ON TIMEOUT$/m);
+    expect(out).toMatch(
+      /^run-a-1\s+a\s+triage\s+2\s+2026-01-01T00:01:00.000Z\s+reject at 2026-01-01T00:02:00.000Z$/m,
+    );
+    expect(out).toMatch(/More: --cursor c2/);
   });
 
   it('runs wait --until stops at the status asked for; without it a failed run exits 5', async () => {
