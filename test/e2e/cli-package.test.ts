@@ -142,8 +142,12 @@ describe('fairway installed from its tarball', () => {
     );
     expect(gated.status).toBe('awaiting_approval');
     const inbox = JSON.parse(await ok('approvals', 'list', '--tenant', tenant, '--json'));
-    expect(inbox.items.map((r: { runId: string }) => r.runId)).toEqual([runId]);
-    expect(await ok('approvals', 'approve', runId, '--note', 'from the cli')).toBe(`${runId} approved.\n`);
+    expect(inbox.items.map((r: { runId: string; gateId: number }) => [r.runId, r.gateId])).toEqual([
+      [runId, 1],
+    ]);
+    expect(await ok('approvals', 'approve', runId, '--gate', '1', '--note', 'from the cli')).toBe(
+      `${runId} approved at gate 1.\n`,
+    );
     const done = await ok('runs', 'wait', runId, '--interval', '1', '--timeout', '120');
     expect(done).toMatch(/^status\s+completed$/m);
 
