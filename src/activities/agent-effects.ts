@@ -49,12 +49,30 @@ export function agentEffectActivity(
       agent: req.agent,
       redelivery: !state.applied,
     });
-    const text = returned === undefined ? undefined : JSON.stringify(returned);
-    // The first recorded delivery stands for every later attempt; only one attempt's answer reaches
-    // the run (Temporal completes an activity once).
-    await effects.markDelivered(req.key, text);
-    return { applied: true, ...resultOf(text) };
+    // The function has acted: its delivery is recorded before anything else can throw, so no later
+    // attempt runs it again. The first recorded delivery stands for every later attempt; only one
+    // attempt's answer reaches the run (Temporal completes an activity once).
+    const serialised = serialise(returned);
+    await effects.markDelivered(req.key, serialised.text);
+    if (serialised.error !== undefined)
+      throw ApplicationFailure.create({
+        type: 'EffectResultUnserialisable',
+        message:
+          `Effect "${req.name}" acted (recorded as delivered, it will not run again) but returned a value ` +
+          `that is not JSON (${serialised.error}): return plain JSON data.`,
+        nonRetryable: true,
+      });
+    return { applied: true, ...resultOf(serialised.text) };
   };
+}
+
+/** The function's return value as JSON text, or why it is not JSON (a BigInt, a cycle, a throwing toJSON). */
+function serialise(value: unknown): { text: string | undefined; error?: string } {
+  try {
+    return { text: value === undefined ? undefined : JSON.stringify(value) };
+  } catch (err) {
+    return { text: undefined, error: err instanceof Error ? err.message : String(err) };
+  }
 }
 
 const resultOf = (text: string | undefined): { result?: unknown } =>

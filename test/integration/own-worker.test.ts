@@ -188,4 +188,29 @@ describe('your own agents on your own worker', () => {
       result: { key: effectKey, pid: second.pid },
     });
   });
+
+  it.each(['bigint', 'cycle'] as const)(
+    'an effect that acted and then returned a %s is delivered once and fails its run clearly',
+    async (answer) => {
+      const tenant = `byoa-${answer}-${s.id}`;
+      const key = await s.tenant(tenant);
+      if (!children.some((c) => c.exitCode === null && c.signalCode === null))
+        await cliWorker(`search-${answer}-${s.id}`);
+      const runId = await submitResearch(key, { question: answer, effectAnswer: answer });
+      const done = await ended(key, runId);
+      expect(done.body.status).toBe('failed');
+      expect(done.body.error.message).toMatch(/Effect "publish" acted .* not JSON/);
+      // Counted where it lands: once, and the effect step ran once (no retry ran the function again).
+      const effectKey = `${runId}:publish`;
+      expect(s.sink.ledger.timesDelivered(effectKey)).toBe(1);
+      const events = (await s.client.workflow.getHandle(runId).fetchHistory()).events ?? [];
+      const started = events.filter(
+        (e) =>
+          e.activityTaskStartedEventAttributes &&
+          events.find((x) => x.eventId?.equals(e.activityTaskStartedEventAttributes!.scheduledEventId!))
+            ?.activityTaskScheduledEventAttributes?.activityType?.name === 'applyAgentEffect',
+      );
+      expect(started.map((e) => e.activityTaskStartedEventAttributes?.attempt)).toEqual([1]);
+    },
+  );
 });

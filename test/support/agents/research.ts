@@ -13,6 +13,8 @@ export const research = defineAgent({
     holdMs: z.int().min(0).default(0),
     /** How long the effect's first attempt holds before it delivers (a worker killed meanwhile). */
     effectHoldMs: z.int().min(0).default(0),
+    /** What the effect answers after it acted: JSON, or a value that is not (a user's mistake). */
+    effectAnswer: z.enum(['json', 'bigint', 'cycle']).default('json'),
   }),
   estimate: () => 400,
   tools: ['search'],
@@ -22,6 +24,7 @@ export const research = defineAgent({
     const published = await ctx.effect('publish', {
       answer: `${input.question} -> ${found.hit}`,
       holdMs: input.effectHoldMs,
+      answerAs: input.effectAnswer,
     });
     // Held after the effect: a worker killed here leaves the effect done and the run unfinished.
     const tokens = await ctx.step(50, { minMs: input.holdMs });
