@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AgentEffectRequest, AgentEffectResult } from '../contract/activity-types';
 import type { EffectStore } from '../stores/effects/effect-store';
@@ -14,6 +15,11 @@ export interface EffectContext {
    * or the function threw): it may have acted. Use `key` to make the outside act idempotent.
    */
   redelivery: boolean;
+  /**
+   * Aborts when this attempt is cancelled or timed out (the effect's start-to-close timeout, its
+   * worker shutting down): stop acting then, as a later attempt may run the effect again.
+   */
+  signal: AbortSignal;
 }
 
 /** A user's effect: its arguments in, a JSON result out (what `ctx.effect` returns as `result`). */
@@ -31,6 +37,7 @@ export type EffectFunction = (
 export function agentEffectActivity(
   effects: Pick<EffectStore, 'apply' | 'markDelivered'>,
   functions: Readonly<Record<string, EffectFunction>>,
+  cancellation: () => AbortSignal = () => Context.current().cancellationSignal,
 ): (req: AgentEffectRequest) => Promise<AgentEffectResult> {
   return async (req) => {
     const fn = Object.hasOwn(functions, req.name) ? functions[req.name] : undefined;
@@ -48,6 +55,7 @@ export function agentEffectActivity(
       tenant: req.tenant,
       agent: req.agent,
       redelivery: !state.applied,
+      signal: cancellation(),
     });
     // The function has acted: its delivery is recorded before anything else can throw, so no later
     // attempt runs it again. The first recorded delivery stands for every later attempt; only one

@@ -3,10 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { agentEffectActivity } from '../../../src/activities/agent-effects';
+import { agentEffectActivity as withSignal } from '../../../src/activities/agent-effects';
 import type { EffectContext } from '../../../src/activities/agent-effects';
 import { openSqliteEffectStore } from '../../../src/stores/effects/effect-store-sqlite';
 import type { EffectStore } from '../../../src/stores/effects/effect-store';
+
+/** The activity outside a Temporal activity context: each attempt gets a signal of its own. */
+const agentEffectActivity = (...a: [Parameters<typeof withSignal>[0], Parameters<typeof withSignal>[1]]) =>
+  withSignal(...a, () => new AbortController().signal);
 
 const req = (name = 'publish', args: Record<string, unknown> = { text: 'hi' }) => ({
   key: `run-t-1:${name}`,
@@ -55,7 +59,14 @@ describe('applyAgentEffect over the worker effect functions', () => {
     expect(calls).toEqual([
       [
         { text: 'hi' },
-        { key: 'run-t-1:publish', runId: 'run-t-1', tenant: 't', agent: 'research', redelivery: false },
+        {
+          key: 'run-t-1:publish',
+          runId: 'run-t-1',
+          tenant: 't',
+          agent: 'research',
+          redelivery: false,
+          signal: expect.any(AbortSignal),
+        },
       ],
     ]);
   });
@@ -84,6 +95,29 @@ describe('applyAgentEffect over the worker effect functions', () => {
     const apply = agentEffectActivity(store, { notify: async () => undefined });
     expect(await apply(req('notify'))).toEqual({ applied: true });
     expect(await apply(req('notify'))).toEqual({ applied: false });
+  });
+
+  it('records a delivery before its result is serialised: a result that is not JSON fails for good, never runs again', async () => {
+    let runs = 0;
+    const apply = agentEffectActivity(store, {
+      publish: () => {
+        runs++;
+        return { n: 1n };
+      },
+    });
+    const err = await apply(req()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    expect(err).toMatchObject({ type: 'EffectResultUnserialisable', nonRetryable: true });
+    expect(await apply(req())).toEqual({ applied: false });
+    expect(runs).toBe(1);
+  });
+
+  it("hands the function the attempt's cancellation signal", async () => {
+    const aborted = AbortSignal.abort();
+    let seen: AbortSignal | undefined;
+    const apply = withSignal(store, { publish: (_a, ctx) => void (seen = ctx.signal) }, () => aborted);
+    await apply(req());
+    expect(seen).toBe(aborted);
   });
 
   it('refuses an unknown name for good, inherited properties included', async () => {
