@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_GOVERNOR, PROBE_DEFAULTS } from './scheduler/defaults';
+import { DEFAULT_GOVERNOR, LATENCY_DEFAULTS, PROBE_DEFAULTS } from './scheduler/defaults';
 import { BREAKER_DEFAULTS } from './scheduler/breaker';
 import { FALLBACK_FLEET_SETTINGS, MAX_WAIT_BOUND_SECONDS, waitBounds } from './scheduler/fleet-settings';
 import { DEFAULT_INTERACTIVE_RESERVE } from './scheduler/reserve';
@@ -536,6 +536,21 @@ const governor = {
   GOVERNOR_LOW_WATER: share(G.remainingLowWater).describe(
     "Below this share of the provider's remaining tokens (or requests), stop increasing; cut gently if spending (or calling) outpaces the quota (0 to 1).",
   ),
+  GOVERNOR_LATENCY_FACTOR: z.coerce
+    .number()
+    .min(0)
+    .default(0)
+    .describe(
+      `Served calls slower than this multiple of their baseline, per call and per token, for GOVERNOR_LATENCY_SUSTAIN_SECONDS mean a provider or gateway queueing calls: the governor slows admission before any 429 (1 or less: off, the default until it is measured on the overload bench; ${LATENCY_DEFAULTS.latencyFactor} is a starting point).`,
+    ),
+  GOVERNOR_LATENCY_SUSTAIN_SECONDS: z.coerce
+    .number()
+    .min(0)
+    .default(LATENCY_DEFAULTS.latencySustainMs / 1000)
+    .describe('How long latency stays above GOVERNOR_LATENCY_FACTOR × its baseline before admission slows.'),
+  GOVERNOR_LATENCY_DECREASE: share(LATENCY_DEFAULTS.latencyDecrease).describe(
+    'Multiplicative decrease of admitted tokens per minute per cooldown while calls queue (0 to 1; 0.9 cuts by 10%).',
+  ),
 };
 
 const agents = {
@@ -777,6 +792,13 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
     ...(e.GOVERNOR_PROBE_FACTOR > 1 ? { ...PROBE_DEFAULTS, probeFactor: e.GOVERNOR_PROBE_FACTOR } : {}),
     breakerProbeMinMs: keyRetry.minMs,
     breakerProbeMaxMs: keyRetry.maxMs,
+    ...(e.GOVERNOR_LATENCY_FACTOR > 1
+      ? {
+          latencyFactor: e.GOVERNOR_LATENCY_FACTOR,
+          latencySustainMs: e.GOVERNOR_LATENCY_SUSTAIN_SECONDS * 1000,
+          latencyDecrease: e.GOVERNOR_LATENCY_DECREASE,
+        }
+      : {}),
   };
   const credentials: Partial<Record<ToolName, string>> = {};
   if (e.TOOL_LOOKUP_CREDENTIAL !== undefined) credentials.lookup = e.TOOL_LOOKUP_CREDENTIAL;

@@ -265,13 +265,20 @@ async function send<T>(t: Transport, x: Exchange<T>): Promise<{ result: T; laten
   // Relative values in the headers are measured from the call's own time, which the sample carries.
   const calledAt = t.now();
   const limits = parseRateLimitHeaders(res.headers, calledAt, x.split);
-  const report = (throttled: boolean, served: number, spendCap = false, fault?: 'key' | 'server'): void =>
+  const report = (
+    throttled: boolean,
+    served: number,
+    spendCap = false,
+    fault?: 'key' | 'server',
+    latencyMs?: number,
+  ): void =>
     t.onObservation({
       at: calledAt,
       throttled,
       tokens: served,
       ...(spendCap ? { spendCap } : {}),
       ...(fault ? { fault } : {}),
+      ...(latencyMs !== undefined ? { latencyMs } : {}),
       ...sampleLimits(limits),
     });
 
@@ -289,7 +296,7 @@ async function send<T>(t: Transport, x: Exchange<T>): Promise<{ result: T; laten
     }
     const latencyMs = Math.round(performance.now() - started);
     const { result, tokens } = x.read(payload, res.status);
-    report(false, tokens);
+    report(false, tokens, false, undefined, latencyMs);
     return { result, latencyMs };
   }
 

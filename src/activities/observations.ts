@@ -20,6 +20,8 @@ export interface ModelCallSample {
   tokens: number;
   /** The call failed for the key (401, 403, a spend cap) or the server (5xx): what the key breaker counts. */
   fault?: 'key' | 'server';
+  /** A served call's latency, sent to answered, ms. */
+  latencyMs?: number;
 }
 
 /** A rate-limit bucket's fields in a sample and in an observation: remaining, limit, reset. */
@@ -62,6 +64,9 @@ export class ObservationWindow {
   private tokens = 0;
   private keyRefused = 0;
   private serverErrors = 0;
+  private latencyCalls = 0;
+  private latencyMs = 0;
+  private latencyTokens = 0;
   /** Per bucket (BUCKETS), the picture of the call that saw the fewest remaining. */
   private lowest: (BucketPicture | undefined)[] = [];
 
@@ -79,6 +84,11 @@ export class ObservationWindow {
     this.tokens += sample.tokens;
     if (sample.fault === 'key') this.keyRefused += 1;
     if (sample.fault === 'server') this.serverErrors += 1;
+    if (sample.latencyMs !== undefined && Number.isFinite(sample.latencyMs) && sample.latencyMs >= 0) {
+      this.latencyCalls += 1;
+      this.latencyMs += sample.latencyMs;
+      this.latencyTokens += sample.tokens;
+    }
     BUCKETS.forEach((fields, i) => (this.lowest[i] = lowerOf(this.lowest[i], sample, fields)));
   }
 
@@ -100,6 +110,11 @@ export class ObservationWindow {
     if (this.retryUntil > 0) observation.retryUntil = this.retryUntil;
     if (this.keyRefused > 0) observation.keyRefused = this.keyRefused;
     if (this.serverErrors > 0) observation.serverErrors = this.serverErrors;
+    if (this.latencyCalls > 0) {
+      observation.latencyCalls = this.latencyCalls;
+      observation.latencyMs = Math.round(this.latencyMs);
+      observation.latencyTokens = this.latencyTokens;
+    }
     BUCKETS.forEach((fields, i) => {
       const picture = this.lowest[i];
       for (const f of fields) if (picture?.[f] !== undefined) observation[f] = picture[f];
@@ -111,6 +126,9 @@ export class ObservationWindow {
     this.tokens = 0;
     this.keyRefused = 0;
     this.serverErrors = 0;
+    this.latencyCalls = 0;
+    this.latencyMs = 0;
+    this.latencyTokens = 0;
     this.lowest = [];
     return observation;
   }

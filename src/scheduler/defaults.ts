@@ -32,3 +32,11 @@ export const DEFAULT_GOVERNOR: GovernorParams = {
 export const PROBE_DEFAULTS: Required<
   Pick<GovernorParams, 'probeFactor' | 'probeDecrease' | 'probeIncreaseShare'>
 > = { probeFactor: 3, probeDecrease: 0.8, probeIncreaseShare: 0.001 };
+
+/**
+ * The latency signal: served calls 3× slower than their baseline (per call and per token) for 10 s
+ * cut the admitted rate by 10% per cooldown.
+ */
+export const LATENCY_DEFAULTS: Required<
+  Pick<GovernorParams, 'latencyFactor' | 'latencySustainMs' | 'latencyDecrease'>
+> = { latencyFactor: 3, latencySustainMs: 10_000, latencyDecrease: 0.9 };

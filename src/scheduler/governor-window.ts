@@ -1,3 +1,4 @@
+import type { LatencySample } from './governor-latency';
 import type { ModelObservation } from './types';
 
 /** Worker reports folded into one: what the model plane looked like since the governor last heard. */
@@ -22,6 +23,8 @@ export interface ObservedWindow {
   /** Calls refused for the key (401, 403, a key-level quota) and calls answered 5xx. */
   keyRefused: number;
   serverErrors: number;
+  /** Served calls timed, their latency and tokens (none from older workers). */
+  latency: LatencySample;
 }
 
 /** Sums the reports that saw calls; reports without calls are no evidence either way. */
@@ -39,6 +42,7 @@ export function foldObservations(obs: readonly ModelObservation[], lowWater: num
     served: 0,
     keyRefused: 0,
     serverErrors: 0,
+    latency: { calls: 0, ms: 0, tokens: 0 },
   };
   let limitAt = -Infinity;
   let requestLimitAt = -Infinity;
@@ -52,6 +56,12 @@ export function foldObservations(obs: readonly ModelObservation[], lowWater: num
     w.keyRefused += refused;
     w.serverErrors += errors;
     w.served += Math.max(0, o.calls - Math.max(0, o.throttled) - refused - errors);
+    const timed = countOf(o.latencyCalls);
+    if (timed > 0) {
+      w.latency.calls += timed;
+      w.latency.ms += countOf(o.latencyMs);
+      w.latency.tokens += countOf(o.latencyTokens);
+    }
     const wait = Number.isFinite(o.maxRetryAfterMs) ? Math.max(0, o.maxRetryAfterMs) : 0;
     // Only rate-limit 429s ask for a wait (a window without one holds only spend caps, or nothing).
     if (o.throttled > 0) {

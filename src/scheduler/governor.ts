@@ -1,5 +1,7 @@
 import { BREAKER_DEFAULTS, breakerStatus, newBreaker, observeBreaker } from './breaker';
 import type { BreakerParams, BreakerState } from './breaker';
+import { congested, latencyElevated, newLatency, observeLatency, recentLatency } from './governor-latency';
+import type { LatencyState } from './governor-latency';
 import { probeCeiling, probing, softCreep, softCut } from './governor-probe';
 import { foldObservations } from './governor-window';
 import type { ObservedWindow } from './governor-window';
@@ -61,6 +63,8 @@ export interface GovernorState {
   softTokensPerMinute?: number | null;
   /** The key breaker; absent until a call failed for the key or the server (then closed, as absent is). */
   breaker?: BreakerState;
+  /** The latency of served calls (`governor-latency.ts`); absent until a report timed one. */
+  latency?: LatencyState;
   /** First and latest report with calls in it; null before any. */
   firstReportAt: number | null;
   lastReportAt: number | null;
@@ -438,6 +442,8 @@ export function observe(
   if (probed && !isProbing(g, p)) statedAtLast(g, p, ceiling, now);
   if (g.tokensPerMinute > ceiling) setRate(g, ceiling, now);
 
+  if (w.latency.calls > 0) observeLatency((g.latency ??= newLatency(now)), p, w.latency, now);
+
   const coolingDown = g.lastDecreaseAt !== null && now - g.lastDecreaseAt < p.decreaseCooldownMs;
   const spending = recentPerMinute(g, now);
   if (w.throttled > 0) {
@@ -462,6 +468,11 @@ export function observe(
      * The same holds of remaining requests against the calls being made.
      */
     if (!coolingDown) decreaseTokens(g, p, 1 - (1 - p.decrease) / 3, now);
+  } else if (congested(g.latency, p, now)) {
+    // A provider queueing calls: give way gently, once per cooldown, before it refuses any.
+    if (!coolingDown) decreaseTokens(g, p, p.latencyDecrease ?? 1, now);
+  } else if (latencyElevated(g.latency)) {
+    // Slower than the baseline but not for long yet: hold the rate.
   } else if (!failed || w.served > 0) {
     // Ramp up gently, by the quiet time since the last report: none until a cooldown after a throttle.
     // A window of failed calls only is no sign of health.
@@ -516,7 +527,7 @@ export function governorHead(
   };
 }
 
-export function governorStatus(g: GovernorState, now: number): GovernorStatus {
+export function governorStatus(g: GovernorState, now: number, p: GovernorParams): GovernorStatus {
   const status: GovernorStatus = {
     ...governorHead(g, now),
     pausedUntil: g.pausedUntil > now ? new Date(g.pausedUntil).toISOString() : null,
@@ -531,5 +542,13 @@ export function governorStatus(g: GovernorState, now: number): GovernorStatus {
     status.providerRequestsPerMinute = g.providerRequestsPerMinute;
   const bound = requestBoundPerMinute(g, now);
   if (bound !== null) status.requestBoundTokensPerMinute = Math.round(bound);
+  const recent = g.latency ? recentLatency(g.latency) : null;
+  if (g.latency && g.latency.baselineMs !== null && recent !== null)
+    status.congestion = {
+      baselineMs: Math.round(g.latency.baselineMs),
+      recentMs: Math.round(recent.ms),
+      since: g.latency.since === null ? null : new Date(g.latency.since).toISOString(),
+      congested: congested(g.latency, p, now),
+    };
   return status;
 }

@@ -72,6 +72,7 @@ function toPlain(s: CoreState): PlainSnapshot {
       ...(s.governor.servedCalls ? { servedCalls: { ...s.governor.servedCalls } } : {}),
       ...(s.governor.recentCalls ? { recentCalls: { ...s.governor.recentCalls } } : {}),
       ...(s.governor.breaker ? { breaker: { ...s.governor.breaker } } : {}),
+      ...(s.governor.latency ? { latency: { ...s.governor.latency } } : {}),
     },
     seq: s.seq,
     counters: { ...s.counters, admittedByPriority: { ...s.counters.admittedByPriority } },
@@ -123,6 +124,8 @@ function restoreGovernor(snap: PlainSnapshot): GovernorState {
     recentCalls: { ...(g.recentCalls ?? fresh.recentCalls!) },
     // A snapshot from before the breaker: closed (absent).
     ...(g.breaker ? { breaker: { ...g.breaker } } : {}),
+    // A snapshot from before the latency signal: no latency seen yet (absent).
+    ...(g.latency ? { latency: { ...g.latency } } : {}),
   };
 }
 

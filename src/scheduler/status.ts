@@ -53,7 +53,7 @@ export function fleetStatus(s: CoreState, now: number): Omit<SchedulerStatus, 'h
       reservedSlots: reservedSlots(s, fleetCap(s)),
       ...(s.settings.maxWaitSeconds ? { maxWaitSeconds: { ...s.settings.maxWaitSeconds } } : {}),
     },
-    governor: governorStatus(s.governor, now),
+    governor: governorStatus(s.governor, now, s.governorParams),
   };
 }
 

@@ -172,6 +172,13 @@ export interface ModelObservation {
    */
   keyRefused?: number;
   serverErrors?: number;
+  /**
+   * Served calls whose latency was measured, their summed latency (ms, sent to answered) and their
+   * served tokens. Absent from older workers and when none.
+   */
+  latencyCalls?: number;
+  latencyMs?: number;
+  latencyTokens?: number;
 }
 
 export const WAIT_CODES = [
@@ -241,6 +248,15 @@ export interface GovernorParams {
   /** The key breaker's first backoff before a probe and its cap, ms; absent in older chains: BREAKER_DEFAULTS. */
   breakerProbeMinMs?: number;
   breakerProbeMaxMs?: number;
+  /**
+   * Served calls slower than this multiple of their baseline (per call and per token) for
+   * `latencySustainMs` mean a provider queueing calls: the admitted rate is cut by `latencyDecrease`
+   * once per cooldown, and grows again only once latency is back under the multiple. Absent in
+   * chains begun before it existed, or 1 or less: latency is not watched.
+   */
+  latencyFactor?: number;
+  latencySustainMs?: number;
+  latencyDecrease?: number;
 }
 
 export interface FleetSettings {
@@ -285,6 +301,19 @@ export interface GovernorStatus {
    * paused. Absent from a scheduler older than it.
    */
   breaker?: BreakerStatus;
+  /**
+   * Latency of served calls: baseline and recent ms per call, and since when it has been above the
+   * congestion multiple of the baseline (null while it is not). Absent until a baseline is set.
+   */
+  congestion?: CongestionStatus;
+}
+
+export interface CongestionStatus {
+  baselineMs: number;
+  recentMs: number;
+  since: string | null;
+  /** Elevated for the sustain time or longer: admission is being slowed for it. */
+  congested: boolean;
 }
 
 export interface LedgerView {

@@ -144,6 +144,23 @@ export const SchedulerStatusResponse = z.object({
         description:
           'The key breaker: open while the provider refuses the API key (401, 403, a key-level quota) or answers every call 5xx; admission is paused but for one probe unit per backoff, and a served call closes it.',
       }),
+    congestion: z
+      .object({
+        baselineMs: z.number().meta({ description: 'Baseline latency of a served call, ms.' }),
+        recentMs: z.number().meta({ description: 'Recent latency of a served call, ms.' }),
+        since: z
+          .string()
+          .nullable()
+          .meta({ description: 'Since when latency has been above GOVERNOR_LATENCY_FACTOR × its baseline.' }),
+        congested: z
+          .boolean()
+          .meta({ description: 'Above it for GOVERNOR_LATENCY_SUSTAIN_SECONDS: admission is being slowed.' }),
+      })
+      .optional()
+      .meta({
+        description:
+          'Latency of served calls against their baseline (a provider or gateway queueing calls); absent until a baseline is set.',
+      }),
   }),
   history: z.object({ length: z.int(), continuedAsNew: z.int() }),
 }) satisfies z.ZodType<SchedulerStatus>;

@@ -227,6 +227,10 @@ describe('model client against the simulator', () => {
       resetRequestsMs: expect.any(Number) as number,
       tokens: 500,
       retryUntil: expect.any(Number) as number,
+      // The five served calls were timed; the three refused ones are no latency evidence.
+      latencyCalls: 5,
+      latencyMs: expect.any(Number) as number,
+      latencyTokens: 500,
     });
   });
 });
