@@ -87,6 +87,7 @@ export const DecisionRequestSchema = z.strictObject({
   gateId: z
     .int()
     .min(1)
+    .max(1_000_000_000)
     .optional()
     .meta({
       description:
