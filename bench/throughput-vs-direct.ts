@@ -2,11 +2,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { workflowsPath } from '../src/fleet/worker';
 import { flags, startBenchStack } from './lib/bench-stack';
+import { startDirectFrontDoor } from './lib/direct-front-door';
 import { startDirectWorker } from './lib/direct-worker';
 import { chainEvents, diffCounts } from './lib/history-account';
+import { highestRateUnder, openLoop } from './lib/open-loop';
+import type { OpenLoopPath } from './lib/open-loop';
 import { writeResult } from './lib/results';
-import { directPath, schedulerPath } from './lib/throughput-paths';
-import type { PathResult } from './lib/throughput-paths';
+import { closedPath } from './lib/throughput-paths';
+import type { PathResult, Submit } from './lib/throughput-paths';
 
 const f1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '—');
 const f2 = (x: number | undefined) => (x === undefined ? '—' : x.toFixed(2));
@@ -42,30 +45,55 @@ function account(direct: PathResult, sched: PathResult, schedulerEvents: Record<
   return lines;
 }
 
+/** `--open-loop 5,10,20`: the open loop's rates in runs/s (none: no open loop), and the other flags. */
+function openLoopRates(argv: string[]): { rates: number[]; rest: string[] } {
+  const i = argv.indexOf('--open-loop');
+  if (i < 0) return { rates: [], rest: argv };
+  const rates = (argv[i + 1] ?? '').split(',').map(Number);
+  if (!rates.length || rates.some((r) => !(r > 0)))
+    throw new Error(`--open-loop takes rates in runs/s, comma-separated (got ${argv[i + 1]})`);
+  return { rates, rest: [...argv.slice(0, i), ...argv.slice(i + 2)] };
+}
+
 /**
  * `npm run bench -- throughput`: on one dev server, the same runs (the run workflow, the synthetic
- * agent's steps through the model simulator) first started directly with their admission at start
- * (no scheduler in the path), then submitted through the API and admitted by the scheduler. Both paths
- * hold `concurrency` runs in flight. Prints both rates, their ratio, submit→admit latency and the
- * history events per run, type by type.
+ * agent's steps through the model simulator) first submitted to a direct front door that starts them
+ * with their admission at start (no scheduler in the path), then submitted through the API and
+ * admitted by the scheduler; both over HTTP (`POST /v1/runs`), both holding `concurrency` runs in
+ * flight on `concurrency` slots. Prints both rates, their ratio, submit→start (the front door's share)
+ * and submit→admit latency, and the history events per run, type by type. With `--open-loop`, then
+ * drives each rate on each path for `--hold` seconds and prints submit→first model call p50/p99.
  */
 export async function runThroughputVsDirect(argv: string[]): Promise<void> {
-  const f = flags(argv, {
-    runs: 2000,
-    concurrency: 50,
-    steps: 1,
-    tokensPerStep: 100,
-    tenants: 4,
-    warmup: 100,
-    sample: 400,
-    separateSignal: 0,
-  });
+  const { rates, rest } = openLoopRates(argv);
+  const f = flags(
+    rest,
+    {
+      runs: 2000,
+      concurrency: 50,
+      steps: 1,
+      tokensPerStep: 100,
+      tenants: 4,
+      warmup: 100,
+      sample: 400,
+      separateSignal: 0,
+      hold: 20,
+    },
+    { openLoop: rates },
+  );
   const log = (line: string) => console.log(line);
   const workflowBundle = await bundleWorkflowCode({ workflowsPath });
   const s = await startBenchStack(
-    { FLEET_CONCURRENCY: String(f.concurrency), MODEL_TPM: '1000000000', MODEL_RPM: '100000000' },
+    {
+      FLEET_CONCURRENCY: String(f.concurrency),
+      // No slots held back for interactive runs: the scheduler path may use all `concurrency`, as the direct path does.
+      FLEET_INTERACTIVE_RESERVE: '0',
+      MODEL_TPM: '1000000000',
+      MODEL_RPM: '100000000',
+    },
     { workflows: { workflowBundle } },
   );
+  const door = await startDirectFrontDoor(s.client, { separateSignal: f.separateSignal === 1 });
   const direct = await startDirectWorker({
     config: s.config,
     address: s.temporalAddress,
@@ -81,7 +109,7 @@ export async function runThroughputVsDirect(argv: string[]): Promise<void> {
       ),
     );
     const workload = { steps: f.steps, tokensPerStep: f.tokensPerStep };
-    const submit = async (i: number): Promise<string> => {
+    const apiSubmit: Submit = async (i) => {
       const r = await s.call(
         'POST',
         '/v1/runs',
@@ -96,31 +124,27 @@ export async function runThroughputVsDirect(argv: string[]): Promise<void> {
       if (r.status !== 202) throw new Error(`POST /v1/runs: ${r.status} ${JSON.stringify(r.body)}`);
       return r.body.runId as string;
     };
-    const directOpts = {
-      ...workload,
-      concurrency: f.concurrency,
-      sample: f.sample,
-      separateSignal: f.separateSignal === 1,
-    };
+    const directSubmit =
+      (prefix: string): Submit =>
+      (i) =>
+        door.submit({ runId: `${prefix}-${i}`, ...workload });
+    const loop = { concurrency: f.concurrency, sample: f.sample };
 
     log(`warm-up: ${f.warmup} runs on each path (not counted)`);
-    await directPath(s.client, { ...directOpts, runs: f.warmup, sample: 0, prefix: 'warm' }, log);
-    await schedulerPath(s.client, submit, { runs: f.warmup, concurrency: f.concurrency, sample: 0 }, log);
+    await closedPath(s.client, directSubmit('warm'), { ...loop, runs: f.warmup, sample: 0 }, log);
+    await closedPath(s.client, apiSubmit, { ...loop, runs: f.warmup, sample: 0 }, log);
 
-    log(`direct start: ${f.runs} runs, ${f.concurrency} in flight, admission at start, no scheduler`);
-    const base = await directPath(s.client, { ...directOpts, runs: f.runs, prefix: 'direct' }, log);
+    log(
+      `direct start: ${f.runs} runs through the direct POST /v1/runs, ${f.concurrency} in flight, no scheduler`,
+    );
+    const base = await closedPath(s.client, directSubmit('direct'), { ...loop, runs: f.runs }, log);
     log(`  ${f1(base.runsPerSecond)} runs/s`);
 
-    log(`scheduler path: ${f.runs} runs through POST /v1/runs, ${f.concurrency} in flight`);
+    log(`scheduler path: ${f.runs} runs through the API's POST /v1/runs, ${f.concurrency} in flight`);
     const schedulerId = s.config.schedulerWorkflowId;
     await sleep(2000); // the warm-up's last releases reach the scheduler
     const before = await chainEvents(s.client, schedulerId);
-    const sched = await schedulerPath(
-      s.client,
-      submit,
-      { runs: f.runs, concurrency: f.concurrency, sample: f.sample },
-      log,
-    );
+    const sched = await closedPath(s.client, apiSubmit, { ...loop, runs: f.runs }, log);
     await sleep(2000);
     const schedulerEvents = Object.fromEntries(
       Object.entries(diffCounts(await chainEvents(s.client, schedulerId), before)).map(([k, v]) => [
@@ -130,20 +154,51 @@ export async function runThroughputVsDirect(argv: string[]): Promise<void> {
     );
     log(`  ${f1(sched.runsPerSecond)} runs/s`);
 
+    const paths: OpenLoopPath[] = [
+      { name: 'direct', submitFor: directSubmit },
+      { name: 'scheduler', submitFor: () => apiSubmit },
+    ];
+    const firstCallAt = (runId: string) => s.sim!.state.firstCalls.get(runId);
+    const points = rates.length ? await openLoop(s.client, paths, rates, f.hold, firstCallAt, log) : [];
+    const under1s = Object.fromEntries(
+      paths.map((p) => [
+        p.name,
+        highestRateUnder(
+          points.filter((x) => x.path === p.name),
+          1000,
+        ),
+      ]),
+    );
+
     const ratio = sched.runsPerSecond / base.runsPerSecond;
     const schedulerEventsPerRun = Object.values(schedulerEvents).reduce((a, b) => a + b, 0);
     console.log('');
-    console.log(
-      `direct start:   ${f.runs} runs in ${f1(base.seconds)} s = ${f1(base.runsPerSecond)} runs/s; ` +
-        `submit→admit p50 ${f1(base.submitToAdmitMs.p50)} ms, p99 ${f1(base.submitToAdmitMs.p99)} ms (${base.sampled} sampled)`,
-    );
-    console.log(
-      `scheduler path: ${f.runs} runs in ${f1(sched.seconds)} s = ${f1(sched.runsPerSecond)} runs/s; ` +
-        `submit→admit p50 ${f1(sched.submitToAdmitMs.p50)} ms, p99 ${f1(sched.submitToAdmitMs.p99)} ms (${sched.sampled} sampled)`,
-    );
-    console.log(`ratio scheduler/direct: ${ratio.toFixed(2)} (goal ≥ 0.6)`);
+    for (const [name, r] of [
+      ['direct start:  ', base],
+      ['scheduler path:', sched],
+    ] as const) {
+      console.log(
+        `${name} ${f.runs} runs in ${f1(r.seconds)} s = ${f1(r.runsPerSecond)} runs/s; ` +
+          `submit→start p50/p99 ${f1(r.submitToStartMs.p50)}/${f1(r.submitToStartMs.p99)} ms, ` +
+          `submit→admit p50/p99 ${f1(r.submitToAdmitMs.p50)}/${f1(r.submitToAdmitMs.p99)} ms (${r.sampled} sampled)`,
+      );
+    }
+    console.log(`ratio scheduler/direct: ${ratio.toFixed(2)}`);
     console.log('');
     for (const line of account(base, sched, schedulerEvents)) console.log(line);
+    if (points.length) {
+      console.log('');
+      console.log(`open loop, ${f.hold} s per rate: submit→first model call`);
+      for (const p of points) {
+        console.log(
+          `  ${String(p.rate).padStart(4)} runs/s ${p.path.padEnd(9)} p50 ${f1(p.submitToFirstCallMs.p50).padStart(8)} ms ` +
+            `p99 ${f1(p.submitToFirstCallMs.p99).padStart(8)} ms; ${f1(p.firstCallsPerSecond)} first calls/s, ` +
+            `${f1(p.acceptedPerSecond)} accepted/s; ${p.failed} failed, ${p.missing} missing`,
+        );
+      }
+      for (const [name, r] of Object.entries(under1s))
+        console.log(`  highest rate with p99 < 1 s, ${name}: ${r ?? 'none tried'}`);
+    }
     const file = writeResult('throughput', {
       runs: f.runs,
       concurrency: f.concurrency,
@@ -155,9 +210,11 @@ export async function runThroughputVsDirect(argv: string[]): Promise<void> {
         schedulerWorkflowTasksPerRun: schedulerEvents.workflowTaskCompleted ?? 0,
       },
       ratio,
+      openLoop: { holdSeconds: f.hold, points, highestRateP99Under1s: under1s },
     });
     console.log(`\nwrote ${file}`);
   } finally {
+    await door.close();
     await direct.close();
     await s.stop();
   }

@@ -20,22 +20,25 @@ export function eventName(e: HistoryEvent): string {
 export const eventMs = (e: HistoryEvent): number =>
   Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
 
-/** Event counts by type, and the time the run received its admission (its `admit` signal). */
+/** Event counts by type, when the run's workflow started and when it received its admission (its `admit` signal). */
 export interface RunHistory {
   counts: Record<string, number>;
+  startedAtMs: number | undefined;
   admittedAtMs: number | undefined;
 }
 
 export async function runHistory(client: Client, workflowId: string): Promise<RunHistory> {
   const h = await client.workflow.getHandle(workflowId).fetchHistory();
   const counts: Record<string, number> = {};
+  let startedAtMs: number | undefined;
   let admittedAtMs: number | undefined;
   for (const e of (h.events ?? []) as HistoryEvent[]) {
     const name = eventName(e);
     counts[name] = (counts[name] ?? 0) + 1;
+    if (name === 'workflowExecutionStarted' && startedAtMs === undefined) startedAtMs = eventMs(e);
     if (name === 'workflowExecutionSignaled(admit)' && admittedAtMs === undefined) admittedAtMs = eventMs(e);
   }
-  return { counts, admittedAtMs };
+  return { counts, startedAtMs, admittedAtMs };
 }
 
 /** Mean count per run of each event type over the histories. */

@@ -52,6 +52,27 @@ const n = (x: unknown, digits = 0): string =>
 const pct = (x: unknown): string => (typeof x === 'number' ? `${n(100 * x, 1)}%` : '?');
 const verdict = (pass: unknown): string => (pass === true ? 'PASS' : pass === false ? 'FAIL' : '?');
 
+/** The open loop's figures: per rate, submit→first model call p50/p99 on each path, and the highest rate with p99 under 1 s. */
+function openLoopHeadline(o: any): string {
+  if (!Array.isArray(o?.points) || o.points.length === 0) return '';
+  const rates = [...new Set<number>(o.points.map((p: any) => p.rate as number))].sort((a, b) => a - b);
+  const at = (rate: number, path: string) => {
+    const p = o.points.find((x: any) => x.rate === rate && x.path === path);
+    return p
+      ? `${path} ${n(p.submitToFirstCallMs?.p50)}/${n(p.submitToFirstCallMs?.p99)} ms (${n(p.firstCallsPerSecond, 1)}/s)`
+      : `${path} ?`;
+  };
+  const best = (path: string) => {
+    const r = o.highestRateP99Under1s?.[path];
+    return typeof r === 'number' ? `${n(r)} runs/s` : 'none tried';
+  };
+  return (
+    `; open loop (${n(o.holdSeconds)} s per rate), submit→first model call p50/p99: ` +
+    rates.map((r) => `at ${n(r)} runs/s ${at(r, 'direct')}, ${at(r, 'scheduler')}`).join('; ') +
+    `; p99 < 1 s up to: direct ${best('direct')}, scheduler ${best('scheduler')}`
+  );
+}
+
 /** The headline figures of one scenario's data (the whole file stays in bench/results/). */
 const HEADLINES: Record<string, (d: any) => string> = {
   sim: (d) =>
@@ -61,12 +82,17 @@ const HEADLINES: Record<string, (d: any) => string> = {
   throughput: (d) =>
     `${n(d.baseline?.runs)} runs per path, concurrency ${n(d.concurrency)}: direct start **${n(d.baseline?.runsPerSecond, 1)} runs/s**, ` +
     `scheduler path **${n(d.scheduler?.runsPerSecond, 1)} runs/s**, ratio **${n(d.ratio, 2)}**; ` +
+    (d.scheduler?.submitToStartMs
+      ? `submit→start (front door) p50/p99 ${n(d.scheduler.submitToStartMs.p50)}/${n(d.scheduler.submitToStartMs.p99)} ms ` +
+        `(direct ${n(d.baseline?.submitToStartMs?.p50)}/${n(d.baseline?.submitToStartMs?.p99)} ms); `
+      : '') +
     `submit→admit p50/p99 ${n(d.scheduler?.submitToAdmitMs?.p50)}/${n(d.scheduler?.submitToAdmitMs?.p99)} ms ` +
     `(direct ${n(d.baseline?.submitToAdmitMs?.p50)}/${n(d.baseline?.submitToAdmitMs?.p99)} ms); ` +
     `history events per run ${n(d.baseline?.eventsPerRun, 1)} direct vs ${n(d.scheduler?.eventsPerRun, 1)} ` +
     `+ ${n(d.scheduler?.schedulerEventsPerRun, 1)} in the scheduler; workflow tasks per run ` +
     `${n(d.baseline?.workflowTasksPerRun, 1)} vs ${n(d.scheduler?.workflowTasksPerRun, 1)} + ` +
-    `${n(d.scheduler?.schedulerWorkflowTasksPerRun, 1)} in the scheduler`,
+    `${n(d.scheduler?.schedulerWorkflowTasksPerRun, 1)} in the scheduler` +
+    openLoopHeadline(d.openLoop),
   'throughput-cluster': (d) =>
     `${n(d.units)} runs on the cluster (\`npm run cluster\`), concurrency ${n(d.concurrency)}: ${n(d.seconds)} s, ` +
     `${n(d.admissionsPerSecond, 1)} admissions/s end to end`,

@@ -1,11 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { TypedSearchAttributes } from '@temporalio/common';
-import type { RunSpec } from '../../src/contract/fleet-port';
-import { PriorityKey, RunStatusKey, TenantIdKey } from '../../src/contract/search-attributes';
 import { mapLimit } from '../../src/util/map-limit';
-import type { runWorkflow } from '../../src/workflows/run';
-import { admitSignal } from '../../src/contract/run-messages';
-import { DIRECT_TASK_QUEUE } from './direct-worker';
 import { perRun, runHistory } from './history-account';
 import { percentile } from './stats';
 
@@ -14,18 +8,30 @@ export interface Workload {
   tokensPerStep: number;
 }
 
+/** p50, p99 and max of a latency, in ms. */
+export interface Spread {
+  p50: number;
+  p99: number;
+  max: number;
+}
+
 /** One path's figures. Latency and events come from the histories of a sample of its runs. */
 export interface PathResult {
   runs: number;
   seconds: number;
   runsPerSecond: number;
   sampled: number;
-  submitToAdmitMs: { p50: number; p99: number; max: number };
+  /** Submission → the run's workflow started: the front door's share (HTTP, parsing, and on the scheduler path the API's checks). */
+  submitToStartMs: Spread;
+  submitToAdmitMs: Spread;
   /** Mean events per run of the run workflow, by type. */
   events: Record<string, number>;
   eventsPerRun: number;
   workflowTasksPerRun: number;
 }
+
+/** Submits run number `i` over HTTP and resolves with its id once the 202 arrives. */
+export type Submit = (i: number) => Promise<string>;
 
 /**
  * Runs `total` runs with `concurrency` of them in flight at a time (each loop submits, awaits the
@@ -59,6 +65,12 @@ async function closedLoop(
   return (Date.now() - t0) / 1000;
 }
 
+const spread = (xs: number[]): Spread => ({
+  p50: percentile(xs, 50),
+  p99: percentile(xs, 99),
+  max: percentile(xs, 100),
+});
+
 async function measure(
   client: Client,
   ids: string[],
@@ -71,20 +83,16 @@ async function measure(
     new Set(Array.from({ length: Math.min(sample, ids.length) }, (_, k) => ids[Math.floor(k * step)]!)),
   );
   const histories = await mapLimit(picked, 8, (id) => runHistory(client, id));
-  const latencies = histories.flatMap((h, k) =>
-    h.admittedAtMs === undefined ? [] : [h.admittedAtMs - submittedAt.get(picked[k]!)!],
-  );
+  const since = (k: number, at: number | undefined) =>
+    at === undefined ? [] : [at - submittedAt.get(picked[k]!)!];
   const events = perRun(histories.map((h) => h.counts));
   return {
     runs: ids.length,
     seconds,
     runsPerSecond: ids.length / seconds,
     sampled: picked.length,
-    submitToAdmitMs: {
-      p50: percentile(latencies, 50),
-      p99: percentile(latencies, 99),
-      max: percentile(latencies, 100),
-    },
+    submitToStartMs: spread(histories.flatMap((h, k) => since(k, h.startedAtMs))),
+    submitToAdmitMs: spread(histories.flatMap((h, k) => since(k, h.admittedAtMs))),
     events,
     eventsPerRun: Object.values(events).reduce((a, b) => a + b, 0),
     workflowTasksPerRun: events.workflowTaskCompleted ?? 0,
@@ -92,73 +100,12 @@ async function measure(
 }
 
 /**
- * The direct path: each run is started on the direct worker's task queue with its admission in the
- * start (signal-with-start: the `admit` signal lands in the same transaction as the start), so the
- * run's first workflow task already holds it. With `separateSignal`, start then signal (two calls).
+ * One path in a closed loop: each run is submitted over HTTP (`POST /v1/runs` of the API, or of the
+ * direct front door) and awaited to its result before the loop submits the next.
  */
-export async function directPath(
+export async function closedPath(
   client: Client,
-  o: Workload & {
-    runs: number;
-    concurrency: number;
-    sample: number;
-    prefix: string;
-    separateSignal: boolean;
-  },
-  log: (line: string) => void,
-): Promise<PathResult> {
-  const ids: string[] = [];
-  const submittedAt = new Map<string, number>();
-  const seconds = await closedLoop(
-    o.runs,
-    o.concurrency,
-    async (i) => {
-      const runId = `${o.prefix}-${i}`;
-      const now = Date.now();
-      const spec: RunSpec = {
-        runId,
-        tenant: 'direct',
-        agent: 'synthetic',
-        priority: 'standard',
-        input: { steps: o.steps, tokensPerStep: o.tokensPerStep },
-        estimatedTokens: o.steps * o.tokensPerStep,
-        createdAt: new Date(now).toISOString(),
-      };
-      // What the scheduler would send: the first attempt, with a lease far longer than the run.
-      const notice = { attempt: 0, seq: i + 1, admittedAt: now, leaseExpiresAt: now + 3_600_000 };
-      const options = {
-        workflowId: runId,
-        taskQueue: DIRECT_TASK_QUEUE,
-        args: [spec] as [RunSpec],
-        // As src/fleet/start-run.ts starts a run.
-        typedSearchAttributes: new TypedSearchAttributes([
-          { key: TenantIdKey, value: spec.tenant },
-          { key: PriorityKey, value: spec.priority },
-          { key: RunStatusKey, value: 'queued' },
-        ]),
-        memo: { agent: spec.agent, createdAt: spec.createdAt },
-      };
-      ids.push(runId);
-      submittedAt.set(runId, now);
-      const handle = o.separateSignal
-        ? await client.workflow.start<typeof runWorkflow>('runWorkflow', options)
-        : await client.workflow.signalWithStart<typeof runWorkflow, [typeof notice]>('runWorkflow', {
-            ...options,
-            signal: admitSignal,
-            signalArgs: [notice],
-          });
-      if (o.separateSignal) await handle.signal(admitSignal, notice);
-      await handle.result();
-    },
-    log,
-  );
-  return measure(client, ids, submittedAt, seconds, o.sample);
-}
-
-/** The scheduler path: each run is submitted through the API (`POST /v1/runs`), as a client would. */
-export async function schedulerPath(
-  client: Client,
-  submit: (i: number) => Promise<string>,
+  submit: Submit,
   o: { runs: number; concurrency: number; sample: number },
   log: (line: string) => void,
 ): Promise<PathResult> {
