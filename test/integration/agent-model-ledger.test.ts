@@ -267,7 +267,7 @@ describe('ctx.model calls of a user agent keep spent ≤ budget and ledger = bil
       await waitFor(
         async () => ((await s.call('GET', '/v1/admin/scheduler')).body?.counters?.expired ?? 0) as number,
         (n) => n > expiredBefore,
-        60_000,
+        180_000,
         200,
       );
       await new Promise((r) => setTimeout(r, 3000));

@@ -48,13 +48,23 @@ describe('months of uptime: continue-as-new under load', () => {
     let units = 0;
     let cycles = 0;
     const submit = async (): Promise<string> => {
-      const batch = await s.call('POST', '/v1/batches', {
-        token: t,
-        body: {
-          agent: 'synthetic',
-          items: Array.from({ length: ROUND }, () => ({ steps: 1, tokensPerStep: 10, effect: true })),
-        },
-      });
+      // A 503 (the scheduler did not answer in time, on a loaded machine) is retried after its
+      // Retry-After with the same Idempotency-Key, as a client does: the batch is created once.
+      const key = `can-batch-${units}`;
+      const send = () =>
+        s.call('POST', '/v1/batches', {
+          token: t,
+          headers: { 'idempotency-key': key },
+          body: {
+            agent: 'synthetic',
+            items: Array.from({ length: ROUND }, () => ({ steps: 1, tokensPerStep: 10, effect: true })),
+          },
+        });
+      let batch = await send();
+      for (let i = 0; i < 10 && batch.status === 503; i++) {
+        await new Promise((r) => setTimeout(r, 1000 * Number(batch.headers.get('retry-after') ?? 1)));
+        batch = await send();
+      }
       expect(batch.status).toBe(202);
       units += ROUND;
       return batch.body.batchId as string;
