@@ -46,6 +46,9 @@ const BEGIN_TRIES = 3;
 const RECONCILE_BATCH = 200;
 const LOOKUPS_AT_ONCE = 8;
 
+/** The suffix of the key of a late bill's charge: what a lookup missed of a call taken over. */
+const LATE = '#late';
+
 /** A new owner id: this process, and a random part (a restart, or a fence, is a new owner). */
 const newOwner = () => `${hostname()}/${process.pid}/${randomUUID()}`;
 
@@ -193,6 +196,36 @@ export class CallCharges {
       return true;
     });
     if (own) this.mailbox.charge({ ...charge, key, owner: ownerId(owner) });
+    else await this.billedLate(key, owner, charge);
+  }
+
+  /**
+   * A sweep took the call over while this worker stalled, charged its reservation, and may have found
+   * it unserved (it was sent after the sweep's lookup) and refunded it. The bill is recorded for the
+   * taker's reconciler; if a lookup decided first, what it missed is charged under this worker's new
+   * owner id as an extra correction of its own key (`LATE`), booked once.
+   */
+  private async billedLate(key: string, owner: string, charge: Charge): Promise<void> {
+    this.fenced(owner);
+    const decided = await this.store.billOnce(key, { madeBy: owner }, charge.tokens).catch((err: unknown) => {
+      this.log.warn({ err, key }, 'could not record the bill of a call taken over');
+      return undefined;
+    });
+    if (decided === undefined) {
+      this.log.warn({ key, tokens: charge.tokens }, 'a call taken over was billed after its row was gone');
+      return;
+    }
+    const missed = charge.tokens - decided;
+    if (missed <= 0) return;
+    const now = await this.current();
+    this.log.warn({ key, missed }, 'a call taken over was billed after its lookup: charging what it missed');
+    this.mailbox.charge({
+      ...charge,
+      tokens: missed,
+      key: `${key}${LATE}`,
+      correction: true,
+      owner: ownerId(now),
+    });
   }
 
   /** The provider refused the call (it billed nothing): there is nothing to charge. */
@@ -213,6 +246,11 @@ export class CallCharges {
         return true;
       }));
     if (own) this.mailbox.charge({ ...charge, key, owner: ownerId(owner) });
+    else {
+      // Taken over: the taker charged its reservation; a bill the provider already shows is the late one.
+      const served = await this.usage?.lookup(key).catch(() => null);
+      if (served?.served) await this.billedLate(key, owner, { ...charge, tokens: served.tokens });
+    }
   }
 
   /** The mailbox delivered these keyed charges: settled (or marked corrected) in the background. */
@@ -220,7 +258,8 @@ export class CallCharges {
     const charges: string[] = [];
     const corrections: string[] = [];
     for (const c of delivered)
-      if (c.key !== undefined) (c.correction === true ? corrections : charges).push(c.key);
+      if (c.key !== undefined && !c.key.endsWith(LATE))
+        (c.correction === true ? corrections : charges).push(c.key);
     if (charges.length) this.settles.add(charges);
     if (corrections.length) this.reconciles.add(corrections);
   }
@@ -349,7 +388,10 @@ export class CallCharges {
       return null;
     });
     if (served === null) return false;
-    const delta = (served.served ? served.tokens : 0) - r.reserved;
+    // A late bill recorded by the call's stalled maker wins over a lookup that came before the call.
+    const billed = await this.store.billOnce(r.key, { owner }, served.served ? served.tokens : 0);
+    if (billed === undefined) return false;
+    const delta = billed - r.reserved;
     this.correcting.add(r.key);
     if (delta === 0) {
       this.reconciles.add([r.key]);

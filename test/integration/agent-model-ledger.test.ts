@@ -183,6 +183,26 @@ describe('ctx.model calls of a user agent keep spent ≤ budget and ledger = bil
   const worstCases = (seeds: number[], calls: number): number[][] =>
     seeds.map((seed) => modelLoadRequests(ModelLoadInputSchema.parse({ seed, calls })).map(requestWorstCase));
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  /**
+   * Waits for a call billed to `tenant` whose answer has not left the simulator, then injects
+   * `fault` in the same tick: the answer cannot leave in between, so the fault lands mid-call.
+   */
+  const midCall = async (tenant: string, fault: () => void) => {
+    const state = s.sim!.state;
+    await waitFor(
+      async () => ({
+        inFlight: state.unansweredOf(tenant),
+        billed: state.billOf(tenant),
+        counters: (await s.call('GET', '/v1/admin/scheduler').catch(() => undefined))?.body?.counters,
+      }),
+      (v) => v.inFlight > 0,
+      120_000,
+      20,
+    );
+    // The poll above is asynchronous: this loop looks and acts without yielding in between.
+    while (state.unansweredOf(tenant) === 0) await new Promise((r) => setTimeout(r, 2));
+    fault();
+  };
   /** Makes the simulator answer every served call `ms` after billing it; returns what undoes it. */
   const answerLate = (ms: number) => {
     const state = s.sim!.state;
@@ -250,20 +270,10 @@ describe('ctx.model calls of a user agent keep spent ≤ budget and ledger = bil
       const ids = await submit(key, seeds, 4);
       const ended = finals(key, ids);
       const seen = observe(key, ended);
-      // The scheduler's counters travel with the bill, so a wait that times out says where runs were.
-      await waitFor(
-        async () => ({
-          billed: await bill(tenant),
-          counters: (await s.call('GET', '/v1/admin/scheduler').catch(() => undefined))?.body?.counters,
-        }),
-        (v) => v.billed > 0,
-        120_000,
-        100,
-      );
       const expiredBefore = ((await s.call('GET', '/v1/admin/scheduler')).body?.counters?.expired ??
         0) as number;
-      // Stopped (not killed) past LEASE_TTL_SECONDS: its leases expire while its calls are answered.
-      child.kill('SIGSTOP');
+      // Stopped (not killed) mid-call past LEASE_TTL_SECONDS: its leases expire while its calls are answered.
+      await midCall(tenant, () => child.kill('SIGSTOP'));
       await waitFor(
         async () => ((await s.call('GET', '/v1/admin/scheduler')).body?.counters?.expired ?? 0) as number,
         (n) => n > expiredBefore,
@@ -362,15 +372,13 @@ describe('ctx.model calls of a user agent keep spent ≤ budget and ledger = bil
       const ended = finals(key, ids);
       const seen = observe(key, ended);
       // Calls billed and not yet answered: the kill cuts them.
-      await waitFor(
-        () => bill(tenant),
-        (b) => b > 0,
-        60_000,
-        100,
-      );
-      await new Promise((r) => setTimeout(r, 500));
-      const billedAtKill = await bill(tenant);
-      if (FAULTS !== 'terminate') await kill(child);
+      let billedAtKill = 0;
+      const killed = child;
+      await midCall(tenant, () => {
+        billedAtKill = state.billOf(tenant);
+        if (FAULTS !== 'terminate') killed.kill('SIGKILL');
+      });
+      if (FAULTS !== 'terminate') await kill(killed);
       const described = await s.client.workflow.getHandle(s.config.schedulerWorkflowId).describe();
       if (FAULTS !== 'kill')
         await terminateScheduler(inject('temporalAddress'), s.config.schedulerWorkflowId, described.runId);

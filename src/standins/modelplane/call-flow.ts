@@ -85,11 +85,14 @@ export async function serveCall(
     served();
     return void req.socket.destroy();
   }
+  const answered = state.answering(call.tenant);
   res.once('close', () => {
     served();
+    answered();
     if (!res.writableFinished) state.cut(call.tenant, key, call.billed);
   });
   await sleep(decision.delayMs);
+  answered();
   res.set(decision.headers);
   res.set(answers.servedHeaders(decision));
   res.json(answers.body(decision.id));

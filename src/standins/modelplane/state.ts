@@ -175,6 +175,7 @@ export class SimulatorState {
   private readonly bill = new Map<string, number>();
   private readonly billedAgain = new Map<string, number>();
   private readonly cutCalls = new Map<string, CutCalls>();
+  private readonly unanswered = new Map<string, number>();
   private bystander: BystanderStats | null = null;
   private separateInput: boolean;
   private separateOutput: boolean;
@@ -268,6 +269,24 @@ export class SimulatorState {
     if (--d.calls <= 0) this.drops = null;
     this.counters.dropped += 1;
     return true;
+  }
+
+  /** A call billed to `tenant` is waiting for its answer to leave; call the result once it left (or was cut). */
+  answering(tenant: string): () => void {
+    this.unanswered.set(tenant, (this.unanswered.get(tenant) ?? 0) + 1);
+    let open = true;
+    return () => {
+      if (!open) return;
+      open = false;
+      const left = (this.unanswered.get(tenant) ?? 1) - 1;
+      if (left > 0) this.unanswered.set(tenant, left);
+      else this.unanswered.delete(tenant);
+    };
+  }
+
+  /** Calls billed to `tenant` whose answer has not left yet: a fault injected now cuts them. */
+  unansweredOf(tenant: string): number {
+    return this.unanswered.get(tenant) ?? 0;
   }
 
   /** A billed call's caller went away before its answer left: the bill stands, nobody read it. */

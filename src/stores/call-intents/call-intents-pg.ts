@@ -76,6 +76,16 @@ export async function openPgCallIntents(url: string): Promise<CallIntentStore> {
     async billed(key, owner, tokens) {
       return changed(SQL.billed, [tokens, key, owner]);
     },
+    async billOnce(key, by, tokens) {
+      const [who, record, read] =
+        'owner' in by
+          ? [by.owner, SQL.billOnceByOwner, SQL.billOfOwner]
+          : [by.madeBy, SQL.billOnceByMaker, SQL.billOfMaker];
+      // Under READ COMMITTED a concurrent first write is waited for, then read here.
+      await pool.query(record, [tokens, key, who]);
+      const row = (await pool.query<{ tokens: string | number | null }>(read, [key, who])).rows[0];
+      return row?.tokens === null || row?.tokens === undefined ? undefined : Number(row.tokens);
+    },
     async callsOf(runId, attempt, keyPrefix) {
       const r = await pool.query<OrphanRow>(SQL.callsOf, [runId, attempt, keyPrefix.length, keyPrefix]);
       return r.rows.map(toRecorded);

@@ -58,6 +58,17 @@ export function openSqliteCallIntents(filePath: string): CallIntentStore {
       return (q.takeOver.all(by, owner) as OrphanRow[]).map(toOrphan);
     },
   );
+  const billOnceTx = db.transaction(
+    (key: string, by: { owner: string } | { madeBy: string }, tokens: number) => {
+      const [who, record, read] =
+        'owner' in by
+          ? [by.owner, q.billOnceByOwner, q.billOfOwner]
+          : [by.madeBy, q.billOnceByMaker, q.billOfMaker];
+      record.run(tokens, key, who);
+      const row = read.get(key, who) as { tokens: number | null } | undefined;
+      return row?.tokens ?? undefined;
+    },
+  );
   const count = (s: Database.Statement) => Number((s.get() as { n: number } | undefined)?.n ?? 0);
 
   return {
@@ -66,6 +77,9 @@ export function openSqliteCallIntents(filePath: string): CallIntentStore {
     },
     async billed(key, owner, tokens) {
       return q.billed.run(tokens, key, owner).changes > 0;
+    },
+    async billOnce(key, by, tokens) {
+      return billOnceTx.immediate(key, by, tokens);
     },
     async callsOf(runId, attempt, keyPrefix) {
       const rows = q.callsOf.all(runId, attempt, keyPrefix.length, keyPrefix) as OrphanRow[];

@@ -70,6 +70,16 @@ export interface CallIntentStore {
   /** Records what the provider billed the call; false when the row is no longer `owner`'s (taken over). */
   billed(key: string, owner: string, tokens: number): Promise<boolean>;
   /**
+   * Records `tokens` as the call's bill unless one is recorded already, and answers the bill the row
+   * holds then; undefined when there is no row `key` owned by `by.owner` (or made by `by.madeBy`).
+   * The first of a reconciler's lookup and a stalled maker's late bill decides; the other reads it.
+   */
+  billOnce(
+    key: string,
+    by: { owner: string } | { madeBy: string },
+    tokens: number,
+  ): Promise<number | undefined>;
+  /**
    * The calls still recorded of run `runId`'s `attempt` whose key begins with `keyPrefix` (one call
    * key: see `CallCharges.begin`), oldest first. A call the provider refused is not among them.
    */
@@ -166,6 +176,12 @@ const OWES = '(settled_at IS NULL OR (provisional = 1 AND reconciled_at IS NULL)
 /** The statements both engines share, with `?` placeholders. */
 export const CALL_SQL = {
   billed: 'UPDATE call_intents SET tokens = ? WHERE key = ? AND owner = ?',
+  /** Parameters: tokens, key, owner. */
+  billOnceByOwner: 'UPDATE call_intents SET tokens = ? WHERE key = ? AND owner = ? AND tokens IS NULL',
+  /** Parameters: tokens, key, maker. */
+  billOnceByMaker: 'UPDATE call_intents SET tokens = ? WHERE key = ? AND made_by = ? AND tokens IS NULL',
+  billOfOwner: 'SELECT tokens FROM call_intents WHERE key = ? AND owner = ?',
+  billOfMaker: 'SELECT tokens FROM call_intents WHERE key = ? AND made_by = ?',
   callsOf: `SELECT key, reserved, tokens FROM call_intents
     WHERE run_id = ? AND attempt = ? AND substr(key, 1, ?) = ? ORDER BY created_at`,
   drop: 'DELETE FROM call_intents WHERE key = ? AND owner = ? AND settled_at IS NULL',

@@ -28,13 +28,15 @@ const TIMING = { ownerDeadMs: 30_000, sweepMs: 10_000, keepSettledMs: 60_000, re
 const log = pino({ level: 'silent' });
 const TENANT = 't';
 
-/** The provider: what it billed each call, once the call's outcome is decided (null: cannot tell yet). */
+/**
+ * The provider: what it billed each call (null: never served). A call it has not served yet is not
+ * served as far as a lookup can tell, as with a real provider: a stalled worker may send it later.
+ */
 class Provider implements UsageSource {
   readonly outcomes = new Map<string, number | null>();
   async lookup(key: string) {
     const t = this.outcomes.get(key);
-    if (t === undefined) return null;
-    return t === null ? { served: false as const } : { served: true as const, tokens: t };
+    return t === null || t === undefined ? { served: false as const } : { served: true as const, tokens: t };
   }
   get bill(): number {
     return [...this.outcomes.values()].reduce<number>((s, t) => s + (t ?? 0), 0);
@@ -192,6 +194,41 @@ describe.each(engines)('call charges of a worker taken for dead ($name)', (engin
       expect(sched.spent).toBe(30);
       await a.deliver();
       expect(sched.spent).toBe(30);
+    },
+  );
+
+  it.skipIf(engine.skip)(
+    "charges a stalled worker's call sent after the sweep's lookup found it unserved, once",
+    async () => {
+      const location = await engine.location();
+      const sched = new Scheduler();
+      const provider = new Provider();
+      const a = await worker(location, sched, provider);
+      const late = await a.call('run-1', 100); // recorded; a stalls before it sends it
+      const early = await a.call('run-2', 100);
+
+      sched.now += TIMING.ownerDeadMs + 1;
+      const b = await worker(location, sched, provider);
+      expect(await b.w.sweep()).toBe(2);
+      await b.deliver();
+      expect(sched.spent).toBe(200);
+      // The lookup sees neither call: `late` not yet, `early` is billed by its maker first.
+      await a.billed(early, 'run-2', 30);
+      sched.now += 1;
+      expect(await b.w.reconcile()).toBe(2);
+      await b.deliver();
+      expect(sched.spent).toBe(30);
+
+      // a resumes and sends `late`: the provider bills it, and a charges what the lookup missed.
+      await a.billed(late, 'run-1', 60);
+      await a.deliver();
+      expect(sched.spent).toBe(90);
+      // Sent again (a retried delivery, a restored scheduler), it is booked once.
+      await a.billed(late, 'run-1', 60);
+      sched.restore();
+      await a.deliver();
+      expect(sched.spent).toBe(provider.bill);
+      expect(provider.bill).toBe(90);
     },
   );
 
