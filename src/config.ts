@@ -467,6 +467,15 @@ const policy = {
     .describe(
       'How long (seconds) after its call a provisional charge waits before it is looked up: longer than the provider may still serve a call its caller gave up on (a held request).',
     ),
+  CHARGE_RECONCILE_TAKEN_AFTER_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(86_400)
+    .default(600)
+    .describe(
+      'How long (seconds) after its call a provisional charge taken over from a worker taken for dead waits before a lookup that finds the call unserved refunds it: longer than such a worker may stall and then still send the call. Until then the worst case stands (over, never under), so spent + reserved stays within the budget; a call found served is settled at once.',
+    ),
   RUN_REOFFER_FIRST_SECONDS: z.coerce
     .number()
     .int()
@@ -892,6 +901,7 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
       keepSettledMs: e.CHARGE_KEEP_SETTLED_SECONDS * 1000,
       reconcileMs: e.CHARGE_RECONCILE_SECONDS * 1000,
       reconcileAfterMs: e.CHARGE_RECONCILE_AFTER_SECONDS * 1000,
+      reconcileTakenAfterMs: e.CHARGE_RECONCILE_TAKEN_AFTER_SECONDS * 1000,
       /** The usage lookup provisional charges are settled by; none: their worst case stands. */
       usageLookup:
         e.CHARGE_USAGE_LOOKUP === 'auto'

@@ -54,6 +54,8 @@ export async function startClusterDrillStack(opts: {
     CHARGE_USAGE_LOOKUP: 'openai-stored',
     CHARGE_RECONCILE_SECONDS: '1',
     CHARGE_RECONCILE_AFTER_SECONDS: '3',
+    // A dead worker's unsent calls are refunded 30 s after they were made (a stalled one may send them).
+    CHARGE_RECONCILE_TAKEN_AFTER_SECONDS: '30',
     SHUTDOWN_GRACE_SECONDS: '60',
     MODEL_TPM: '1000000000',
     MODEL_RPM: '100000000',

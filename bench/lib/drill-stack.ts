@@ -224,6 +224,8 @@ export async function startDrillStack(opts: {
       CHARGE_USAGE_LOOKUP: 'openai-stored',
       CHARGE_RECONCILE_SECONDS: '1',
       CHARGE_RECONCILE_AFTER_SECONDS: '3',
+      // A dead worker's unsent calls are refunded 30 s after they were made (a stalled one may send them).
+      CHARGE_RECONCILE_TAKEN_AFTER_SECONDS: '30',
       SHUTDOWN_GRACE_SECONDS: '60',
       ...(sink ? { EFFECT_SINK_URL: sink.url } : {}),
       ...(opts.agents ? { AGENTS: opts.agents.join(',') } : {}),

@@ -20,6 +20,11 @@ export interface CallChargeTiming {
   reconcileMs?: number;
   /** How long after its call a provisional charge waits before its lookup (the provider may still serve it). */
   reconcileAfterMs?: number;
+  /**
+   * How long after its call a provisional charge taken over from a worker taken for dead waits
+   * before a lookup that finds it unserved refunds it (the worker may only be stalled, and send it).
+   */
+  reconcileTakenAfterMs?: number;
 }
 
 /** One call key: a run's attempt's step. Every call made under it has a key beginning so. */
@@ -388,6 +393,15 @@ export class CallCharges {
       return null;
     });
     if (served === null) return false;
+    // A call taken over from a worker that may only be stalled: unserved so far, it may still be sent.
+    const takenAfter = this.timing.reconcileTakenAfterMs ?? 0;
+    if (
+      !served.served &&
+      r.madeBy !== undefined &&
+      r.madeBy !== owner &&
+      (r.madeAt ?? 0) > this.now() - takenAfter
+    )
+      return false;
     // A late bill recorded by the call's stalled maker wins over a lookup that came before the call.
     const billed = await this.store.billOnce(r.key, { owner }, served.served ? served.tokens : 0);
     if (billed === undefined) return false;

@@ -25,8 +25,13 @@ const CHARGE_SWEEP = {
   CHARGE_USAGE_LOOKUP: 'openai-stored',
   CHARGE_RECONCILE_SECONDS: '1',
   CHARGE_RECONCILE_AFTER_SECONDS: '3',
+  // Longer than the pause case's stall: a stopped worker's unsent calls are not refunded before it
+  // resumes and sends them (their worst case stands meanwhile, so spent + reserved ≤ budget).
+  CHARGE_RECONCILE_TAKEN_AFTER_SECONDS: '45',
 };
 const root = path.join(__dirname, '..', '..');
+/** A fault injected mid-call leaves the call's answer at least this long to go (its delay is 1.5 s). */
+const MID_CALL_MARGIN_MS = 700;
 const MODULE = path.join(root, 'test', 'support', 'agents', 'model-load.ts');
 const FINAL = ['completed', 'failed', 'cancelled'];
 /**
@@ -184,23 +189,23 @@ describe('ctx.model calls of a user agent keep spent ≤ budget and ledger = bil
     seeds.map((seed) => modelLoadRequests(ModelLoadInputSchema.parse({ seed, calls })).map(requestWorstCase));
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
   /**
-   * Waits for a call billed to `tenant` whose answer has not left the simulator, then injects
-   * `fault` in the same tick: the answer cannot leave in between, so the fault lands mid-call.
+   * Waits for a call billed to `tenant` whose answer leaves the simulator no sooner than
+   * MID_CALL_MARGIN_MS from now, then injects `fault` in the same tick: the fault lands mid-call,
+   * with time for the simulator to see the connection go before the answer is due.
    */
   const midCall = async (tenant: string, fault: () => void) => {
     const state = s.sim!.state;
-    await waitFor(
-      async () => ({
-        inFlight: state.unansweredOf(tenant),
-        billed: state.billOf(tenant),
-        counters: (await s.call('GET', '/v1/admin/scheduler').catch(() => undefined))?.body?.counters,
-      }),
-      (v) => v.inFlight > 0,
-      120_000,
-      20,
-    );
-    // The poll above is asynchronous: this loop looks and acts without yielding in between.
-    while (state.unansweredOf(tenant) === 0) await new Promise((r) => setTimeout(r, 2));
+    const until = Date.now() + 120_000;
+    // Looks and acts without yielding in between; looks again every 5 ms.
+    while (state.unansweredOf(tenant, MID_CALL_MARGIN_MS) === 0) {
+      if (Date.now() > until) {
+        const counters = (await s.call('GET', '/v1/admin/scheduler').catch(() => undefined))?.body?.counters;
+        throw new Error(
+          `no call of ${tenant} in flight within 120 s: billed ${state.billOf(tenant)}, counters ${JSON.stringify(counters)}`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
     fault();
   };
   /** Makes the simulator answer every served call `ms` after billing it; returns what undoes it. */

@@ -85,7 +85,7 @@ export async function serveCall(
     served();
     return void req.socket.destroy();
   }
-  const answered = state.answering(call.tenant);
+  const answered = state.answering(call.tenant, state.now() + decision.delayMs);
   res.once('close', () => {
     served();
     answered();

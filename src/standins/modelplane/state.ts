@@ -175,7 +175,7 @@ export class SimulatorState {
   private readonly bill = new Map<string, number>();
   private readonly billedAgain = new Map<string, number>();
   private readonly cutCalls = new Map<string, CutCalls>();
-  private readonly unanswered = new Map<string, number>();
+  private readonly unanswered = new Map<string, Map<symbol, number>>();
   private bystander: BystanderStats | null = null;
   private separateInput: boolean;
   private separateOutput: boolean;
@@ -271,22 +271,30 @@ export class SimulatorState {
     return true;
   }
 
-  /** A call billed to `tenant` is waiting for its answer to leave; call the result once it left (or was cut). */
-  answering(tenant: string): () => void {
-    this.unanswered.set(tenant, (this.unanswered.get(tenant) ?? 0) + 1);
-    let open = true;
+  /**
+   * A call billed to `tenant` is waiting for its answer, due at `dueAt` (this state's clock); call
+   * the result once it left (or was cut).
+   */
+  answering(tenant: string, dueAt: number): () => void {
+    const due = this.unanswered.get(tenant) ?? new Map<symbol, number>();
+    this.unanswered.set(tenant, due);
+    const id = Symbol('call');
+    due.set(id, dueAt);
     return () => {
-      if (!open) return;
-      open = false;
-      const left = (this.unanswered.get(tenant) ?? 1) - 1;
-      if (left > 0) this.unanswered.set(tenant, left);
-      else this.unanswered.delete(tenant);
+      due.delete(id);
+      if (due.size === 0 && this.unanswered.get(tenant) === due) this.unanswered.delete(tenant);
     };
   }
 
-  /** Calls billed to `tenant` whose answer has not left yet: a fault injected now cuts them. */
-  unansweredOf(tenant: string): number {
-    return this.unanswered.get(tenant) ?? 0;
+  /**
+   * Calls billed to `tenant` whose answer is due no sooner than `marginMs` from now: a fault
+   * injected now lands before their answer leaves.
+   */
+  unansweredOf(tenant: string, marginMs = 0): number {
+    const now = this.now();
+    let n = 0;
+    for (const at of this.unanswered.get(tenant)?.values() ?? []) if (at >= now + marginMs) n++;
+    return n;
   }
 
   /** A billed call's caller went away before its answer left: the bill stands, nobody read it. */

@@ -55,6 +55,10 @@ export interface ProvisionalCall {
   attempt: number;
   /** What it was charged: its reservation. */
   reserved: number;
+  /** The owner that made the call (another than the row's owner once a sweep took it over). */
+  madeBy?: string;
+  /** When the call was recorded (ms since epoch). */
+  madeAt?: number;
 }
 
 /**
@@ -188,7 +192,7 @@ export const CALL_SQL = {
   join: 'INSERT INTO call_owners (owner, seen_at) VALUES (?, ?) ON CONFLICT (owner) DO NOTHING',
   beat: 'UPDATE call_owners SET seen_at = ? WHERE owner = ? AND fenced_at IS NULL',
   provisional: 'UPDATE call_intents SET provisional = 1 WHERE key = ? AND owner = ?',
-  dueForReconcile: `SELECT key, tenant, run_id, attempt, reserved FROM call_intents
+  dueForReconcile: `SELECT key, tenant, run_id, attempt, reserved, made_by, created_at FROM call_intents
     WHERE owner = ? AND provisional = 1 AND reconciled_at IS NULL AND settled_at IS NOT NULL AND created_at < ?
     ORDER BY created_at LIMIT ?`,
   /** Parameters: taker, seen since, limit. */
@@ -260,6 +264,7 @@ export interface OrphanRow {
   tokens: number | string | null;
   settled_at?: number | string | null;
   made_by?: string | null;
+  created_at?: number | string | null;
 }
 
 export const toOrphan = (r: OrphanRow): OrphanedCall => ({
@@ -285,4 +290,6 @@ export const toProvisional = (r: OrphanRow): ProvisionalCall => ({
   runId: r.run_id,
   attempt: Number(r.attempt),
   reserved: Number(r.reserved),
+  ...(r.made_by ? { madeBy: r.made_by } : {}),
+  ...(r.created_at !== undefined && r.created_at !== null ? { madeAt: Number(r.created_at) } : {}),
 });

@@ -94,7 +94,7 @@ describe.each(engines)('call charges of a worker taken for dead ($name)', (engin
    * A worker process: its own store connection, mailbox and call charges, on the shared location.
    * While `held`, its settle writes wait (it stalls between a delivery and the write it causes).
    */
-  async function worker(location: string, sched: Scheduler, provider: Provider) {
+  async function worker(location: string, sched: Scheduler, provider: Provider, timing = TIMING) {
     const raw = await openCallIntents(location);
     const gate = { held: false, waiting: [] as (() => void)[] };
     const gated = <T>(write: () => Promise<T>): Promise<T> =>
@@ -109,7 +109,7 @@ describe.each(engines)('call charges of a worker taken for dead ($name)', (engin
       if (!on) for (const go of gate.waiting.splice(0)) go();
     };
     const mailbox = new SchedulerMailbox(sched.client, 'scheduler', 3_600_000, () => null, log);
-    const w = new CallCharges(store, mailbox, TIMING, log, () => sched.now, provider);
+    const w = new CallCharges(store, mailbox, timing, log, () => sched.now, provider);
     mailbox.onCharged = (delivered) => w.settled(delivered);
     open.push({ raw, mailbox, w, hold });
 
@@ -229,6 +229,42 @@ describe.each(engines)('call charges of a worker taken for dead ($name)', (engin
       await a.deliver();
       expect(sched.spent).toBe(provider.bill);
       expect(provider.bill).toBe(90);
+    },
+  );
+
+  it.skipIf(engine.skip)(
+    "keeps a taken call's worst case until it is sent late or its wait is over: spent + reserved never drops below what is owed",
+    async () => {
+      const location = await engine.location();
+      const sched = new Scheduler();
+      const provider = new Provider();
+      const timing = { ...TIMING, reconcileTakenAfterMs: 120_000 };
+      const a = await worker(location, sched, provider, timing);
+      const late = await a.call('run-1', 100); // a stalls before it sends it
+      const never = await a.call('run-2', 100); // a dies before it sends it
+      sched.now += TIMING.ownerDeadMs + 1;
+      const b = await worker(location, sched, provider, timing);
+      expect(await b.w.sweep()).toBe(2);
+      await b.deliver();
+      sched.now += 1;
+      // Unserved as far as the provider can tell, and taken from a worker that may be stalled: no refund yet.
+      expect(await b.w.reconcile()).toBe(0);
+      await b.deliver();
+      expect(sched.spent).toBe(200);
+      // a resumes and sends `late`: its bill is recorded for b's reconciler, nothing is charged twice.
+      await a.billed(late, 'run-1', 60);
+      await a.deliver();
+      expect(sched.spent).toBe(200);
+      expect(await b.w.reconcile()).toBe(1);
+      await b.deliver();
+      expect(sched.spent).toBe(160);
+      // Past the wait, the call never sent is refunded.
+      sched.now += 120_000;
+      expect(await b.w.reconcile()).toBe(1);
+      await b.deliver();
+      expect(sched.spent).toBe(provider.bill);
+      expect(provider.outcomes.has(never)).toBe(false);
+      expect(provider.bill).toBe(60);
     },
   );
 

@@ -256,7 +256,7 @@ describe.each(engines)('call intent store ($name)', (engine) => {
       await s.settle(['p1', 'p2', 'b1'], 'w', 6_000);
       expect((await s.dueForReconcile('w', 10_000, 10)).map((r) => r.key)).toEqual(['p1', 'p2']);
       expect(await s.dueForReconcile('w', 2_000, 10)).toEqual([
-        { key: 'p1', tenant: 't', runId: 'run-t-p1', attempt: 0, reserved: 100 },
+        { key: 'p1', tenant: 't', runId: 'run-t-p1', attempt: 0, reserved: 100, madeBy: 'w', madeAt: 1_000 },
       ]);
       // Settled long ago: the billed row goes, the provisional ones stay until reconciled.
       await s.prune(100_000, 0);
