@@ -1,21 +1,27 @@
 import type { CoreState } from './core';
 import { refreshTenant, wakeBudgetParked } from './eligibility';
 import { breakerGate, probeSent } from './breaker';
-import { concurrencyCap, isPaused, refill, take } from './governor';
+import { canTake, concurrencyCap, isPaused, refill, take } from './governor';
+import { allPools, governorOf, overPoolInFlight, poolCap, poolInFlightTokens } from './pools';
 import { admissibleLanes, chargeCredits } from './lanes';
 import { reserve } from './ledger';
 import { toAdmission } from './leases';
 import type { Flow, Lease, QueuedUnit } from './queue-state';
 import { recordEvents } from './rate';
-import { admitted, endPassing, fitsNow, fleetHeldFor, passOver } from './pass-over';
+import { admitted, endPassing, fleetHeldFor, passOver, sitOut } from './pass-over';
 import { laneMayTake, pickLane } from './reserve';
 import { touchLedger } from './tenants';
 import { PRIORITIES } from './types';
 import type { Admission } from './types';
 
-/** Fleet concurrency in force: the operator's setting or the governor's, whichever is lower. */
+/**
+ * Fleet concurrency in force: the operator's setting or the slots the pools' governors allow
+ * together, whichever is lower (with the default pool alone: its governor's).
+ */
 export function fleetCap(s: CoreState): number {
-  return Math.min(s.settings.concurrency, concurrencyCap(s.governor));
+  let slots = 0;
+  for (const [, g] of allPools(s)) slots += concurrencyCap(g);
+  return Math.min(s.settings.concurrency, slots);
 }
 
 /** Tokens reserved and not yet charged, over all tenants: still to be served for the units in flight. */
@@ -27,39 +33,65 @@ export function inFlightTokens(s: CoreState): number {
 
 export { PASS_OVER_BOUND_MS, overInFlightTokens } from './pass-over';
 
+/** A pool's gate for one round: open, one probe unit (its key breaker half-open), or closed. */
+type PoolGate = 'open' | 'one';
+
+/** The pools that may admit this round (not paused, breaker not shut), refilled to `now`. */
+function openPools(s: CoreState, now: number): Map<string, PoolGate> {
+  const open = new Map<string, PoolGate>();
+  for (const [name, g] of allPools(s)) {
+    const gate = breakerGate(g.breaker, now);
+    if (gate === 'none' || isPaused(g, now)) continue;
+    refill(g, now);
+    open.set(name, gate === 'one' ? 'one' : 'open');
+  }
+  return open;
+}
+
+/** Whether a unit of `pool` may take a slot of its pool and fits its bucket and tokens in flight. */
+function poolFits(s: CoreState, pool: string, tokens: Map<string, number>, cost: number): boolean {
+  return (
+    s.leases.inPool(pool) < poolCap(s, pool) &&
+    canTake(governorOf(s, pool), cost) &&
+    !overPoolInFlight(s, pool, tokens.get(pool) ?? 0, cost)
+  );
+}
+
 /**
  * Admits as many units as the limits allow at `now`, in decision order. Each
  * decision is O(log T): pick the lane (floors), pop the lane's top flow, re-key it.
- * A head unit that does not fit the token bucket or the tokens in flight now is passed
- * over for the round (smaller units, other tenants and lanes go on); once a unit has
- * been passed over for PASS_OVER_BOUND_MS the fleet is held for it, so large units are
+ * Each unit is admitted by its model pool's governor (`pools.ts`): a pool paused, shut by its key
+ * breaker (one probe unit once its backoff has passed, `breaker.ts`) or out of slots admits
+ * nothing this round, and the flows whose head is its unit sit the round out while other pools'
+ * units go on. A head unit that does not fit its pool's token bucket or tokens in flight now is
+ * passed over for the round (smaller units, other tenants and lanes go on); once a unit has
+ * been passed over for PASS_OVER_BOUND_MS its pool is held for it, so large units are
  * not starved (`pass-over.ts`). Lower lanes stop short of the interactive reserve (`reserve.ts`).
- * An open key breaker admits nothing, or one probe unit once its backoff has passed (`breaker.ts`).
  */
 export function admit(s: CoreState, now: number, max: number): Admission[] {
-  const gate = breakerGate(s.governor.breaker, now);
-  if (gate === 'all') return admitUpTo(s, now, max, true);
-  const out = admitUpTo(s, now, Math.min(1, max), gate === 'one');
-  if (out.length > 0) probeSent(s.governor.breaker!, now);
-  return out;
-}
-
-/** Admits up to `max` units; with `open` false (the breaker shut) it only wakes budget-parked tenants. */
-function admitUpTo(s: CoreState, now: number, max: number, open: boolean): Admission[] {
   const out: Admission[] = [];
   if (s.draining || !(max > 0)) return out;
   wakeBudgetParked(s, now);
-  const g = s.governor;
-  if (isPaused(g, now) || !open) return out;
-  refill(g, now);
+  const open = openPools(s, now);
+  if (open.size === 0) return out;
   const cap = fleetCap(s);
-  let tokens = inFlightTokens(s);
-  // The fleet is held for a unit passed over too long: nothing else goes before it.
+  const tokens = poolInFlightTokens(s, inFlightTokens(s));
+  /** A unit of `pool` was admitted: a probing pool admits no more this round. */
+  const served = (pool: string) => {
+    if (open.get(pool) === 'one') {
+      open.delete(pool);
+      probeSent(governorOf(s, pool).breaker!, now);
+    }
+  };
+  // A pool is held for its unit passed over too long: nothing else of it goes before that unit.
   const held = fleetHeldFor(s, now);
-  if (held !== null) {
-    if (!(s.leases.size < cap && laneMayTake(s, held.lane, cap) && fitsNow(s, tokens, held.cost))) return out;
-    out.push(serveUnit(s, held.tenant.flows[held.lane], admissibleLanes(s), now));
-    tokens += held.cost;
+  if (held !== null && open.has(held.pool)) {
+    if (s.leases.size < cap && laneMayTake(s, held.lane, cap) && poolFits(s, held.pool, tokens, held.cost)) {
+      out.push(serveUnit(s, held.tenant.flows[held.lane], admissibleLanes(s), now));
+      tokens.set(held.pool, (tokens.get(held.pool) ?? 0) + held.cost);
+      served(held.pool);
+    } else open.delete(held.pool);
+    if (open.size === 0) return out;
   }
   const passed: Flow[] = [];
   while (out.length < max && s.leases.size < cap) {
@@ -69,12 +101,21 @@ function admitUpTo(s: CoreState, now: number, max: number, open: boolean): Admis
     if (lane === null) break;
     const f = s.lanes[lane].top() as Flow;
     const head = f.units[f.head] as QueuedUnit;
-    if (!fitsNow(s, tokens, head.cost)) {
+    if (!open.has(head.pool) || s.leases.inPool(head.pool) >= poolCap(s, head.pool)) {
+      // Its pool admits nothing more this round: other pools' units go on, if any pool still may.
+      open.delete(head.pool);
+      if (open.size === 0) break;
+      sitOut(s, f, passed);
+      continue;
+    }
+    if (!poolFits(s, head.pool, tokens, head.cost)) {
       passOver(s, f, head, now, passed);
       continue;
     }
-    tokens += head.cost;
+    tokens.set(head.pool, (tokens.get(head.pool) ?? 0) + head.cost);
+    const pool = head.pool;
     out.push(serveUnit(s, f, avail, now));
+    served(pool);
   }
   endPassing(s, passed);
   return out;
@@ -83,7 +124,7 @@ function admitUpTo(s: CoreState, now: number, max: number, open: boolean): Admis
 /** Admits the head unit of `f` (a flow in its lane's heap), given which lanes were admissible before. */
 function serveUnit(s: CoreState, f: Flow, avail: readonly boolean[], now: number): Admission {
   const head = f.units[f.head] as QueuedUnit;
-  take(s.governor, head.cost);
+  take(governorOf(s, head.pool), head.cost);
   s.lanes[f.lane].serve(f);
   chargeCredits(s, f.lane, avail);
   admitted(s, head);
@@ -113,6 +154,7 @@ function grant(s: CoreState, u: QueuedUnit, now: number): Admission {
     charged: 0,
     perCall: false,
     hi: -1,
+    pool: u.pool,
   };
   s.leases.add(lease);
   recordEvents(t.rate, now);

@@ -21,7 +21,10 @@ export type Intake = 'open' | 'refuse' | 'hold';
 export interface CoreState {
   settings: FleetSettings;
   governorParams: GovernorParams;
+  /** The default model pool's governor (`pools.ts`). */
   governor: GovernorState;
+  /** Named model pools' governors, by name (`pools.ts`; at most MAX_POOLS). */
+  pools: Map<string, GovernorState>;
   tenants: Map<string, TenantState>;
   nextOrd: number;
   lanes: [LaneQueue, LaneQueue, LaneQueue];
@@ -73,6 +76,7 @@ export function newCoreState(
     settings,
     governorParams: { ...governor },
     governor: newGovernor(governor, now),
+    pools: new Map(),
     tenants: new Map(),
     nextOrd: 0,
     lanes: [new LaneQueue(0), new LaneQueue(1), new LaneQueue(2)],

@@ -1,6 +1,7 @@
 import type { CoreState } from './core';
 import { refreshTenant } from './eligibility';
 import { pushUnit } from './fair-queue';
+import { DEFAULT_POOL, poolFor } from './pools';
 import { finiteSum, remaining, remainingAt } from './ledger';
 import { expireLease, tokenCount } from './lease-lifecycle';
 import type { Lane, QueuedUnit, TenantState } from './queue-state';
@@ -115,7 +116,7 @@ function submitOne(s: CoreState, u: UnitSubmission, now: number, call: DoorCall)
       s.log.append(t.id, now, runId, 'charge', used);
     }
   }
-  enqueue(s, t, lane, runId, cost, attempt);
+  enqueue(s, t, lane, runId, cost, attempt, poolFor(s, u.pool, now));
   s.counters.submitted++;
   return { runId, accepted: true, duplicate: false, held: s.draining };
 }
@@ -271,8 +272,9 @@ export function enqueue(
   runId: string,
   cost: number,
   attempt: number,
+  pool: string = DEFAULT_POOL,
 ): void {
-  const u: QueuedUnit = { runId, tenant: t, lane, cost, attempt, live: true };
+  const u: QueuedUnit = { runId, tenant: t, lane, cost, attempt, live: true, pool };
   const f = t.flows[lane];
   pushUnit(f, u);
   s.queued.set(runId, u);

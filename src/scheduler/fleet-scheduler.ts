@@ -7,6 +7,7 @@ import { explain } from './explain';
 import { FALLBACK_FLEET_SETTINGS, sanitizeFleet } from './fleet-settings';
 import type { SettingsPatch } from './fleet-settings';
 import { observe } from './governor';
+import { governorOf, poolFor } from './pools';
 import { cancel, charge, expireLeases, release, renew, topUp } from './lease-lifecycle';
 import {
   beginRecovery,
@@ -179,9 +180,17 @@ export class FleetScheduler {
     return expireLeases(this.s, now);
   }
 
-  /** Feeds model-plane observations (worker reports) to the token governor. */
+  /** Feeds model-plane observations (worker reports) to their model pools' governors (`pools.ts`). */
   observe(obs: ModelObservation[], now: number): void {
-    observe(this.s.governor, this.s.governorParams, obs, now, this.s.leases.size);
+    const byPool = new Map<string, ModelObservation[]>();
+    for (const o of obs) {
+      const pool = poolFor(this.s, o.pool, now);
+      const list = byPool.get(pool);
+      if (list) list.push(o);
+      else byPool.set(pool, [o]);
+    }
+    for (const [pool, list] of byPool)
+      observe(governorOf(this.s, pool), this.s.governorParams, list, now, this.s.leases.inPool(pool));
     for (const o of obs) {
       this.s.counters.modelCalls += Math.max(0, o.calls);
       this.s.counters.throttled += Math.max(0, o.throttled);

@@ -11,6 +11,7 @@ import { toAdmission } from './leases';
 import type { Lane, Lease } from './queue-state';
 import { touchLedger } from './tenants';
 import type { Ended } from './ended';
+import { DEFAULT_POOL } from './pools';
 import { PRIORITIES } from './types';
 import type { Admission, Charge, Release, Renewal, TopUpResult } from './types';
 
@@ -271,6 +272,8 @@ function adopt(s: CoreState, r: Renewal, now: number): void {
     charged,
     perCall,
     hi: -1,
+    // A renewal does not name its pool: an adopted lease counts in the default pool.
+    pool: DEFAULT_POOL,
   });
   s.counters.adopted++;
   refreshTenant(s, t);

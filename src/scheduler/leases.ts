@@ -6,6 +6,8 @@ import type { Admission } from './types';
 /** In-flight units by run id, with their lease expiries in a heap (earliest first, then by admission seq). */
 export class LeaseTable {
   private readonly byRun = new Map<string, Lease>();
+  /** Leases by model pool (`pools.ts`). */
+  private readonly perPool = new Map<string, number>();
   private readonly expiries = new IndexedHeap<Lease>(
     (x, y) => x.expiresAt < y.expiresAt || (x.expiresAt === y.expiresAt && x.seq < y.seq),
   );
@@ -21,11 +23,26 @@ export class LeaseTable {
   add(l: Lease): void {
     this.byRun.set(l.runId, l);
     this.expiries.push(l);
+    this.perPool.set(l.pool, (this.perPool.get(l.pool) ?? 0) + 1);
   }
 
   remove(l: Lease): void {
+    if (this.byRun.get(l.runId) !== l) return;
     this.byRun.delete(l.runId);
     this.expiries.remove(l);
+    const left = (this.perPool.get(l.pool) ?? 1) - 1;
+    if (left > 0) this.perPool.set(l.pool, left);
+    else this.perPool.delete(l.pool);
+  }
+
+  /** Leases of model pool `pool`. */
+  inPool(pool: string): number {
+    return this.perPool.get(pool) ?? 0;
+  }
+
+  /** All leases, in no particular order. */
+  values(): IterableIterator<Lease> {
+    return this.byRun.values();
   }
 
   /** Moves the expiry of `l` (never backwards). */

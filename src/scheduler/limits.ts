@@ -65,3 +65,6 @@ export const MAX_TOKENS = 1_000_000_000;
 /** Units in one submit update, tenants in one upsertTenants update. */
 export const MAX_UNITS_PER_SUBMIT = 10_000;
 export const MAX_TENANTS_PER_UPSERT = 1_000;
+
+/** A model pool's name (`pools.ts`): the form the validators accept. */
+export const POOL_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;

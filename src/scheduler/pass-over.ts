@@ -1,6 +1,6 @@
 import type { CoreState } from './core';
 import { refreshTenant } from './eligibility';
-import { canTake, inFlightTokenCap } from './governor';
+import { inFlightTokenCap } from './governor';
 import type { Flow, QueuedUnit } from './queue-state';
 
 /**
@@ -20,11 +20,6 @@ export const PASS_OVER_BOUND_MS = 30_000;
 /** Whether one more unit of `cost` would put more tokens in flight than the provider serves within a lease. */
 export function overInFlightTokens(s: CoreState, inFlight: number, cost: number): boolean {
   return s.leases.size > 0 && inFlight + cost > inFlightTokenCap(s.governor, s.settings.leaseTtlSeconds);
-}
-
-/** Whether a unit of `cost` fits the bucket (refilled to now) and the tokens in flight. */
-export function fitsNow(s: CoreState, inFlight: number, cost: number): boolean {
-  return canTake(s.governor, cost) && !overInFlightTokens(s, inFlight, cost);
 }
 
 /** The unit recorded as passed over longest, while it is still queued at the head of its flow and eligible. */
@@ -51,6 +46,13 @@ export function passOver(s: CoreState, f: Flow, head: QueuedUnit, now: number, p
   s.lanes[f.lane].leave(f);
   passed.push(f);
   if (waiting(s) === null) s.passedOver = { runId: head.runId, since: now };
+}
+
+/** Takes the top flow of its lane out of this round without recording it: its pool admits nothing more now. */
+export function sitOut(s: CoreState, f: Flow, passed: Flow[]): void {
+  f.passed = true;
+  s.lanes[f.lane].leave(f);
+  passed.push(f);
 }
 
 /**

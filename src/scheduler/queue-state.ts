@@ -13,6 +13,8 @@ export interface QueuedUnit {
   cost: number;
   attempt: number;
   live: boolean;
+  /** The model pool its calls go to (`pools.ts`; '' the default). */
+  pool: string;
 }
 
 /** One tenant's units in one lane: a FIFO plus its start-time fair queuing tag. */
@@ -72,6 +74,8 @@ export interface Lease {
   /** Its calls are charged one by one: releases and expiries charge nothing more. */
   perCall: boolean;
   hi: number;
+  /** The model pool its calls go to (`pools.ts`; '' the default). */
+  pool: string;
 }
 
 /** A budgeted tenant's lingering reservation of expired leases (`lingers.ts`). */

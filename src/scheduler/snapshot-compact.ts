@@ -42,16 +42,18 @@ class Decoders {
   }
 }
 
-function packQueue(tenant: string, [ids, costs, attempts]: QueueTuple): string {
+function packQueue(tenant: string, [ids, costs, attempts, pools]: QueueTuple): string {
   const enc = new RunIdEncoder(tenant);
   let prevCost = NaN;
   return ids
     .map((id, i) => {
       const cost = costs[i] ?? 1;
       const attempt = attempts[i] ?? 0;
+      const pool = pools?.[i] ?? 0;
       let unit = enc.encode(id);
       if (cost !== prevCost) unit += `*${n36(cost)}`;
       if (attempt !== 0) unit += `!${n36(attempt)}`;
+      if (pool !== 0) unit += `@${n36(pool)}`;
       prevCost = cost;
       return unit;
     })
@@ -63,20 +65,25 @@ function unpackQueue(tenant: string, packed: string): QueueTuple {
   const ids: string[] = [];
   const costs: number[] = [];
   const attempts: number[] = [];
+  const pools: number[] = [];
   let retried = false;
+  let pooled = false;
   let cost = 1;
   if (packed === '') return [ids, costs, attempts];
   for (const unit of packed.split(' ')) {
-    const m = /^([^*!]*)(?:\*([^*!]+))?(?:!([^*!]+))?$/.exec(unit);
-    const [, code = '', c, a] = m ?? [];
+    const m = /^([^*!@]*)(?:\*([^*!@]+))?(?:!([^*!@]+))?(?:@([^*!@]+))?$/.exec(unit);
+    const [, code = '', c, a, p] = m ?? [];
     ids.push(dec.decode(code));
     if (c !== undefined) cost = from36(c);
     costs.push(cost);
     const attempt = a === undefined ? 0 : from36(a);
     attempts.push(attempt);
     retried ||= attempt !== 0;
+    const pool = p === undefined ? 0 : from36(p);
+    pools.push(pool);
+    pooled ||= pool !== 0;
   }
-  return [ids, costs, retried ? attempts : []];
+  return pooled ? [ids, costs, retried ? attempts : [], pools] : [ids, costs, retried ? attempts : []];
 }
 
 /** The tenant part of an id of the API's two forms, or undefined. */
@@ -150,29 +157,33 @@ export function encodeV2(s: PlainSnapshot): SchedulerSnapshotV2 {
   });
   const enc = new Encoders();
   const leases = s.leases
-    .map(([runId, ord, lane, attempt, seq, admittedAt, expiresAt, reserved, used, charged, perCall]) => {
-      const i = index.get(ord);
-      // A lease of a tenant the snapshot lacks is dropped on restore anyway.
-      if (i === undefined) return null;
-      const tenant = s.tenants[i]!.id;
-      return [
-        i,
-        lane,
-        enc.of(tenant).encode(runId),
-        attempt,
-        seq,
-        rel(admittedAt),
-        rel(expiresAt),
-        reserved,
-        used,
-        // Charged call by call (absent from older snapshots: 0 and 0). Without them a restored lease
-        // would free its whole reservation at release although its calls already consumed part of it.
-        charged ?? 0,
-        perCall ?? 0,
-      ]
-        .map((x) => (typeof x === 'string' ? x : n36(x)))
-        .join(' ');
-    })
+    .map(
+      ([runId, ord, lane, attempt, seq, admittedAt, expiresAt, reserved, used, charged, perCall, pool]) => {
+        const i = index.get(ord);
+        // A lease of a tenant the snapshot lacks is dropped on restore anyway.
+        if (i === undefined) return null;
+        const tenant = s.tenants[i]!.id;
+        return [
+          i,
+          lane,
+          enc.of(tenant).encode(runId),
+          attempt,
+          seq,
+          rel(admittedAt),
+          rel(expiresAt),
+          reserved,
+          used,
+          // Charged call by call (absent from older snapshots: 0 and 0). Without them a restored lease
+          // would free its whole reservation at release although its calls already consumed part of it.
+          charged ?? 0,
+          perCall ?? 0,
+          // The lease's model pool (absent: the default).
+          ...(pool ? [pool] : []),
+        ]
+          .map((x) => (typeof x === 'string' ? x : n36(x)))
+          .join(' ');
+      },
+    )
     .filter((x) => x !== null)
     .join(';');
   const rings = s.log.rings.map(([tenant, entries]): [number | string, string] => {
@@ -235,10 +246,10 @@ export function decodeV2(s: SchedulerSnapshotV2): PlainSnapshot {
   });
   const dec = new Decoders();
   const leases = (s.leases === '' ? [] : s.leases.split(';')).map((packed): LeaseTuple => {
-    const [i, lane, code, attempt, seq, admittedAt, expiresAt, reserved, used, charged, perCall] =
+    const [i, lane, code, attempt, seq, admittedAt, expiresAt, reserved, used, charged, perCall, pool] =
       packed.split(' ');
     const tenant = tenants[from36(i)];
-    return [
+    const tuple: LeaseTuple = [
       tenant ? dec.of(tenant.id).decode(code ?? '') : '',
       tenant ? tenant.ord : -1,
       from36(lane) as LeaseTuple[2],
@@ -251,6 +262,8 @@ export function decodeV2(s: SchedulerSnapshotV2): PlainSnapshot {
       charged === undefined ? 0 : from36(charged),
       perCall === '1' ? 1 : 0,
     ];
+    if (pool !== undefined) tuple.push(from36(pool));
+    return tuple;
   });
   const rings = s.log.rings.map(([ref, packed]): [string, EntryTuple[]] => {
     const tenant = typeof ref === 'number' ? (tenants[ref]?.id ?? '') : ref;

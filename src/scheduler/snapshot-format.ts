@@ -6,8 +6,12 @@ import type { Lane } from './queue-state';
 import type { RateState } from './rate';
 import type { FleetSettings, GovernorParams, TenantSettings } from './types';
 
-/** A tenant's queue in one lane, FIFO: run ids, costs, and attempts (empty when all are 0). */
-export type QueueTuple = [string[], number[], number[]];
+/**
+ * A tenant's queue in one lane, FIFO: run ids, costs, and attempts (empty when all are 0), then
+ * the units' model pools (indices into `SnapshotFleet.pools` from 1, 0 the default; absent or
+ * empty when all are in the default pool).
+ */
+export type QueueTuple = [string[], number[], number[]] | [string[], number[], number[], number[]];
 /**
  * [periodStart, periodEnd, reserved, spent], then, while the tenant has a lingering reservation
  * (`lingers.ts`, included in `reserved`), its tokens and its end (absent in older snapshots: none).
@@ -15,8 +19,9 @@ export type QueueTuple = [string[], number[], number[]];
 export type LedgerTuple =
   [number, number | null, number, number] | [number, number | null, number, number, number, number];
 /**
- * [runId, tenant ord, lane, attempt, seq, admittedAt, expiresAt, reserved, used, charged, perCall]
- * (the last two absent in snapshots written before per-call charging: 0 and 0).
+ * [runId, tenant ord, lane, attempt, seq, admittedAt, expiresAt, reserved, used, charged, perCall,
+ * pool] (charged and perCall absent in snapshots written before per-call charging: 0 and 0; pool,
+ * an index into `SnapshotFleet.pools` from 1, absent for the default pool).
  */
 export type LeaseTuple = [
   string,
@@ -30,6 +35,7 @@ export type LeaseTuple = [
   number,
   number?,
   (0 | 1)?,
+  number?,
 ];
 
 export interface TenantSnapshot {
@@ -51,6 +57,8 @@ export interface SnapshotFleet {
   settings: FleetSettings;
   governorParams: GovernorParams;
   governor: GovernorState;
+  /** Named model pools and their governors (`pools.ts`); absent when none is in use. */
+  pools?: [string, GovernorState][];
   seq: number;
   counters: Counters;
   intake: Intake;

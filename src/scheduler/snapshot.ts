@@ -14,21 +14,50 @@ import { restoreLingers } from './lingers';
 import type { Lane, QueuedUnit, TenantState } from './queue-state';
 import { createTenant } from './tenants';
 import { decodeV2, encodeV2 } from './snapshot-compact';
-import type { QueueTuple, SchedulerSnapshot, PlainSnapshot, TenantSnapshot } from './snapshot-format';
+import type {
+  LeaseTuple,
+  QueueTuple,
+  SchedulerSnapshot,
+  PlainSnapshot,
+  TenantSnapshot,
+} from './snapshot-format';
+import { DEFAULT_POOL } from './pools';
 import type { TenantSettings } from './types';
 
-function queueTuple(t: TenantState, lane: Lane): QueueTuple {
+/** Pool names to snapshot indices (from 1; 0 is the default pool). */
+type PoolIndex = Map<string, number>;
+
+function queueTuple(t: TenantState, lane: Lane, pools: PoolIndex): QueueTuple {
   const ids: string[] = [];
   const costs: number[] = [];
   const attempts: number[] = [];
+  const poolOf: number[] = [];
   let retried = false;
+  let pooled = false;
   for (const u of liveUnits(t.flows[lane])) {
     ids.push(u.runId);
     costs.push(u.cost);
     attempts.push(u.attempt);
     retried ||= u.attempt !== 0;
+    const p = pools.get(u.pool) ?? 0;
+    poolOf.push(p);
+    pooled ||= p !== 0;
   }
-  return [ids, costs, retried ? attempts : []];
+  return pooled ? [ids, costs, retried ? attempts : [], poolOf] : [ids, costs, retried ? attempts : []];
+}
+
+/** A governor's state, copied (its nested records too). */
+function copyGovernor(g: GovernorState): GovernorState {
+  return {
+    ...g,
+    served: { ...g.served },
+    recent: { ...g.recent },
+    admitted: { ...g.admitted },
+    ...(g.servedCalls ? { servedCalls: { ...g.servedCalls } } : {}),
+    ...(g.recentCalls ? { recentCalls: { ...g.recentCalls } } : {}),
+    ...(g.breaker ? { breaker: { ...g.breaker } } : {}),
+    ...(g.latency ? { latency: { ...g.latency } } : {}),
+  };
 }
 
 /** The compact snapshot (version 2) that continue-as-new carries. */
@@ -43,6 +72,7 @@ export function fromSnapshot(snap: SchedulerSnapshot, endedMemory?: number): Cor
 }
 
 function toPlain(s: CoreState): PlainSnapshot {
+  const pools: PoolIndex = new Map([...s.pools.keys()].map((name, i) => [name, i + 1]));
   const tenants: TenantSnapshot[] = [];
   for (const t of s.tenants.values()) {
     const l = t.ledger;
@@ -58,22 +88,17 @@ function toPlain(s: CoreState): PlainSnapshot {
       seen: t.seenAt,
       tags: [t.flows[0].tag, t.flows[1].tag, t.flows[2].tag],
     };
-    if (t.queued > 0) snap.queues = [queueTuple(t, 0), queueTuple(t, 1), queueTuple(t, 2)];
+    if (t.queued > 0)
+      snap.queues = [queueTuple(t, 0, pools), queueTuple(t, 1, pools), queueTuple(t, 2, pools)];
     tenants.push(snap);
   }
   return {
     settings: { ...s.settings, floors: { ...s.settings.floors } },
     governorParams: { ...s.governorParams },
-    governor: {
-      ...s.governor,
-      served: { ...s.governor.served },
-      recent: { ...s.governor.recent },
-      admitted: { ...s.governor.admitted },
-      ...(s.governor.servedCalls ? { servedCalls: { ...s.governor.servedCalls } } : {}),
-      ...(s.governor.recentCalls ? { recentCalls: { ...s.governor.recentCalls } } : {}),
-      ...(s.governor.breaker ? { breaker: { ...s.governor.breaker } } : {}),
-      ...(s.governor.latency ? { latency: { ...s.governor.latency } } : {}),
-    },
+    governor: copyGovernor(s.governor),
+    ...(s.pools.size
+      ? { pools: [...s.pools].map(([name, g]): [string, GovernorState] => [name, copyGovernor(g)]) }
+      : {}),
     seq: s.seq,
     counters: { ...s.counters, admittedByPriority: { ...s.counters.admittedByPriority } },
     intake: s.intake,
@@ -85,9 +110,8 @@ function toPlain(s: CoreState): PlainSnapshot {
     ...(s.recoverySince !== null ? { recoverySince: s.recoverySince } : {}),
     ...(s.passedOver !== null ? { passedOver: [s.passedOver.runId, s.passedOver.since] } : {}),
     tenants,
-    leases: s.leases
-      .all()
-      .map((l) => [
+    leases: s.leases.all().map((l): LeaseTuple => {
+      const tuple: LeaseTuple = [
         l.runId,
         l.tenant.ord,
         l.lane,
@@ -99,7 +123,11 @@ function toPlain(s: CoreState): PlainSnapshot {
         l.used,
         l.charged,
         l.perCall ? 1 : 0,
-      ]),
+      ];
+      const pool = pools.get(l.pool);
+      if (pool !== undefined) tuple.push(pool);
+      return tuple;
+    }),
     log: s.log.snapshot(),
     ended: s.ended.snapshot(),
     ...(s.chargeKeys.size ? { chargeKeys: s.chargeKeys.snapshot() } : {}),
@@ -107,13 +135,13 @@ function toPlain(s: CoreState): PlainSnapshot {
   };
 }
 
-function restoreGovernor(snap: PlainSnapshot): GovernorState {
-  const fresh = newGovernor({ ...DEFAULT_GOVERNOR, ...snap.governorParams }, snap.governor.tokensAt);
-  const g = { ...fresh, ...snap.governor };
+function restoreGovernor(snap: PlainSnapshot, saved: GovernorState): GovernorState {
+  const fresh = newGovernor({ ...DEFAULT_GOVERNOR, ...snap.governorParams }, saved.tokensAt);
+  const g = { ...fresh, ...saved };
   return {
     ...g,
     // A snapshot from before throttle cuts were told apart: its last decrease stands for its last cut.
-    lastCutAt: snap.governor.lastCutAt !== undefined ? snap.governor.lastCutAt : snap.governor.lastDecreaseAt,
+    lastCutAt: saved.lastCutAt !== undefined ? saved.lastCutAt : saved.lastDecreaseAt,
     served: { ...g.served },
     recent: { ...g.recent },
     admitted: { ...g.admitted },
@@ -141,7 +169,8 @@ function fromPlain(snap: PlainSnapshot, endedMemory?: number): CoreState {
     settings: { ...snap.settings, floors: { ...snap.settings.floors } },
     // Snapshots from before a governor field existed take its default.
     governorParams: { ...DEFAULT_GOVERNOR, ...snap.governorParams },
-    governor: restoreGovernor(snap),
+    governor: restoreGovernor(snap, snap.governor),
+    pools: new Map((snap.pools ?? []).map(([name, g]) => [name, restoreGovernor(snap, g)])),
     tenants: new Map(),
     nextOrd: snap.nextOrd,
     lanes,
@@ -170,6 +199,8 @@ function fromPlain(snap: PlainSnapshot, endedMemory?: number): CoreState {
     passedOver: snap.passedOver ? { runId: snap.passedOver[0], since: snap.passedOver[1] } : null,
     overBudget: new Set(),
   };
+  const poolNames = [DEFAULT_POOL, ...(snap.pools ?? []).map(([name]) => name)];
+  const poolAt = (i: number | undefined) => poolNames[i ?? 0] ?? DEFAULT_POOL;
   const byOrd = new Map<number, TenantState>();
   const lingers: [TenantState, number, number][] = [];
   for (const ts of snap.tenants) {
@@ -187,7 +218,7 @@ function fromPlain(snap: PlainSnapshot, endedMemory?: number): CoreState {
     t.rate = { ...ts.rate };
     t.seenAt = ts.seen ?? ts.rate.at;
     t.flows.forEach((f, lane) => (f.tag = ts.tags[lane] as number));
-    ts.queues?.forEach(([ids, costs, attempts], lane) => {
+    ts.queues?.forEach(([ids, costs, attempts, pools], lane) => {
       ids.forEach((runId, i) => {
         const u: QueuedUnit = {
           runId,
@@ -196,6 +227,7 @@ function fromPlain(snap: PlainSnapshot, endedMemory?: number): CoreState {
           cost: costs[i] ?? 1,
           attempt: attempts[i] ?? 0,
           live: true,
+          pool: poolAt(pools?.[i]),
         };
         pushUnit(t.flows[lane as Lane], u);
         s.queued.set(runId, u);
@@ -211,7 +243,7 @@ function fromPlain(snap: PlainSnapshot, endedMemory?: number): CoreState {
   }
   for (const tuple of snap.leases) {
     const [runId, ord, lane, attempt, seq, admittedAt, expiresAt, reserved, used] = tuple;
-    const [charged = 0, perCall = 0] = [tuple[9], tuple[10]];
+    const [charged = 0, perCall = 0, pool] = [tuple[9], tuple[10], tuple[11]];
     const tenant = byOrd.get(ord);
     if (!tenant) continue;
     tenant.inFlight++;
@@ -228,6 +260,7 @@ function fromPlain(snap: PlainSnapshot, endedMemory?: number): CoreState {
       charged,
       perCall: perCall === 1,
       hi: -1,
+      pool: poolAt(pool),
     });
   }
   restoreLingers(s, lingers);

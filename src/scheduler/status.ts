@@ -54,6 +54,16 @@ export function fleetStatus(s: CoreState, now: number): Omit<SchedulerStatus, 'h
       ...(s.settings.maxWaitSeconds ? { maxWaitSeconds: { ...s.settings.maxWaitSeconds } } : {}),
     },
     governor: governorStatus(s.governor, now, s.governorParams),
+    ...(s.pools.size
+      ? {
+          pools: Object.fromEntries(
+            [...s.pools].map(([name, g]) => [
+              name,
+              { ...governorStatus(g, now, s.governorParams), inFlight: s.leases.inPool(name) },
+            ]),
+          ),
+        }
+      : {}),
   };
 }
 

@@ -46,6 +46,10 @@ export interface UnitSubmission {
    * knows nothing of the run counts them: they were paid into the ledger it lost.
    */
   usedTokens?: number;
+  /**
+   * The model pool its calls go to (`pools.ts`): its governor admits it. Absent: the default pool.
+   */
+  pool?: string;
 }
 
 /** `invalid_unit`: a unit not in the API's forms (the submit update refuses it alone, not its neighbours). */
@@ -179,6 +183,8 @@ export interface ModelObservation {
   latencyCalls?: number;
   latencyMs?: number;
   latencyTokens?: number;
+  /** The model pool of the calls observed (`pools.ts`). Absent: the default pool. */
+  pool?: string;
 }
 
 export const WAIT_CODES = [
@@ -359,7 +365,10 @@ export interface SchedulerStatus {
   };
   /** The fleet settings in force, and the slots the interactive reserve keeps free at the cap in force. */
   config: FleetSettings & { reservedSlots: number };
+  /** The default model pool's governor. */
   governor: GovernorStatus;
+  /** Named model pools' governors, with their leases (`pools.ts`); absent when none is in use. */
+  pools?: Record<string, GovernorStatus & { inFlight: number }>;
   history: { length: number; continuedAsNew: number };
 }
 

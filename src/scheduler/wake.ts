@@ -4,7 +4,9 @@ import { earliestBudgetRoll } from './eligibility';
 import { earliestLingerEnd } from './lingers';
 import { breakerProbeAt } from './breaker';
 import { bucketReadyAt, isPaused } from './governor';
-import { fleetHeldFor, overInFlightTokens } from './pass-over';
+import type { GovernorState } from './governor';
+import { allPools, overPoolInFlight, poolCap, poolInFlightTokens } from './pools';
+import { fleetHeldFor } from './pass-over';
 import type { QueuedUnit } from './queue-state';
 import { laneMayTake } from './reserve';
 
@@ -21,40 +23,47 @@ export function nextWakeAt(s: CoreState, now: number): number | null {
   // A linger's end frees budget and shows in the ledger: due whether or not work is queued.
   let at = Math.min(s.leases.earliest()?.expiresAt ?? Infinity, earliestLingerEnd(s));
   if (!s.draining && s.queued.size > 0) {
-    const g = s.governor;
-    const probeAt = breakerProbeAt(g.breaker);
-    if (probeAt !== null && probeAt > now) {
-      at = Math.min(at, isPaused(g, now) ? Math.max(probeAt, g.pausedUntil) : probeAt);
-    } else if (isPaused(g, now)) {
-      at = Math.min(at, g.pausedUntil);
-    } else if (s.leases.size < fleetCap(s)) {
-      const cost = cheapestNext(s, now);
-      if (cost !== null) at = Math.min(at, bucketReadyAt(g, cost, now));
-    }
+    const tokens = poolInFlightTokens(s, inFlightTokens(s));
+    for (const [pool, g] of allPools(s))
+      at = Math.min(at, poolWakeAt(s, pool, g, tokens.get(pool) ?? 0, now));
     at = Math.min(at, earliestBudgetRoll(s));
   }
   return at === Infinity ? null : Math.max(at, now);
 }
 
+/** When model pool `pool` (governor `g`, `inFlight` tokens) may next admit without a new message; Infinity: not by time. */
+function poolWakeAt(s: CoreState, pool: string, g: GovernorState, inFlight: number, now: number): number {
+  const probeAt = breakerProbeAt(g.breaker);
+  if (probeAt !== null && probeAt > now) return isPaused(g, now) ? Math.max(probeAt, g.pausedUntil) : probeAt;
+  if (isPaused(g, now)) return g.pausedUntil;
+  if (s.leases.size < fleetCap(s) && s.leases.inPool(pool) < poolCap(s, pool)) {
+    const cost = cheapestNext(s, now, pool, inFlight);
+    if (cost !== null) return bucketReadyAt(g, cost, now);
+  }
+  return Infinity;
+}
+
 /**
- * The cost of the cheapest head unit that only the bucket keeps out: of the unit the fleet is held
- * for, else of every admissible flow in a lane that may take a slot. A unit over the tokens in
- * flight waits for a charge or a release, not for time. O(flows): for the wake-up only.
+ * The cost of the cheapest head unit of `pool` that only its bucket keeps out: of the unit the
+ * pool is held for, else of every admissible flow in a lane that may take a slot. A unit over the
+ * tokens in flight waits for a charge or a release, not for time. O(flows): for the wake-up only.
  */
-function cheapestNext(s: CoreState, now: number): number | null {
-  const inFlight = inFlightTokens(s);
+function cheapestNext(s: CoreState, now: number, pool: string, inFlight: number): number | null {
   const cap = fleetCap(s);
   const held = fleetHeldFor(s, now);
   const heads: QueuedUnit[] = [];
-  if (held !== null) {
+  if (held !== null && held.pool === pool) {
     if (laneMayTake(s, held.lane, cap)) heads.push(held);
   } else {
     for (const q of s.lanes)
       if (laneMayTake(s, q.lane, cap))
-        for (const f of q.heap.items()) heads.push(f.units[f.head] as QueuedUnit);
+        for (const f of q.heap.items()) {
+          const u = f.units[f.head] as QueuedUnit;
+          if (u.pool === pool) heads.push(u);
+        }
   }
   let min: number | null = null;
   for (const u of heads)
-    if (!overInFlightTokens(s, inFlight, u.cost) && (min === null || u.cost < min)) min = u.cost;
+    if (!overPoolInFlight(s, pool, inFlight, u.cost) && (min === null || u.cost < min)) min = u.cost;
   return min;
 }

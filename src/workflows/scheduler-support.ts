@@ -99,7 +99,8 @@ export function cleanReport(report: unknown): WorkerReport | null {
           o.remainingRequests,
           o.limitRequests,
           o.resetRequestsMs,
-        ].every((x) => x === undefined || isNum(x)),
+        ].every((x) => x === undefined || isNum(x)) &&
+        (o.pool === undefined || typeof o.pool === 'string'),
       dropped,
     ),
     unreachable: wellFormed(report.unreachable, (u) => isId(u.runId) && isNum(u.attempt), dropped),

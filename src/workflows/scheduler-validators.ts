@@ -3,6 +3,7 @@ import {
   MAX_TENANTS_PER_UPSERT,
   MAX_TOKENS,
   MAX_UNITS_PER_SUBMIT,
+  POOL_NAME_PATTERN,
   TENANT_ID_PATTERN,
   isApiRunId,
 } from '../scheduler/limits';
@@ -54,7 +55,8 @@ export function isWellFormedUnit(u: unknown): u is UnitSubmission {
     isNumberIn(u.cost, 0, MAX_TOKENS) &&
     (u.attempt === undefined || (isCount(u.attempt) && u.attempt <= MAX_ATTEMPT)) &&
     (u.redrive === undefined || typeof u.redrive === 'boolean') &&
-    (u.usedTokens === undefined || isNumberIn(u.usedTokens, 0, MAX_TOKENS))
+    (u.usedTokens === undefined || isNumberIn(u.usedTokens, 0, MAX_TOKENS)) &&
+    (u.pool === undefined || (typeof u.pool === 'string' && POOL_NAME_PATTERN.test(u.pool)))
   );
 }
 
