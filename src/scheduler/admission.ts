@@ -76,8 +76,9 @@ export function admit(s: CoreState, now: number, max: number): Admission[] {
   if (open.size === 0) return out;
   const cap = fleetCap(s);
   const tokens = poolInFlightTokens(s, inFlightTokens(s));
-  /** A unit of `pool` was admitted: a probing pool admits no more this round. */
-  const served = (pool: string) => {
+  /** A unit of `pool` and `cost` was admitted: its tokens are in flight; a probing pool admits no more this round. */
+  const served = (pool: string, cost: number) => {
+    tokens.set(pool, (tokens.get(pool) ?? 0) + cost);
     if (open.get(pool) === 'one') {
       open.delete(pool);
       probeSent(governorOf(s, pool).breaker!, now);
@@ -88,8 +89,7 @@ export function admit(s: CoreState, now: number, max: number): Admission[] {
   if (held !== null && open.has(held.pool)) {
     if (s.leases.size < cap && laneMayTake(s, held.lane, cap) && poolFits(s, held.pool, tokens, held.cost)) {
       out.push(serveUnit(s, held.tenant.flows[held.lane], admissibleLanes(s), now));
-      tokens.set(held.pool, (tokens.get(held.pool) ?? 0) + held.cost);
-      served(held.pool);
+      served(held.pool, held.cost);
     } else open.delete(held.pool);
     if (open.size === 0) return out;
   }
@@ -112,10 +112,8 @@ export function admit(s: CoreState, now: number, max: number): Admission[] {
       passOver(s, f, head, now, passed);
       continue;
     }
-    tokens.set(head.pool, (tokens.get(head.pool) ?? 0) + head.cost);
-    const pool = head.pool;
     out.push(serveUnit(s, f, avail, now));
-    served(pool);
+    served(head.pool, head.cost);
   }
   endPassing(s, passed);
   return out;

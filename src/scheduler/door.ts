@@ -1,7 +1,7 @@
 import type { CoreState } from './core';
 import { refreshTenant } from './eligibility';
 import { pushUnit } from './fair-queue';
-import { DEFAULT_POOL, poolFor } from './pools';
+import { poolFor } from './pools';
 import { finiteSum, remaining, remainingAt } from './ledger';
 import { expireLease, tokenCount } from './lease-lifecycle';
 import type { Lane, QueuedUnit, TenantState } from './queue-state';
@@ -272,7 +272,7 @@ export function enqueue(
   runId: string,
   cost: number,
   attempt: number,
-  pool: string = DEFAULT_POOL,
+  pool: string,
 ): void {
   const u: QueuedUnit = { runId, tenant: t, lane, cost, attempt, live: true, pool };
   const f = t.flows[lane];

@@ -55,6 +55,7 @@ export function poolInFlightTokens(s: CoreState, fleetInFlight: number): Map<str
   const m = new Map<string, number>([[DEFAULT_POOL, fleetInFlight]]);
   if (s.pools.size === 0) return m;
   m.set(DEFAULT_POOL, 0);
-  for (const l of s.leases.all()) m.set(l.pool, (m.get(l.pool) ?? 0) + Math.max(0, l.reserved - l.charged));
+  for (const l of s.leases.values())
+    m.set(l.pool, (m.get(l.pool) ?? 0) + Math.max(0, l.reserved - l.charged));
   return m;
 }

@@ -24,20 +24,34 @@ export function nextWakeAt(s: CoreState, now: number): number | null {
   let at = Math.min(s.leases.earliest()?.expiresAt ?? Infinity, earliestLingerEnd(s));
   if (!s.draining && s.queued.size > 0) {
     const tokens = poolInFlightTokens(s, inFlightTokens(s));
+    const fleet: FleetNow = { cap: fleetCap(s), held: fleetHeldFor(s, now) };
     for (const [pool, g] of allPools(s))
-      at = Math.min(at, poolWakeAt(s, pool, g, tokens.get(pool) ?? 0, now));
+      at = Math.min(at, poolWakeAt(s, fleet, pool, g, tokens.get(pool) ?? 0, now));
     at = Math.min(at, earliestBudgetRoll(s));
   }
   return at === Infinity ? null : Math.max(at, now);
 }
 
+/** The fleet's slots in force and the unit a pool is held for, read once per wake-up. */
+interface FleetNow {
+  cap: number;
+  held: QueuedUnit | null;
+}
+
 /** When model pool `pool` (governor `g`, `inFlight` tokens) may next admit without a new message; Infinity: not by time. */
-function poolWakeAt(s: CoreState, pool: string, g: GovernorState, inFlight: number, now: number): number {
+function poolWakeAt(
+  s: CoreState,
+  fleet: FleetNow,
+  pool: string,
+  g: GovernorState,
+  inFlight: number,
+  now: number,
+): number {
   const probeAt = breakerProbeAt(g.breaker);
   if (probeAt !== null && probeAt > now) return isPaused(g, now) ? Math.max(probeAt, g.pausedUntil) : probeAt;
   if (isPaused(g, now)) return g.pausedUntil;
-  if (s.leases.size < fleetCap(s) && s.leases.inPool(pool) < poolCap(s, pool)) {
-    const cost = cheapestNext(s, now, pool, inFlight);
+  if (s.leases.size < fleet.cap && s.leases.inPool(pool) < poolCap(s, pool)) {
+    const cost = cheapestNext(s, fleet, pool, inFlight);
     if (cost !== null) return bucketReadyAt(g, cost, now);
   }
   return Infinity;
@@ -48,9 +62,7 @@ function poolWakeAt(s: CoreState, pool: string, g: GovernorState, inFlight: numb
  * pool is held for, else of every admissible flow in a lane that may take a slot. A unit over the
  * tokens in flight waits for a charge or a release, not for time. O(flows): for the wake-up only.
  */
-function cheapestNext(s: CoreState, now: number, pool: string, inFlight: number): number | null {
-  const cap = fleetCap(s);
-  const held = fleetHeldFor(s, now);
+function cheapestNext(s: CoreState, { cap, held }: FleetNow, pool: string, inFlight: number): number | null {
   const heads: QueuedUnit[] = [];
   if (held !== null && held.pool === pool) {
     if (laneMayTake(s, held.lane, cap)) heads.push(held);

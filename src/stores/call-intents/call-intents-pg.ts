@@ -9,6 +9,7 @@ import {
   RUN_INDEX,
   TakerFenced,
   beginSql,
+  billOnceBy,
   takeOverEach,
   takerSql,
   toOrphan,
@@ -77,13 +78,10 @@ export async function openPgCallIntents(url: string): Promise<CallIntentStore> {
       return changed(SQL.billed, [tokens, key, owner]);
     },
     async billOnce(key, by, tokens) {
-      const [who, record, read] =
-        'owner' in by
-          ? [by.owner, SQL.billOnceByOwner, SQL.billOfOwner]
-          : [by.madeBy, SQL.billOnceByMaker, SQL.billOfMaker];
+      const { who, record, read } = billOnceBy(by);
       // Under READ COMMITTED a concurrent first write is waited for, then read here.
-      await pool.query(record, [tokens, key, who]);
-      const row = (await pool.query<{ tokens: string | number | null }>(read, [key, who])).rows[0];
+      await pool.query(SQL[record], [tokens, key, who]);
+      const row = (await pool.query<{ tokens: string | number | null }>(SQL[read], [key, who])).rows[0];
       return row?.tokens === null || row?.tokens === undefined ? undefined : Number(row.tokens);
     },
     async callsOf(runId, attempt, keyPrefix) {

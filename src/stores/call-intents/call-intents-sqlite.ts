@@ -9,6 +9,7 @@ import {
   RUN_INDEX,
   TakerFenced,
   beginSql,
+  billOnceBy,
   takeOverEach,
   takerSql,
   toOrphan,
@@ -60,12 +61,9 @@ export function openSqliteCallIntents(filePath: string): CallIntentStore {
   );
   const billOnceTx = db.transaction(
     (key: string, by: { owner: string } | { madeBy: string }, tokens: number) => {
-      const [who, record, read] =
-        'owner' in by
-          ? [by.owner, q.billOnceByOwner, q.billOfOwner]
-          : [by.madeBy, q.billOnceByMaker, q.billOfMaker];
-      record.run(tokens, key, who);
-      const row = read.get(key, who) as { tokens: number | null } | undefined;
+      const { who, record, read } = billOnceBy(by);
+      q[record].run(tokens, key, who);
+      const row = q[read].get(key, who) as { tokens: number | null } | undefined;
       return row?.tokens ?? undefined;
     },
   );

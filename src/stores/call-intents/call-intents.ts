@@ -177,6 +177,17 @@ export const FENCE_COLUMNS = [
 /** What a row still owes: its charge, or the correction of its provisional charge. */
 const OWES = '(settled_at IS NULL OR (provisional = 1 AND reconciled_at IS NULL))';
 
+/** Who `billOnce` is asked by, and the statements (of CALL_SQL) that record and read the bill for them. */
+export function billOnceBy(by: { owner: string } | { madeBy: string }): {
+  who: string;
+  record: 'billOnceByOwner' | 'billOnceByMaker';
+  read: 'billOfOwner' | 'billOfMaker';
+} {
+  return 'owner' in by
+    ? { who: by.owner, record: 'billOnceByOwner', read: 'billOfOwner' }
+    : { who: by.madeBy, record: 'billOnceByMaker', read: 'billOfMaker' };
+}
+
 /** The statements both engines share, with `?` placeholders. */
 export const CALL_SQL = {
   billed: 'UPDATE call_intents SET tokens = ? WHERE key = ? AND owner = ?',
