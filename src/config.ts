@@ -3,7 +3,8 @@ import { DEFAULT_GOVERNOR, LATENCY_DEFAULTS, PROBE_DEFAULTS } from './scheduler/
 import { BREAKER_DEFAULTS } from './scheduler/breaker';
 import { FALLBACK_FLEET_SETTINGS, MAX_WAIT_BOUND_SECONDS, waitBounds } from './scheduler/fleet-settings';
 import { DEFAULT_INTERACTIVE_RESERVE } from './scheduler/reserve';
-import { MAX_CONCURRENCY, MAX_GLOBAL_QUEUED } from './scheduler/limits';
+import { MAX_CONCURRENCY, MAX_GLOBAL_QUEUED, POOL_NAME_PATTERN } from './scheduler/limits';
+import { MAX_POOLS } from './scheduler/pools';
 import { defaultTenantSettings } from './scheduler/tenants';
 import type { FleetSettings, GovernorParams } from './scheduler/types';
 import { TOOL_NAMES } from './contract/tool-registry';
@@ -302,6 +303,11 @@ const ModelEntrySchema = z.strictObject({
   apiKey: z.string().min(1).optional(),
   /** The model's name at the provider; default: the entry's name. */
   model: z.string().min(1).optional(),
+  /** The model pool its calls are paced in (a provider's limit); default: the default pool. */
+  pool: z
+    .string()
+    .regex(POOL_NAME_PATTERN, 'a pool name is 1 to 64 letters, digits, ".", "_", ":" or "-"')
+    .optional(),
 });
 
 /** Both dialects on the embedded simulator: what the quick start and the tests call. */
@@ -321,7 +327,7 @@ const models = {
     })
     .pipe(z.record(z.string().min(1), ModelEntrySchema))
     .describe(
-      'Models agents may call (`ctx.model`), as JSON: name -> {dialect: openai|anthropic, baseUrl?, apiKeyEnv? (the variable holding its key), apiKey?, model? (its name at the provider)}; without baseUrl: MODEL_BASE_URL, else the embedded simulator.',
+      'Models agents may call (`ctx.model`), as JSON: name -> {dialect: openai|anthropic, baseUrl?, apiKeyEnv? (the variable holding its key), apiKey?, model? (its name at the provider), pool? (the model pool whose governor paces its calls and admits the runs of agents declaring it; default: the default pool, which MODEL_DEFAULT and steps use)}; without baseUrl: MODEL_BASE_URL, else the embedded simulator.',
     ),
   MODEL_DEFAULT: z
     .string()
@@ -751,6 +757,8 @@ export interface ModelConfig {
   baseUrl: string | undefined;
   apiKey: string | undefined;
   providerModel: string | undefined;
+  /** The model pool its calls are paced in; undefined: the default pool. */
+  pool: string | undefined;
 }
 
 function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
@@ -870,6 +878,7 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
         baseUrl: m.baseUrl,
         apiKey: m.apiKey ?? (m.apiKeyEnv === undefined ? undefined : env[m.apiKeyEnv]),
         providerModel: m.model,
+        pool: m.pool,
       })),
     },
     /** Payloads over this many bytes go to the payload store; history keeps a reference. */
@@ -962,6 +971,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!(e.MODEL_DEFAULT in e.MODELS))
     problems.push(
       `MODEL_DEFAULT: "${e.MODEL_DEFAULT}" is not one of MODELS (${Object.keys(e.MODELS).join(', ')})`,
+    );
+  // A call naming no model and a run of an agent naming none are in the default pool: so is MODEL_DEFAULT.
+  const defaultPool = e.MODELS[e.MODEL_DEFAULT]?.pool;
+  if (defaultPool !== undefined)
+    problems.push(
+      `MODELS.${e.MODEL_DEFAULT}.pool: MODEL_DEFAULT's calls are paced in the default pool, with the runs of agents that name no model; give "${defaultPool}" to other models, or make another model the default`,
+    );
+  const pools = new Set(Object.values(e.MODELS).flatMap((m) => (m.pool === undefined ? [] : [m.pool])));
+  if (pools.size > MAX_POOLS)
+    problems.push(
+      `MODELS: ${pools.size} pools are named; one scheduler paces at most ${MAX_POOLS} besides the default`,
     );
   for (const [name, m] of Object.entries(e.MODELS))
     if (m.apiKeyEnv !== undefined && !env[m.apiKeyEnv])

@@ -28,6 +28,7 @@ import { ensureScheduler } from './fleet/scheduler-handle';
 import { startSchedulerWatchdog } from './fleet/scheduler-watchdog';
 import type { SchedulerInput } from './workflows/scheduler';
 import { createTemporalFleet } from './fleet/temporal-fleet';
+import { agentPool, checkAgentModels } from './fleet/model-pools';
 import { withUnavailableAs503 } from './fleet/unavailable';
 import { createTemporalSchedules } from './fleet/schedules/temporal-schedules';
 import { startFleetWorker } from './fleet/worker';
@@ -220,7 +221,9 @@ export async function startStack(
       closers.push(() => db.close());
       const effects = await openEffectStore(effectStoreLocation(config));
       closers.push(() => effects.close());
-      const fleet = withUnavailableAs503(createTemporalFleet(client, config, effects));
+      checkAgentModels(config.models, agents.list());
+      const poolOf = (agent: string) => agentPool(config.models, agents.get(agent));
+      const fleet = withUnavailableAs503(createTemporalFleet(client, config, effects, poolOf));
       const batchItems = await openBatchItems(batchItemsLocation(config));
       closers.push(() => batchItems.close());
       // A batch whose commit request died before its workflow started is started from here.
@@ -297,6 +300,7 @@ export async function startStack(
           createTemporalSchedules(client, {
             scope: config.schedulerWorkflowId,
             taskQueue: config.temporal.taskQueue,
+            poolOf,
           }),
         ),
       });

@@ -48,7 +48,7 @@ export async function startDirectWorker(opts: {
   log: Logger;
 }): Promise<{ close(): Promise<void> }> {
   const connection = await NativeConnection.connect({ address: opts.address });
-  const mailbox = new NoSchedulerMailbox(opts.client, 'no-scheduler', 3_600_000, () => null, opts.log);
+  const mailbox = new NoSchedulerMailbox(opts.client, 'no-scheduler', 3_600_000, () => [], opts.log);
   const effects = await openEffectStore(effectStoreLocation(opts.config));
   // No scheduler to charge on this path: the calls' intents live in this process's memory only, so
   // no fleet worker's sweep ever charges them to a scheduler that never saw these runs.

@@ -17,6 +17,8 @@ export interface ModelEndpoint {
   apiKey?: string | undefined;
   /** The model's name at the provider (default: `name`). */
   providerModel?: string | undefined;
+  /** The model pool its calls' samples are reported in; absent: the default pool. */
+  pool?: string | undefined;
 }
 
 export interface ChatClientOptions {
@@ -75,6 +77,18 @@ export function createChatClient(opts: ChatClientOptions): ChatClient {
     tracer: opts.tracer,
     keyRetry: opts.keyRetry,
   };
+  // Each endpoint's samples carry its pool: the scheduler paces each pool on its own calls only.
+  const transports = new Map<string, Transport>();
+  const transportOf = (e: ModelEndpoint): Transport => {
+    if (e.pool === undefined) return transport;
+    let t = transports.get(e.pool);
+    if (!t) {
+      const pool = e.pool;
+      t = { ...transport, onObservation: (sample) => opts.onObservation({ ...sample, pool }) };
+      transports.set(pool, t);
+    }
+    return t;
+  };
   const endpoint = (model: string | undefined): ModelEndpoint => {
     const name = model ?? opts.defaultModel;
     const e = byName.get(name);
@@ -101,7 +115,7 @@ export function createChatClient(opts: ChatClientOptions): ChatClient {
         ? anthropicRequest(request, model, tenant)
         : { ...openAiRequest(request, model, tenant), ...(opts.storeCalls ? storedCallFields(callId) : {}) };
       const read = anthropic ? anthropicCompletion : openAiCompletion;
-      const { result, latencyMs } = await exchange(transport, {
+      const { result, latencyMs } = await exchange(transportOf(e), {
         url: `${base}/v1/${anthropic ? 'messages' : 'chat/completions'}`,
         headers: callHeaders({ 'content-type': 'application/json', ...auth }, runId, step, tenant, callId),
         body: JSON.stringify(body),

@@ -19,6 +19,7 @@ import { chargedCall } from './charged-call';
 import type { ChatClient } from './chat-client';
 import { modelCallActivities } from './model-call';
 import type { EffectStore } from '../stores/effects/effect-store';
+import { renewalOf } from './mailbox';
 import type { SchedulerMailbox } from './mailbox';
 import { clientTimeoutMs } from './model-client';
 import type { ModelClient } from './model-client';
@@ -140,12 +141,7 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
       const started = Date.now();
       // Renewals say who the run is, so a scheduler that lost its lease takes it back (recovery).
       const lease = { runId: req.runId, attempt: req.attempt, perCall: true };
-      const who = {
-        ...lease,
-        ...(req.tenant ? { tenant: req.tenant } : {}),
-        ...(req.priority ? { priority: req.priority } : {}),
-        ...(req.cost !== undefined ? { cost: req.cost } : {}),
-      };
+      const who = renewalOf(req);
       mailbox.renew({ ...who, usedTokens: req.usedSoFar });
       const every = Math.max(200, Math.min(req.leaseTtlMs / 3, 10_000));
       // A retried regular step whose earlier attempt was billed (its heartbeat says so: a worker died
@@ -316,6 +312,7 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
       estimatedTokens: Math.max(chunk.estimatedTokensPerItem, itemEstimate(chunk.agent, items[i])),
       batchId: chunk.batchId,
       ...(chunk.onBudgetExhausted ? { onBudgetExhausted: chunk.onBudgetExhausted } : {}),
+      ...(chunk.pool ? { pool: chunk.pool } : {}),
       createdAt: chunk.createdAt,
     }));
     // The one offer sequence (runs first, then the scheduler; a run that already finished, from a

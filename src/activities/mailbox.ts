@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Charge, ModelObservation, Release, Renewal } from '../scheduler/types';
 import { reportSignal, reportUpdate } from '../contract/scheduler-messages';
 import type { WorkerReport } from '../contract/scheduler-messages';
+import type { StepRequest } from '../contract/activity-types';
 
 /** Windows kept while the scheduler is unreachable; older ones are stale news and dropped. */
 const MAX_UNSENT_OBSERVATIONS = 20;
@@ -87,7 +88,8 @@ export class SchedulerMailbox {
     private readonly client: Client,
     private readonly schedulerId: string,
     private readonly flushMs: number,
-    private readonly observations: () => ModelObservation | null,
+    /** What the worker's model calls showed since the last take: one observation per model pool. */
+    private readonly observations: () => ModelObservation[],
     private readonly log: Logger,
     /**
      * True once this worker stops: it no longer takes workflow tasks, so an update may find no worker
@@ -149,8 +151,7 @@ export class SchedulerMailbox {
 
   /** Takes everything pending as one report, or null when there is nothing to send. */
   private take(force: boolean): Outgoing | null {
-    const observation = this.observations();
-    if (observation) this.unsent.push(observation);
+    this.unsent.push(...this.observations());
     const report: WorkerReport = {};
     // A keyed charge of nothing (a call billed 0 tokens) has nothing to deliver: handed back as it is.
     const sent = this.keyed.filter((c) => c.tokens !== 0);
@@ -263,4 +264,22 @@ export class SchedulerMailbox {
     if (this.resend || this.waiters.length) await this.flush(true);
     if (this.waiters.length) await this.flush(true);
   }
+}
+
+/**
+ * What a run's renewals say of it (besides its use): who it is, so a scheduler that lost its lease
+ * takes the run back in its tenant, lane and model pool.
+ */
+export function renewalOf(
+  req: Pick<StepRequest, 'runId' | 'attempt' | 'tenant' | 'priority' | 'cost' | 'pool'>,
+) {
+  return {
+    runId: req.runId,
+    attempt: req.attempt,
+    perCall: true,
+    ...(req.tenant ? { tenant: req.tenant } : {}),
+    ...(req.priority ? { priority: req.priority } : {}),
+    ...(req.cost !== undefined ? { cost: req.cost } : {}),
+    ...(req.pool ? { pool: req.pool } : {}),
+  };
 }

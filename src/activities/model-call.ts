@@ -7,6 +7,7 @@ import type { CallCharges } from './call-charges';
 import { chargedCall } from './charged-call';
 import type { ChatClient } from './chat-client';
 import { clientTimeoutMs } from './model-client';
+import { renewalOf } from './mailbox';
 import type { SchedulerMailbox } from './mailbox';
 import { promptBound } from './provider/tokenizer';
 
@@ -71,12 +72,7 @@ export function modelCallActivities(
           message: `run ${req.runId} call ${req.step} may cost ${m.worstCaseTokens} tokens; ${req.reserved} were reserved`,
         });
       const lease = { runId: req.runId, attempt: req.attempt, perCall: true };
-      const who = {
-        ...lease,
-        ...(req.tenant ? { tenant: req.tenant } : {}),
-        ...(req.priority ? { priority: req.priority } : {}),
-        ...(req.cost !== undefined ? { cost: req.cost } : {}),
-      };
+      const who = renewalOf(req);
       const renew = (used: number) => deps.mailbox.renew({ ...who, usedTokens: req.usedSoFar + used });
       renew(0);
       const tenant = req.tenant ?? (await deps.tenantOf(req.runId));

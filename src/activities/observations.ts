@@ -22,6 +22,8 @@ export interface ModelCallSample {
   fault?: 'key' | 'server';
   /** A served call's latency, sent to answered, ms. */
   latencyMs?: number;
+  /** The model pool of the call's model (`MODELS.*.pool`); absent: the default pool. */
+  pool?: string;
 }
 
 /** A rate-limit bucket's fields in a sample and in an observation: remaining, limit, reset. */
@@ -131,5 +133,35 @@ export class ObservationWindow {
     this.latencyTokens = 0;
     this.lowest = [];
     return observation;
+  }
+}
+
+/**
+ * One ObservationWindow per model pool: a flush sends one observation per pool that saw calls, each
+ * naming its pool (the default pool's names none), so a throttle of one pool paces only that pool.
+ */
+export class PoolObservations {
+  private readonly windows = new Map<string, ObservationWindow>();
+
+  constructor(private readonly maxPauseMs = 60_000) {}
+
+  add(sample: ModelCallSample): void {
+    const pool = sample.pool ?? '';
+    let w = this.windows.get(pool);
+    if (!w) {
+      w = new ObservationWindow(this.maxPauseMs);
+      this.windows.set(pool, w);
+    }
+    w.add(sample);
+  }
+
+  /** Each pool's aggregate ending at `now` (pools without calls give none); the windows restart empty. */
+  drain(now: number): ModelObservation[] {
+    const out: ModelObservation[] = [];
+    for (const [pool, w] of this.windows) {
+      const o = w.drain(now);
+      if (o) out.push(pool === '' ? o : { ...o, pool });
+    }
+    return out;
   }
 }

@@ -61,6 +61,7 @@ export function scheduledRunActivities(deps: ScheduledRunDeps): ScheduledRunActi
         input: job.input,
         estimatedTokens: job.estimatedTokens,
         onBudgetExhausted: record.settings.onBudgetExhausted ?? 'fail',
+        ...(job.pool ? { pool: job.pool } : {}),
         createdAt: new Date().toISOString(),
       };
       const ports: RunOfferPorts = {

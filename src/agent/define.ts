@@ -66,6 +66,11 @@ export interface AgentSpec<S extends z.ZodType = z.ZodType, R = unknown> {
   description?: string;
   /** The input's schema: the API validates with it (400 with the field's path) and lists it as JSON Schema. */
   input: S;
+  /**
+   * The model its `ctx.model` calls use when they name none (one of the fleet's MODELS). Its runs are
+   * admitted by that model's pool (`MODELS.*.pool`); an agent naming none is in the default pool.
+   */
+  model?: string;
   /** Tokens a run of this input is expected to use: what admission weighs and the budget reserves first. */
   estimate: number | ((input: z.output<S>) => number);
   /** Tools the agent may call; any other is refused. */
@@ -93,6 +98,8 @@ export function defineAgent<S extends z.ZodType, R>(spec: AgentSpec<S, R>): Agen
   if (!NAME.test(spec.name)) throw new TypeError(`Agent name "${spec.name}" must match ${String(NAME)}.`);
   if (typeof spec.run !== 'function')
     throw new TypeError(`Agent "${spec.name}" needs a run(ctx, input) function.`);
+  if (spec.model !== undefined && (typeof spec.model !== 'string' || spec.model === ''))
+    throw new TypeError(`Agent "${spec.name}": model must name one of the fleet's MODELS.`);
   if (typeof spec.estimate === 'number' && !(Number.isFinite(spec.estimate) && spec.estimate > 0))
     throw new TypeError(`Agent "${spec.name}": estimate must be a positive number or a function.`);
   return Object.freeze({ ...spec, kind: 'fairway.agent' as const });

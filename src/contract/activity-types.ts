@@ -28,6 +28,8 @@ export interface StepRequest {
   /** Who the run is (renewals carry it, with `tenant`, so a scheduler that lost the lease takes the run back). */
   priority?: Priority;
   cost?: number;
+  /** The model pool it was admitted in: an adopted lease counts there. */
+  pool?: string;
   /** The step lasts at least this long (the synthetic agent's `stepMs`). */
   minMs: number;
   usedSoFar: number;
@@ -50,6 +52,7 @@ export interface ModelCallRequest {
   step: number;
   priority?: Priority;
   cost?: number;
+  pool?: string;
   /** Tokens the attempt used before this call (renewals carry the running total). */
   usedSoFar: number;
   /** The lease's length: a long call renews it at a third of this. */
@@ -90,6 +93,7 @@ export interface BatchChunk {
   indexes: number[];
   estimatedTokensPerItem: number;
   onBudgetExhausted?: BudgetExhaustedMode;
+  pool?: string;
   createdAt: string;
 }
 

@@ -36,6 +36,11 @@ export interface RunSpec {
    * the budget is raised. The tenant's `onBudgetExhausted` when the run was accepted.
    */
   onBudgetExhausted?: BudgetExhaustedMode;
+  /**
+   * The model pool that admits the run: its agent's model's (`MODELS.*.pool`), set where the run is
+   * offered. Absent: the default pool.
+   */
+  pool?: string;
   /** ISO timestamp of acceptance at the door. */
   createdAt: string;
   /**
@@ -140,6 +145,8 @@ export interface BatchSpec {
   estimatedTokensPerItem: number;
   /** The tenant's setting when the batch was accepted; each run carries it (see {@link RunSpec}). */
   onBudgetExhausted?: BudgetExhaustedMode;
+  /** The model pool of its runs (see {@link RunSpec}); set where the batch is started. */
+  pool?: string;
   createdAt: string;
 }
 

@@ -31,6 +31,7 @@ export async function offerRuns(
     tenant: s.tenant,
     priority: s.priority,
     cost: s.estimatedTokens,
+    ...(s.pool ? { pool: s.pool } : {}),
     ...(s.firstAttempt ? { attempt: s.firstAttempt } : {}),
     ...(opts.redrive ? { redrive: true } : {}),
   });

@@ -19,6 +19,8 @@ export interface ScheduledRunTemplate {
   priority: Priority;
   input: unknown;
   estimatedTokens: number;
+  /** The model pool of its runs, as the API found it when the schedule was put; absent: the default pool. */
+  pool?: string;
 }
 
 /** When a schedule fires: exactly one of a cron expression (UTC) and an interval. */

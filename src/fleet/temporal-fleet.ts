@@ -86,7 +86,19 @@ function boundedRunView(
 }
 
 /** The fleet on Temporal: the scheduler workflow for decisions, run workflows for runs, visibility for lists. */
-export function createTemporalFleet(client: Client, config: Config, effects: EffectStore): FleetPort {
+export function createTemporalFleet(
+  client: Client,
+  config: Config,
+  effects: EffectStore,
+  /** The model pool of an agent's runs (`agentPool`); default: every run in the default pool. */
+  poolOf: (agent: string) => string | undefined = () => undefined,
+): FleetPort {
+  /** The spec with its agent's pool, unless it names one already (a re-driven run keeps its own). */
+  const pooled = <S extends { agent: string; pool?: string }>(spec: S): S => {
+    if (spec.pool !== undefined) return spec;
+    const pool = poolOf(spec.agent);
+    return pool === undefined ? spec : { ...spec, pool };
+  };
   const answered = answeredWithin(config.schedulerAnswerMs);
   const scheduler = () => client.workflow.getHandle(config.schedulerWorkflowId);
   /** A read-only query of the scheduler, asked again when refused once (`withQueryRetry`). */
@@ -111,7 +123,7 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
     submit: (units) => coalescer.submit(units),
     startRun: (spec, opts) => startRunWorkflow(client, taskQueue, spec, config.runs, opts),
     discardRun: (runId) => discardRunWorkflow(client, config.temporal.namespace, runId),
-    offerRuns: (specs, opts) => offerRuns(fleet, specs, opts),
+    offerRuns: (specs, opts) => offerRuns(fleet, specs.map(pooled), opts),
 
     async getRun(runId) {
       const handle = client.workflow.getHandle(runId);
@@ -195,7 +207,7 @@ export function createTemporalFleet(client: Client, config: Config, effects: Eff
       await client.workflow.start<typeof batchWorkflow>('batchWorkflow', {
         workflowId: spec.batchId,
         taskQueue,
-        args: [spec],
+        args: [pooled(spec)],
         memo: { tenant: spec.tenant, total: batchTotal(spec) },
         priority: { priorityKey: PRIORITY_KEY[spec.priority] },
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,

@@ -23,7 +23,7 @@ import type { RunSpec } from '../contract/fleet-port';
 import { SchedulerMailbox } from '../activities/mailbox';
 import { createModelClient } from '../activities/model-client';
 import { createChatClient } from '../activities/chat-client';
-import { ObservationWindow } from '../activities/observations';
+import { PoolObservations } from '../activities/observations';
 import type { Config } from '../config';
 import { runWorker, shutdownOptions } from '../util/worker-shutdown';
 import { recoverUsage } from './recover-usage';
@@ -88,7 +88,7 @@ export async function startFleetWorker(opts: {
   const { config, client, log, tracing } = opts;
   const tracer = tracing ? { tracer: tracing.tracer } : {};
   const interceptorModules = tracing ? workflowInterceptorModules : [];
-  const window = new ObservationWindow(config.model.maxPauseMs);
+  const window = new PoolObservations(config.model.maxPauseMs);
   // Set once the workers exist: from a shutdown on, the mailbox reports by signal (see its `stopping`).
   const started: { workers?: Worker[] } = {};
   const mailbox = new SchedulerMailbox(

@@ -11,7 +11,7 @@ import { toAdmission } from './leases';
 import type { Lane, Lease } from './queue-state';
 import { touchLedger } from './tenants';
 import type { Ended } from './ended';
-import { DEFAULT_POOL } from './pools';
+import { poolFor } from './pools';
 import { PRIORITIES } from './types';
 import type { Admission, Charge, Release, Renewal, TopUpResult } from './types';
 
@@ -272,8 +272,7 @@ function adopt(s: CoreState, r: Renewal, now: number): void {
     charged,
     perCall,
     hi: -1,
-    // A renewal does not name its pool: an adopted lease counts in the default pool.
-    pool: DEFAULT_POOL,
+    pool: poolFor(s, r.pool, now),
   });
   s.counters.adopted++;
   refreshTenant(s, t);

@@ -116,6 +116,8 @@ export interface Renewal {
   tenant?: string;
   priority?: Priority;
   cost?: number;
+  /** The model pool the run was admitted in (`pools.ts`), so an adopted lease counts there. Absent: the default pool. */
+  pool?: string;
 }
 
 /**

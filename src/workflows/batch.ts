@@ -36,6 +36,7 @@ export async function batchWorkflow(spec: AnyBatchSpec): Promise<{ batchId: stri
         indexes,
         estimatedTokensPerItem: spec.estimatedTokensPerItem,
         ...(spec.onBudgetExhausted ? { onBudgetExhausted: spec.onBudgetExhausted } : {}),
+        ...(spec.pool ? { pool: spec.pool } : {}),
         createdAt: spec.createdAt,
       });
       indexes = refused.map((r) => r.index);

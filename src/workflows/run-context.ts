@@ -81,6 +81,7 @@ export function agentContext(run: RunLifecycle, agent: Agent): AgentContext {
       tenant: spec.tenant,
       priority: spec.priority,
       cost: Math.max(1, spec.estimatedTokens),
+      ...(spec.pool ? { pool: spec.pool } : {}),
     };
   };
   /** Reserves `worst`, runs the call, counts what it used (a failed call: what `failedUsed` says it may be charged). */
@@ -126,8 +127,10 @@ export function agentContext(run: RunLifecycle, agent: Agent): AgentContext {
       return r.usedTokens;
     },
 
-    model: async (request) => {
+    model: async (asked) => {
       if (state.cancelRequested) throw new RunCancelled();
+      const request =
+        asked.model === undefined && agent.model !== undefined ? { ...asked, model: agent.model } : asked;
       const step = ++stepNo;
       // The worst case is counted by the tokenizer outside the sandbox, in the serving model's dialect.
       const { worstCaseTokens } = await measure.measureModelCall(request);

@@ -69,6 +69,7 @@ export class RunLifecycle {
       tenant: spec.tenant,
       priority: spec.priority,
       cost: Math.max(1, spec.estimatedTokens - state.usage),
+      ...(spec.pool ? { pool: spec.pool } : {}),
       attempt,
       ...this.usage(attempt),
     };

@@ -81,7 +81,11 @@ export function cleanReport(report: unknown): WorkerReport | null {
     ),
     renewals: wellFormed<Renewal>(
       report.renewals,
-      (r) => isId(r.runId) && isNum(r.attempt) && isNum(r.usedTokens),
+      (r) =>
+        isId(r.runId) &&
+        isNum(r.attempt) &&
+        isNum(r.usedTokens) &&
+        (r.pool === undefined || typeof r.pool === 'string'),
       dropped,
     ),
     observations: wellFormed<ModelObservation>(

@@ -82,7 +82,12 @@ function viewOf(d: ScheduleDescription): ScheduleView | null {
  */
 export function createTemporalSchedules(
   client: Client,
-  opts: { scope: string; taskQueue: string },
+  opts: {
+    scope: string;
+    taskQueue: string;
+    /** The model pool of an agent's runs (`agentPool`); default: the default pool. */
+    poolOf?: (agent: string) => string | undefined;
+  },
 ): SchedulesPort {
   const idOf = (tenant: string, name: string) => scheduleIdOf(opts.scope, tenant, name);
   const describe = (id: string) => orNull(client.schedule.getHandle(id).describe());
@@ -99,6 +104,7 @@ export function createTemporalSchedules(
   const port: SchedulesPort = {
     async put(tenant, name, def: ScheduleDefinition, { drained }) {
       const scheduleId = idOf(tenant, name);
+      const pool = opts.poolOf?.(def.agent);
       const job: ScheduledRunJob = {
         scheduleId,
         name,
@@ -109,6 +115,7 @@ export function createTemporalSchedules(
         estimatedTokens: def.estimatedTokens,
         timing: def.timing,
         overlap: def.overlap,
+        ...(pool !== undefined ? { pool } : {}),
       };
       const action: ScheduleOptionsStartWorkflowAction<typeof scheduledRunWorkflow> = {
         type: 'startWorkflow',

@@ -108,7 +108,7 @@ describe.each(engines)('call charges of a worker taken for dead ($name)', (engin
       gate.held = on;
       if (!on) for (const go of gate.waiting.splice(0)) go();
     };
-    const mailbox = new SchedulerMailbox(sched.client, 'scheduler', 3_600_000, () => null, log);
+    const mailbox = new SchedulerMailbox(sched.client, 'scheduler', 3_600_000, () => [], log);
     const w = new CallCharges(store, mailbox, timing, log, () => sched.now, provider);
     mailbox.onCharged = (delivered) => w.settled(delivered);
     open.push({ raw, mailbox, w, hold });

@@ -44,7 +44,7 @@ const quiet = pino({ level: 'silent' });
 describe('the mailbox hands back the keyed charges it delivered', () => {
   it('only after the report carrying them was delivered, keeping them across a failed one', async () => {
     const s = scheduler();
-    const mailbox = new SchedulerMailbox(s.client, 'sched', 3_600_000, () => null, quiet);
+    const mailbox = new SchedulerMailbox(s.client, 'sched', 3_600_000, () => [], quiet);
     const settled: string[][] = [];
     mailbox.onCharged = (delivered) => settled.push(delivered.map((c) => c.key!));
     mailbox.charge({ ...charge('r1', 10), key: 'k1' });
@@ -81,7 +81,7 @@ describe('the mailbox hands back the keyed charges it delivered', () => {
 
   it('tells the scheduler what was settled with the next report, again after a failed one', async () => {
     const s = scheduler();
-    const mailbox = new SchedulerMailbox(s.client, 'sched', 3_600_000, () => null, quiet);
+    const mailbox = new SchedulerMailbox(s.client, 'sched', 3_600_000, () => [], quiet);
     mailbox.confirm(['aaaaaaaa', 'bbbbbbbb']);
     s.state.down = true;
     await mailbox.flush(true);
@@ -97,7 +97,7 @@ describe('the mailbox hands back the keyed charges it delivered', () => {
 describe('reports are updates with ids of their own', () => {
   it('a report whose answer was lost is sent again under the same id, never merged into a newer one', async () => {
     const s = scheduler();
-    const mailbox = new SchedulerMailbox(s.client, 'sched', 3_600_000, () => null, quiet);
+    const mailbox = new SchedulerMailbox(s.client, 'sched', 3_600_000, () => [], quiet);
     mailbox.charge(charge('r1', 10));
     // Delivered, but the answer is lost: the mailbox cannot tell, and sends it again.
     s.state.lostAnswer = true;
@@ -119,7 +119,7 @@ describe('reports are updates with ids of their own', () => {
 
   it('a release resolves once its report is delivered, after a failure too', async () => {
     const s = scheduler();
-    const mailbox = new SchedulerMailbox(s.client, 'sched', 3_600_000, () => null, quiet);
+    const mailbox = new SchedulerMailbox(s.client, 'sched', 3_600_000, () => [], quiet);
     s.state.down = true;
     let released = false;
     const release = mailbox
@@ -156,7 +156,7 @@ describe('reports are updates with ids of their own', () => {
       client,
       'sched',
       3_600_000,
-      () => null,
+      () => [],
       quiet,
       () => stopping,
     );
@@ -186,7 +186,7 @@ describe('reports are updates with ids of their own', () => {
 
   it('reports by signal while the scheduler has no update handler (older code mid-deploy)', async () => {
     const s = scheduler();
-    const mailbox = new SchedulerMailbox(s.client, 'sched', 3_600_000, () => null, quiet);
+    const mailbox = new SchedulerMailbox(s.client, 'sched', 3_600_000, () => [], quiet);
     s.state.old = true;
     mailbox.charge(charge('r1', 10));
     await mailbox.flush(true);

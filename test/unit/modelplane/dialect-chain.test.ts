@@ -3,7 +3,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SchedulerMailbox } from '../../../src/activities/mailbox';
 import { createModelClient } from '../../../src/activities/model-client';
-import { ObservationWindow } from '../../../src/activities/observations';
+import { PoolObservations } from '../../../src/activities/observations';
 import { startSimulator } from '../../../src/standins/modelplane/server';
 import type { RunningSimulator } from '../../../src/standins/modelplane/server';
 import type { WorkerReport } from '../../../src/contract/scheduler-messages';
@@ -37,7 +37,7 @@ async function chain(dialect: 'openai' | 'anthropic') {
     port: 0,
     headerDialect: dialect,
   });
-  const window = new ObservationWindow();
+  const window = new PoolObservations();
   const client = createModelClient({
     baseUrl: sim.url,
     model: 'sim-1',

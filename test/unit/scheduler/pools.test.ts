@@ -85,6 +85,29 @@ describe('model pools: a governor per pool', () => {
     expect(Object.keys(s.status(T0).pools!)).toHaveLength(MAX_POOLS);
   });
 
+  it('a lease adopted from a renewal counts in the pool the renewal names', () => {
+    const s = fleet();
+    // A chain that lost its leases (scheduler reset): running runs' renewals bring them back.
+    s.beginRecovery(T0);
+    s.renew(
+      [
+        {
+          runId: 'run-a-00000000000000000001',
+          attempt: 0,
+          usedTokens: 5,
+          tenant: 'a',
+          cost: 100,
+          pool: 'gpt',
+        },
+        { runId: 'run-b-00000000000000000001', attempt: 0, usedTokens: 5, tenant: 'b', cost: 100 },
+      ],
+      T0,
+    );
+    expect(s.status(T0).pools?.gpt?.inFlight).toBe(1);
+    const copy = FleetScheduler.restore(JSON.parse(JSON.stringify(s.snapshot())));
+    expect(copy.status(T0).pools?.gpt?.inFlight).toBe(1);
+  });
+
   it('the submit validator refuses a malformed pool name', () => {
     const u = units('a', 1)[0]!;
     expect(isWellFormedUnit({ ...u, runId: 'run-a-00000000000000000001', pool: 'gpt-4o' })).toBe(true);
