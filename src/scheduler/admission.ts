@@ -4,11 +4,12 @@ import { breakerGate, probeSent } from './breaker';
 import { canTake, concurrencyCap, isPaused, refill, take } from './governor';
 import { allPools, governorOf, overPoolInFlight, poolCap, poolInFlightTokens } from './pools';
 import { admissibleLanes, chargeCredits } from './lanes';
-import { reserve } from './ledger';
+import { promote } from './fair-queue';
+import { remaining, reserve } from './ledger';
 import { toAdmission } from './leases';
 import type { Flow, Lease, QueuedUnit } from './queue-state';
 import { recordEvents } from './rate';
-import { admitted, endPassing, fleetHeldFor, passOver, sitOut } from './pass-over';
+import { admitted, endPassing, heldUnits, passOver, sitOut } from './pass-over';
 import { laneMayTake, pickLane } from './reserve';
 import { touchLedger } from './tenants';
 import { PRIORITIES } from './types';
@@ -85,14 +86,19 @@ export function admit(s: CoreState, now: number, max: number): Admission[] {
     }
   };
   // A pool is held for its unit passed over too long: nothing else of it goes before that unit.
-  const held = fleetHeldFor(s, now);
-  if (held !== null && open.has(held.pool)) {
-    if (s.leases.size < cap && laneMayTake(s, held.lane, cap) && poolFits(s, held.pool, tokens, held.cost)) {
+  for (const held of heldUnits(s, now)) {
+    if (!open.has(held.pool)) continue;
+    if (
+      out.length < max &&
+      s.leases.size < cap &&
+      laneMayTake(s, held.lane, cap) &&
+      poolFits(s, held.pool, tokens, held.cost)
+    ) {
       out.push(serveUnit(s, held.tenant.flows[held.lane], admissibleLanes(s), now));
       served(held.pool, held.cost);
     } else open.delete(held.pool);
-    if (open.size === 0) return out;
   }
+  if (open.size === 0) return out;
   const passed: Flow[] = [];
   while (out.length < max && s.leases.size < cap) {
     const avail = admissibleLanes(s);
@@ -102,10 +108,24 @@ export function admit(s: CoreState, now: number, max: number): Admission[] {
     const f = s.lanes[lane].top() as Flow;
     const head = f.units[f.head] as QueuedUnit;
     if (!open.has(head.pool) || s.leases.inPool(head.pool) >= poolCap(s, head.pool)) {
-      // Its pool admits nothing more this round: other pools' units go on, if any pool still may.
+      // Its pool admits nothing more this round: other pools' units go on, if any pool still may;
+      // the first of the tenant's own that fits now takes this turn of its flow.
       open.delete(head.pool);
       if (open.size === 0) break;
-      sitOut(s, f, passed);
+      const left = remaining(f.tenant.ledger);
+      const i = behindHead(
+        s,
+        f,
+        (u) => u.cost <= left && open.has(u.pool) && poolFits(s, u.pool, tokens, u.cost),
+      );
+      if (i < 0) {
+        sitOut(s, f, passed);
+        continue;
+      }
+      promote(f, i);
+      const unit = f.units[f.head] as QueuedUnit;
+      out.push(serveUnit(s, f, avail, now));
+      served(unit.pool, unit.cost);
       continue;
     }
     if (!poolFits(s, head.pool, tokens, head.cost)) {
@@ -117,6 +137,29 @@ export function admit(s: CoreState, now: number, max: number): Admission[] {
   }
   endPassing(s, passed);
   return out;
+}
+
+/**
+ * How far behind a flow's head admission looks for a unit of another pool when the head's pool
+ * admits nothing: a tenant's units of other pools further back wait for the head.
+ */
+export const POOL_LOOKAHEAD = 32;
+
+/**
+ * Index of the first live unit within POOL_LOOKAHEAD behind `f`'s head that is the first of its
+ * pool there and `fits`, or -1: each pool's units keep their order.
+ */
+function behindHead(s: CoreState, f: Flow, fits: (u: QueuedUnit) => boolean): number {
+  if (s.pools.size === 0) return -1;
+  const seen = new Set<string>([(f.units[f.head] as QueuedUnit).pool]);
+  const end = Math.min(f.units.length, f.head + 1 + POOL_LOOKAHEAD);
+  for (let i = f.head + 1; i < end && seen.size <= s.pools.size; i++) {
+    const u = f.units[i] as QueuedUnit;
+    if (!u.live || seen.has(u.pool)) continue;
+    seen.add(u.pool);
+    if (fits(u)) return i;
+  }
+  return -1;
 }
 
 /** Admits the head unit of `f` (a flow in its lane's heap), given which lanes were admissible before. */

@@ -57,10 +57,10 @@ export interface CoreState {
    */
   recoverySince: number | null;
   /**
-   * The unit passed over longest because it did not fit the token bucket or the tokens in flight,
-   * and since when (`pass-over.ts`); null when none waits so.
+   * Per model pool, the unit of that pool passed over longest because it did not fit the pool's
+   * token bucket or tokens in flight, and since when (`pass-over.ts`); a pool with none is absent.
    */
-  passedOver: { runId: string; since: number } | null;
+  passedOver: Map<string, { runId: string; since: number }>;
   /** Tenants whose queued units may exceed what their budget can still cover (checked by `refuseUncoverable`). */
   overBudget: Set<TenantState>;
 }
@@ -97,7 +97,7 @@ export function newCoreState(
     fencedOwners: new FencedOwners(),
     lingers: new Map(),
     recoverySince: null,
-    passedOver: null,
+    passedOver: new Map(),
     overBudget: new Set(),
   };
 }

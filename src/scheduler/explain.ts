@@ -4,7 +4,8 @@ import { isHeld } from './eligibility';
 import { liveUnits } from './fair-queue';
 import { breakerWait } from './breaker';
 import { bucketReadyAt, concurrencyCap, inFlightTokenCap, isPaused } from './governor';
-import { fleetHeldFor, overInFlightTokens } from './pass-over';
+import { poolHeldFor } from './pass-over';
+import { DEFAULT_POOL, governorOf, overPoolInFlight, poolInFlightTokens } from './pools';
 import { admissibleLanes, floorOf } from './lanes';
 import { remainingAt } from './ledger';
 import { laneMayTake, reservedSlots } from './reserve';
@@ -48,17 +49,21 @@ export function positionInLane(s: CoreState, u: QueuedUnit): number {
  * flight (freed as running units are charged or end) or the bucket (refilled with time); else null.
  */
 function waitForTokens(s: CoreState, u: QueuedUnit, head: QueuedUnit, now: number): string | null {
-  const g = s.governor;
+  const g = governorOf(s, head.pool);
   const who = head === u ? 'This unit needs' : `The unit ahead of it in its queue (${head.runId}) needs`;
-  const inFlight = inFlightTokens(s);
-  if (overInFlightTokens(s, inFlight, head.cost)) {
+  const inFlight = poolInFlightTokens(s, inFlightTokens(s)).get(head.pool) ?? 0;
+  const governor = `the token governor${poolNamed(head.pool)}`;
+  if (overPoolInFlight(s, head.pool, inFlight, head.cost)) {
     const cap = Math.round(inFlightTokenCap(g, s.settings.leaseTtlSeconds));
-    return `${who} ${head.cost} tokens and ${inFlight} are in flight; the token governor allows ${cap} in flight, so it waits for running units to end.`;
+    return `${who} ${head.cost} tokens and ${inFlight} are in flight; ${governor} allows ${cap} in flight, so it waits for running units to end.`;
   }
   const at = bucketReadyAt(g, head.cost, now);
   if (at <= now || s.leases.size >= fleetCap(s)) return null;
-  return `${who} ${head.cost} tokens; the token governor's allowance of ${Math.round(g.tokensPerMinute)} tokens per minute covers it at ${iso(at)}.`;
+  return `${who} ${head.cost} tokens; ${governor}'s allowance of ${Math.round(g.tokensPerMinute)} tokens per minute covers it at ${iso(at)}.`;
 }
+
+/** ` of model pool "name"`, or nothing for the default pool. */
+const poolNamed = (pool: string) => (pool === DEFAULT_POOL ? '' : ` of model pool "${pool}"`);
 
 /** Why a queued unit is still waiting, the most binding reason first; null when it is not queued (pure). */
 export function explain(s: CoreState, runId: string, now: number): WaitingOn | null {
@@ -90,27 +95,32 @@ export function explain(s: CoreState, runId: string, now: number): WaitingOn | n
       `Tenant ${t.id}'s token budget has ${Math.max(0, left)} tokens left, not enough for ${Math.max(head.cost, u.cost)}; it waits for running units to settle or the next budget period.`,
     );
   }
-  const g = s.governor;
+  const g = governorOf(s, u.pool);
   const refused = breakerWait(g.breaker, now);
-  if (refused !== null) return w('provider', refused);
+  if (refused !== null)
+    return w('provider', `${refused}${u.pool === DEFAULT_POOL ? '' : ` (model pool "${u.pool}")`}`);
   if (isPaused(g, now)) {
-    return w('governor', `The model provider asked to back off; admissions resume at ${iso(g.pausedUntil)}.`);
-  }
-  const govCap = concurrencyCap(g);
-  if (govCap < s.settings.concurrency && s.leases.size >= govCap) {
     return w(
       'governor',
-      `The token governor holds concurrency at ${govCap} after throttling; ${s.leases.size} units are running.`,
+      `The model provider${poolNamed(u.pool)} asked to back off; admissions resume at ${iso(g.pausedUntil)}.`,
+    );
+  }
+  const govCap = concurrencyCap(g);
+  const running = s.leases.inPool(u.pool);
+  if (govCap < s.settings.concurrency && running >= govCap) {
+    return w(
+      'governor',
+      `The token governor${poolNamed(u.pool)} holds concurrency at ${govCap} after throttling; ${running} of its units are running.`,
     );
   }
   const cap = fleetCap(s);
   const tokenWait = waitForTokens(s, u, head, now);
   if (tokenWait !== null) return w('governor', tokenWait);
-  const heldFor = fleetHeldFor(s, now);
-  if (heldFor !== null && heldFor !== u) {
+  const held = poolHeldFor(s, u.pool, now);
+  if (held !== null && held.unit !== u) {
     return w(
       'governor',
-      `Admission is held for ${heldFor.runId}, which has waited since ${iso((s.passedOver as { since: number }).since)} for room for its ${heldFor.cost} tokens; other units wait until it is admitted.`,
+      `Admission${poolNamed(u.pool)} is held for ${held.unit.runId}, which has waited since ${iso(held.since)} for room for its ${held.unit.cost} tokens; other units wait until it is admitted.`,
     );
   }
   if (s.leases.size < cap && !laneMayTake(s, u.lane, cap)) {

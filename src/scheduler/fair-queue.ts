@@ -76,6 +76,16 @@ function popHead(f: Flow): QueuedUnit {
   return u;
 }
 
+/**
+ * Moves the live unit at `i` (past the head) to the head; the units it passes keep their order
+ * behind it. O(i - head): callers bound `i`.
+ */
+export function promote(f: Flow, i: number): void {
+  const u = f.units[i] as QueuedUnit;
+  for (let j = i; j > f.head; j--) f.units[j] = f.units[j - 1] as QueuedUnit;
+  f.units[f.head] = u;
+}
+
 /** Marks `u` cancelled; the FIFO drops it when it reaches the head. */
 export function tombstone(f: Flow, u: QueuedUnit): void {
   u.live = false;

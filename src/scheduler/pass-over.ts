@@ -7,7 +7,8 @@ import type { Flow, QueuedUnit } from './queue-state';
  * How long a unit may be passed over before the fleet is held for it. An admission round passes
  * over a head unit that does not fit now (the token bucket, or the tokens in flight), so smaller
  * units behind it, other tenants and other lanes go on. The unit passed over longest is recorded
- * (`CoreState.passedOver`); once it has waited this long, nothing else is admitted until it is.
+ * per model pool (`CoreState.passedOver`); once it has waited this long, nothing else of its pool is
+ * admitted until it is.
  *
  * Bound: a unit holding the fleet is admitted as soon as the units in flight when it began holding
  * have ended (or have been charged enough of their reservations) and the bucket covers it
@@ -22,19 +23,37 @@ export function overInFlightTokens(s: CoreState, inFlight: number, cost: number)
   return s.leases.size > 0 && inFlight + cost > inFlightTokenCap(s.governor, s.settings.leaseTtlSeconds);
 }
 
-/** The unit recorded as passed over longest, while it is still queued at the head of its flow and eligible. */
-function waiting(s: CoreState): QueuedUnit | null {
-  const r = s.passedOver;
-  const u = r === null ? undefined : s.queued.get(r.runId);
-  if (!u) return null;
+/** The unit of `pool` recorded as passed over longest, while it is still queued at the head of its flow and eligible. */
+function waiting(s: CoreState, pool: string): QueuedUnit | null {
+  const r = s.passedOver.get(pool);
+  const u = r === undefined ? undefined : s.queued.get(r.runId);
+  if (!u || u.pool !== pool) return null;
   const f = u.tenant.flows[u.lane];
   return f.units[f.head] === u && (f.hi >= 0 || f.passed === true) ? u : null;
 }
 
-/** The unit the fleet is held for (passed over for PASS_OVER_BOUND_MS and still waiting), or null (pure). */
-export function fleetHeldFor(s: CoreState, now: number): QueuedUnit | null {
-  const u = waiting(s);
-  return u !== null && now - (s.passedOver as { since: number }).since >= PASS_OVER_BOUND_MS ? u : null;
+/**
+ * The units their pools are held for (each passed over for PASS_OVER_BOUND_MS and still waiting),
+ * the longest waiting first (pure). A hold stops only its own pool's other units.
+ */
+export function heldUnits(s: CoreState, now: number): QueuedUnit[] {
+  const held: [QueuedUnit, number][] = [];
+  for (const [pool, r] of s.passedOver) {
+    const u = waiting(s, pool);
+    if (u !== null && now - r.since >= PASS_OVER_BOUND_MS) held.push([u, r.since]);
+  }
+  return held.sort((a, b) => a[1] - b[1]).map(([u]) => u);
+}
+
+/** The unit `pool` is held for, with since when it waits, or null (pure). */
+export function poolHeldFor(
+  s: CoreState,
+  pool: string,
+  now: number,
+): { unit: QueuedUnit; since: number } | null {
+  const u = waiting(s, pool);
+  const since = s.passedOver.get(pool)?.since ?? now;
+  return u !== null && now - since >= PASS_OVER_BOUND_MS ? { unit: u, since } : null;
 }
 
 /**
@@ -45,7 +64,7 @@ export function passOver(s: CoreState, f: Flow, head: QueuedUnit, now: number, p
   f.passed = true;
   s.lanes[f.lane].leave(f);
   passed.push(f);
-  if (waiting(s) === null) s.passedOver = { runId: head.runId, since: now };
+  if (waiting(s, head.pool) === null) s.passedOver.set(head.pool, { runId: head.runId, since: now });
 }
 
 /** Takes the top flow of its lane out of this round without recording it: its pool admits nothing more now. */
@@ -68,5 +87,5 @@ export function endPassing(s: CoreState, passed: readonly Flow[]): void {
 
 /** A unit was admitted: it no longer waits. */
 export function admitted(s: CoreState, u: QueuedUnit): void {
-  if (s.passedOver?.runId === u.runId) s.passedOver = null;
+  if (s.passedOver.get(u.pool)?.runId === u.runId) s.passedOver.delete(u.pool);
 }

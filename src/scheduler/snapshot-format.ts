@@ -79,6 +79,8 @@ export interface SnapshotFleet {
   fencedOwners?: string;
   /** [runId, since] of the unit passed over longest (absent: none, or older code). */
   passedOver?: [string, number];
+  /** Named model pools' pass-over records: [pool, runId, since] (absent when none). */
+  passedOverPools?: [string, string, number][];
 }
 
 /**

@@ -108,7 +108,7 @@ function toPlain(s: CoreState): PlainSnapshot {
     fleetRate: { ...s.fleetRate },
     nextOrd: s.nextOrd,
     ...(s.recoverySince !== null ? { recoverySince: s.recoverySince } : {}),
-    ...(s.passedOver !== null ? { passedOver: [s.passedOver.runId, s.passedOver.since] } : {}),
+    ...passedOverSnapshot(s.passedOver),
     tenants,
     leases: s.leases.all().map((l): LeaseTuple => {
       const tuple: LeaseTuple = [
@@ -196,7 +196,12 @@ function fromPlain(snap: PlainSnapshot, endedMemory?: number): CoreState {
     fencedOwners: FencedOwners.restore(snap.fencedOwners),
     lingers: new Map(),
     recoverySince: snap.recoverySince ?? null,
-    passedOver: snap.passedOver ? { runId: snap.passedOver[0], since: snap.passedOver[1] } : null,
+    passedOver: new Map([
+      ...(snap.passedOver
+        ? [[DEFAULT_POOL, { runId: snap.passedOver[0], since: snap.passedOver[1] }] as const]
+        : []),
+      ...(snap.passedOverPools ?? []).map(([pool, runId, since]) => [pool, { runId, since }] as const),
+    ]),
     overBudget: new Set(),
   };
   const poolNames = [DEFAULT_POOL, ...(snap.pools ?? []).map(([name]) => name)];
@@ -267,4 +272,18 @@ function fromPlain(snap: PlainSnapshot, endedMemory?: number): CoreState {
   for (const t of s.tenants.values()) refreshTenant(s, t);
   s.budgetWakeAt = earliestBudgetRoll(s);
   return s;
+}
+
+/** The default pool's pass-over record as it always was (`passedOver`), named pools' beside it. */
+function passedOverSnapshot(
+  m: CoreState['passedOver'],
+): Pick<PlainSnapshot, 'passedOver' | 'passedOverPools'> {
+  const own = m.get(DEFAULT_POOL);
+  const named = [...m].filter(([pool]) => pool !== DEFAULT_POOL);
+  return {
+    ...(own ? { passedOver: [own.runId, own.since] as [string, number] } : {}),
+    ...(named.length > 0
+      ? { passedOverPools: named.map(([pool, r]): [string, string, number] => [pool, r.runId, r.since]) }
+      : {}),
+  };
 }

@@ -1,4 +1,4 @@
-import { fleetCap, inFlightTokens } from './admission';
+import { POOL_LOOKAHEAD, fleetCap, inFlightTokens } from './admission';
 import type { CoreState } from './core';
 import { earliestBudgetRoll } from './eligibility';
 import { earliestLingerEnd } from './lingers';
@@ -6,7 +6,7 @@ import { breakerProbeAt } from './breaker';
 import { bucketReadyAt, isPaused } from './governor';
 import type { GovernorState } from './governor';
 import { allPools, overPoolInFlight, poolCap, poolInFlightTokens } from './pools';
-import { fleetHeldFor } from './pass-over';
+import { heldUnits } from './pass-over';
 import type { QueuedUnit } from './queue-state';
 import { laneMayTake } from './reserve';
 
@@ -24,7 +24,7 @@ export function nextWakeAt(s: CoreState, now: number): number | null {
   let at = Math.min(s.leases.earliest()?.expiresAt ?? Infinity, earliestLingerEnd(s));
   if (!s.draining && s.queued.size > 0) {
     const tokens = poolInFlightTokens(s, inFlightTokens(s));
-    const fleet: FleetNow = { cap: fleetCap(s), held: fleetHeldFor(s, now) };
+    const fleet: FleetNow = { cap: fleetCap(s), held: heldUnits(s, now) };
     for (const [pool, g] of allPools(s))
       at = Math.min(at, poolWakeAt(s, fleet, pool, g, tokens.get(pool) ?? 0, now));
     at = Math.min(at, earliestBudgetRoll(s));
@@ -35,7 +35,7 @@ export function nextWakeAt(s: CoreState, now: number): number | null {
 /** The fleet's slots in force and the unit a pool is held for, read once per wake-up. */
 interface FleetNow {
   cap: number;
-  held: QueuedUnit | null;
+  held: QueuedUnit[];
 }
 
 /** When model pool `pool` (governor `g`, `inFlight` tokens) may next admit without a new message; Infinity: not by time. */
@@ -58,20 +58,29 @@ function poolWakeAt(
 }
 
 /**
- * The cost of the cheapest head unit of `pool` that only its bucket keeps out: of the unit the
- * pool is held for, else of every admissible flow in a lane that may take a slot. A unit over the
- * tokens in flight waits for a charge or a release, not for time. O(flows): for the wake-up only.
+ * The cost of the cheapest unit of `pool` that only its bucket keeps out: of the unit the pool is
+ * held for, else of the first unit of `pool` within POOL_LOOKAHEAD of the head of every admissible
+ * flow in a lane that may take a slot (`admit` takes it when the head's pool admits nothing). A
+ * unit over the tokens in flight waits for a charge or a release, not for time. O(flows): for the
+ * wake-up only.
  */
 function cheapestNext(s: CoreState, { cap, held }: FleetNow, pool: string, inFlight: number): number | null {
   const heads: QueuedUnit[] = [];
-  if (held !== null && held.pool === pool) {
-    if (laneMayTake(s, held.lane, cap)) heads.push(held);
+  const own = held.find((u) => u.pool === pool);
+  if (own !== undefined) {
+    if (laneMayTake(s, own.lane, cap)) heads.push(own);
   } else {
     for (const q of s.lanes)
       if (laneMayTake(s, q.lane, cap))
         for (const f of q.heap.items()) {
-          const u = f.units[f.head] as QueuedUnit;
-          if (u.pool === pool) heads.push(u);
+          const end = Math.min(f.units.length, f.head + 1 + (s.pools.size > 0 ? POOL_LOOKAHEAD : 0));
+          for (let i = f.head; i < end; i++) {
+            const u = f.units[i] as QueuedUnit;
+            if (u.live && u.pool === pool) {
+              heads.push(u);
+              break;
+            }
+          }
         }
   }
   let min: number | null = null;

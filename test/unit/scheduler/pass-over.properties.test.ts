@@ -67,7 +67,7 @@ function fleet(weights: number[]): CoreState {
 
 /** The unit the fleet is held for, read from the core's record (none in a core without one). */
 function heldFor(s: CoreState, now: number): QueuedUnit | null {
-  const r = (s as { passedOver?: { runId: string; since: number } | null }).passedOver;
+  const r = s.passedOver.get('');
   if (!r || now - r.since < PASS_OVER_BOUND_MS) return null;
   const u = s.queued.get(r.runId);
   if (!u) return null;

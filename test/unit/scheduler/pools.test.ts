@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_GOVERNOR, FleetScheduler } from '../../../src/scheduler';
 import type { ModelObservation, UnitSubmission } from '../../../src/scheduler';
 import { MAX_POOLS } from '../../../src/scheduler/pools';
+import { PASS_OVER_BOUND_MS, POOL_LOOKAHEAD } from '../../../src/scheduler/admission';
 import { isWellFormedUnit } from '../../../src/workflows/scheduler-validators';
 import { T0, makeFleet, units } from './helpers';
 
@@ -106,6 +107,98 @@ describe('model pools: a governor per pool', () => {
     expect(s.status(T0).pools?.gpt?.inFlight).toBe(1);
     const copy = FleetScheduler.restore(JSON.parse(JSON.stringify(s.snapshot())));
     expect(copy.status(T0).pools?.gpt?.inFlight).toBe(1);
+  });
+
+  it("a tenant's units of another pool behind a head whose pool is paused are admitted, each pool in order", () => {
+    const s = fleet();
+    // One tenant, one lane: gpt, gpt, claude, gpt, claude, claude, interleaved in arrival order.
+    const order = ['gpt', 'gpt', 'claude', 'gpt', 'claude', 'claude'];
+    s.submit(
+      units('a', order.length).map((u, i) => ({ ...u, pool: order[i]! })),
+      T0,
+    );
+    s.observe([throttled('gpt', 30_000)], T0);
+    const during = s.admit(T0);
+    expect(during.map((a) => a.runId)).toEqual(['a-standard-2', 'a-standard-4', 'a-standard-5']);
+    // The paused pool's units keep their order and go first once it reopens.
+    const after = s.admit(T0 + 31_000);
+    expect(after.map((a) => a.runId)).toEqual(['a-standard-0', 'a-standard-1', 'a-standard-3']);
+  });
+
+  it('explains a unit waiting on its paused pool by naming the pool; the other pool is not blamed', () => {
+    const s = fleet();
+    s.submit(pooled(units('a', 1), 'gpt'), T0);
+    s.observe([throttled('gpt', 30_000)], T0);
+    s.admit(T0);
+    expect(s.explain('a-standard-0', T0)).toMatchObject({
+      code: 'governor',
+      message: expect.stringContaining('The model provider of model pool "gpt" asked to back off'),
+    });
+    s.submit(pooled(units('b', 1), 'claude'), T0);
+    expect(s.explain('b-standard-0', T0)?.message ?? '').not.toContain('back off');
+  });
+
+  it('a unit of another pool that does not fit now is not jumped by a smaller one of its pool', () => {
+    const s = makeFleet({
+      settings: { concurrency: 40 },
+      governor: { ...DEFAULT_GOVERNOR, maxPauseMs: 60_000, initialTokensPerMinute: 20_000 },
+      tenants: { a: { maxInFlight: 100 }, b: { maxInFlight: 100 } },
+    });
+    s.submit(pooled(units('b', 1, 'standard', 500), 'claude'), T0);
+    expect(s.admit(T0)).toHaveLength(1);
+    s.submit(pooled(units('a', 1), 'gpt'), T0);
+    s.submit(pooled(units('a', 1, 'standard', 19_800, 1), 'claude'), T0);
+    s.submit(pooled(units('a', 1, 'standard', 100, 2), 'claude'), T0);
+    s.observe([throttled('gpt', 30_000)], T0);
+    expect(s.admit(T0)).toEqual([]);
+  });
+
+  it('holds each pool for its own unit passed over too long, across a snapshot; other pools go on', () => {
+    const s = makeFleet({
+      settings: { concurrency: 40 },
+      governor: { ...DEFAULT_GOVERNOR, maxPauseMs: 60_000, initialTokensPerMinute: 20_000 },
+      tenants: { a: { maxInFlight: 100 }, b: { maxInFlight: 100 }, c: { maxInFlight: 100 }, d: {} },
+    });
+    s.submit(pooled(units('b', 1, 'standard', 15_000), 'gpt'), T0);
+    s.submit(pooled(units('b', 1, 'standard', 15_000, 1), 'claude'), T0);
+    expect(s.admit(T0)).toHaveLength(2);
+    s.submit(pooled(units('a', 1, 'standard', 19_000), 'gpt'), T0);
+    s.submit(pooled(units('c', 1, 'standard', 19_000), 'claude'), T0);
+    expect(s.admit(T0)).toEqual([]);
+    // Past the bound and a full bucket later: only the holds keep the small units out.
+    const later = T0 + Math.max(PASS_OVER_BOUND_MS + 1000, 90_000);
+    s.submit(pooled(units('d', 1, 'standard', 10), 'gpt'), later);
+    s.submit(pooled(units('d', 1, 'standard', 10, 1), 'claude'), later);
+    s.submit(units('d', 1, 'standard', 10, 2), later);
+    const copy = FleetScheduler.restore(JSON.parse(JSON.stringify(s.snapshot())));
+    for (const x of [s, copy]) {
+      expect(x.explain('d-standard-0', later)?.message).toContain(
+        'Admission of model pool "gpt" is held for a-standard-0',
+      );
+      expect(x.explain('d-standard-1', later)?.message).toContain(
+        'Admission of model pool "claude" is held for c-standard-0',
+      );
+    }
+    // The default pool is held for nobody: its unit goes; the held pools' small units wait.
+    expect(copy.admit(later).map((a) => a.runId)).toEqual(['d-standard-2']);
+    expect(s.admit(later).map((a) => a.runId)).toEqual(['d-standard-2']);
+  });
+
+  it("looks at most POOL_LOOKAHEAD units behind the head, and never past the tenant's budget", () => {
+    const s = makeFleet({
+      settings: { concurrency: 40 },
+      governor: { ...DEFAULT_GOVERNOR, maxPauseMs: 60_000 },
+      tenants: { a: { maxInFlight: 100 }, b: { maxInFlight: 100, budget: { tokens: 250, period: 'day' } } },
+    });
+    s.submit(pooled(units('a', POOL_LOOKAHEAD + 1), 'gpt'), T0);
+    s.submit(pooled(units('a', 1, 'standard', 100, POOL_LOOKAHEAD + 1), 'claude'), T0);
+    s.submit(pooled(units('b', 1), 'gpt'), T0);
+    s.submit(pooled(units('b', 1, 'standard', 300, 1), 'claude'), T0);
+    s.observe([throttled('gpt', 30_000)], T0);
+    expect(s.admit(T0)).toEqual([]);
+    // One place closer: within the bound.
+    s.cancel(['a-standard-0'], T0);
+    expect(s.admit(T0).map((a) => a.runId)).toEqual([`a-standard-${POOL_LOOKAHEAD + 1}`]);
   });
 
   it('the submit validator refuses a malformed pool name', () => {
