@@ -13,6 +13,26 @@ function breakerLine(b: SchedulerStatus['governor']['breaker']): string {
   return `${state}: ${why}; admission paused since ${b.since ?? '-'}, next probe ${b.nextProbeAt ?? '-'} (${num(b.probes)} probes)`;
 }
 
+/** A named pool's breaker, short: closed, or its state, why, and when the next probe goes. */
+function poolBreaker(b: SchedulerStatus['governor']['breaker']): string {
+  if (!b || b.state === 'closed') return 'closed';
+  const why = b.reason === 'server_errors' ? 'every call answered 5xx' : 'the provider refuses the API key';
+  return `${b.state === 'open' ? 'OPEN' : 'HALF-OPEN'} (${why}, next probe ${b.nextProbeAt ?? '-'})`;
+}
+
+/** One `pool` row per named model pool, by name: its slots, target, pause and key breaker. */
+function poolLines(s: SchedulerStatus): [string, string][] {
+  return Object.entries(s.pools ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([name, p]) => [
+      'pool',
+      `${name}: ${num(p.inFlight)} / ${num(p.concurrencyLimit)} in flight, target ${tpm(p.tokensPerMinute)}` +
+        (p.pausedUntil ? `, PAUSED until ${p.pausedUntil}` : '') +
+        (p.throttledRecently ? ', THROTTLED recently' : '') +
+        `, key breaker ${poolBreaker(p.breaker)}`,
+    ]);
+}
+
 export function renderStatus(s: SchedulerStatus): string {
   const q = s.queued.byPriority;
   const g = s.governor;
@@ -36,6 +56,7 @@ export function renderStatus(s: SchedulerStatus): string {
         `${g.throttledRecently ? ', THROTTLED recently' : ''}`,
     ],
     ['key breaker', breakerLine(g.breaker)],
+    ...poolLines(s),
     [
       'counters',
       `submitted ${num(c.submitted)}, admitted ${num(c.admitted)}, completed ${num(c.completed)}, failed ${num(c.failed)}, ` +

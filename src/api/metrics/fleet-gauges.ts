@@ -1,5 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { SchedulerStatus, TenantStatus } from '../../scheduler/types';
+import type { GovernorStatus, SchedulerStatus, TenantStatus } from '../../scheduler/types';
 import type { FleetSnapshot } from '../fleet-snapshot';
 
 export type FleetGauges = ReturnType<typeof createFleetGauges>;
@@ -26,41 +26,58 @@ export function createFleetGauges(registry: Registry) {
     concurrency: gauge('fairway_fleet_concurrency', 'Configured fleet concurrency limit.'),
     governorConcurrency: gauge(
       'fairway_governor_concurrency_limit',
-      'Concurrency limit the token governor allows now.',
+      'Concurrency limit the token governor allows now, by model pool ("" the default pool).',
+      ['pool'],
     ),
     governorTpm: gauge(
       'fairway_governor_tokens_per_minute',
-      'Tokens per minute the token governor admits now.',
+      'Tokens per minute the token governor admits now, by model pool ("" the default pool).',
+      ['pool'],
+    ),
+    poolInFlight: gauge(
+      'fairway_pool_in_flight',
+      'Admitted units holding a lease, by named model pool (the default pool: fairway_in_flight less these).',
+      ['pool'],
     ),
     providerTpm: gauge(
       'fairway_provider_tokens_per_minute',
-      "The provider's advertised tokens-per-minute limit; 0 until a call reported one.",
+      "The provider's advertised tokens-per-minute limit, by model pool; 0 until a call reported one.",
+      ['pool'],
     ),
     servedTpm: gauge(
       'fairway_served_tokens_per_minute',
-      'Tokens per minute the provider served lately; 0 until a call was reported.',
+      'Tokens per minute the provider served lately, by model pool; 0 until a call was reported.',
+      ['pool'],
     ),
     providerRpm: gauge(
       'fairway_provider_requests_per_minute',
-      "The provider's advertised requests-per-minute limit; 0 until a call reported one.",
+      "The provider's advertised requests-per-minute limit, by model pool; 0 until a call reported one.",
+      ['pool'],
     ),
     requestBoundTpm: gauge(
       'fairway_request_bound_tokens_per_minute',
-      "What the provider's request limit allows in tokens per minute at the tokens a call lately served; 0 until measured.",
+      "What the provider's request limit allows in tokens per minute at the tokens a call lately served, by model pool; 0 until measured.",
+      ['pool'],
     ),
     throttled: gauge(
       'fairway_governor_throttled_recently',
-      '1 when the model plane throttled recently, else 0.',
+      "1 when the model plane throttled the pool's calls recently, else 0, by model pool.",
+      ['pool'],
     ),
     breaker: gauge(
       'fairway_governor_breaker_state',
-      "1 for the key breaker's current state (closed, open, half_open), 0 for the others.",
-      ['state'],
+      "1 for the key breaker's current state (closed, open, half_open), 0 for the others, by model pool.",
+      ['pool', 'state'],
     ),
-    breakerTrips: counter('fairway_governor_breaker_trips_total', 'Times the key breaker opened.'),
+    breakerTrips: counter(
+      'fairway_governor_breaker_trips_total',
+      'Times the key breaker opened, by model pool.',
+      ['pool'],
+    ),
     governorDecreases: counter(
       'fairway_governor_decreases_total',
-      'Multiplicative decreases of the governor.',
+      'Multiplicative decreases of the governor, by model pool.',
+      ['pool'],
     ),
     drainMode: gauge(
       'fairway_drain_mode',
@@ -97,24 +114,36 @@ export function createFleetGauges(registry: Registry) {
   };
 }
 
+/** The `pool` label of the default model pool's series (a named pool's is its name). */
+const DEFAULT_POOL_LABEL = '';
+
+/** One model pool's governor series (`pool` its name, '' the default pool). */
+function setGovernor(g: FleetGauges, pool: string, gs: GovernorStatus): void {
+  g.governorConcurrency.set({ pool }, gs.concurrencyLimit);
+  g.governorTpm.set({ pool }, gs.tokensPerMinute);
+  g.throttled.set({ pool }, gs.throttledRecently ? 1 : 0);
+  // 0 until measured, as these series were before they had a label (a labelled series is absent until set).
+  g.providerTpm.set({ pool }, gs.providerTokensPerMinute ?? 0);
+  g.servedTpm.set({ pool }, gs.servedTokensPerMinute ?? 0);
+  g.providerRpm.set({ pool }, gs.providerRequestsPerMinute ?? 0);
+  g.requestBoundTpm.set({ pool }, gs.requestBoundTokensPerMinute ?? 0);
+  g.governorDecreases.inc({ pool }, gs.decreases);
+  for (const state of ['closed', 'open', 'half_open'] as const)
+    g.breaker.set({ pool, state }, (gs.breaker?.state ?? 'closed') === state ? 1 : 0);
+  g.breakerTrips.inc({ pool }, gs.breaker?.trips ?? 0);
+}
+
 function setScheduler(g: FleetGauges, s: SchedulerStatus): void {
   for (const [priority, n] of Object.entries(s.queued.byPriority)) g.laneDepth.set({ priority }, n);
   for (const [tenant, n] of Object.entries(s.queued.byTenant)) g.tenantDepth.set({ tenant }, n);
   g.inFlight.set(s.inFlight);
   g.concurrency.set(s.config.concurrency);
-  g.governorConcurrency.set(s.governor.concurrencyLimit);
-  g.governorTpm.set(s.governor.tokensPerMinute);
-  g.throttled.set(s.governor.throttledRecently ? 1 : 0);
-  if (s.governor.providerTokensPerMinute !== undefined) g.providerTpm.set(s.governor.providerTokensPerMinute);
-  if (s.governor.servedTokensPerMinute !== undefined) g.servedTpm.set(s.governor.servedTokensPerMinute);
-  if (s.governor.providerRequestsPerMinute !== undefined)
-    g.providerRpm.set(s.governor.providerRequestsPerMinute);
-  if (s.governor.requestBoundTokensPerMinute !== undefined)
-    g.requestBoundTpm.set(s.governor.requestBoundTokensPerMinute);
-  g.governorDecreases.inc(s.governor.decreases);
-  for (const state of ['closed', 'open', 'half_open'] as const)
-    g.breaker.set({ state }, (s.governor.breaker?.state ?? 'closed') === state ? 1 : 0);
-  g.breakerTrips.inc(s.governor.breaker?.trips ?? 0);
+  setGovernor(g, DEFAULT_POOL_LABEL, s.governor);
+  // Sorted, so the exposition's order does not follow the order pools were first used in.
+  for (const [pool, p] of Object.entries(s.pools ?? {}).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    setGovernor(g, pool, p);
+    g.poolInFlight.set({ pool }, p.inFlight);
+  }
   for (const mode of ['open', 'draining', 'drained'] as const)
     g.drainMode.set({ mode }, s.mode === mode ? 1 : 0);
   for (const intake of ['open', 'refuse', 'hold'] as const)
@@ -142,8 +171,8 @@ function setTenant(g: FleetGauges, t: TenantStatus): void {
 }
 
 /**
- * Sets the gauges from one read of the fleet. Every series is reset first, so a tenant that has gone
- * away leaves no stale numbers; tenant series are absent when the tenants' read failed.
+ * Sets the gauges from one read of the fleet. Every series is reset first, so a tenant or a model pool
+ * that has gone away leaves no stale numbers; tenant series are absent when the tenants' read failed.
  */
 export function applyFleetSnapshot(g: FleetGauges, snapshot: FleetSnapshot): void {
   for (const metric of Object.values(g)) metric.reset();

@@ -40,9 +40,9 @@ describe('health, metrics and the OpenAPI document', () => {
       'fairway_lane_queue_depth{priority="interactive"} 1',
       'fairway_tenant_queue_depth{tenant="acme"} 1',
       'fairway_in_flight 1',
-      `fairway_governor_concurrency_limit ${governor.concurrencyLimit}`,
-      `fairway_governor_tokens_per_minute ${governor.tokensPerMinute}`,
-      'fairway_governor_throttled_recently 1',
+      `fairway_governor_concurrency_limit{pool=""} ${governor.concurrencyLimit}`,
+      `fairway_governor_tokens_per_minute{pool=""} ${governor.tokensPerMinute}`,
+      'fairway_governor_throttled_recently{pool=""} 1',
       'fairway_drain_mode{mode="open"} 1',
       'fairway_drain_mode{mode="drained"} 0',
       'fairway_admissions_total 2',
@@ -65,7 +65,7 @@ describe('health, metrics and the OpenAPI document', () => {
     expect(res.status).toBe(200);
     expect(res.text).toContain('fairway_fleet_up 0');
     expect(res.text).toContain('fairway_submissions_total{priority="standard"} 1');
-    expect(res.text).not.toMatch(/^fairway_governor_concurrency_limit \d/m);
+    expect(res.text).not.toMatch(/^fairway_governor_concurrency_limit[{ ]/m);
   });
 
   it('serves an OpenAPI 3.1 document generated from the schemas', async () => {

@@ -1,7 +1,7 @@
 /* The console's fleet view: polls /v1/admin/console (the server samples the scheduler; this page only draws). */
 (() => {
   'use strict';
-  const { $, fmt, pct, esc, api, session, confirmAction, showError } = window.Fairway;
+  const { $, fmt, pct, esc, when, api, session, confirmAction, showError } = window.Fairway;
   const POLL_MS = 2000;
   const WINDOW_S = 15 * 60;
   const LANES = ['interactive', 'standard', 'batch'];
@@ -145,6 +145,7 @@
       ? `admission paused: ${breaker.reason === 'server_errors' ? 'the provider fails every call' : 'the provider refuses the API key'} · next probe ${breaker.nextProbeAt ?? '-'}`
       : (g.providerTokensPerMinute ? `quota ${shortNum(g.providerTokensPerMinute)} · ` : '') +
         (g.throttledRecently ? 'throttled recently' : 'not throttled');
+    drawPools();
     for (const id of ['drain-refuse', 'drain-hold']) $(id).disabled = mode !== 'open';
     $('resume').disabled = mode === 'open';
     const box = $('drain-progress');
@@ -162,6 +163,30 @@
           ? `Drained (intake: ${status.intake}); nothing in flight.`
           : `Draining (intake: ${status.intake}): ${fmt(status.inFlight)} in flight of ${fmt(start)}.`;
     }
+  }
+
+  /** A named pool's key breaker: closed, or its state and when the next probe goes. */
+  function poolBreaker(b) {
+    if (!b || b.state === 'closed') return 'closed';
+    const why =
+      b.reason === 'server_errors' ? 'the provider fails every call' : 'the provider refuses the API key';
+    return `${b.state === 'open' ? 'open' : 'half-open'}: ${why} · next probe ${when(b.nextProbeAt)}`;
+  }
+  /** One row per named model pool (`status.pools`, absent when none is in use), beside the governor card. */
+  function drawPools() {
+    const pools = Object.entries(status.pools || {}).sort(([a], [b]) => (a < b ? -1 : 1));
+    $('fleet-pools').hidden = pools.length === 0;
+    $('pools').tBodies[0].innerHTML = pools
+      .map(
+        ([name, p]) => `<tr data-pool="${esc(name)}">
+          <th scope="row">${esc(name)}</th>
+          <td class="num">${esc(fmt(p.inFlight))} / ${esc(fmt(p.concurrencyLimit))}</td>
+          <td class="num">${esc(shortNum(p.tokensPerMinute))}</td>
+          <td>${esc(when(p.pausedUntil))}</td>
+          <td data-state="${esc(p.breaker ? p.breaker.state : 'closed')}">${esc(poolBreaker(p.breaker))}</td>
+        </tr>`,
+      )
+      .join('');
   }
 
   // ---- tenants ---------------------------------------------------------------------------------
