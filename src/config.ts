@@ -8,6 +8,7 @@ import { MAX_POOLS } from './scheduler/pools';
 import { defaultTenantSettings } from './scheduler/tenants';
 import type { FleetSettings, GovernorParams } from './scheduler/types';
 import { TOOL_NAMES } from './contract/tool-registry';
+import { DEFAULT_EFFECT_MAX_ATTEMPTS } from './contract/effect-policy';
 import { gatePolicies } from './agents/gates';
 import type { ToolName } from './contract/tool-registry';
 import type { ModelDialect } from './contract/chat-model';
@@ -587,6 +588,15 @@ const gates = {
   GATE_TIMEOUT_SECONDS: optionalInt(1, 30 * 24 * 3600).describe(
     "The built-in agents' gate timeout in seconds (their outcome on timeout stays as declared: triage escalates), and the timeout (rejecting) of a gate whose agent and call declare none; a user agent's own declared gate wins. Empty: each agent's own (triage: 86400).",
   ),
+  EFFECT_MAX_ATTEMPTS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .default(DEFAULT_EFFECT_MAX_ATTEMPTS)
+    .describe(
+      "A user's effect function (`ctx.effect`) is attempted at most this many times, whether it threw, timed out or its worker died (backoff from 1 s, doubling, at most 1 minute apart: the default gives about 15 minutes); then its run fails with `effect_failed` naming the last error. A delivered effect is never attempted again. A run keeps the value it started with.",
+    ),
 };
 
 const tools = {
@@ -927,6 +937,7 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
       /** Each gated agent's gate (src/agents/gates.ts), the timeouts overridden by GATE_TIMEOUT_SECONDS when set. */
       gates: gatePolicies(e.GATE_TIMEOUT_SECONDS),
       modelCallTimeoutSeconds: e.MODEL_CALL_TIMEOUT_SECONDS,
+      effectMaxAttempts: e.EFFECT_MAX_ATTEMPTS,
     },
     /** Module paths of the user's agents (AGENTS), resolved from the working directory by whoever loads them. */
     agentModules: e.AGENTS,

@@ -68,14 +68,22 @@ export const measure = proxyLocalActivities<FleetActivities>({
 });
 /**
  * A user's effect function (`ctx.effect(name)` of a declared effect) runs on a worker of the run's
- * task queue that holds it, retried until it answers; the activity delivers it once per key. It
- * heartbeats while it runs: a worker gone is seen within 30 s, not at the start-to-close timeout.
+ * task queue that holds it, attempted at most `maxAttempts` times (EFFECT_MAX_ATTEMPTS); the
+ * activity delivers it once per key. It heartbeats while it runs: a worker gone is seen within 30 s,
+ * not at the start-to-close timeout.
  */
-export const agentEffects = proxyActivities<FleetActivities>({
-  startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '1s', maximumInterval: '1 minute', nonRetryableErrorTypes: ['UnknownEffect'] },
-});
+export function agentEffectsFor(maxAttempts: number) {
+  return proxyActivities<FleetActivities>({
+    startToCloseTimeout: '5 minutes',
+    heartbeatTimeout: '30 seconds',
+    retry: {
+      initialInterval: '1s',
+      maximumInterval: '1 minute',
+      maximumAttempts: maxAttempts,
+      nonRetryableErrorTypes: ['UnknownEffect'],
+    },
+  });
+}
 /**
  * A waiting run's check on the scheduler is a regular activity, not a local one: it waits on the
  * scheduler (a query, maybe an update), and a local activity would hold the run's workflow task, and

@@ -1,4 +1,5 @@
 import {
+  ActivityFailure,
   ApplicationFailure,
   condition,
   patched,
@@ -12,8 +13,9 @@ import type { GatePolicy } from '../agents/gates';
 import type { ModelCallResult } from '../contract/activity-types';
 import type { RunGateView } from '../contract/fleet-port';
 import { stepWorstCase } from '../contract/model-call';
+import { DEFAULT_EFFECT_MAX_ATTEMPTS, EFFECT_FAILED } from '../contract/effect-policy';
 import {
-  agentEffects,
+  agentEffectsFor,
   local,
   measure,
   modelCallsFor,
@@ -175,14 +177,19 @@ export function agentContext(run: RunLifecycle, agent: Agent): AgentContext {
           nonRetryable: true,
         });
       if (state.cancelRequested) throw new RunCancelled();
-      return agentEffects.applyAgentEffect({
-        key: `${spec.runId}:${name}`,
-        runId: spec.runId,
-        tenant: spec.tenant,
-        agent: agent.name,
-        name,
-        args: args ?? {},
-      });
+      const attempts = opts.effectMaxAttempts ?? DEFAULT_EFFECT_MAX_ATTEMPTS;
+      return agentEffectsFor(attempts)
+        .applyAgentEffect({
+          key: `${spec.runId}:${name}`,
+          runId: spec.runId,
+          tenant: spec.tenant,
+          agent: agent.name,
+          name,
+          args: args ?? {},
+        })
+        .catch((err: unknown) => {
+          throw effectFailure(name, attempts, err);
+        });
     },
 
     tool: async <T extends Record<string, unknown>>(
@@ -231,4 +238,15 @@ export function agentContext(run: RunLifecycle, agent: Agent): AgentContext {
       return { ...decision };
     },
   };
+}
+
+/** An effect that failed its last attempt: `effect_failed`, naming the effect and its last error. */
+function effectFailure(name: string, attempts: number, err: unknown): unknown {
+  if (!(err instanceof ActivityFailure) || err.retryState !== 'MAXIMUM_ATTEMPTS_REACHED') return err;
+  const last = err.cause?.message ?? err.message;
+  return ApplicationFailure.create({
+    type: EFFECT_FAILED,
+    message: `Effect "${name}" failed all ${attempts} attempts (EFFECT_MAX_ATTEMPTS); the last: ${last}`,
+    nonRetryable: true,
+  });
 }

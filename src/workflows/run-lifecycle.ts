@@ -20,6 +20,8 @@ export interface RunOptions {
    * Absent (a run started before the setting): 1 minute for a short step, 15 for a `ctx.model` call.
    */
   modelCallTimeoutSeconds?: number;
+  /** A user's effect function is attempted at most this many times (EFFECT_MAX_ATTEMPTS); absent: its default. */
+  effectMaxAttempts?: number;
 }
 const DEFAULT_RUN_OPTIONS: RunOptions = { reofferFirstSeconds: 300, reofferMaxSeconds: 1800 };
 

@@ -20,6 +20,9 @@ const agents = path.join(root, 'test', 'support', 'agents');
  * function and tool. The API reads the same module (AGENTS) and takes the run; the stack's own worker
  * serves the built-ins only.
  */
+/** Attempts of an effect function before its run fails (EFFECT_MAX_ATTEMPTS): 1 + 2 + 4 s of backoff. */
+const EFFECT_ATTEMPTS = 4;
+
 describe('your own agents on your own worker', () => {
   let s: TestStack;
   const children: ChildProcess[] = [];
@@ -27,7 +30,11 @@ describe('your own agents on your own worker', () => {
   const outputs: string[] = [];
   beforeAll(async () => {
     // A lease of 20 s: a killed worker's step is seen gone within half of it (10 s), not 30 s.
-    s = await startTestStack({ AGENTS: path.join(agents, 'research.ts'), LEASE_TTL_SECONDS: '20' });
+    s = await startTestStack({
+      AGENTS: path.join(agents, 'research.ts'),
+      LEASE_TTL_SECONDS: '20',
+      EFFECT_MAX_ATTEMPTS: String(EFFECT_ATTEMPTS),
+    });
   }, 120_000);
   afterAll(async () => {
     for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
@@ -213,4 +220,35 @@ describe('your own agents on your own worker', () => {
       expect(started.map((e) => e.activityTaskStartedEventAttributes?.attempt)).toEqual([1]);
     },
   );
+
+  it('an effect whose function fails every attempt fails its run after EFFECT_MAX_ATTEMPTS, naming the error', async () => {
+    const tenant = `byoa-refused-${s.id}`;
+    const key = await s.tenant(tenant);
+    if (!children.some((c) => c.exitCode === null && c.signalCode === null))
+      await cliWorker(`search-refused-${s.id}`);
+    const runId = await submitResearch(key, { question: 'refused', effectRefused: true });
+    const done = await ended(key, runId);
+    expect(done.body.status).toBe('failed');
+    expect(done.body.error).toMatchObject({
+      code: 'effect_failed',
+      message: expect.stringMatching(
+        new RegExp(
+          `Effect "publish" failed all ${EFFECT_ATTEMPTS} attempts .*downstream refused ${runId}:publish`,
+        ),
+      ),
+    });
+    // Nothing reached the sink, and the function ran exactly EFFECT_MAX_ATTEMPTS times (the history
+    // records the last attempt's start).
+    expect(s.sink.ledger.timesDelivered(`${runId}:publish`)).toBe(0);
+    const events = (await s.client.workflow.getHandle(runId).fetchHistory()).events ?? [];
+    const attempts = events.flatMap((e) => {
+      const started = e.activityTaskStartedEventAttributes;
+      if (!started) return [];
+      const scheduled = events.find((x) => x.eventId?.equals(started.scheduledEventId!));
+      return scheduled?.activityTaskScheduledEventAttributes?.activityType?.name === 'applyAgentEffect'
+        ? [started.attempt]
+        : [];
+    });
+    expect(attempts).toEqual([EFFECT_ATTEMPTS]);
+  });
 });

@@ -9,6 +9,7 @@ import type { EffectFunction } from '../../../src';
 export const publish: EffectFunction = async (args, ctx) => {
   const sink = process.env.EFFECT_SINK_URL;
   if (!sink) throw new Error('EFFECT_SINK_URL is not set');
+  if (args.refused === true) throw new Error(`downstream refused ${ctx.key}`);
   // The first attempt may hold before it delivers; a redelivery (its worker died) delivers at once.
   const hold = Number(args.holdMs ?? 0);
   if (!ctx.redelivery && hold > 0) await new Promise((r) => setTimeout(r, hold));

@@ -15,6 +15,8 @@ export const research = defineAgent({
     effectHoldMs: z.int().min(0).default(0),
     /** What the effect answers after it acted: JSON, or a value that is not (a user's mistake). */
     effectAnswer: z.enum(['json', 'bigint', 'cycle']).default('json'),
+    /** The effect's downstream refuses every attempt before anything is delivered. */
+    effectRefused: z.boolean().default(false),
   }),
   estimate: () => 400,
   tools: ['search'],
@@ -25,6 +27,7 @@ export const research = defineAgent({
       answer: `${input.question} -> ${found.hit}`,
       holdMs: input.effectHoldMs,
       answerAs: input.effectAnswer,
+      refused: input.effectRefused,
     });
     // Held after the effect: a worker killed here leaves the effect done and the run unfinished.
     const tokens = await ctx.step(50, { minMs: input.holdMs });
