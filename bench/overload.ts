@@ -1,3 +1,4 @@
+import { parseArgs } from 'node:util';
 import { flags, startBenchStack, writeResult } from './lib/bench-stack';
 import { createProgress } from './lib/progress';
 import { runStorm } from './lib/storm-run';
@@ -32,14 +33,16 @@ export async function runOverloadBench(argv: string[]): Promise<void> {
   const rpm = Math.round((f.requestShare * f.tpm) / f.tokensPerStep);
   const modes = MODES(rpm).filter((m) => only.modes === undefined || only.modes.includes(m.name));
   const results: OverloadResult[] = [];
-  for (const mode of modes) results.push(await runMode(mode, f, rpm));
+  for (const mode of modes)
+    results.push(await runMode({ ...mode, env: { ...mode.env, ...only.settings } }, f, rpm));
   console.log('\nmode            throttled   binding used   runs failed   ledger = bill   verdict');
   for (const r of results)
     console.log(
       `${r.mode.padEnd(15)} ${pct(r.throttledShare).padStart(9)}   ${pct(r.utilisation).padStart(12)}   ` +
         `${String(r.failed).padStart(11)}   ${String(r.ledgerEqualsBill).padStart(13)}   ${r.pass ? 'PASS' : 'FAIL'}`,
     );
-  console.log(`wrote ${writeResult('overload', { criteria: { ...f, rpm }, modes: results })}`);
+  const settings = Object.keys(only.settings).length > 0 ? { settings: only.settings } : {};
+  console.log(`wrote ${writeResult('overload', { criteria: { ...f, rpm }, ...settings, modes: results })}`);
   if (results.some((r) => !r.pass)) throw new Error('overload: acceptance failed (see above)');
 }
 
@@ -98,6 +101,13 @@ const MODES = (rpm: number): OverloadMode[] => [
     what: 'a gateway holding calls over the limit up to 60 s instead of refusing',
     binding: 'tokens',
     env: { SIM_HOLD_MS: '60000' },
+  },
+  {
+    name: 'hold-headerless',
+    what: 'a gateway holding calls over the limit up to 60 s and stating no rate-limit header: only latency shows it',
+    binding: 'tokens',
+    env: { SIM_HOLD_MS: '60000' },
+    setup: { '/admin/headers': { rateLimit: false } },
   },
   {
     name: 'drop',
@@ -237,10 +247,36 @@ async function simPost(sim: string, route: string, body: unknown): Promise<void>
   if (!res.ok) throw new Error(`simulator ${route}: ${res.status} ${await res.text()}`);
 }
 
-function modesFlag(argv: string[]): { modes: string[] | undefined; rest: string[] } {
-  const i = argv.indexOf('--modes');
-  if (i < 0) return { modes: undefined, rest: argv };
-  return { modes: (argv[i + 1] ?? '').split(','), rest: [...argv.slice(0, i), ...argv.slice(i + 2)] };
+/**
+ * `--modes a,b` (some modes only) and `--set KEY=VALUE` (repeatable: a setting of every mode's stack,
+ * recorded in the result); the rest are the numeric flags.
+ */
+function modesFlag(argv: string[]): {
+  modes: string[] | undefined;
+  settings: Record<string, string>;
+  rest: string[];
+} {
+  const { values, tokens } = parseArgs({
+    args: argv,
+    options: { modes: { type: 'string' }, set: { type: 'string', multiple: true } },
+    strict: false,
+    tokens: true,
+  });
+  const settings: Record<string, string> = {};
+  for (const kv of (values.set as string[] | undefined) ?? []) {
+    const at = kv.indexOf('=');
+    if (at <= 0) throw new Error(`--set ${kv}: expected KEY=VALUE`);
+    settings[kv.slice(0, at)] = kv.slice(at + 1);
+  }
+  const ours = new Set(['modes', 'set']);
+  const rest: string[] = [];
+  for (const t of tokens) {
+    if (t.kind === 'option' && ours.has(t.name)) continue;
+    if (t.kind === 'option') rest.push(t.rawName, ...(t.value !== undefined ? [t.value] : []));
+    else if (t.kind === 'positional') rest.push(t.value);
+  }
+  const modes = typeof values.modes === 'string' ? values.modes.split(',') : undefined;
+  return { modes, settings, rest };
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
