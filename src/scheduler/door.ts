@@ -1,7 +1,8 @@
 import type { CoreState } from './core';
 import { refreshTenant } from './eligibility';
 import { pushUnit } from './fair-queue';
-import { poolFor } from './pools';
+import { DEFAULT_POOL, MAX_POOLS, poolFor } from './pools';
+import type { GovernorState } from './governor';
 import { finiteSum, remaining, remainingAt } from './ledger';
 import { expireLease, tokenCount } from './lease-lifecycle';
 import type { Lane, QueuedUnit, TenantState } from './queue-state';
@@ -14,7 +15,7 @@ import {
   secondsToDrain,
   tenantAdmissionRate,
 } from './retry-after';
-import { withRetryHeadroom } from './limits';
+import { POOL_NAME_PATTERN, withRetryHeadroom } from './limits';
 import { touchLedger } from './tenants';
 import { PRIORITIES } from './types';
 import type { Refusal, Refused, ShedCode, SubmitResult, UnitSubmission } from './types';
@@ -99,7 +100,9 @@ function submitOne(s: CoreState, u: UnitSubmission, now: number, call: DoorCall)
   // A re-drive is new work at the door (budget, drain, caps), whatever its attempt number.
   const fresh = attempt === 0 || redrive;
   const lane = laneOf(u.priority);
-  const shed = fresh ? doorCheck(s, t, cost, now, call, 1, false, lane) : retryCheck(s, t, now, call);
+  const shed = fresh
+    ? doorCheck(s, t, cost, now, call, 1, false, lane, knownGovernor(s, u.pool))
+    : retryCheck(s, t, now, call);
   if (shed) {
     s.counters.shed++;
     return { runId, ...shed };
@@ -152,6 +155,8 @@ function doorCheck(
   n = 1,
   readOnly = false,
   lane?: Lane,
+  /** The governor of the units' pool; null: a pool not governed yet. */
+  g: GovernorState | null = s.governor,
 ): Shed | null {
   const what = n === 1 ? 'this unit' : `these ${n} units`;
   if (s.draining && s.intake === 'refuse') {
@@ -182,7 +187,7 @@ function doorCheck(
     );
     return shed('queue_full', `The fleet's queue is full for ${what} (${s.queued.size} units queued).`, wait);
   }
-  const tooLong = lane === undefined ? null : waitCheck(s, t, lane, n, now, call);
+  const tooLong = lane === undefined ? null : waitCheck(s, t, lane, n, now, call, g);
   if (tooLong) return tooLong;
   // A read-only check (a query) sees a due rollover without making it.
   if (!readOnly && touchLedger(s, t, now)) refreshTenant(s, t);
@@ -207,13 +212,14 @@ function waitCheck(
   n: number,
   now: number,
   call: DoorCall,
+  g: GovernorState | null,
 ): Shed | null {
   const bound = s.settings.maxWaitSeconds?.[PRIORITIES[lane]!];
   if (bound === undefined) return null;
   let ahead = n;
   for (let l = 0; l <= lane; l++) ahead += t.flows[l as Lane].live;
-  const rate = governedTenantRate(s, t, now, () => call.backloggedWeight());
-  const paused = Math.max(0, s.governor.pausedUntil - now) / 1000;
+  const rate = governedTenantRate(s, t, now, () => call.backloggedWeight(), g);
+  const paused = g === null ? 0 : Math.max(0, g.pausedUntil - now) / 1000;
   const wait = (rate > 0 ? ahead / rate : Infinity) + paused;
   if (wait <= bound) return null;
   const shown = Number.isFinite(wait) ? `about ${Math.ceil(wait)} s` : 'unbounded (nothing is admitted now)';
@@ -283,4 +289,12 @@ export function enqueue(
   t.queuedCost += cost;
   s.lanes[lane].units++;
   if (f.live === 1) refreshTenant(s, t);
+}
+
+/** The governor of pool `name` when it has one (the default pool's for none), without creating it; else null. */
+function knownGovernor(s: CoreState, name: string | undefined): GovernorState | null {
+  if (name === undefined || name === DEFAULT_POOL) return s.governor;
+  return (
+    s.pools.get(name) ?? (s.pools.size >= MAX_POOLS || !POOL_NAME_PATTERN.test(name) ? s.governor : null)
+  );
 }

@@ -1,4 +1,5 @@
 import type { CoreState } from './core';
+import type { GovernorState } from './governor';
 import type { LedgerState } from './ledger';
 import type { TenantState } from './queue-state';
 import { currentRatePerSecond, recentEvents } from './rate';
@@ -21,22 +22,25 @@ export function secondsToDrain(units: number, perSecond: number): number {
  * Admission rate from the governor's token allowance, for when nothing has been
  * admitted recently to measure (a cold fleet): tokens per second / unit cost.
  */
-function governorRate(s: CoreState, avgCost: number): number {
-  return s.governor.tokensPerMinute / 60 / Math.max(1, avgCost);
+function governorRate(s: CoreState, avgCost: number, g: GovernorState = s.governor): number {
+  return g.tokensPerMinute / 60 / Math.max(1, avgCost);
 }
 
 /**
  * A tenant's admissions per second as the fleet stands now: its measured rate, bounded by its share of
- * what the governor allows now (a cut shows at once, while a measured rate lags it).
+ * what governor `g` (its units' pool's) allows now (a cut shows at once, while a measured rate lags
+ * it); null: a pool not governed yet, which bounds nothing.
  */
 export function governedTenantRate(
   s: CoreState,
   t: TenantState,
   now: number,
   backloggedWeight: () => number,
+  g: GovernorState | null = s.governor,
 ): number {
   const share = t.settings.weight / Math.max(t.settings.weight, backloggedWeight());
-  const governed = governorRate(s, t.queued > 0 ? t.queuedCost / t.queued : 1) * share;
+  const governed =
+    g === null ? Infinity : governorRate(s, t.queued > 0 ? t.queuedCost / t.queued : 1, g) * share;
   return Math.min(tenantAdmissionRate(s, t, now, backloggedWeight), governed);
 }
 

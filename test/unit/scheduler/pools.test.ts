@@ -184,6 +184,49 @@ describe('model pools: a governor per pool', () => {
     expect(s.admit(later).map((a) => a.runId)).toEqual(['d-standard-2']);
   });
 
+  it("a pool lease's settlement and top-ups meter its own pool's bucket", () => {
+    const s = makeFleet({
+      settings: { concurrency: 40 },
+      governor: { ...DEFAULT_GOVERNOR, initialTokensPerMinute: 20_000 },
+      tenants: { a: { maxInFlight: 100 }, b: { maxInFlight: 100 } },
+    });
+    s.submit(pooled(units('a', 2, 'standard', 19_000), 'gpt'), T0);
+    const [first] = s.admit(T0);
+    expect(first?.runId).toBe('a-standard-0');
+    // Released unused: the gpt bucket's debt is settled, so the second unit fits once the bucket has
+    // refilled for a burst (5 s), not after the whole debt (about a minute).
+    s.release([{ runId: 'a-standard-0', attempt: 0, usedTokens: 0, outcome: 'failed' }], T0 + 10);
+    expect(s.admit(T0 + 6000).map((a) => a.runId)).toEqual(['a-standard-1']);
+    // A top-up of the gpt lease is metered in the gpt bucket: the default pool's unit still goes.
+    expect(s.topUp('a-standard-1', 0, 19_000, T0 + 6000)).toMatchObject({ granted: true });
+    s.submit(pooled(units('a', 1, 'standard', 19_000, 2), 'gpt'), T0 + 6000);
+    s.submit(units('b', 1, 'standard', 19_000), T0 + 6000);
+    expect(s.admit(T0 + 6000).map((a) => a.runId)).toEqual(['b-standard-0']);
+  });
+
+  it("the door's wait bound counts the unit's own pool's pause, not another pool's", () => {
+    const s = makeFleet({
+      settings: { concurrency: 40, maxWaitSeconds: { standard: 10 } },
+      governor: { ...DEFAULT_GOVERNOR, maxPauseMs: 60_000 },
+      tenants: { a: { maxInFlight: 100 } },
+    });
+    s.observe([throttled(undefined, 30_000)], T0);
+    // The default pool is paused for 30 s: its unit would wait past the bound.
+    expect(s.submit(units('a', 1), T0)[0]).toMatchObject({ accepted: false, code: 'wait_too_long' });
+    // A pool not governed yet, and then a governed one, are not held by it.
+    expect(s.submit(pooled(units('a', 1, 'standard', 100, 1), 'gpt'), T0)[0]).toMatchObject({
+      accepted: true,
+    });
+    expect(s.submit(pooled(units('a', 1, 'standard', 100, 2), 'gpt'), T0)[0]).toMatchObject({
+      accepted: true,
+    });
+    s.observe([throttled('gpt', 30_000)], T0);
+    expect(s.submit(pooled(units('a', 1, 'standard', 100, 3), 'gpt'), T0)[0]).toMatchObject({
+      accepted: false,
+      code: 'wait_too_long',
+    });
+  });
+
   it("looks at most POOL_LOOKAHEAD units behind the head, and never past the tenant's budget", () => {
     const s = makeFleet({
       settings: { concurrency: 40 },
