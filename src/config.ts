@@ -309,6 +309,8 @@ const ModelEntrySchema = z.strictObject({
     .string()
     .regex(POOL_NAME_PATTERN, 'a pool name is 1 to 64 letters, digits, ".", "_", ":" or "-"')
     .optional(),
+  /** The share of its pool's advertised quota Fairway aims at (0 to 1); default: MODEL_QUOTA_SHARE. */
+  quotaShare: z.number().gt(0).max(1).optional(),
 });
 
 /** Both dialects on the embedded simulator: what the quick start and the tests call. */
@@ -328,7 +330,7 @@ const models = {
     })
     .pipe(z.record(z.string().min(1), ModelEntrySchema))
     .describe(
-      'Models agents may call (`ctx.model`), as JSON: name -> {dialect: openai|anthropic, baseUrl?, apiKeyEnv? (the variable holding its key), apiKey?, model? (its name at the provider), pool? (the model pool whose governor paces its calls and admits the runs of agents declaring it; default: the default pool, which MODEL_DEFAULT and steps use)}; without baseUrl: MODEL_BASE_URL, else the embedded simulator.',
+      'Models agents may call (`ctx.model`), as JSON: name -> {dialect: openai|anthropic, baseUrl?, apiKeyEnv? (the variable holding its key), apiKey?, model? (its name at the provider), pool? (the model pool whose governor paces its calls and admits the runs of agents declaring it; default: the default pool, which MODEL_DEFAULT and steps use), quotaShare? (the share of the advertised quota of its pool to aim at; default MODEL_QUOTA_SHARE; the models of one pool state the same)}; without baseUrl: MODEL_BASE_URL, else the embedded simulator.',
     ),
   MODEL_DEFAULT: z
     .string()
@@ -771,6 +773,14 @@ export interface ModelConfig {
   pool: string | undefined;
 }
 
+/** Named pools' own quota shares, from the models that state one (absent when none does). */
+function poolQuotaShares(models: Env['MODELS']): Pick<GovernorParams, 'poolQuotaShares'> {
+  const shares: Record<string, number> = {};
+  for (const m of Object.values(models))
+    if (m.pool !== undefined && m.quotaShare !== undefined) shares[m.pool] = m.quotaShare;
+  return Object.keys(shares).length > 0 ? { poolQuotaShares: shares } : {};
+}
+
 function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
   const fleet: FleetSettings = {
     concurrency: e.FLEET_CONCURRENCY,
@@ -808,6 +818,7 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
     minTokensPerMinute: e.GOVERNOR_MIN_TPM,
     maxTokensPerMinute: e.GOVERNOR_MAX_TPM,
     quotaShare: e.MODEL_QUOTA_SHARE,
+    ...poolQuotaShares(e.MODELS),
     maxPauseMs: e.MODEL_MAX_PAUSE_SECONDS * 1000,
     decrease: e.GOVERNOR_DECREASE,
     decreaseCooldownMs: e.GOVERNOR_COOLDOWN_MS,
@@ -990,6 +1001,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       `MODELS.${e.MODEL_DEFAULT}.pool: MODEL_DEFAULT's calls are paced in the default pool, with the runs of agents that name no model; give "${defaultPool}" to other models, or make another model the default`,
     );
   const pools = new Set(Object.values(e.MODELS).flatMap((m) => (m.pool === undefined ? [] : [m.pool])));
+  for (const [name, m] of Object.entries(e.MODELS)) {
+    if (m.quotaShare === undefined) continue;
+    if (m.pool === undefined)
+      problems.push(
+        `MODELS.${name}.quotaShare: only a model in a named pool has its own share; the default pool's is MODEL_QUOTA_SHARE`,
+      );
+    const other = Object.entries(e.MODELS).find(
+      ([, o]) => o.pool === m.pool && o.quotaShare !== undefined && o.quotaShare !== m.quotaShare,
+    );
+    if (m.pool !== undefined && other)
+      problems.push(
+        `MODELS.${name}.quotaShare: ${m.quotaShare} differs from MODELS.${other[0]}.quotaShare (${other[1].quotaShare}) in pool "${m.pool}"; a pool has one share`,
+      );
+  }
   if (pools.size > MAX_POOLS)
     problems.push(
       `MODELS: ${pools.size} pools are named; one scheduler paces at most ${MAX_POOLS} besides the default`,

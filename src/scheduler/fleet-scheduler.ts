@@ -7,7 +7,7 @@ import { explain } from './explain';
 import { FALLBACK_FLEET_SETTINGS, sanitizeFleet } from './fleet-settings';
 import type { SettingsPatch } from './fleet-settings';
 import { observe } from './governor';
-import { governorOf, poolFor } from './pools';
+import { governorOf, paramsOf, poolFor } from './pools';
 import { cancel, charge, expireLeases, release, renew, topUp } from './lease-lifecycle';
 import {
   beginRecovery,
@@ -190,7 +190,7 @@ export class FleetScheduler {
       else byPool.set(pool, [o]);
     }
     for (const [pool, list] of byPool)
-      observe(governorOf(this.s, pool), this.s.governorParams, list, now, this.s.leases.inPool(pool));
+      observe(governorOf(this.s, pool), paramsOf(this.s, pool), list, now, this.s.leases.inPool(pool));
     for (const o of obs) {
       this.s.counters.modelCalls += Math.max(0, o.calls);
       this.s.counters.throttled += Math.max(0, o.throttled);

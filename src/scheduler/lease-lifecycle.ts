@@ -11,7 +11,7 @@ import { toAdmission } from './leases';
 import type { Lane, Lease } from './queue-state';
 import { touchLedger } from './tenants';
 import type { Ended } from './ended';
-import { governorOf, poolFor } from './pools';
+import { governorOf, paramsOf, poolFor } from './pools';
 import { PRIORITIES } from './types';
 import type { Admission, Charge, Release, Renewal, TopUpResult } from './types';
 
@@ -45,7 +45,7 @@ function endLease(
   touchLedger(s, t, now);
   const extra = l.perCall ? 0 : Math.max(0, used - l.charged);
   const g = governorOf(s, l.pool);
-  recordSettled(g, s.governorParams, now, kind === 'settle', l.reserved, l.charged + extra);
+  recordSettled(g, paramsOf(s, l.pool), now, kind === 'settle', l.reserved, l.charged + extra);
   refundDebt(g, now, l.reserved - l.charged - extra);
   settle(t.ledger, unconsumed(l), extra);
   if (kind === 'expire') holdLinger(s, l, unconsumed(l) - extra, now);
@@ -136,7 +136,7 @@ export function topUp(
   const before = unconsumed(l);
   l.reserved = l.charged + before + want;
   t.ledger.reserved += want;
-  meterTopUp(governorOf(s, l.pool), s.governorParams, now, want);
+  meterTopUp(governorOf(s, l.pool), paramsOf(s, l.pool), now, want);
   s.log.append(t.id, now, runId, 'topup', want);
   refreshTenant(s, t);
   return { granted: true, reserved: l.reserved };

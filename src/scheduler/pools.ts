@@ -1,6 +1,7 @@
 import type { CoreState } from './core';
 import { concurrencyCap, inFlightTokenCap, newGovernor } from './governor';
 import type { GovernorState } from './governor';
+import type { GovernorParams } from './types';
 import { POOL_NAME_PATTERN } from './limits';
 
 /**
@@ -22,6 +23,14 @@ export function poolFor(s: CoreState, name: string | undefined, now: number): st
   if (s.pools.size >= MAX_POOLS) return DEFAULT_POOL;
   s.pools.set(name, newGovernor(s.governorParams, now));
   return name;
+}
+
+/** The governor parameters of `pool`: the chain's, with the pool's own quota share when it has one. */
+export function paramsOf(s: CoreState, pool: string): GovernorParams {
+  const share = pool === DEFAULT_POOL ? undefined : s.governorParams.poolQuotaShares?.[pool];
+  return share === undefined || !(share > 0 && share <= 1)
+    ? s.governorParams
+    : { ...s.governorParams, quotaShare: share };
 }
 
 /** The governor of `pool` (the default one for an unknown pool). */

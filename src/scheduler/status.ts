@@ -1,4 +1,5 @@
 import type { CoreState } from './core';
+import { paramsOf } from './pools';
 import { governorHead, governorStatus } from './governor';
 import { fleetCap } from './admission';
 import { ledgerView } from './ledger';
@@ -59,7 +60,7 @@ export function fleetStatus(s: CoreState, now: number): Omit<SchedulerStatus, 'h
           pools: Object.fromEntries(
             [...s.pools].map(([name, g]) => [
               name,
-              { ...governorStatus(g, now, s.governorParams), inFlight: s.leases.inPool(name) },
+              { ...governorStatus(g, now, paramsOf(s, name)), inFlight: s.leases.inPool(name) },
             ]),
           ),
         }

@@ -225,6 +225,8 @@ export interface GovernorParams {
   increaseQuotaShare: number;
   /** Admit at most this share of the provider's advertised tokens-per-minute limit, e.g. 0.95. */
   quotaShare: number;
+  /** Named model pools' own quota shares (`MODELS.*.quotaShare`); a pool not here uses `quotaShare`. */
+  poolQuotaShares?: Record<string, number>;
   /** The longest the fleet pauses for one report's Retry-After, ms, however long the provider asks. */
   maxPauseMs: number;
   /**

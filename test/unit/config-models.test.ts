@@ -65,6 +65,21 @@ describe('MODELS: the models agents call', () => {
       /MODELS.m.pool: a pool name/,
     ],
     [
+      { MODELS: '{"m":{"dialect":"openai"},"x":{"dialect":"openai","quotaShare":0.5}}', MODEL_DEFAULT: 'm' },
+      /MODELS.x.quotaShare: only a model in a named pool has its own share/,
+    ],
+    [
+      {
+        MODELS: JSON.stringify({
+          m: { dialect: 'openai' },
+          x: { dialect: 'openai', pool: 'p', quotaShare: 0.5 },
+          y: { dialect: 'openai', pool: 'p', quotaShare: 0.6 },
+        }),
+        MODEL_DEFAULT: 'm',
+      },
+      /MODELS.x.quotaShare: 0.5 differs from MODELS.y.quotaShare \(0.6\) in pool "p"/,
+    ],
+    [
       { MODELS: '{"m":{"dialect":"openai","pool":"gpt"}}', MODEL_DEFAULT: 'm' },
       /MODELS.m.pool: MODEL_DEFAULT's calls are paced in the default pool/,
     ],
@@ -93,6 +108,21 @@ describe("model pools: which pool admits an agent's runs", () => {
       other: { dialect: 'anthropic' },
     }),
   });
+  it("gives a pool the quota share its models state; the others MODEL_QUOTA_SHARE's", () => {
+    const c = loadConfig({
+      MODEL_QUOTA_SHARE: '0.9',
+      MODELS: JSON.stringify({
+        'sim-gpt': { dialect: 'openai' },
+        a: { dialect: 'openai', pool: 'fast', quotaShare: 0.4 },
+        b: { dialect: 'openai', pool: 'fast' },
+        c: { dialect: 'openai', pool: 'slow' },
+      }),
+    });
+    expect(c.governor.quotaShare).toBe(0.9);
+    expect(c.governor.poolQuotaShares).toEqual({ fast: 0.4 });
+    expect(config.governor.poolQuotaShares).toBeUndefined();
+  });
+
   it('is the pool of the model the agent declares; the default pool without one', () => {
     expect(config.models.endpoints.find((e) => e.name === 'fast')?.pool).toBe('fast');
     expect(agentPool(config.models, { model: 'fast' })).toBe('fast');

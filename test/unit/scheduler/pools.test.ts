@@ -227,6 +227,28 @@ describe('model pools: a governor per pool', () => {
     });
   });
 
+  it("caps a pool at its own quota share of the provider's stated limit", () => {
+    const s = makeFleet({
+      settings: { concurrency: 40 },
+      governor: { ...DEFAULT_GOVERNOR, quotaShare: 0.9, poolQuotaShares: { gpt: 0.5 } },
+      tenants: { a: { maxInFlight: 100 } },
+    });
+    s.submit(pooled(units('a', 1), 'gpt'), T0);
+    s.submit(pooled(units('a', 1, 'standard', 100, 1), 'claude'), T0);
+    const stated = (pool: string | undefined): ModelObservation => ({
+      ...throttled(pool, 0),
+      throttled: 0,
+      maxRetryAfterMs: 0,
+      limitTokens: 60_000,
+      remainingTokens: 60_000,
+    });
+    s.observe([stated('gpt'), stated('claude'), stated(undefined)], T0);
+    const st = s.status(T0);
+    expect(st.pools?.gpt?.tokensPerMinute).toBe(30_000);
+    expect(st.pools?.claude?.tokensPerMinute).toBe(54_000);
+    expect(st.governor.tokensPerMinute).toBe(54_000);
+  });
+
   it("looks at most POOL_LOOKAHEAD units behind the head, and never past the tenant's budget", () => {
     const s = makeFleet({
       settings: { concurrency: 40 },
