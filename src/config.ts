@@ -344,6 +344,15 @@ const models = {
     .describe(
       'Temporal payloads larger than this many bytes (long conversations, completions) are kept in the payload store (DATABASE_URL, else DATA_DIR/payloads.db) and only a reference goes into workflow history.',
     ),
+  PAYLOAD_RETENTION_DAYS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(3650)
+    .default(90)
+    .describe(
+      "Payloads in the payload store neither written nor read for this many days are deleted (the API sweeps hourly; 0: never). A workflow reads its payloads when it is replayed and the API when it reads a run; the scheduler's current history is kept. Keep it above the Temporal namespace's retention and the longest a run stays open (gates wait up to GATE_TIMEOUT_SECONDS), or a late replay finds a payload gone.",
+    ),
 };
 
 const policy = {
@@ -904,6 +913,8 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
     },
     /** Payloads over this many bytes go to the payload store; history keeps a reference. */
     claimCheckBytes: e.PAYLOAD_CLAIM_CHECK_BYTES,
+    /** Payloads unused this long are deleted (`prunePayloads`), ms; 0: never. */
+    payloadRetentionMs: e.PAYLOAD_RETENTION_DAYS * 86_400_000,
     sim: {
       port: e.SIM_PORT,
       tpm: e.MODEL_TPM,

@@ -44,9 +44,13 @@ import { httpAnswers, waitFor } from './infra/wait-for';
 import type { DevServer } from './infra/dev-server';
 import { closableRetry } from './fleet/closable-retry';
 import { openFleetClient } from './fleet/claim-check';
+import { prunePayloads } from './fleet/payload-retention';
 import { startSimulator } from './standins/modelplane';
 import { startTracing } from './fleet/tracing';
 import type { RunningSimulator } from './standins/modelplane';
+
+/** How often the API sweeps the payload store for payloads past their retention. */
+const PAYLOAD_SWEEP_MS = 3600_000;
 
 export interface StackParts {
   temporal: boolean;
@@ -144,11 +148,11 @@ export async function startStack(
       await connection.close();
     });
     // Every client and worker shares the claim-check store: large payloads stay out of history.
-    const { client, close: closeConverter } = await openFleetClient(
-      connection,
-      config,
-      tracing?.clientInterceptors,
-    );
+    const {
+      client,
+      payloads,
+      close: closeConverter,
+    } = await openFleetClient(connection, config, tracing?.clientInterceptors);
     closers.push(closeConverter);
     // The operator's drain and runtime settings, outside the chain: every chain this process starts
     // (here, or its watchdog after a loss) begins with them.
@@ -234,6 +238,22 @@ export async function startStack(
       }, ORPHAN_COMMIT_MS);
       orphans.unref();
       closers.push(async () => clearInterval(orphans));
+      // Claim-checked payloads unused for PAYLOAD_RETENTION_DAYS go (every API replica sweeps; deletes are idempotent).
+      if (config.payloadRetentionMs > 0) {
+        const retention = setInterval(() => {
+          prunePayloads({
+            store: payloads,
+            client,
+            schedulerWorkflowId: config.schedulerWorkflowId,
+            retentionMs: config.payloadRetentionMs,
+            log,
+          }).catch((err: unknown) =>
+            log.warn({ err }, 'payload retention sweep failed; the next one tries again'),
+          );
+        }, PAYLOAD_SWEEP_MS);
+        retention.unref();
+        closers.push(async () => clearInterval(retention));
+      }
       // The scheduler's tenant table follows the API's (e.g. after the scheduler chain was reset). In the
       // background: with no worker up yet the scheduler cannot answer, and the API serves meanwhile
       // (a submission of a tenant the scheduler lacks re-sends it anyway).

@@ -92,9 +92,32 @@ export function claimCheckCodec(
   };
 }
 
+/**
+ * The keys of the claim-checked payloads anywhere in `value` (a history, an event, a payload list),
+ * as they stand encoded: objects whose `metadata.encoding` is {@link CLAIM_CHECK_ENCODING}.
+ */
+export function claimCheckKeys(value: unknown, out = new Set<string>(), depth = 0): Set<string> {
+  if (value === null || typeof value !== 'object' || depth > 64 || ArrayBuffer.isView(value)) return out;
+  const p = value as Payload;
+  const encoding = p.metadata?.encoding;
+  if (encoding instanceof Uint8Array && text.decode(encoding) === CLAIM_CHECK_ENCODING && p.data) {
+    try {
+      const { key } = JSON.parse(text.decode(p.data)) as { key?: unknown };
+      if (typeof key === 'string') out.add(key);
+    } catch {
+      /* not a reference this codec wrote */
+    }
+    return out;
+  }
+  for (const v of Object.values(value)) claimCheckKeys(v, out, depth + 1);
+  return out;
+}
+
 /** The data converter every Temporal client and worker of Fairway uses, with the store it holds open. */
 export interface FairwayDataConverter {
   dataConverter: { payloadCodecs: PayloadCodec[] };
+  /** The payload store behind it (retention: `prunePayloads`). */
+  store: PayloadStore;
   close(): Promise<void>;
 }
 
@@ -107,6 +130,7 @@ export async function openDataConverter(
   const where = config.databaseUrl ? 'the payload store in DATABASE_URL' : `the payload store ${location}`;
   return {
     dataConverter: { payloadCodecs: [claimCheckCodec(store, config.claimCheckBytes, where)] },
+    store,
     close: () => store.close(),
   };
 }
@@ -119,7 +143,7 @@ export async function openFleetClient(
   connection: Connection,
   config: StoreConfig & { claimCheckBytes: number; temporal: { namespace: string } },
   interceptors?: ClientInterceptors,
-): Promise<{ client: Client; close(): Promise<void> }> {
+): Promise<{ client: Client; payloads: PayloadStore; close(): Promise<void> }> {
   const converter = await openDataConverter(config);
   const client = new Client({
     connection,
@@ -127,5 +151,5 @@ export async function openFleetClient(
     dataConverter: converter.dataConverter,
     ...(interceptors ? { interceptors } : {}),
   });
-  return { client, close: () => converter.close() };
+  return { client, payloads: converter.store, close: () => converter.close() };
 }
