@@ -1,6 +1,6 @@
-import { migrate, openPool } from '../engine/pg';
+import { migrate, numberedSql, openPool } from '../engine/pg';
 import type { Migration } from '../engine/pg';
-import { SUMMARY_SQL } from './effect-store';
+import { HOLD_SQL, SUMMARY_SQL } from './effect-store';
 import type { EffectStore } from './effect-store';
 
 const MIGRATIONS: Migration[] = [
@@ -25,7 +25,10 @@ const MIGRATIONS: Migration[] = [
   { version: 2, sql: 'ALTER TABLE effects ADD COLUMN delivered_at BIGINT' },
   // What the delivery returned (a user's effect function's JSON result), as text: exactly as recorded.
   { version: 3, sql: 'ALTER TABLE effects ADD COLUMN result TEXT' },
+  // Which attempt may act on an undelivered effect, and until when.
+  { version: 4, sql: 'ALTER TABLE effects ADD COLUMN held_by TEXT, ADD COLUMN held_until BIGINT' },
 ];
+const HOLD = numberedSql(HOLD_SQL);
 
 /** The effect store on PostgreSQL: every worker and API on every host shares it. */
 export async function openPgEffectStore(url: string): Promise<EffectStore> {
@@ -65,6 +68,15 @@ export async function openPgEffectStore(url: string): Promise<EffectStore> {
         'UPDATE effects SET delivered_at = $1, result = $2 WHERE key = $3 AND delivered_at IS NULL',
         [Date.now(), result ?? null, key],
       );
+    },
+    async hold(key, holder, until, now) {
+      const r = await pool.query(HOLD.take, [holder, until, key, holder, now]);
+      if (r.rowCount === 1) return 'held';
+      const d = await pool.query<{ delivered_at: string | null }>(HOLD.state, [key]);
+      return d.rows[0]?.delivered_at != null ? 'delivered' : 'busy';
+    },
+    async release(key, holder) {
+      await pool.query(HOLD.release, [key, holder]);
     },
     async summary() {
       const client = await pool.connect();

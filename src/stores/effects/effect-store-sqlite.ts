@@ -1,5 +1,5 @@
 import { openSqliteFile } from '../engine/sqlite';
-import { SUMMARY_SQL } from './effect-store';
+import { HOLD_SQL, SUMMARY_SQL } from './effect-store';
 import type { EffectStore } from './effect-store';
 
 const SCHEMA = `
@@ -28,6 +28,9 @@ export function openSqliteEffectStore(filePath: string): EffectStore {
   if (!columns.includes('delivered_at')) db.exec('ALTER TABLE effects ADD COLUMN delivered_at INTEGER');
   // Migration 3: what the delivery returned (a user's effect function's JSON result).
   if (!columns.includes('result')) db.exec('ALTER TABLE effects ADD COLUMN result TEXT');
+  // Migration 4: which attempt may act on an undelivered effect, and until when.
+  if (!columns.includes('held_by')) db.exec('ALTER TABLE effects ADD COLUMN held_by TEXT');
+  if (!columns.includes('held_until')) db.exec('ALTER TABLE effects ADD COLUMN held_until INTEGER');
 
   const insertEffect = db.prepare(
     'INSERT OR IGNORE INTO effects (key, payload, applied_at) VALUES (?, ?, ?)',
@@ -36,6 +39,9 @@ export function openSqliteEffectStore(filePath: string): EffectStore {
   const setDelivered = db.prepare(
     'UPDATE effects SET delivered_at = ?, result = ? WHERE key = ? AND delivered_at IS NULL',
   );
+  const takeHold = db.prepare(HOLD_SQL.take);
+  const holdState = db.prepare(HOLD_SQL.state);
+  const releaseHold = db.prepare(HOLD_SQL.release);
   const logAttempt = db.prepare('INSERT INTO attempts (key, applied, at) VALUES (?, ?, ?)');
   const count = (sql: string): number => (db.prepare(sql).pluck().get() as number | undefined) ?? 0;
 
@@ -57,6 +63,14 @@ export function openSqliteEffectStore(filePath: string): EffectStore {
     },
     async markDelivered(key, result) {
       setDelivered.run(Date.now(), result ?? null, key);
+    },
+    async hold(key, holder, until, now) {
+      if (takeHold.run(holder, until, key, holder, now).changes === 1) return 'held';
+      const row = holdState.get(key) as { delivered_at: number | null } | undefined;
+      return row?.delivered_at != null ? 'delivered' : 'busy';
+    },
+    async release(key, holder) {
+      releaseHold.run(key, holder);
     },
     async summary() {
       return db.transaction(() => ({

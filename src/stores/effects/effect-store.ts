@@ -24,9 +24,27 @@ export interface EffectStore {
    * (JSON text). The first record stands: a later one changes neither.
    */
   markDelivered(key: string, result?: string): Promise<void>;
+  /**
+   * Takes or renews `holder`'s hold on the undelivered effect `key` until `until`: `held` when it is
+   * `holder`'s (free, its own, or another's lapsed before `now`), `busy` while another attempt holds
+   * it, `delivered` once it was delivered (nothing to hold). An attempt acts only while it holds.
+   */
+  hold(key: string, holder: string, until: number, now: number): Promise<EffectHold>;
+  /** Gives `holder`'s hold on `key` back (no-op when it holds none). */
+  release(key: string, holder: string): Promise<void>;
   summary(): Promise<EffectSummary>;
   close(): Promise<void>;
 }
+
+export type EffectHold = 'held' | 'busy' | 'delivered';
+
+/** The hold's statements, the same for both engines (`?` placeholders). */
+export const HOLD_SQL = {
+  take: `UPDATE effects SET held_by = ?, held_until = ?
+    WHERE key = ? AND delivered_at IS NULL AND (held_by IS NULL OR held_by = ? OR held_until < ?)`,
+  state: 'SELECT delivered_at FROM effects WHERE key = ?',
+  release: 'UPDATE effects SET held_by = NULL, held_until = NULL WHERE key = ? AND held_by = ?',
+};
 
 /** The summary's counts, the same SQL for both engines. */
 export const SUMMARY_SQL = {

@@ -4,13 +4,21 @@ import { join } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { agentEffectActivity as withSignal } from '../../../src/activities/agent-effects';
-import type { EffectContext } from '../../../src/activities/agent-effects';
+import { HOLD_MS } from '../../../src/activities/agent-effects';
+import type { EffectAttempt, EffectContext } from '../../../src/activities/agent-effects';
 import { openSqliteEffectStore } from '../../../src/stores/effects/effect-store-sqlite';
 import type { EffectStore } from '../../../src/stores/effects/effect-store';
 
-/** The activity outside a Temporal activity context: each attempt gets a signal of its own. */
+let attempts = 0;
+/** An attempt outside a Temporal activity context: a holder and a signal of its own, no deadline. */
+const anAttempt = (over: Partial<EffectAttempt> = {}): EffectAttempt => ({
+  holder: `attempt-${++attempts}`,
+  deadline: null,
+  cancelled: new AbortController().signal,
+  ...over,
+});
 const agentEffectActivity = (...a: [Parameters<typeof withSignal>[0], Parameters<typeof withSignal>[1]]) =>
-  withSignal(...a, () => new AbortController().signal);
+  withSignal(...a, () => anAttempt());
 
 const req = (name = 'publish', args: Record<string, unknown> = { text: 'hi' }) => ({
   key: `run-t-1:${name}`,
@@ -112,12 +120,81 @@ describe('applyAgentEffect over the worker effect functions', () => {
     expect(runs).toBe(1);
   });
 
-  it("hands the function the attempt's cancellation signal", async () => {
-    const aborted = AbortSignal.abort();
+  it("aborts the function's signal when Temporal cancels the attempt", async () => {
+    const cancel = new AbortController();
     let seen: AbortSignal | undefined;
-    const apply = withSignal(store, { publish: (_a, ctx) => void (seen = ctx.signal) }, () => aborted);
+    const apply = withSignal(
+      store,
+      {
+        publish: (_a, ctx) => {
+          seen = ctx.signal;
+          expect(ctx.signal.aborted).toBe(false);
+          cancel.abort();
+        },
+      },
+      () => anAttempt({ cancelled: cancel.signal }),
+    );
     await apply(req());
-    expect(seen).toBe(aborted);
+    expect(seen?.aborted).toBe(true);
+  });
+
+  it('runs one attempt at a time: a later one waits for the earlier to return, then answers its delivery', async () => {
+    let runs = 0;
+    let finish: (v: string) => void = () => undefined;
+    const clock = { now: Date.now, sleep: () => new Promise<void>((r) => setTimeout(r, 5)) };
+    const first = withSignal(
+      store,
+      { publish: () => ((runs += 1), new Promise<string>((r) => (finish = r))) },
+      () => anAttempt(),
+      clock,
+    )(req());
+    await new Promise((r) => setTimeout(r, 20));
+    let secondDone = false;
+    const second = withSignal(
+      store,
+      { publish: () => ((runs += 1), 'second') },
+      () => anAttempt(),
+      clock,
+    )(req()).finally(() => (secondDone = true));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(secondDone).toBe(false);
+    finish('first');
+    expect(await first).toEqual({ applied: true, result: 'first' });
+    expect(await second).toEqual({ applied: false, result: 'first' });
+    expect(runs).toBe(1);
+  });
+
+  it("a hung attempt's signal aborts at its deadline; the next attempt runs once its hold lapses", async () => {
+    let now = 1_700_000_000_000;
+    const clock = {
+      now: () => now,
+      sleep: async () => {
+        now += 5_000;
+        await new Promise((r) => setTimeout(r, 1));
+      },
+    };
+    let hungSignal: AbortSignal | undefined;
+    void withSignal(
+      store,
+      { publish: (_a, ctx) => ((hungSignal = ctx.signal), new Promise(() => undefined)) },
+      () => anAttempt({ deadline: now + 30 }),
+      clock,
+    )(req());
+    await new Promise((r) => setTimeout(r, 60));
+    expect(hungSignal?.aborted).toBe(true);
+    const seen: boolean[] = [];
+    const before = now;
+    const next = await withSignal(
+      store,
+      { publish: (_a, ctx) => (seen.push(ctx.redelivery), 'again') },
+      () => anAttempt(),
+      clock,
+    )(req());
+    expect(next).toEqual({ applied: true, result: 'again' });
+    expect(seen).toEqual([true]);
+    // It waited for the hung attempt's hold to lapse, not longer than one look past it.
+    expect(now - before).toBeGreaterThanOrEqual(HOLD_MS);
+    expect(now - before).toBeLessThanOrEqual(HOLD_MS + 5_000);
   });
 
   it('refuses an unknown name for good, inherited properties included', async () => {

@@ -79,6 +79,29 @@ describe.each([sqlite, postgres])('effect store ($name)', (engine) => {
     expect(await s.apply('never-applied', {})).toEqual({ applied: true, delivered: false });
   });
 
+  it.skipIf(engine.skip)(
+    'lets one attempt at a time hold an undelivered effect until its hold lapses',
+    async () => {
+      const s = await store();
+      await s.apply('k', {});
+      expect(await s.hold('k', 'a#1', 1_000, 0)).toBe('held');
+      expect(await s.hold('k', 'a#2', 1_500, 500)).toBe('busy');
+      // Renewed by its holder; taken by another once it lapsed.
+      expect(await s.hold('k', 'a#1', 2_000, 900)).toBe('held');
+      expect(await s.hold('k', 'a#2', 2_500, 1_999)).toBe('busy');
+      expect(await s.hold('k', 'a#2', 3_000, 2_001)).toBe('held');
+      expect(await s.hold('k', 'a#1', 3_000, 2_002)).toBe('busy');
+      // Released only by its holder.
+      await s.release('k', 'a#1');
+      expect(await s.hold('k', 'a#3', 3_000, 2_003)).toBe('busy');
+      await s.release('k', 'a#2');
+      expect(await s.hold('k', 'a#3', 3_000, 2_004)).toBe('held');
+      await s.markDelivered('k', '1');
+      expect(await s.hold('k', 'a#3', 4_000, 2_005)).toBe('delivered');
+      expect(await s.hold('k', 'a#4', 4_000, 9_999)).toBe('delivered');
+    },
+  );
+
   it.skipIf(engine.skip)("keeps the first delivery's result, across reopening", async () => {
     const location = await engine.location();
     const first = await openEffectStore(location);
