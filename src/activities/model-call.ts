@@ -65,7 +65,8 @@ export function modelCallActivities(
       const ctx = Context.current();
       const chat = deps.chat();
       const m = measure(chat, req.request);
-      if (req.reserved !== undefined && req.reserved < m.worstCaseTokens)
+      // A reservation that is not a number (a worst case that was not one) covers nothing.
+      if (req.reserved !== undefined && !(req.reserved >= m.worstCaseTokens))
         throw ApplicationFailure.create({
           type: RESERVATION_SHORT,
           nonRetryable: true,

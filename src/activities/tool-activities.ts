@@ -1,3 +1,4 @@
+import { isJsonData } from '../contract/json-data';
 import { createHash, createHmac } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import type { EffectStore } from '../stores/effects/effect-store';
@@ -147,10 +148,10 @@ export function createUserToolActivity(opts: {
         runId: req.runId,
         agent: req.agent,
       });
-      if (typeof data !== 'object' || data === null || Array.isArray(data))
+      if (typeof data !== 'object' || data === null || Array.isArray(data) || !isJsonData(data))
         throw ApplicationFailure.create({
           type: 'ToolResultInvalid',
-          message: `tool "${name}" must return a JSON object`,
+          message: `tool "${name}" must return a JSON object (plain data: no BigInt or cycle)`,
           nonRetryable: true,
         });
       return { identity, data };

@@ -13,6 +13,7 @@ import type { GatePolicy } from '../agents/gates';
 import type { ModelCallResult } from '../contract/activity-types';
 import type { RunGateView } from '../contract/fleet-port';
 import { stepWorstCase } from '../contract/model-call';
+import { isJsonData } from '../contract/json-data';
 import { DEFAULT_EFFECT_MAX_ATTEMPTS, EFFECT_FAILED } from '../contract/effect-policy';
 import {
   agentEffectsFor,
@@ -54,7 +55,30 @@ export function gatePolicyOf(
       message: `agent "${agent.name}": a gate's timeoutSeconds must be a positive number, not ${timeoutSeconds}`,
       nonRetryable: true,
     });
-  return { timeoutSeconds, onTimeout: g.onTimeout ?? policy?.onTimeout ?? 'reject' };
+  const onTimeout = g.onTimeout ?? policy?.onTimeout ?? 'reject';
+  if (!GATE_OUTCOMES.includes(onTimeout))
+    throw ApplicationFailure.create({
+      type: 'InvalidGate',
+      message: `agent "${agent.name}": a gate's onTimeout must be one of ${GATE_OUTCOMES.join(', ')}, not ${JSON.stringify(onTimeout)}`,
+      nonRetryable: true,
+    });
+  return { timeoutSeconds, onTimeout };
+}
+
+/** What a gate may decide when its timeout passes. */
+const GATE_OUTCOMES: readonly string[] = ['approve', 'reject', 'escalate'];
+
+/** The largest tokens a step or a model call's maxTokens may name (the scheduler's own bound). */
+const MAX_CALL_TOKENS = 1_000_000_000;
+
+/** Refuses a step's tokens or a call's maxTokens that is not a whole number in [lo, MAX_CALL_TOKENS]. */
+function checkTokens(agent: string, what: string, n: unknown, lo: number): void {
+  if (typeof n === 'number' && Number.isInteger(n) && n >= lo && n <= MAX_CALL_TOKENS) return;
+  throw ApplicationFailure.create({
+    type: 'InvalidTokens',
+    message: `agent "${agent}": ${what} must be a whole number from ${lo} to ${MAX_CALL_TOKENS}, not ${String(n)}`,
+    nonRetryable: true,
+  });
 }
 
 /** Tokens a model call was charged: what the provider reported, its worst case when that is unreadable. */
@@ -112,6 +136,7 @@ export function agentContext(run: RunLifecycle, agent: Agent): AgentContext {
 
     step: async (tokens, stepOpts) => {
       if (state.cancelRequested) throw new RunCancelled();
+      checkTokens(agent.name, 'ctx.step tokens', tokens, 0);
       const step = ++stepNo;
       const minMs = stepOpts?.minMs ?? 0;
       const r = await metered(
@@ -131,6 +156,7 @@ export function agentContext(run: RunLifecycle, agent: Agent): AgentContext {
 
     model: async (asked) => {
       if (state.cancelRequested) throw new RunCancelled();
+      checkTokens(agent.name, 'ctx.model maxTokens', asked.maxTokens, 1);
       const request =
         asked.model === undefined && agent.model !== undefined ? { ...asked, model: agent.model } : asked;
       const step = ++stepNo;
@@ -216,6 +242,12 @@ export function agentContext(run: RunLifecycle, agent: Agent): AgentContext {
 
     gate: async (g) => {
       const policy = gatePolicyOf(opts, agent, g);
+      if (!isJsonData(g.proposal))
+        throw ApplicationFailure.create({
+          type: 'InvalidGate',
+          message: `agent "${agent.name}": a gate's proposal must be JSON data (no BigInt or cycle)`,
+          nonRetryable: true,
+        });
       // A human may take hours: do not hold a fleet slot meanwhile. The release is the gate's own
       // outcome, not a completion: the run is not finished.
       await run.release('gated');

@@ -11,5 +11,14 @@ export function failureOf(err: unknown): { code: string; message: string; usedTo
     const code = (cause.type ?? 'error').replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase();
     return { code, message: cause.message, usedTokens: details?.usedTokens ?? 0 };
   }
-  return { code: 'error', message: err instanceof Error ? err.message : String(err), usedTokens: 0 };
+  return { code: 'error', message: messageOf(err), usedTokens: 0 };
+}
+
+/** What an agent threw, as text; a value that cannot be made text (its getter or toString throws) says so. */
+function messageOf(err: unknown): string {
+  try {
+    return err instanceof Error ? String(err.message) : String(err);
+  } catch {
+    return 'the agent threw a value that cannot be shown as text';
+  }
 }

@@ -4,6 +4,7 @@ import type { RunSpec, RunView } from '../contract/fleet-port';
 import type { ReleaseOutcome } from '../scheduler/types';
 import { agentNamed, registeredAgents } from './agent-registry';
 import { agentContext } from './run-context';
+import { isJsonData } from '../contract/json-data';
 import { failureOf, RunCancelled } from './run-failure';
 import { RunLifecycle } from './run-lifecycle';
 import type { RunOptions } from './run-lifecycle';
@@ -72,7 +73,15 @@ export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<
   try {
     await run.waitForSlot();
     if (!agent) throw unknownAgent(spec.agent);
-    state.result = await agent.run(agentContext(run, agent), spec.input ?? {});
+    const result = await agent.run(agentContext(run, agent), spec.input ?? {});
+    // A result that is not JSON could never be recorded: the run would stay open, failing its task.
+    if (!isJsonData(result))
+      throw ApplicationFailure.create({
+        type: 'ResultUnserialisable',
+        message: `agent "${spec.agent}" returned a value that is not JSON data (a BigInt or a cycle): return plain JSON data`,
+        nonRetryable: true,
+      });
+    state.result = result;
   } catch (err) {
     if (err instanceof RunCancelled) outcome = 'cancelled';
     else {

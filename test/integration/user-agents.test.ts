@@ -178,6 +178,37 @@ describe('an agent defined in user code (real dev server)', () => {
     expect(unknown.error.message).toMatch(/holds no agent "nobody" \(it holds .*echo/);
   });
 
+  it.each([
+    ['step-nan', 'ctx.step tokens', 'NaN'],
+    ['model-infinite', 'ctx.model maxTokens', 'Infinity'],
+  ] as const)(
+    'fails a run whose %s asks for tokens that are not a whole number, at once',
+    async (bad, what, shown) => {
+      const runId = await start({ question: 'q', badTokens: bad });
+      const done = await until(runId, ['completed', 'failed']);
+      expect(done.status).toBe('failed');
+      expect(done.error).toEqual({
+        code: 'invalid_tokens',
+        message: `agent "echo": ${what} must be a whole number from ${bad === 'step-nan' ? 0 : 1} to 1000000000, not ${shown}`,
+      });
+      expect(done.usage.tokens).toBe(0);
+    },
+  );
+
+  it.each([
+    ['result', 'result_unserialisable', /agent "echo" returned a value that is not JSON data/],
+    ['proposal', 'invalid_gate', /a gate's proposal must be JSON data/],
+  ] as const)(
+    'fails a run whose %s is not JSON, instead of leaving it open',
+    async (notJson, code, message) => {
+      const runId = await start({ question: 'q', notJson });
+      const done = await until(runId, ['completed', 'failed']);
+      expect(done.status).toBe('failed');
+      expect(done.error.code).toBe(code);
+      expect(done.error.message).toMatch(message);
+    },
+  );
+
   it('runs a conversation of more than 4 MiB, its history staying small', async () => {
     const input = EchoInputSchema.parse({ question: 'Summarise.', contextChars: 4.5 * 2 ** 20 });
     const runId = await start(input);

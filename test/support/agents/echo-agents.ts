@@ -16,6 +16,10 @@ export const EchoInputSchema = z.object({
   undeclaredTool: z.string().optional(),
   /** An effect to apply that the agent did not declare (refused: the run fails). */
   undeclaredEffect: z.string().optional(),
+  /** A user's mistake: a step of NaN tokens, or a model call without a finite maxTokens. */
+  badTokens: z.enum(['step-nan', 'model-infinite']).optional(),
+  /** A user's mistake: a result, or a gate's proposal, that is not JSON (a BigInt). */
+  notJson: z.enum(['result', 'proposal']).optional(),
 });
 export type EchoInput = z.output<typeof EchoInputSchema>;
 
@@ -46,6 +50,11 @@ export const echo = defineAgent({
     const { record } = await ctx.tool('lookup', { incident: input.question });
     if (input.undeclaredTool) await ctx.tool(input.undeclaredTool, { incident: input.question });
     if (input.undeclaredEffect) await ctx.effect(input.undeclaredEffect, {});
+    if (input.notJson === 'result') return { n: 1n };
+    if (input.notJson === 'proposal') await ctx.gate({ proposal: { n: 1n } });
+    if (input.badTokens === 'step-nan') await ctx.step(Number.NaN);
+    if (input.badTokens === 'model-infinite')
+      await ctx.model({ ...echoRequest(input, record), maxTokens: Number.POSITIVE_INFINITY });
     const draft = await ctx.model(echoRequest(input, record));
     const verdict = await ctx.gate({ proposal: { answer: draft.text, record } });
     const effect = verdict.decision === 'approve' ? await ctx.effect('effect') : null;

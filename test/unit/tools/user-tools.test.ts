@@ -52,7 +52,16 @@ describe("a user's tool", () => {
       credential: 'c',
       identitySalt: SALT,
       agents: ['research'],
-      handler: async (args) => (args.q === 'list' ? ([] as unknown as Record<string, unknown>) : {}),
+      handler: async (args) => {
+        if (args.q === 'list') return [] as unknown as Record<string, unknown>;
+        if (args.q === 'bigint') return { n: 10n };
+        if (args.q === 'cycle') {
+          const c: Record<string, unknown> = {};
+          c.self = c;
+          return c;
+        }
+        return {};
+      },
     });
     await expect(acts.search!(call('search', 'other'))).rejects.toMatchObject({
       type: 'ToolNotDeclared',
@@ -61,5 +70,11 @@ describe("a user's tool", () => {
     const bad = await acts.search!({ ...call('search'), args: { q: 'list' } }).catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(ApplicationFailure);
     expect(bad).toMatchObject({ type: 'ToolResultInvalid', nonRetryable: true });
+    // Not JSON: refused for good here, not retried by a result that fails to encode.
+    for (const q of ['bigint', 'cycle'])
+      await expect(acts.search!({ ...call('search'), args: { q } })).rejects.toMatchObject({
+        type: 'ToolResultInvalid',
+        nonRetryable: true,
+      });
   });
 });

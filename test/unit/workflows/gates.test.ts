@@ -181,4 +181,14 @@ describe('the base task queue of a run', () => {
     expect(baseTaskQueueOf('fairway', 'triage')).toBe('fairway');
     expect(baseTaskQueueOf('fairway.agent.audit', 'triage')).toBe('fairway.agent.audit');
   });
+
+  it('refuses an onTimeout that is not approve, reject or escalate (a typo must not approve)', () => {
+    const typo = agent({ timeoutSeconds: 60, onTimeout: 'rejct' as 'reject' });
+    expect(() => gatePolicyOf(opts(), typo, { proposal: 1 })).toThrow(
+      /onTimeout must be one of approve, reject, escalate, not "rejct"/,
+    );
+    expect(() => gatePolicyOf(opts(), agent(), { proposal: 1, onTimeout: 'deny' as 'reject' })).toThrow(
+      /InvalidGate|onTimeout/,
+    );
+  });
 });
