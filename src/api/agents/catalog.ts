@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { estimateOf, type Agent } from '../../agent/define';
+import { ApiError } from '../../contract/errors';
 import { AgentsImportError, importAgents } from '../../fleet/agent-modules';
 import { builtInAgents } from './built-ins';
 
@@ -80,4 +81,24 @@ export async function loadAgentCatalog(
     for (const agent of found.values()) entries.push({ agent, origin: modulePath });
   }
   return new AgentCatalog(entries);
+}
+
+/**
+ * The agent's estimate for `input`, or 400 `invalid_request` naming `path` when the agent's own
+ * estimate throws or gives no positive number: a user's estimate function never answers 500.
+ */
+export function estimateAt(agent: Agent, input: unknown, path: string): number {
+  try {
+    return estimateOf(agent, input);
+  } catch (err) {
+    let why: string;
+    try {
+      why = err instanceof Error ? err.message : String(err);
+    } catch {
+      why = 'it threw';
+    }
+    throw ApiError.invalid([
+      { path, message: `The agent "${agent.name}" could not estimate this input: ${why}` },
+    ]);
+  }
 }

@@ -1,4 +1,5 @@
-import { estimateOf } from '../../agent/define';
+import { estimateAt } from '../agents/catalog';
+import type { FieldIssue } from '../../contract/errors';
 import type { AgentCatalog } from '../agents/catalog';
 import { ApiError } from '../../contract/errors';
 import { renderInput, triggerMatches, type EventEnvelope } from '../../contract/triggers';
@@ -40,16 +41,26 @@ export function runsForEvent(
     const agent = agents.get(spec.agent);
     const rendered = renderInput(spec.input, event);
     const parsed = agent?.input.safeParse(rendered);
+    // The agent's own estimate may throw for this input: the run is refused, the event still lands.
+    let estimate: number | string | undefined;
+    if (agent && parsed?.success && spec.estimatedTokens === undefined)
+      try {
+        estimate = estimateAt(agent, parsed.data, 'input');
+      } catch (err) {
+        estimate = err instanceof ApiError ? String((err.details as FieldIssue[])[0]?.message) : String(err);
+      }
     const base = {
       trigger: name,
       runId: newRunId(tenant),
       agent: spec.agent,
       priority: spec.priority,
     };
-    if (!agent || !parsed?.success) {
-      const why = agent
-        ? parsed?.error?.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ')
-        : `there is no agent called "${spec.agent}"`;
+    if (!agent || !parsed?.success || typeof estimate === 'string') {
+      const why = !agent
+        ? `there is no agent called "${spec.agent}"`
+        : typeof estimate === 'string'
+          ? estimate
+          : parsed?.error?.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ');
       runs.push({
         ...base,
         input: rendered ?? null,
@@ -66,7 +77,7 @@ export function runsForEvent(
     runs.push({
       ...base,
       input: parsed.data,
-      estimatedTokens: spec.estimatedTokens ?? estimateOf(agent, parsed.data),
+      estimatedTokens: spec.estimatedTokens ?? (estimate as number),
       status: 'pending',
     });
   }

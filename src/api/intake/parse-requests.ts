@@ -1,4 +1,5 @@
-import { estimateOf, type Agent } from '../../agent/define';
+import type { Agent } from '../../agent/define';
+import { estimateAt } from '../agents/catalog';
 import type { AgentCatalog } from '../agents/catalog';
 import { ApiError, type FieldIssue } from '../../contract/errors';
 import {
@@ -109,7 +110,7 @@ export function parseRunRequest(
     agent,
     input,
     // The agent's own estimate is the floor: a client may raise the reservation, never lower it.
-    estimatedTokens: Math.max(envelope.data.estimatedTokens ?? 0, estimateOf(agent, input)),
+    estimatedTokens: Math.max(envelope.data.estimatedTokens ?? 0, estimateAt(agent, input, 'input')),
     idempotencyKey: headerKey ?? bodyKey,
   };
 }
@@ -128,7 +129,7 @@ export function parseBatchRequest(body: unknown, agents: AgentCatalog): ParsedBa
   const items = agent && envelope.success ? parseItems(agent, envelope.data.items, issues) : [];
   throwIfInvalid(issues, agentName, agent, agents);
   if (!envelope.success || !agent) throw new Error('unreachable: throwIfInvalid() throws on every failure');
-  const estimates = items.map((item) => estimateOf(agent, item));
+  const estimates = items.map((item, i) => estimateAt(agent, item, `items.${i}`));
   // The fleet takes one figure per item: the mean, rounded up, so the batch reserves at least its sum.
   const mean = Math.ceil(estimates.reduce((a, b) => a + b, 0) / estimates.length);
   return {
@@ -165,5 +166,9 @@ export function parseBatchPart(
   if (!envelope.success) issues.push(...issuesToDetails(envelope.error.issues));
   const items = envelope.success ? parseItems(agent, envelope.data.items, issues) : [];
   if (issues.length > 0 || !envelope.success) throw ApiError.invalid(capDetails(issues));
-  return { part: envelope.data.part, items, estimates: items.map((item) => estimateOf(agent, item)) };
+  return {
+    part: envelope.data.part,
+    items,
+    estimates: items.map((item, i) => estimateAt(agent, item, `items.${i}`)),
+  };
 }

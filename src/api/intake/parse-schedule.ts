@@ -1,4 +1,4 @@
-import { estimateOf } from '../../agent/define';
+import { estimateAt } from '../agents/catalog';
 import type { FieldIssue } from '../../contract/errors';
 import type { ScheduleDefinition } from '../../contract/schedules';
 import type { AgentCatalog } from '../agents/catalog';
@@ -28,7 +28,7 @@ export function parseScheduleRequest(
     agent: agent.name,
     input,
     priority: s.priority,
-    estimatedTokens: Math.max(s.estimatedTokens ?? 0, estimateOf(agent, input)),
+    estimatedTokens: Math.max(s.estimatedTokens ?? 0, estimateAt(agent, input, 'input')),
     timing: s.cron !== undefined ? { cron: s.cron } : { intervalSeconds: s.intervalSeconds ?? 0 },
     overlap: s.overlap,
     paused: s.paused,

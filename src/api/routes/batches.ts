@@ -2,7 +2,7 @@ import { Router, type Response } from 'express';
 import { mayAccess, tenantOf } from '../middleware/auth';
 import type { ApiContext } from '../context';
 import { ApiError } from '../../contract/errors';
-import { estimateOf } from '../../agent/define';
+import { estimateAt } from '../agents/catalog';
 import type { BatchView } from '../../contract/fleet-port';
 import { randomHex } from '../crypto/keys';
 import { parseBatchRequest } from '../intake/parse-requests';
@@ -34,15 +34,12 @@ export function batchesRouter(ctx: ApiContext): Router {
     const batch = parseBatchRequest(req.body, ctx.agents);
     const perItem = batch.request.estimatedTokensPerItem;
     enforceRunCaps(
-      batch.items.flatMap((item, i) =>
-        runCapIssues(
-          ctx.runCaps,
-          item,
-          perItem ?? estimateOf(batch.agent, item),
-          `items.${i}`,
-          perItem === undefined ? `items.${i}` : 'estimatedTokensPerItem',
-        ),
-      ),
+      batch.items.flatMap((item, i) => {
+        // Each item reserves the larger of the batch's figure and its own estimate.
+        const own = estimateAt(batch.agent, item, `items.${i}`);
+        const blamed = perItem === undefined || own >= perItem ? `items.${i}` : 'estimatedTokensPerItem';
+        return runCapIssues(ctx.runCaps, item, Math.max(perItem ?? 0, own), `items.${i}`, blamed);
+      }),
     );
     await rateLimit(ctx, tenant.tenant, batch.items.length);
     const batchId = `batch-${tenant.tenant}-${randomHex(16)}`;
