@@ -357,7 +357,8 @@ export class CallCharges {
       if (fences.size) this.mailbox.fence([...fences].map(ownerId));
       for (const r of taken.calls) {
         if (r.settled) continue; // taken to be reconciled here: its charge was booked
-        const tokens = r.tokens ?? r.reserved;
+        // A provisional row is charged its worst case: its reconciler corrects from there to the bill.
+        const tokens = r.provisional ? r.reserved : (r.tokens ?? r.reserved);
         this.mailbox.charge({
           tenant: r.tenant,
           runId: r.runId,

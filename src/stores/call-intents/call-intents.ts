@@ -31,6 +31,12 @@ export interface OrphanedCall {
   settled: boolean;
   /** The owner that made the call (null for rows from before schema version 4). */
   madeBy: string | null;
+  /**
+   * Its charge is provisional (the row was taken before its bill was recorded): charged at its
+   * worst case, which its taker's reconciler settles to the bill, even when a late bill has been
+   * recorded since.
+   */
+  provisional: boolean;
 }
 
 /** What one sweep took: the owners it fenced, and all the rows they still owed for. */
@@ -217,7 +223,7 @@ export const CALL_SQL = {
   takeOver: `UPDATE call_intents SET owner = ?,
       provisional = CASE WHEN settled_at IS NULL AND tokens IS NULL THEN 1 ELSE provisional END
     WHERE owner = ? AND ${OWES}
-    RETURNING key, tenant, run_id, attempt, reserved, tokens, settled_at, made_by`,
+    RETURNING key, tenant, run_id, attempt, reserved, tokens, settled_at, made_by, provisional`,
   pruneSettled: `DELETE FROM call_intents WHERE settled_at IS NOT NULL AND settled_at < ?
     AND (provisional = 0 OR reconciled_at IS NOT NULL OR ? = 0)`,
   pruneOwners: `DELETE FROM call_owners WHERE seen_at < ? AND owner NOT IN
@@ -276,6 +282,7 @@ export interface OrphanRow {
   settled_at?: number | string | null;
   made_by?: string | null;
   created_at?: number | string | null;
+  provisional?: number | string | boolean | null;
 }
 
 export const toOrphan = (r: OrphanRow): OrphanedCall => ({
@@ -287,6 +294,7 @@ export const toOrphan = (r: OrphanRow): OrphanedCall => ({
   tokens: r.tokens === null ? null : Number(r.tokens),
   settled: r.settled_at !== null && r.settled_at !== undefined,
   madeBy: r.made_by ?? null,
+  provisional: Number(r.provisional ?? 0) === 1 || r.provisional === true,
 });
 
 export const toRecorded = (r: Pick<OrphanRow, 'key' | 'reserved' | 'tokens'>): RecordedCall => ({

@@ -120,8 +120,9 @@ describe.each(engines)('call intent store ($name)', (engine) => {
       expect(taken.owners).toEqual(['dead']);
       const row = { tenant: 't', attempt: 0, settled: false, madeBy: 'dead' };
       expect(taken.calls.sort((x, y) => x.key.localeCompare(y.key))).toEqual([
-        { ...row, key: 'd1', runId: 'run-t-d1', reserved: 100, tokens: 42 },
-        { ...row, key: 'd2', runId: 'run-t-d2', reserved: 200, tokens: null },
+        // A billed row is charged its bill; an unbilled one provisionally, its worst case.
+        { ...row, key: 'd1', runId: 'run-t-d1', reserved: 100, tokens: 42, provisional: false },
+        { ...row, key: 'd2', runId: 'run-t-d2', reserved: 200, tokens: null, provisional: true },
       ]);
       // Taken rows are the sweeper's now (alive): a second sweeper finds nothing.
       await s.join('other', 50_000);
@@ -313,6 +314,7 @@ describe.each(engines)('call intent store ($name)', (engine) => {
             tokens: null,
             settled: false,
             madeBy: null,
+            provisional: true,
           },
         ],
       });
