@@ -58,7 +58,12 @@ describe('schedules on Temporal Schedules', () => {
     for (const o of outcomes) expect(o).toMatchObject({ state: 'accepted', finalStatus: 'completed' });
     const firedRuns = outcomes.map((o) => o.runId as string);
     expect(new Set(firedRuns).size).toBe(3);
-    const runs = await runsOf();
+    // The listing reads Temporal's visibility, which follows a run's completion a little later.
+    const runs = await waitFor(
+      runsOf,
+      (rs) => firedRuns.every((id) => rs.find((r) => r.runId === id)?.status === 'completed'),
+      30_000,
+    );
     for (const id of firedRuns) expect(runs.find((r) => r.runId === id)?.status).toBe('completed');
     const viaApi = (await s.call('GET', `/v1/runs/${firedRuns[0]}`, { token: key })).body;
     expect(viaApi).toMatchObject({ tenant, agent: 'synthetic', status: 'completed' });
