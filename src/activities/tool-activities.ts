@@ -1,6 +1,6 @@
-import { isJsonData } from '../contract/json-data';
 import { createHash, createHmac } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
+import { isJsonData } from '../contract/json-data';
 import type { EffectStore } from '../stores/effects/effect-store';
 import { deliverOnce } from './deliver-once';
 import { isToolName, mayCall } from '../contract/tool-registry';

@@ -4,20 +4,27 @@ import { num, pairs, pct, rate, table } from './table';
 
 const tpm = (n: number | null | undefined) => (n === null || n === undefined ? '-' : `${num(n)} tpm`);
 
+type Breaker = NonNullable<SchedulerStatus['governor']['breaker']>;
+
+/** An open or half-open breaker's state and why it is not closed. */
+const breakerState = (b: Breaker) => ({
+  state: b.state === 'open' ? 'OPEN' : 'HALF-OPEN',
+  why: b.reason === 'server_errors' ? 'every call answered 5xx' : 'the provider refuses the API key',
+});
+
 /** The key breaker's row: closed, or why admission is paused and when the next probe goes. */
-function breakerLine(b: SchedulerStatus['governor']['breaker']): string {
+function breakerLine(b: Breaker | undefined): string {
   if (!b || b.state === 'closed')
     return b && b.trips > 0 ? `closed (opened ${num(b.trips)} times)` : 'closed';
-  const why = b.reason === 'server_errors' ? 'every call answered 5xx' : 'the provider refuses the API key';
-  const state = b.state === 'open' ? 'OPEN' : 'HALF-OPEN';
+  const { state, why } = breakerState(b);
   return `${state}: ${why}; admission paused since ${b.since ?? '-'}, next probe ${b.nextProbeAt ?? '-'} (${num(b.probes)} probes)`;
 }
 
 /** A named pool's breaker, short: closed, or its state, why, and when the next probe goes. */
-function poolBreaker(b: SchedulerStatus['governor']['breaker']): string {
+function poolBreaker(b: Breaker | undefined): string {
   if (!b || b.state === 'closed') return 'closed';
-  const why = b.reason === 'server_errors' ? 'every call answered 5xx' : 'the provider refuses the API key';
-  return `${b.state === 'open' ? 'OPEN' : 'HALF-OPEN'} (${why}, next probe ${b.nextProbeAt ?? '-'})`;
+  const { state, why } = breakerState(b);
+  return `${state} (${why}, next probe ${b.nextProbeAt ?? '-'})`;
 }
 
 /** One `pool` row per named model pool, by name: its slots, target, pause and key breaker. */

@@ -32,7 +32,7 @@ export function inFlightTokens(s: CoreState): number {
   return sum;
 }
 
-export { PASS_OVER_BOUND_MS, overInFlightTokens } from './pass-over';
+export { PASS_OVER_BOUND_MS } from './pass-over';
 
 /** A pool's gate for one round: open, one probe unit (its key breaker half-open), or closed. */
 type PoolGate = 'open' | 'one';
@@ -76,7 +76,7 @@ export function admit(s: CoreState, now: number, max: number): Admission[] {
   const open = openPools(s, now);
   if (open.size === 0) return out;
   const cap = fleetCap(s);
-  const tokens = poolInFlightTokens(s, inFlightTokens(s));
+  const tokens = poolInFlightTokens(s, inFlightTokens);
   /** A unit of `pool` and `cost` was admitted: its tokens are in flight; a probing pool admits no more this round. */
   const served = (pool: string, cost: number) => {
     tokens.set(pool, (tokens.get(pool) ?? 0) + cost);

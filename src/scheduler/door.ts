@@ -1,7 +1,7 @@
 import type { CoreState } from './core';
 import { refreshTenant } from './eligibility';
 import { pushUnit } from './fair-queue';
-import { DEFAULT_POOL, MAX_POOLS, poolFor } from './pools';
+import { knownGovernor, poolFor } from './pools';
 import type { GovernorState } from './governor';
 import { finiteSum, remaining, remainingAt } from './ledger';
 import { expireLease, tokenCount } from './lease-lifecycle';
@@ -15,7 +15,7 @@ import {
   secondsToDrain,
   tenantAdmissionRate,
 } from './retry-after';
-import { POOL_NAME_PATTERN, withRetryHeadroom } from './limits';
+import { withRetryHeadroom } from './limits';
 import { touchLedger } from './tenants';
 import { PRIORITIES } from './types';
 import type { Refusal, Refused, ShedCode, SubmitResult, UnitSubmission } from './types';
@@ -289,12 +289,4 @@ export function enqueue(
   t.queuedCost += cost;
   s.lanes[lane].units++;
   if (f.live === 1) refreshTenant(s, t);
-}
-
-/** The governor of pool `name` when it has one (the default pool's for none), without creating it; else null. */
-function knownGovernor(s: CoreState, name: string | undefined): GovernorState | null {
-  if (name === undefined || name === DEFAULT_POOL) return s.governor;
-  return (
-    s.pools.get(name) ?? (s.pools.size >= MAX_POOLS || !POOL_NAME_PATTERN.test(name) ? s.governor : null)
-  );
 }

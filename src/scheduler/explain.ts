@@ -51,7 +51,7 @@ export function positionInLane(s: CoreState, u: QueuedUnit): number {
 function waitForTokens(s: CoreState, u: QueuedUnit, head: QueuedUnit, now: number): string | null {
   const g = governorOf(s, head.pool);
   const who = head === u ? 'This unit needs' : `The unit ahead of it in its queue (${head.runId}) needs`;
-  const inFlight = poolInFlightTokens(s, inFlightTokens(s)).get(head.pool) ?? 0;
+  const inFlight = poolInFlightTokens(s, inFlightTokens).get(head.pool) ?? 0;
   const governor = `the token governor${poolNamed(head.pool)}`;
   if (overPoolInFlight(s, head.pool, inFlight, head.cost)) {
     const cap = Math.round(inFlightTokenCap(g, s.settings.leaseTtlSeconds));

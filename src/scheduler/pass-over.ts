@@ -1,6 +1,5 @@
 import type { CoreState } from './core';
 import { refreshTenant } from './eligibility';
-import { inFlightTokenCap } from './governor';
 import type { Flow, QueuedUnit } from './queue-state';
 
 /**
@@ -18,11 +17,6 @@ import type { Flow, QueuedUnit } from './queue-state';
  */
 export const PASS_OVER_BOUND_MS = 30_000;
 
-/** Whether one more unit of `cost` would put more tokens in flight than the provider serves within a lease. */
-export function overInFlightTokens(s: CoreState, inFlight: number, cost: number): boolean {
-  return s.leases.size > 0 && inFlight + cost > inFlightTokenCap(s.governor, s.settings.leaseTtlSeconds);
-}
-
 /** The unit of `pool` recorded as passed over longest, while it is still queued at the head of its flow and eligible. */
 function waiting(s: CoreState, pool: string): QueuedUnit | null {
   const r = s.passedOver.get(pool);
@@ -37,12 +31,12 @@ function waiting(s: CoreState, pool: string): QueuedUnit | null {
  * the longest waiting first (pure). A hold stops only its own pool's other units.
  */
 export function heldUnits(s: CoreState, now: number): QueuedUnit[] {
-  const held: [QueuedUnit, number][] = [];
-  for (const [pool, r] of s.passedOver) {
-    const u = waiting(s, pool);
-    if (u !== null && now - r.since >= PASS_OVER_BOUND_MS) held.push([u, r.since]);
+  const held: { unit: QueuedUnit; since: number }[] = [];
+  for (const pool of s.passedOver.keys()) {
+    const h = poolHeldFor(s, pool, now);
+    if (h !== null) held.push(h);
   }
-  return held.sort((a, b) => a[1] - b[1]).map(([u]) => u);
+  return held.sort((a, b) => a.since - b.since).map((h) => h.unit);
 }
 
 /** The unit `pool` is held for, with since when it waits, or null (pure). */

@@ -16,13 +16,25 @@ export const DEFAULT_POOL = '';
 /** Named pools one scheduler keeps a governor for (each adds about 1 KiB to the snapshot). */
 export const MAX_POOLS = 8;
 
-/** The pool `name` is counted in: itself when known or when there is room for it, else the default (creates it). */
-export function poolFor(s: CoreState, name: string | undefined, now: number): string {
+/** The pool `name` is counted in as things stand: itself when known, the default, or null when it would be a new pool. */
+function countedIn(s: CoreState, name: string | undefined): string | null {
   if (name === undefined || name === DEFAULT_POOL || !POOL_NAME_PATTERN.test(name)) return DEFAULT_POOL;
   if (s.pools.has(name)) return name;
-  if (s.pools.size >= MAX_POOLS) return DEFAULT_POOL;
-  s.pools.set(name, newGovernor(s.governorParams, now));
-  return name;
+  return s.pools.size >= MAX_POOLS ? DEFAULT_POOL : null;
+}
+
+/** The pool `name` is counted in: itself when known or when there is room for it, else the default (creates it). */
+export function poolFor(s: CoreState, name: string | undefined, now: number): string {
+  const pool = countedIn(s, name);
+  if (pool !== null) return pool;
+  s.pools.set(name as string, newGovernor(s.governorParams, now));
+  return name as string;
+}
+
+/** The governor `name`'s units are counted in, without creating one (pure); null: a pool not governed yet. */
+export function knownGovernor(s: CoreState, name: string | undefined): GovernorState | null {
+  const pool = countedIn(s, name);
+  return pool === null ? null : governorOf(s, pool);
 }
 
 /** The governor parameters of `pool`: the chain's, with the pool's own quota share when it has one. */
@@ -58,12 +70,14 @@ export function overPoolInFlight(s: CoreState, pool: string, inFlight: number, c
 
 /**
  * Tokens reserved and not yet consumed by each pool's leases. With no named pool, the tenants'
- * reservations (`inFlightTokens`) stand for the default pool, as they always did.
+ * reservations (`fleetInFlight`, read only then) stand for the default pool, as they always did.
  */
-export function poolInFlightTokens(s: CoreState, fleetInFlight: number): Map<string, number> {
-  const m = new Map<string, number>([[DEFAULT_POOL, fleetInFlight]]);
-  if (s.pools.size === 0) return m;
-  m.set(DEFAULT_POOL, 0);
+export function poolInFlightTokens(
+  s: CoreState,
+  fleetInFlight: (s: CoreState) => number,
+): Map<string, number> {
+  if (s.pools.size === 0) return new Map([[DEFAULT_POOL, fleetInFlight(s)]]);
+  const m = new Map<string, number>([[DEFAULT_POOL, 0]]);
   for (const l of s.leases.values())
     m.set(l.pool, (m.get(l.pool) ?? 0) + Math.max(0, l.reserved - l.charged));
   return m;

@@ -23,7 +23,7 @@ export function nextWakeAt(s: CoreState, now: number): number | null {
   // A linger's end frees budget and shows in the ledger: due whether or not work is queued.
   let at = Math.min(s.leases.earliest()?.expiresAt ?? Infinity, earliestLingerEnd(s));
   if (!s.draining && s.queued.size > 0) {
-    const tokens = poolInFlightTokens(s, inFlightTokens(s));
+    const tokens = poolInFlightTokens(s, inFlightTokens);
     const fleet: FleetNow = { cap: fleetCap(s), held: heldUnits(s, now) };
     for (const [pool, g] of allPools(s))
       at = Math.min(at, poolWakeAt(s, fleet, pool, g, tokens.get(pool) ?? 0, now));

@@ -14,6 +14,7 @@ import type { ModelCallResult } from '../contract/activity-types';
 import type { RunGateView } from '../contract/fleet-port';
 import { stepWorstCase } from '../contract/model-call';
 import { isJsonData } from '../contract/json-data';
+import { MAX_TOKENS } from '../scheduler/limits';
 import { DEFAULT_EFFECT_MAX_ATTEMPTS, EFFECT_FAILED } from '../contract/effect-policy';
 import {
   agentEffectsFor,
@@ -68,15 +69,12 @@ export function gatePolicyOf(
 /** What a gate may decide when its timeout passes. */
 const GATE_OUTCOMES: readonly string[] = ['approve', 'reject', 'escalate'];
 
-/** The largest tokens a step or a model call's maxTokens may name (the scheduler's own bound). */
-const MAX_CALL_TOKENS = 1_000_000_000;
-
-/** Refuses a step's tokens or a call's maxTokens that is not a whole number in [lo, MAX_CALL_TOKENS]. */
+/** Refuses a step's tokens or a call's maxTokens that is not a whole number in [lo, MAX_TOKENS] (the scheduler's bound). */
 function checkTokens(agent: string, what: string, n: unknown, lo: number): void {
-  if (typeof n === 'number' && Number.isInteger(n) && n >= lo && n <= MAX_CALL_TOKENS) return;
+  if (typeof n === 'number' && Number.isInteger(n) && n >= lo && n <= MAX_TOKENS) return;
   throw ApplicationFailure.create({
     type: 'InvalidTokens',
-    message: `agent "${agent}": ${what} must be a whole number from ${lo} to ${MAX_CALL_TOKENS}, not ${String(n)}`,
+    message: `agent "${agent}": ${what} must be a whole number from ${lo} to ${MAX_TOKENS}, not ${String(n)}`,
     nonRetryable: true,
   });
 }

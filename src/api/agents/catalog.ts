@@ -83,11 +83,8 @@ export async function loadAgentCatalog(
   return new AgentCatalog(entries);
 }
 
-/**
- * The agent's estimate for `input`, or 400 `invalid_request` naming `path` when the agent's own
- * estimate throws or gives no positive number: a user's estimate function never answers 500.
- */
-export function estimateAt(agent: Agent, input: unknown, path: string): number {
+/** The agent's estimate for `input`, or why it has none (its estimate threw or gave no positive number). */
+export function tryEstimate(agent: Agent, input: unknown): number | { why: string } {
   try {
     return estimateOf(agent, input);
   } catch (err) {
@@ -97,8 +94,16 @@ export function estimateAt(agent: Agent, input: unknown, path: string): number {
     } catch {
       why = 'it threw';
     }
-    throw ApiError.invalid([
-      { path, message: `The agent "${agent.name}" could not estimate this input: ${why}` },
-    ]);
+    return { why: `The agent "${agent.name}" could not estimate this input: ${why}` };
   }
+}
+
+/**
+ * The agent's estimate for `input`, or 400 `invalid_request` naming `path` when it has none: a
+ * user's estimate function never answers 500.
+ */
+export function estimateAt(agent: Agent, input: unknown, path: string): number {
+  const estimate = tryEstimate(agent, input);
+  if (typeof estimate === 'number') return estimate;
+  throw ApiError.invalid([{ path, message: estimate.why }]);
 }

@@ -1,5 +1,4 @@
-import { estimateAt } from '../agents/catalog';
-import type { FieldIssue } from '../../contract/errors';
+import { tryEstimate } from '../agents/catalog';
 import type { AgentCatalog } from '../agents/catalog';
 import { ApiError } from '../../contract/errors';
 import { renderInput, triggerMatches, type EventEnvelope } from '../../contract/triggers';
@@ -41,25 +40,22 @@ export function runsForEvent(
     const agent = agents.get(spec.agent);
     const rendered = renderInput(spec.input, event);
     const parsed = agent?.input.safeParse(rendered);
-    // The agent's own estimate may throw for this input: the run is refused, the event still lands.
-    let estimate: number | string | undefined;
-    if (agent && parsed?.success && spec.estimatedTokens === undefined)
-      try {
-        estimate = estimateAt(agent, parsed.data, 'input');
-      } catch (err) {
-        estimate = err instanceof ApiError ? String((err.details as FieldIssue[])[0]?.message) : String(err);
-      }
+    // The agent's own estimate may fail for this input: the run is refused, the event still lands.
+    const estimate =
+      agent && parsed?.success && spec.estimatedTokens === undefined
+        ? tryEstimate(agent, parsed.data)
+        : undefined;
     const base = {
       trigger: name,
       runId: newRunId(tenant),
       agent: spec.agent,
       priority: spec.priority,
     };
-    if (!agent || !parsed?.success || typeof estimate === 'string') {
+    if (!agent || !parsed?.success || typeof estimate === 'object') {
       const why = !agent
         ? `there is no agent called "${spec.agent}"`
-        : typeof estimate === 'string'
-          ? estimate
+        : typeof estimate === 'object'
+          ? estimate.why
           : parsed?.error?.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ');
       runs.push({
         ...base,

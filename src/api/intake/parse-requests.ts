@@ -27,6 +27,8 @@ export interface ParsedBatch {
   request: BatchRequest;
   agent: Agent;
   items: unknown[];
+  /** Each item's own estimate, by the agent. */
+  estimates: number[];
   estimatedTokensPerItem: number;
 }
 
@@ -136,6 +138,7 @@ export function parseBatchRequest(body: unknown, agents: AgentCatalog): ParsedBa
     request: envelope.data,
     agent,
     items,
+    estimates,
     // A floor as for a single run; each item is also reserved at least its own estimate when it starts.
     estimatedTokensPerItem: Math.max(envelope.data.estimatedTokensPerItem ?? 0, mean),
   };

@@ -2,7 +2,6 @@ import { Router, type Response } from 'express';
 import { mayAccess, tenantOf } from '../middleware/auth';
 import type { ApiContext } from '../context';
 import { ApiError } from '../../contract/errors';
-import { estimateAt } from '../agents/catalog';
 import type { BatchView } from '../../contract/fleet-port';
 import { randomHex } from '../crypto/keys';
 import { parseBatchRequest } from '../intake/parse-requests';
@@ -36,7 +35,7 @@ export function batchesRouter(ctx: ApiContext): Router {
     enforceRunCaps(
       batch.items.flatMap((item, i) => {
         // Each item reserves the larger of the batch's figure and its own estimate.
-        const own = estimateAt(batch.agent, item, `items.${i}`);
+        const own = batch.estimates[i] as number;
         const blamed = perItem === undefined || own >= perItem ? `items.${i}` : 'estimatedTokensPerItem';
         return runCapIssues(ctx.runCaps, item, Math.max(perItem ?? 0, own), `items.${i}`, blamed);
       }),

@@ -294,7 +294,7 @@ export const toOrphan = (r: OrphanRow): OrphanedCall => ({
   tokens: r.tokens === null ? null : Number(r.tokens),
   settled: r.settled_at !== null && r.settled_at !== undefined,
   madeBy: r.made_by ?? null,
-  provisional: Number(r.provisional ?? 0) === 1 || r.provisional === true,
+  provisional: Number(r.provisional ?? 0) === 1,
 });
 
 export const toRecorded = (r: Pick<OrphanRow, 'key' | 'reserved' | 'tokens'>): RecordedCall => ({

@@ -1,12 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  PASS_OVER_BOUND_MS,
-  admit,
-  fleetCap,
-  inFlightTokens,
-  overInFlightTokens,
-} from '../../../src/scheduler/admission';
+import { PASS_OVER_BOUND_MS, admit, fleetCap, inFlightTokens } from '../../../src/scheduler/admission';
+import { DEFAULT_POOL, overPoolInFlight } from '../../../src/scheduler/pools';
 import { newCoreState } from '../../../src/scheduler/core';
 import type { CoreState } from '../../../src/scheduler/core';
 import { submit } from '../../../src/scheduler/door';
@@ -76,7 +71,7 @@ function heldFor(s: CoreState, now: number): QueuedUnit | null {
 }
 
 const fits = (s: CoreState, u: QueuedUnit) =>
-  canTake(s.governor, u.cost) && !overInFlightTokens(s, inFlightTokens(s), u.cost);
+  canTake(s.governor, u.cost) && !overPoolInFlight(s, DEFAULT_POOL, inFlightTokens(s), u.cost);
 
 /**
  * After a round with no limit on the count: every admissible unit at the head of its queue, in a
