@@ -137,8 +137,13 @@ const HEADLINES: Record<string, (d: any) => string> = {
       ? d.modes
           .map(
             (m: any) =>
-              `${m.mode} ${m.throttled}/${m.calls} throttled, ${pct(m.utilisation)} of the ${m.binding} limit` +
-              `${m.ledgerEqualsBill ? ', ledger = bill' : ', ledger ≠ bill'}${m.pass ? '' : ' (FAIL)'}`,
+              `${m.mode}${m.asWritten ? ` (judged ${n(m.judged?.from)}–${n(m.judged?.to)} s)` : ''} ` +
+              `${m.throttled}/${m.calls} throttled, ${pct(m.utilisation)} of the ${m.binding} limit` +
+              `${m.ledgerEqualsBill ? ', ledger = bill' : ', ledger ≠ bill'}${m.pass ? '' : ' (FAIL)'}` +
+              (m.asWritten
+                ? ` [from ${n(d.criteria?.judgeFrom)} s: ${m.asWritten.throttled}/${m.asWritten.calls} throttled, ` +
+                  `${pct(m.asWritten.utilisation)}${m.asWritten.pass ? '' : ', FAIL as written'}]`
+                : ''),
           )
           .join('; ')
       : ''),
