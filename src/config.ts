@@ -8,7 +8,7 @@ import { MAX_POOLS } from './scheduler/pools';
 import { defaultTenantSettings } from './scheduler/tenants';
 import type { FleetSettings, GovernorParams } from './scheduler/types';
 import { TOOL_NAMES } from './contract/tool-registry';
-import { DEFAULT_EFFECT_MAX_ATTEMPTS } from './contract/effect-policy';
+import { DEFAULT_EFFECT_MAX_ATTEMPTS, DEFAULT_EFFECT_TIMEOUT_SECONDS } from './contract/effect-policy';
 import { gatePolicies } from './agents/gates';
 import type { ToolName } from './contract/tool-registry';
 import type { ModelDialect } from './contract/chat-model';
@@ -608,6 +608,15 @@ const gates = {
     .describe(
       "A user's effect function (`ctx.effect`) is attempted at most this many times, whether it threw, timed out or its worker died (backoff from 1 s, doubling, at most 1 minute apart: the default gives about 15 minutes); then its run fails with `effect_failed` naming the last error. A delivered effect is never attempted again. A run keeps the value it started with.",
     ),
+  EFFECT_TIMEOUT_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(5)
+    .max(24 * 3600)
+    .default(DEFAULT_EFFECT_TIMEOUT_SECONDS)
+    .describe(
+      "How long one attempt of a user's effect function may take: at this deadline its `ctx.signal` aborts and its hold on the effect is no longer renewed, and the next attempt acts only once it returned or its hold lapsed (30 s later), never beside it. A run keeps the value it started with.",
+    ),
 };
 
 const tools = {
@@ -960,6 +969,7 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
       gates: gatePolicies(e.GATE_TIMEOUT_SECONDS),
       modelCallTimeoutSeconds: e.MODEL_CALL_TIMEOUT_SECONDS,
       effectMaxAttempts: e.EFFECT_MAX_ATTEMPTS,
+      effectTimeoutSeconds: e.EFFECT_TIMEOUT_SECONDS,
     },
     /** Module paths of the user's agents (AGENTS), resolved from the working directory by whoever loads them. */
     agentModules: e.AGENTS,

@@ -16,8 +16,9 @@ export interface EffectContext {
    */
   redelivery: boolean;
   /**
-   * Aborts when this attempt is cancelled, its worker shuts down, or its start-to-close timeout (5
-   * minutes) passes, measured here whether or not Temporal's cancellation arrives: stop acting then.
+   * Aborts when this attempt is cancelled, its worker shuts down, or its start-to-close timeout
+   * (EFFECT_TIMEOUT_SECONDS) passes, measured here whether or not Temporal's cancellation arrives:
+   * stop acting then.
    * A later attempt runs the effect only once this one has returned or its hold has lapsed
    * (HOLD_MS after the abort).
    */

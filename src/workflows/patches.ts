@@ -43,6 +43,12 @@ export const PATCH = {
       "Opening a gate writes its sequence to the run's memo (`gateSeq`), so the webhook scan announces each gate of a run once.",
     until: 'deprecate once no run begun before the deploy that brought it is still open',
   },
+  cancelEndsAgent: {
+    id: 'run-cancel-ends-agent',
+    guards:
+      "A run's cancel ends its agent even while the agent awaits something no ctx call made (its own promise), instead of waiting for its next ctx call.",
+    until: 'deprecate once no run begun before the deploy that brought it is still open',
+  },
 } as const satisfies Record<string, PatchEntry>;
 
 export interface PatchEntry {

@@ -70,11 +70,11 @@ export const measure = proxyLocalActivities<FleetActivities>({
  * A user's effect function (`ctx.effect(name)` of a declared effect) runs on a worker of the run's
  * task queue that holds it, attempted at most `maxAttempts` times (EFFECT_MAX_ATTEMPTS); the
  * activity delivers it once per key. It heartbeats while it runs: a worker gone is seen within 30 s,
- * not at the start-to-close timeout.
+ * not at the start-to-close timeout (`timeoutSeconds`, EFFECT_TIMEOUT_SECONDS).
  */
-export function agentEffectsFor(maxAttempts: number) {
+export function agentEffectsFor(maxAttempts: number, timeoutSeconds: number) {
   return proxyActivities<FleetActivities>({
-    startToCloseTimeout: '5 minutes',
+    startToCloseTimeout: timeoutSeconds * 1000,
     heartbeatTimeout: '30 seconds',
     retry: {
       initialInterval: '1s',

@@ -15,7 +15,11 @@ import type { RunGateView } from '../contract/fleet-port';
 import { stepWorstCase } from '../contract/model-call';
 import { isJsonData } from '../contract/json-data';
 import { MAX_TOKENS } from '../scheduler/limits';
-import { DEFAULT_EFFECT_MAX_ATTEMPTS, EFFECT_FAILED } from '../contract/effect-policy';
+import {
+  DEFAULT_EFFECT_MAX_ATTEMPTS,
+  DEFAULT_EFFECT_TIMEOUT_SECONDS,
+  EFFECT_FAILED,
+} from '../contract/effect-policy';
 import {
   agentEffectsFor,
   local,
@@ -202,7 +206,7 @@ export function agentContext(run: RunLifecycle, agent: Agent): AgentContext {
         });
       if (state.cancelRequested) throw new RunCancelled();
       const attempts = opts.effectMaxAttempts ?? DEFAULT_EFFECT_MAX_ATTEMPTS;
-      return agentEffectsFor(attempts)
+      return agentEffectsFor(attempts, opts.effectTimeoutSeconds ?? DEFAULT_EFFECT_TIMEOUT_SECONDS)
         .applyAgentEffect({
           key: `${spec.runId}:${name}`,
           runId: spec.runId,

@@ -22,6 +22,8 @@ export interface RunOptions {
   modelCallTimeoutSeconds?: number;
   /** A user's effect function is attempted at most this many times (EFFECT_MAX_ATTEMPTS); absent: its default. */
   effectMaxAttempts?: number;
+  /** One attempt of a user's effect function may take this long (EFFECT_TIMEOUT_SECONDS); absent: its default. */
+  effectTimeoutSeconds?: number;
 }
 const DEFAULT_RUN_OPTIONS: RunOptions = { reofferFirstSeconds: 300, reofferMaxSeconds: 1800 };
 

@@ -6,6 +6,7 @@ import { agentNamed, registeredAgents } from './agent-registry';
 import { agentContext } from './run-context';
 import { isJsonData } from '../contract/json-data';
 import { failureOf, RunCancelled } from './run-failure';
+import { untilCancelled } from './run-cancel';
 import { RunLifecycle } from './run-lifecycle';
 import type { RunOptions } from './run-lifecycle';
 import {
@@ -73,7 +74,7 @@ export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<
   try {
     await run.waitForSlot();
     if (!agent) throw unknownAgent(spec.agent);
-    const result = await agent.run(agentContext(run, agent), spec.input ?? {});
+    const result = await untilCancelled(state, () => agent.run(agentContext(run, agent), spec.input ?? {}));
     // A result that is not JSON could never be recorded: the run would stay open, failing its task.
     if (!isJsonData(result))
       throw ApplicationFailure.create({

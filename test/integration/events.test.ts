@@ -163,6 +163,42 @@ describe('events in, runs out (real dev server)', () => {
     expect((await s.call('GET', '/v1/events/evt-shed-1', { token: poorKey })).body.outcome).toBe('started');
   });
 
+  it("an event's run over a per-run cap is refused as its input, not started (44, review)", async () => {
+    const bigKey = await s.tenant('big');
+    const over = await s.call('PUT', '/v1/triggers/huge', {
+      token: bigKey,
+      body: { ...TRIGGER, estimatedTokens: 2_000_000 },
+    });
+    expect(over.status).toBe(400);
+    expect(JSON.stringify(over.body)).toMatch(/RUN_MAX_TOKENS/);
+    const put = await s.call('PUT', '/v1/triggers/page', {
+      token: bigKey,
+      body: { ...TRIGGER, input: { steps: '{{data.steps}}', tokensPerStep: 10_000 } },
+    });
+    expect(put.status).toBe(201);
+    const secretOf = await s.call('POST', '/v1/webhook-secrets', { token: bigKey, body: { source: SOURCE } });
+    const raw = cloudEvent('evt-big-1', 200); // 200 steps × 10,000 tokens: twice RUN_MAX_TOKENS
+    const t = Math.floor(Date.now() / 1000);
+    const r = await s.call('POST', '/v1/events?tenant=big', {
+      token: '',
+      body: raw,
+      headers: {
+        'content-type': 'application/json',
+        'fairway-signature': signPayload(secretOf.body.secret as string, raw, t),
+      },
+    });
+    expect(r.status, JSON.stringify(r.body)).toBeLessThan(300);
+    expect(r.body.runs).toEqual([
+      expect.objectContaining({
+        status: 'invalid_input',
+        refusal: expect.objectContaining({ message: expect.stringMatching(/RUN_MAX_TOKENS/) }),
+      }),
+    ]);
+    expect(await runExists(s, r.body.runs[0].runId as string)).toBe(false);
+    const runs = await s.call('GET', '/v1/runs?limit=100', { token: bigKey });
+    expect(runs.body.items).toEqual([]);
+  });
+
   it('an API SIGKILLed right after its 2xx still yields the run (another API process picks the event up)', async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), `fairway-events-${s.id}-`));
     const port = await freePort();

@@ -9,6 +9,7 @@ import { startWorker } from '../../src';
 import { startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
 import { workerEnv } from '../support/worker-env';
+import { activityAttempts } from '../support/activity-attempts';
 import { toolIdentitySalt } from '../../src/fleet/identity-salt';
 
 const root = path.join(__dirname, '..', '..');
@@ -210,14 +211,7 @@ describe('your own agents on your own worker', () => {
       // Counted where it lands: once, and the effect step ran once (no retry ran the function again).
       const effectKey = `${runId}:publish`;
       expect(s.sink.ledger.timesDelivered(effectKey)).toBe(1);
-      const events = (await s.client.workflow.getHandle(runId).fetchHistory()).events ?? [];
-      const started = events.filter(
-        (e) =>
-          e.activityTaskStartedEventAttributes &&
-          events.find((x) => x.eventId?.equals(e.activityTaskStartedEventAttributes!.scheduledEventId!))
-            ?.activityTaskScheduledEventAttributes?.activityType?.name === 'applyAgentEffect',
-      );
-      expect(started.map((e) => e.activityTaskStartedEventAttributes?.attempt)).toEqual([1]);
+      expect(await activityAttempts(s, runId, 'applyAgentEffect')).toEqual([1]);
     },
   );
 
@@ -240,15 +234,6 @@ describe('your own agents on your own worker', () => {
     // Nothing reached the sink, and the function ran exactly EFFECT_MAX_ATTEMPTS times (the history
     // records the last attempt's start).
     expect(s.sink.ledger.timesDelivered(`${runId}:publish`)).toBe(0);
-    const events = (await s.client.workflow.getHandle(runId).fetchHistory()).events ?? [];
-    const attempts = events.flatMap((e) => {
-      const started = e.activityTaskStartedEventAttributes;
-      if (!started) return [];
-      const scheduled = events.find((x) => x.eventId?.equals(started.scheduledEventId!));
-      return scheduled?.activityTaskScheduledEventAttributes?.activityType?.name === 'applyAgentEffect'
-        ? [started.attempt]
-        : [];
-    });
-    expect(attempts).toEqual([EFFECT_ATTEMPTS]);
+    expect(await activityAttempts(s, runId, 'applyAgentEffect')).toEqual([EFFECT_ATTEMPTS]);
   });
 });

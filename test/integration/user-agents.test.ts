@@ -209,6 +209,23 @@ describe('an agent defined in user code (real dev server)', () => {
     },
   );
 
+  it('a cancel ends a run whose agent awaits a promise of its own, not only at its next ctx call', async () => {
+    const runId = await start({ question: 'q', hang: true });
+    const hanging = await waitFor(
+      () => view(runId),
+      (v) => v?.status === 'running' && v.toolCalls?.length === 1,
+      90_000,
+      200,
+    );
+    expect(hanging.toolCalls.map((c: { tool: string; outcome: string }) => `${c.tool}:${c.outcome}`)).toEqual(
+      ['lookup:ok'],
+    );
+    const cancel = await s.call('POST', `/v1/runs/${runId}/cancel`, { token: key });
+    expect(cancel.status, JSON.stringify(cancel.body)).toBe(202);
+    const done = await until(runId, ['cancelled', 'completed', 'failed']);
+    expect(done.status).toBe('cancelled');
+  });
+
   it('runs a conversation of more than 4 MiB, its history staying small', async () => {
     const input = EchoInputSchema.parse({ question: 'Summarise.', contextChars: 4.5 * 2 ** 20 });
     const runId = await start(input);

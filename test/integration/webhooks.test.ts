@@ -170,4 +170,27 @@ describe('webhooks out to a flaky receiver (real dev server)', () => {
 
     await s.call('POST', `/v1/runs/${gated}/cancel`, { token: key });
   });
+
+  it("a deleted tenant's endpoints go with it: its id created again inherits none (44, item 2)", async () => {
+    const first = await s.tenant('reborn');
+    const hook = await s.call('POST', '/v1/webhooks', {
+      token: first,
+      body: { url: 'http://old-owner.example/hooks', events: ['run.completed'] },
+    });
+    expect(hook.status, JSON.stringify(hook.body)).toBe(201);
+    const id = hook.body.id as string;
+    expect((await s.call('GET', `/v1/webhooks/${id}/deliveries`, { token: first })).status).toBe(200);
+
+    expect((await s.call('POST', '/v1/admin/tenants/reborn/disable')).status).toBe(200);
+    const deleted = await s.call('DELETE', '/v1/admin/tenants/reborn');
+    expect(deleted.status, JSON.stringify(deleted.body)).toBe(204);
+    const second = await s.tenant('reborn');
+
+    const listed = await s.call('GET', '/v1/webhooks', { token: second });
+    expect(listed.status).toBe(200);
+    expect(listed.body.items).toEqual([]);
+    const log = await s.call('GET', `/v1/webhooks/${id}/deliveries`, { token: second });
+    expect(log.status).toBe(404);
+    expect(log.body).toMatchObject({ error: { code: expect.any(String) } });
+  });
 });

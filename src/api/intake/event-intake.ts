@@ -3,6 +3,8 @@ import type { AgentCatalog } from '../agents/catalog';
 import { ApiError } from '../../contract/errors';
 import { renderInput, triggerMatches, type EventEnvelope } from '../../contract/triggers';
 import type { ApiContext } from '../context';
+import type { RunCaps } from '../../config';
+import { runCapIssues } from './run-caps';
 import { canonicalHash } from '../crypto/canonical-json';
 import type { EventRecord, NewEventRun, TriggerEntry } from '../../stores/events/event-store';
 import type { EventOutcome } from './event-schemas';
@@ -25,10 +27,12 @@ export const eventLink = (event: Pick<EventEnvelope, 'id' | 'source'>, suffix = 
  * The runs the tenant's triggers make of `event`, skipping triggers in `except` (already applied).
  * Each gets a new random run id (`newRunId`), kept in the event's row: retries and replays find it
  * there, and an event id reused after its retention names new runs, never a closed one Temporal
- * still holds (its start would be refused as a duplicate).
+ * still holds (its start would be refused as a duplicate). A run is held to the per-run caps as one
+ * sent to `POST /v1/runs` is, and to the larger of the trigger's estimate and the agent's own.
  */
 export function runsForEvent(
   agents: AgentCatalog,
+  caps: RunCaps,
   triggers: readonly TriggerEntry[],
   tenant: string,
   event: EventEnvelope,
@@ -41,26 +45,31 @@ export function runsForEvent(
     const rendered = renderInput(spec.input, event);
     const parsed = agent?.input.safeParse(rendered);
     // The agent's own estimate may fail for this input: the run is refused, the event still lands.
-    const estimate =
-      agent && parsed?.success && spec.estimatedTokens === undefined
-        ? tryEstimate(agent, parsed.data)
-        : undefined;
+    const estimate = agent && parsed?.success ? tryEstimate(agent, parsed.data) : undefined;
+    const estimatedTokens =
+      typeof estimate === 'number' ? Math.max(spec.estimatedTokens ?? 0, estimate) : spec.estimatedTokens;
+    const overCaps =
+      parsed?.success && estimatedTokens !== undefined
+        ? runCapIssues(caps, parsed.data, estimatedTokens, 'input', 'estimatedTokens')
+        : [];
     const base = {
       trigger: name,
       runId: newRunId(tenant),
       agent: spec.agent,
       priority: spec.priority,
     };
-    if (!agent || !parsed?.success || typeof estimate === 'object') {
+    if (!agent || !parsed?.success || typeof estimate === 'object' || overCaps.length > 0) {
       const why = !agent
         ? `there is no agent called "${spec.agent}"`
         : typeof estimate === 'object'
           ? estimate.why
-          : parsed?.error?.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ');
+          : overCaps.length > 0
+            ? overCaps.map((i) => i.message).join(' ')
+            : parsed?.error?.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ');
       runs.push({
         ...base,
         input: rendered ?? null,
-        estimatedTokens: spec.estimatedTokens ?? 1,
+        estimatedTokens: estimatedTokens ?? 1,
         status: 'invalid_input',
         refusal: {
           code: 'invalid_input',
@@ -73,7 +82,7 @@ export function runsForEvent(
     runs.push({
       ...base,
       input: parsed.data,
-      estimatedTokens: spec.estimatedTokens ?? (estimate as number),
+      estimatedTokens: estimatedTokens as number,
       status: 'pending',
     });
   }
@@ -148,7 +157,7 @@ export async function acceptEvent(
   const result = await ctx.store.events.record(
     { tenant, eventId: key, bodyHash, envelope, receivedAt: ctx.now() },
     (triggers) => {
-      const runs = runsForEvent(ctx.agents, triggers, tenant, envelope);
+      const runs = runsForEvent(ctx.agents, ctx.runCaps, triggers, tenant, envelope);
       units = Math.max(1, runs.filter((r) => r.status === 'pending').length);
       return runs;
     },

@@ -208,7 +208,7 @@ export function eventsRouter(ctx: ApiContext): Router {
     const event = await owned(req, res, req.params.eventId);
     const applied = new Set(event.runs.map((r) => r.trigger));
     const triggers = await ctx.store.events.listTriggers(event.tenant);
-    const added = runsForEvent(ctx.agents, triggers, event.tenant, event.envelope, applied);
+    const added = runsForEvent(ctx.agents, ctx.runCaps, triggers, event.tenant, event.envelope, applied);
     // The runs a replay adds are new work.
     const adding = added.filter((r) => r.status === 'pending').length;
     if (adding > 0) await rateLimit(ctx, event.tenant, adding);

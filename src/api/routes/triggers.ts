@@ -4,6 +4,7 @@ import type { TriggerSpec } from '../../contract/triggers';
 import type { ApiContext } from '../context';
 import { TriggerNameSchema, TriggerPutSchema } from '../intake/event-schemas';
 import { parseOr400 } from '../intake/validation';
+import { enforceRunCaps, runCapIssues } from '../intake/run-caps';
 import { unknownAgent } from '../intake/parse-requests';
 import { tenantOf } from '../middleware/auth';
 
@@ -30,6 +31,8 @@ export function triggersRouter(ctx: ApiContext): Router {
     const name = parseOr400(TriggerNameSchema, req.params.name);
     const body = parseOr400(TriggerPutSchema, req.body ?? {});
     if (!ctx.agents.get(body.agent)) throw unknownAgent(body.agent, ctx.agents);
+    if (body.estimatedTokens !== undefined)
+      enforceRunCaps(runCapIssues(ctx.runCaps, undefined, body.estimatedTokens, 'input', 'estimatedTokens'));
     const spec: TriggerSpec = {
       eventType: body.eventType,
       filter: body.filter,

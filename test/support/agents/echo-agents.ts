@@ -20,6 +20,8 @@ export const EchoInputSchema = z.object({
   badTokens: z.enum(['step-nan', 'model-infinite']).optional(),
   /** A user's mistake: a result, or a gate's proposal, that is not JSON (a BigInt). */
   notJson: z.enum(['result', 'proposal']).optional(),
+  /** A user's mistake: after the tool, awaits a promise of its own that never settles. */
+  hang: z.boolean().optional(),
 });
 export type EchoInput = z.output<typeof EchoInputSchema>;
 
@@ -48,6 +50,7 @@ export const echo = defineAgent({
   gate: { timeoutSeconds: 600, onTimeout: 'reject' },
   async run(ctx, input) {
     const { record } = await ctx.tool('lookup', { incident: input.question });
+    if (input.hang) await new Promise(() => undefined);
     if (input.undeclaredTool) await ctx.tool(input.undeclaredTool, { incident: input.question });
     if (input.undeclaredEffect) await ctx.effect(input.undeclaredEffect, {});
     if (input.notJson === 'result') return { n: 1n };
