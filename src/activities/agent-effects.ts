@@ -69,7 +69,7 @@ function currentAttempt(): EffectAttempt {
  * lapse; at its deadline an attempt's signal aborts and its hold is no longer renewed.
  */
 export function agentEffectActivity(
-  effects: Pick<EffectStore, 'apply' | 'markDelivered' | 'hold' | 'release'>,
+  effects: Pick<EffectStore, 'apply' | 'markDelivered' | 'delivery' | 'hold' | 'release'>,
   functions: Readonly<Record<string, EffectFunction>>,
   attempt: () => EffectAttempt = currentAttempt,
   clock: { now: () => number; sleep: (ms: number) => Promise<void> } = {
@@ -99,10 +99,8 @@ export function agentEffectActivity(
       const now = clock.now();
       const hold = await effects.hold(req.key, me.holder, now + HOLD_MS, now);
       if (hold === 'held') break;
-      if (hold === 'delivered') {
-        const again = await effects.apply(req.key, { runId: req.runId, agent: req.agent, effect: req.name });
-        return { applied: false, ...resultOf(again.result) };
-      }
+      if (hold === 'delivered')
+        return { applied: false, ...resultOf((await effects.delivery(req.key)).result) };
       await clock.sleep(HOLD_RENEW_MS);
     }
     const untilDeadline = me.deadline === null ? null : Math.max(0, me.deadline - clock.now());

@@ -1,6 +1,7 @@
 import { migrate, numberedSql, openPool } from '../engine/pg';
 import type { Migration } from '../engine/pg';
-import { HOLD_SQL, SUMMARY_SQL } from './effect-store';
+import { deliveryOf, HOLD_SQL, SUMMARY_SQL } from './effect-store';
+import type { DeliveryRow } from './effect-store';
 import type { EffectStore } from './effect-store';
 
 const MIGRATIONS: Migration[] = [
@@ -39,6 +40,11 @@ export async function openPgEffectStore(url: string): Promise<EffectStore> {
     await pool.end();
     throw err;
   }
+  const delivery = async (key: string) =>
+    deliveryOf(
+      (await pool.query<DeliveryRow>('SELECT delivered_at, result FROM effects WHERE key = $1', [key]))
+        .rows[0],
+    );
   return {
     async apply(key, payload) {
       const now = Date.now();
@@ -55,14 +61,9 @@ export async function openPgEffectStore(url: string): Promise<EffectStore> {
       );
       const applied = r.rows[0]?.applied === 1;
       if (applied) return { applied, delivered: false };
-      const d = await pool.query<{ delivered_at: string | null; result: string | null }>(
-        'SELECT delivered_at, result FROM effects WHERE key = $1',
-        [key],
-      );
-      const row = d.rows[0];
-      const delivered = row?.delivered_at != null;
-      return { applied, delivered, ...(delivered && row?.result != null ? { result: row.result } : {}) };
+      return { applied, ...(await delivery(key)) };
     },
+    delivery,
     async markDelivered(key, result) {
       await pool.query(
         'UPDATE effects SET delivered_at = $1, result = $2 WHERE key = $3 AND delivered_at IS NULL',

@@ -1,5 +1,6 @@
 import { openSqliteFile } from '../engine/sqlite';
-import { HOLD_SQL, SUMMARY_SQL } from './effect-store';
+import { deliveryOf, HOLD_SQL, SUMMARY_SQL } from './effect-store';
+import type { DeliveryRow } from './effect-store';
 import type { EffectStore } from './effect-store';
 
 const SCHEMA = `
@@ -50,9 +51,7 @@ export function openSqliteEffectStore(filePath: string): EffectStore {
     const applied = insertEffect.run(key, payload, now).changes === 1;
     logAttempt.run(key, applied ? 1 : 0, now);
     if (applied) return { applied, delivered: false };
-    const row = deliveredAt.get(key) as { delivered_at: number | null; result: string | null } | undefined;
-    const delivered = row?.delivered_at != null;
-    return { applied, delivered, ...(delivered && row?.result != null ? { result: row.result } : {}) };
+    return { applied, ...deliveryOf(deliveredAt.get(key) as DeliveryRow | undefined) };
   });
 
   return {
@@ -63,6 +62,9 @@ export function openSqliteEffectStore(filePath: string): EffectStore {
     },
     async markDelivered(key, result) {
       setDelivered.run(Date.now(), result ?? null, key);
+    },
+    async delivery(key) {
+      return deliveryOf(deliveredAt.get(key) as DeliveryRow | undefined);
     },
     async hold(key, holder, until, now) {
       if (takeHold.run(holder, until, key, holder, now).changes === 1) return 'held';

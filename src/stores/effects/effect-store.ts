@@ -24,6 +24,8 @@ export interface EffectStore {
    * (JSON text). The first record stands: a later one changes neither.
    */
   markDelivered(key: string, result?: string): Promise<void>;
+  /** Whether the effect under `key` was delivered, and its recorded result; reads only (no attempt is logged). */
+  delivery(key: string): Promise<{ delivered: boolean; result?: string }>;
   /**
    * Takes or renews `holder`'s hold on the undelivered effect `key` until `until`: `held` when it is
    * `holder`'s (free, its own, or another's lapsed before `now`), `busy` while another attempt holds
@@ -37,6 +39,18 @@ export interface EffectStore {
 }
 
 export type EffectHold = 'held' | 'busy' | 'delivered';
+
+/** An effect row's delivery columns, as both engines read them. */
+export interface DeliveryRow {
+  delivered_at: number | string | null;
+  result: string | null;
+}
+
+/** What a row says of the delivery: delivered or not, and the result recorded with it. */
+export function deliveryOf(row: DeliveryRow | undefined): { delivered: boolean; result?: string } {
+  const delivered = row?.delivered_at != null;
+  return { delivered, ...(delivered && row?.result != null ? { result: row.result } : {}) };
+}
 
 /** The hold's statements, the same for both engines (`?` placeholders). */
 export const HOLD_SQL = {

@@ -162,6 +162,8 @@ describe('applyAgentEffect over the worker effect functions', () => {
     expect(await first).toEqual({ applied: true, result: 'first' });
     expect(await second).toEqual({ applied: false, result: 'first' });
     expect(runs).toBe(1);
+    // Each attempt applied once: reading the delivery logs no third attempt.
+    expect((await store.summary()).attempts).toBe(2);
   });
 
   it("a hung attempt's signal aborts at its deadline; the next attempt runs once its hold lapses", async () => {

@@ -72,9 +72,15 @@ describe.each([sqlite, postgres])('effect store ($name)', (engine) => {
   it.skipIf(engine.skip)('remembers a confirmed delivery, once', async () => {
     const s = await store();
     await s.apply('k', {});
+    expect(await s.delivery('k')).toEqual({ delivered: false });
+    await s.markDelivered('k', '"first"');
     await s.markDelivered('k');
-    await s.markDelivered('k');
-    expect(await s.apply('k', {})).toEqual({ applied: false, delivered: true });
+    // Read without logging an attempt: the summary counts the two applies only.
+    expect(await s.delivery('k')).toEqual({ delivered: true, result: '"first"' });
+    expect(await s.delivery('unknown')).toEqual({ delivered: false });
+    expect((await s.summary()).attempts).toBe(1);
+    expect(await s.apply('k', {})).toEqual({ applied: false, delivered: true, result: '"first"' });
+    expect((await s.summary()).attempts).toBe(2);
     await s.markDelivered('never-applied');
     expect(await s.apply('never-applied', {})).toEqual({ applied: true, delivered: false });
   });
