@@ -64,7 +64,7 @@ export function runsForEvent(
         : typeof estimate === 'object'
           ? estimate.why
           : overCaps.length > 0
-            ? overCaps.map((i) => i.message).join(' ')
+            ? overCaps.map((i) => i.message.replace(/\.$/, '')).join('; ')
             : parsed?.error?.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ');
       runs.push({
         ...base,
