@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { AgentEffectRequest, AgentEffectResult } from '../contract/activity-types';
 import type { EffectStore } from '../stores/effects/effect-store';
+import { jsonText } from '../contract/json-data';
 
 /** What a user's effect function is called with besides its arguments. */
 export interface EffectContext {
@@ -103,8 +104,8 @@ export function agentEffectActivity(
         return { applied: false, ...resultOf((await effects.delivery(req.key)).result) };
       await clock.sleep(HOLD_RENEW_MS);
     }
-    const untilDeadline = me.deadline === null ? null : Math.max(0, me.deadline - clock.now());
-    const deadline = untilDeadline === null ? undefined : setTimeout(stop, untilDeadline);
+    const deadline =
+      me.deadline === null ? undefined : setTimeout(stop, Math.max(0, me.deadline - clock.now()));
     const renew = setInterval(() => {
       if (abort.signal.aborted) return;
       const now = clock.now();
@@ -135,7 +136,7 @@ export function agentEffectActivity(
     // The function has acted: its delivery is recorded before anything else can throw, so no later
     // attempt runs it again. The first recorded delivery stands for every later attempt; only one
     // attempt's answer reaches the run (Temporal completes an activity once).
-    const serialised = serialise(returned);
+    const serialised = jsonText(returned);
     await effects.markDelivered(req.key, serialised.text);
     if (serialised.error !== undefined)
       throw ApplicationFailure.create({
@@ -147,15 +148,6 @@ export function agentEffectActivity(
       });
     return { applied: true, ...resultOf(serialised.text) };
   };
-}
-
-/** The function's return value as JSON text, or why it is not JSON (a BigInt, a cycle, a throwing toJSON). */
-function serialise(value: unknown): { text: string | undefined; error?: string } {
-  try {
-    return { text: value === undefined ? undefined : JSON.stringify(value) };
-  } catch (err) {
-    return { text: undefined, error: err instanceof Error ? err.message : String(err) };
-  }
 }
 
 const resultOf = (text: string | undefined): { result?: unknown } =>

@@ -55,9 +55,12 @@ export interface AgentContext {
   effect(name: string, args?: Record<string, unknown>): Promise<{ applied: boolean; result?: unknown }>;
 }
 
+/** What a gate may decide when its timeout passes. */
+export const GATE_TIMEOUT_OUTCOMES = ['approve', 'reject', 'escalate'] as const;
+
 export interface AgentGatePolicy {
   timeoutSeconds: number;
-  onTimeout: 'approve' | 'reject' | 'escalate';
+  onTimeout: (typeof GATE_TIMEOUT_OUTCOMES)[number];
 }
 
 export interface AgentSpec<S extends z.ZodType = z.ZodType, R = unknown> {

@@ -63,6 +63,8 @@ export interface CoreState {
   passedOver: Map<string, { runId: string; since: number }>;
   /** Tenants whose queued units may exceed what their budget can still cover (checked by `refuseUncoverable`). */
   overBudget: Set<TenantState>;
+  /** Each named pool's governor parameters, derived from `governorParams` once (`paramsOf`); not in the snapshot. */
+  poolParams?: Map<string, GovernorParams>;
 }
 
 /** An empty, open fleet. */

@@ -39,10 +39,16 @@ export function knownGovernor(s: CoreState, name: string | undefined): GovernorS
 
 /** The governor parameters of `pool`: the chain's, with the pool's own quota share when it has one. */
 export function paramsOf(s: CoreState, pool: string): GovernorParams {
-  const share = pool === DEFAULT_POOL ? undefined : s.governorParams.poolQuotaShares?.[pool];
-  return share === undefined || !(share > 0 && share <= 1)
-    ? s.governorParams
-    : { ...s.governorParams, quotaShare: share };
+  if (pool === DEFAULT_POOL) return s.governorParams;
+  const known = s.poolParams?.get(pool);
+  if (known) return known;
+  const share = s.governorParams.poolQuotaShares?.[pool];
+  const params =
+    share === undefined || !(share > 0 && share <= 1)
+      ? s.governorParams
+      : { ...s.governorParams, quotaShare: share };
+  (s.poolParams ??= new Map()).set(pool, params);
+  return params;
 }
 
 /** The governor of `pool` (the default one for an unknown pool). */

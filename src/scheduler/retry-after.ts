@@ -22,7 +22,7 @@ export function secondsToDrain(units: number, perSecond: number): number {
  * Admission rate from the governor's token allowance, for when nothing has been
  * admitted recently to measure (a cold fleet): tokens per second / unit cost.
  */
-function governorRate(s: CoreState, avgCost: number, g: GovernorState = s.governor): number {
+function governorRate(g: GovernorState, avgCost: number): number {
   return g.tokensPerMinute / 60 / Math.max(1, avgCost);
 }
 
@@ -40,14 +40,14 @@ export function governedTenantRate(
 ): number {
   const share = t.settings.weight / Math.max(t.settings.weight, backloggedWeight());
   const governed =
-    g === null ? Infinity : governorRate(s, t.queued > 0 ? t.queuedCost / t.queued : 1, g) * share;
+    g === null ? Infinity : governorRate(g, t.queued > 0 ? t.queuedCost / t.queued : 1) * share;
   return Math.min(tenantAdmissionRate(s, t, now, backloggedWeight), governed);
 }
 
 /** Fleet admissions per second: measured (EWMA) when there is recent history, else from the governor. */
 export function fleetAdmissionRate(s: CoreState, now: number): number {
   if (recentEvents(s.fleetRate, now) >= 1) return currentRatePerSecond(s.fleetRate, now);
-  return governorRate(s, s.queued.size > 0 ? s.queuedCost / s.queued.size : 1);
+  return governorRate(s.governor, s.queued.size > 0 ? s.queuedCost / s.queued.size : 1);
 }
 
 /**
@@ -63,7 +63,7 @@ export function tenantAdmissionRate(
   if (recentEvents(t.rate, now) >= 1) return currentRatePerSecond(t.rate, now);
   const share = t.settings.weight / Math.max(t.settings.weight, backloggedWeight());
   if (recentEvents(s.fleetRate, now) >= 1) return currentRatePerSecond(s.fleetRate, now) * share;
-  return governorRate(s, t.queued > 0 ? t.queuedCost / t.queued : 1) * share;
+  return governorRate(s.governor, t.queued > 0 ? t.queuedCost / t.queued : 1) * share;
 }
 
 /** Seconds to the end of the budget period (at least 1); NO_PERIOD_RETRY_AFTER_S without one. */

@@ -7,6 +7,7 @@ import {
   upsertMemo,
   workflowInfo,
 } from '@temporalio/workflow';
+import { GATE_TIMEOUT_OUTCOMES } from '../agent/define';
 import type { Agent, AgentContext, GateOptions } from '../agent/define';
 import { DEFAULT_GATE } from '../agents/gates';
 import type { GatePolicy } from '../agents/gates';
@@ -61,17 +62,14 @@ export function gatePolicyOf(
       nonRetryable: true,
     });
   const onTimeout = g.onTimeout ?? policy?.onTimeout ?? 'reject';
-  if (!GATE_OUTCOMES.includes(onTimeout))
+  if (!(GATE_TIMEOUT_OUTCOMES as readonly string[]).includes(onTimeout))
     throw ApplicationFailure.create({
       type: 'InvalidGate',
-      message: `agent "${agent.name}": a gate's onTimeout must be one of ${GATE_OUTCOMES.join(', ')}, not ${JSON.stringify(onTimeout)}`,
+      message: `agent "${agent.name}": a gate's onTimeout must be one of ${GATE_TIMEOUT_OUTCOMES.join(', ')}, not ${JSON.stringify(onTimeout)}`,
       nonRetryable: true,
     });
   return { timeoutSeconds, onTimeout };
 }
-
-/** What a gate may decide when its timeout passes. */
-const GATE_OUTCOMES: readonly string[] = ['approve', 'reject', 'escalate'];
 
 /** Refuses a step's tokens or a call's maxTokens that is not a whole number in [lo, MAX_TOKENS] (the scheduler's bound). */
 function checkTokens(agent: string, what: string, n: unknown, lo: number): void {

@@ -1,4 +1,5 @@
 import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
+import { thrownMessage } from '../contract/json-data';
 
 /** The run was cancelled (by its owner, or while it waited): it ends `cancelled`, not failed. */
 export class RunCancelled extends Error {}
@@ -11,14 +12,9 @@ export function failureOf(err: unknown): { code: string; message: string; usedTo
     const code = (cause.type ?? 'error').replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase();
     return { code, message: cause.message, usedTokens: details?.usedTokens ?? 0 };
   }
-  return { code: 'error', message: messageOf(err), usedTokens: 0 };
-}
-
-/** What an agent threw, as text; a value that cannot be made text (its getter or toString throws) says so. */
-function messageOf(err: unknown): string {
-  try {
-    return err instanceof Error ? String(err.message) : String(err);
-  } catch {
-    return 'the agent threw a value that cannot be shown as text';
-  }
+  return {
+    code: 'error',
+    message: thrownMessage(err, 'the agent threw a value that cannot be shown as text'),
+    usedTokens: 0,
+  };
 }

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { estimateOf, type Agent } from '../../agent/define';
 import { ApiError } from '../../contract/errors';
+import { thrownMessage } from '../../contract/json-data';
 import { AgentsImportError, importAgents } from '../../fleet/agent-modules';
 import { builtInAgents } from './built-ins';
 
@@ -88,13 +89,9 @@ export function tryEstimate(agent: Agent, input: unknown): number | { why: strin
   try {
     return estimateOf(agent, input);
   } catch (err) {
-    let why: string;
-    try {
-      why = err instanceof Error ? err.message : String(err);
-    } catch {
-      why = 'it threw';
-    }
-    return { why: `The agent "${agent.name}" could not estimate this input: ${why}` };
+    return {
+      why: `The agent "${agent.name}" could not estimate this input: ${thrownMessage(err, 'it threw')}`,
+    };
   }
 }
 

@@ -5,7 +5,7 @@
  * a SQLite file in `DATA_DIR` shared by the processes of one host), as they do the other stores.
  *
  * Retention: each payload remembers when it was last written or read (`used_at`, refreshed at most
- * every TOUCH_EVERY_MS on reads); `prune` deletes those unused since a time (PAYLOAD_RETENTION_DAYS).
+ * every TOUCH_EVERY_MS); `prune` deletes those unused since a time (PAYLOAD_RETENTION_DAYS).
  */
 export interface PayloadStore {
   /** Stores `data` under `key` (a hash of it): writing a key twice keeps the first, equal, bytes and marks it used. */
@@ -35,8 +35,10 @@ export const PAYLOADS_DDL = `CREATE TABLE IF NOT EXISTS payloads (
 export const PAYLOADS_USED_AT = 'ALTER TABLE payloads ADD COLUMN used_at BIGINT';
 
 export const PAYLOAD_SQL = {
+  // A key written again is marked used as a read is: at most every TOUCH_EVERY_MS (no row rewrite each time).
   put: `INSERT INTO payloads (key, data, size, created_at, used_at) VALUES (?, ?, ?, ?, ?)
-    ON CONFLICT (key) DO UPDATE SET used_at = excluded.used_at`,
+    ON CONFLICT (key) DO UPDATE SET used_at = excluded.used_at
+    WHERE COALESCE(payloads.used_at, payloads.created_at) <= excluded.used_at - ${TOUCH_EVERY_MS}`,
   get: 'SELECT data, COALESCE(used_at, created_at) AS used_at FROM payloads WHERE key = ?',
   touch: 'UPDATE payloads SET used_at = ? WHERE key = ?',
   prune: `DELETE FROM payloads WHERE key IN
