@@ -502,6 +502,12 @@ const policy = {
     .describe(
       'A queued run not admitted after this many seconds (spread up to 2x) checks that the scheduler knows it and re-offers itself if not: a safety net, since the watchdog tells queued runs to re-offer at once after a scheduler loss. While still queued it checks again, backing off x2 up to RUN_REOFFER_MAX_SECONDS.',
     ),
+  RUN_START_ORDER: z
+    .enum(['start-first', 'decide-first'])
+    .default('start-first')
+    .describe(
+      "How the API offers a new run: `start-first` starts its workflow, then submits it (the run waits for the admission's signal); `decide-first` submits first and starts a run the scheduler admits at once with its admission (one workflow task, no signal, no re-offer timer), a run that must queue the start-first way. Turn it on only once every worker runs this version.",
+    ),
   RUN_REOFFER_MAX_SECONDS: z.coerce
     .number()
     .int()
@@ -941,6 +947,8 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
     eventCaps,
     governor,
     submitCoalesceMs: e.SUBMIT_COALESCE_MS,
+    /** Decide, then start (RUN_START_ORDER): new runs from the API are submitted before they are started. */
+    decideFirst: e.RUN_START_ORDER === 'decide-first',
     mailboxFlushMs: e.MAILBOX_FLUSH_MS,
     /** A prebuilt workflow bundle the worker loads instead of bundling `src/workflows`; undefined: bundled at start. */
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,

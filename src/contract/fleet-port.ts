@@ -1,4 +1,5 @@
 import type { ToolCallView } from './tool-registry';
+import type { RunStart } from './admit-notice';
 import type {
   LedgerEntry,
   Priority,
@@ -185,7 +186,7 @@ export interface FleetPort {
    * Starts the run's workflow, before it is submitted (so an admission always finds it); idempotent
    * on runId. `finished`: a run with this id ran before and is closed (it is never run twice).
    */
-  startRun(spec: RunSpec, opts?: { redrive?: boolean }): Promise<StartOutcome>;
+  startRun(spec: RunSpec, opts?: StartOptions): Promise<StartOutcome>;
   /** Removes a run the offer created and the scheduler refused (it never held a slot). */
   discardRun(runId: string): Promise<void>;
   /**
@@ -257,10 +258,16 @@ export interface DecisionOptions {
  */
 export type StartOutcome = 'started' | 'existing' | 'finished';
 
+/** `redrive`: a failed run started afresh; `start`: what the run starts with (decide, then start). */
+export interface StartOptions {
+  redrive?: boolean;
+  start?: RunStart;
+}
+
 /** The three moves of offering a run, as the fleet (or a test's fleet) makes them. */
 export interface RunOfferPorts {
   /** Starts the run's workflow, idempotent on its id; `redrive` starts a failed one afresh. */
-  startRun(spec: RunSpec, opts?: { redrive?: boolean }): Promise<StartOutcome>;
+  startRun(spec: RunSpec, opts?: StartOptions): Promise<StartOutcome>;
   /** Offers units to the scheduler; one result per unit. */
   submit(units: UnitSubmission[]): Promise<SubmitResult[]>;
   /** Removes a run this offer created and the scheduler refused (it never heard of it otherwise). */
@@ -282,6 +289,12 @@ export interface OfferOptions {
   resync?: (tenant: string) => Promise<void>;
   /** Workflow starts in flight at once. */
   concurrency?: number;
+  /**
+   * Decide, then start (RUN_START_ORDER=decide-first): submit first and start each run the scheduler
+   * admitted at once with its admission; the rest are offered the usual way. Only for new runs whose
+   * refusal discards them (not with `redrive` or `onRefused: 'keep'`).
+   */
+  decideFirst?: boolean;
 }
 
 export type OfferOutcome =

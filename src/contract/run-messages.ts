@@ -1,15 +1,8 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { RunSpec, RunView } from './fleet-port';
+import type { AdmitNotice } from './admit-notice';
 
-/** The scheduler's admission of one attempt of a run, with its lease. */
-export interface AdmitNotice {
-  attempt: number;
-  seq: number;
-  admittedAt: number;
-  leaseExpiresAt: number;
-  /** Tokens reserved in the ledger for this attempt (absent from older schedulers). */
-  reserved?: number;
-}
+export type { AdmitNotice } from './admit-notice';
 
 export const admitSignal = defineSignal<[AdmitNotice]>('admit');
 /** The scheduler took the slot back (the lease expired): the run must queue again before its next step. */

@@ -2,6 +2,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import { TypedSearchAttributes, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { RunSpec } from '../contract/fleet-port';
+import type { RunStart } from '../contract/admit-notice';
 import type { RunOptions, runWorkflow } from '../workflows/run';
 import {
   AgentNameKey,
@@ -19,7 +20,8 @@ import type { StartOutcome } from '../contract/offer-runs';
  * Starts a run's workflow with its business key as workflow id, so a repeated start is idempotent:
  * a running one is reused, a finished one is never run twice (unless `redrive`, for failed ones).
  *
- * Start comes before the scheduler hears of the run (single runs, batches and re-drives alike), so
+ * Start comes before the scheduler hears of the run (batches, re-drives, and single runs unless they
+ * decide first: then the run starts with the admission the scheduler answered, `opts.start`), so
  * an admission always finds its workflow; if nobody admits it, the run re-offers itself after
  * `reofferFirstSeconds` (its submitter may have died between start and submit, or the scheduler was
  * lost). The workflow starts with its lane's task-queue priority, so its first workflow task, its
@@ -36,7 +38,7 @@ export async function startRunWorkflow(
   baseTaskQueue: string,
   spec: RunSpec,
   run: RunOptions,
-  opts: { redrive?: boolean; taskQueue?: string } = {},
+  opts: { redrive?: boolean; taskQueue?: string; start?: RunStart } = {},
 ): Promise<StartOutcome> {
   const pairs = [
     { key: TenantIdKey, value: spec.tenant },
@@ -49,7 +51,7 @@ export async function startRunWorkflow(
     await client.workflow.start<typeof runWorkflow>('runWorkflow', {
       workflowId: spec.runId,
       taskQueue: opts.taskQueue ?? runTaskQueue(baseTaskQueue, spec.agent),
-      args: [spec, run],
+      args: opts.start ? [spec, run, opts.start] : [spec, run],
       typedSearchAttributes: new TypedSearchAttributes(pairs),
       memo: { agent: spec.agent, createdAt: spec.createdAt, estimatedTokens: spec.estimatedTokens },
       priority: { priorityKey: PRIORITY_KEY[spec.priority] },

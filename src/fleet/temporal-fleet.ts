@@ -123,7 +123,8 @@ export function createTemporalFleet(
     submit: (units) => coalescer.submit(units),
     startRun: (spec, opts) => startRunWorkflow(client, taskQueue, spec, config.runs, opts),
     discardRun: (runId) => discardRunWorkflow(client, config.temporal.namespace, runId),
-    offerRuns: (specs, opts) => offerRuns(fleet, specs.map(pooled), opts),
+    offerRuns: (specs, opts) =>
+      offerRuns(fleet, specs.map(pooled), { decideFirst: config.decideFirst, ...opts }),
 
     async getRun(runId) {
       const handle = client.workflow.getHandle(runId);

@@ -19,7 +19,7 @@ import { schedulerSettings } from '../stores/tenants/tenants';
 import { openDataConverter } from './claim-check';
 import { createActivities } from '../activities';
 import { scheduledRunActivities } from '../activities/scheduled-runs';
-import type { RunSpec } from '../contract/fleet-port';
+import type { RunSpec, StartOptions } from '../contract/fleet-port';
 import { SchedulerMailbox } from '../activities/mailbox';
 import { createModelClient } from '../activities/model-client';
 import { createChatClient } from '../activities/chat-client';
@@ -212,7 +212,7 @@ export async function startFleetWorker(opts: {
             }),
           }
         : source;
-    const startRun = (spec: RunSpec, o?: { redrive?: boolean }) =>
+    const startRun = (spec: RunSpec, o?: StartOptions) =>
       startRunWorkflow(client, taskQueue, spec, config.runs, o);
     const discardRun = (runId: string) => discardRunWorkflow(client, config.temporal.namespace, runId);
     const fleetActivities = createActivities({

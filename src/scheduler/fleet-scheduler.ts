@@ -1,4 +1,6 @@
 import { admit } from './admission';
+import { submitAdmittingNow } from './admit-now';
+import type { SubmitAnswer } from './admit-now';
 import { newCoreState } from './core';
 import type { CoreState } from './core';
 import { checkBatch, submit } from './door';
@@ -126,6 +128,14 @@ export class FleetScheduler {
   /** Door checks and queueing; one result per unit, in order. */
   submit(units: UnitSubmission[], now: number): SubmitResult[] {
     return submit(this.s, units, now);
+  }
+
+  /**
+   * Submits, and admits at once the `admitNow` units the fair order admits now (`admit-now.ts`); the
+   * round's other admissions are returned for the caller to tell their runs.
+   */
+  submitAdmittingNow(units: UnitSubmission[], now: number, round = true): SubmitAnswer {
+    return submitAdmittingNow(this.s, units, now, round);
   }
 
   /**

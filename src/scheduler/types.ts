@@ -50,6 +50,11 @@ export interface UnitSubmission {
    * The model pool its calls go to (`pools.ts`): its governor admits it. Absent: the default pool.
    */
   pool?: string;
+  /**
+   * Its run is not started yet (decide, then start): admit it in the answer if the fair order admits
+   * it now; otherwise it is not kept (`withdrawn`), and its offer starts the run and submits it again.
+   */
+  admitNow?: boolean;
 }
 
 /** `invalid_unit`: a unit not in the API's forms (the submit update refuses it alone, not its neighbours). */
@@ -67,7 +72,17 @@ export interface Refusal {
 export type Refused = { accepted: false } & Refusal;
 
 export type SubmitResult =
-  { runId: string; accepted: true; duplicate: boolean; held: boolean } | ({ runId: string } & Refused);
+  | {
+      runId: string;
+      accepted: true;
+      duplicate: boolean;
+      held: boolean;
+      /** An `admitNow` unit admitted in this answer: its run starts with this admission. */
+      admission?: Admission;
+      /** An `admitNow` unit the fair order did not admit now: not kept; start its run, then submit it again. */
+      withdrawn?: boolean;
+    }
+  | ({ runId: string } & Refused);
 
 /** The door's answer for a whole batch (admitted whole or not at all). */
 export type BatchVerdict = { accepted: true } | Refused;

@@ -19,6 +19,7 @@ import {
   runSpecQuery,
   runViewQuery,
 } from '../contract/run-messages';
+import type { RunStart } from '../contract/admit-notice';
 
 export type { RunOptions } from './run-lifecycle';
 
@@ -60,19 +61,21 @@ function unknownAgent(name: string): ApplicationFailure {
 /**
  * One agent run: waits for the scheduler's admission, runs the agent's steps under its lease, gives
  * the slot back with the tokens it used. Queued at start by the API (attempt 0, or past a re-driven
- * run's failed execution). The agent is the bundle's registered one of that name (agent-registry.ts).
+ * run's failed execution), or started with its admission when the scheduler decided first. The agent is the bundle's registered one of that name (agent-registry.ts).
  * This function only wires: the admission protocol is run-lifecycle.ts, the per-step reservation
  * run-reservation.ts, what the agent may do run-context.ts.
  */
-export async function runWorkflow(spec: RunSpec, options?: RunOptions): Promise<RunView> {
+export async function runWorkflow(spec: RunSpec, options?: RunOptions, start?: RunStart): Promise<RunView> {
   const run = new RunLifecycle(spec, options);
   const { state } = run;
   setRunHandlers(run);
   const agent = agentNamed(spec.agent);
+  // Started with its admission (decide, then start): no admit signal and no re-offer timer.
+  if (start?.admission) state.admit(start.admission);
 
   let outcome: ReleaseOutcome = 'completed';
   try {
-    await run.waitForSlot();
+    await run.waitForSlot(start?.checkNow === true);
     if (!agent) throw unknownAgent(spec.agent);
     const result = await untilCancelled(state, () => agent.run(agentContext(run, agent), spec.input ?? {}));
     // A result that is not JSON could never be recorded: the run would stay open, failing its task.

@@ -34,9 +34,18 @@ import {
 export function setUpdateHandlers(m: SchedulerManager): void {
   const { core, work } = m;
   // Malformed units are refused one by one (their neighbours in the message are not affected).
+  // A unit whose run is not started yet (`admitNow`) is admitted in the answer when it can be.
   setHandler(
     submitUpdate,
-    (units) => work.touched(submitEach(units, (good) => core.submit(good, Date.now()))),
+    (units) =>
+      work.touched(
+        submitEach(units, (good) => {
+          if (!good.some((u) => u.admitNow === true)) return core.submit(good, Date.now());
+          const { results, others } = core.submitAdmittingNow(good, Date.now(), !m.closing);
+          work.admitted.push(...others);
+          return results;
+        }),
+      ),
     {
       validator: validateSubmissions,
     },

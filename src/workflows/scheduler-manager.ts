@@ -40,6 +40,11 @@ export class SchedulerManager {
   readonly work = new SchedulerWork();
   readonly recovery: SchedulerRecovery;
   private timerAt: number | null = null;
+  /**
+   * The loop ended: the chain waits for its notices, then continues-as-new. A submit now admits
+   * nothing at once (no pass is left to tell the round's other admissions).
+   */
+  closing = false;
   private lastDetails = '';
 
   constructor(private readonly input: SchedulerInput) {
@@ -102,7 +107,8 @@ export class SchedulerManager {
     // Queued units their tenant's budget can no longer cover end now (budget_exhausted), not when
     // the period rolls.
     sendBudgetRefusals(this.work, this.core.refuseUncoverable(now));
-    const admissions = this.core.admit(now);
+    const admissions = this.work.admitted.concat(this.core.admit(now));
+    this.work.admitted = [];
     if (admissions.length > 0) sendAdmissions(this.work, this.core, admissions);
     const details = summaryLine(this.core.summary(now));
     if (details !== this.lastDetails) setCurrentDetails((this.lastDetails = details));
@@ -116,6 +122,7 @@ export class SchedulerManager {
    */
   settled(): Promise<boolean> {
     this.work.watch.assertInTask();
+    this.closing = true;
     return condition(() => this.work.pending === 0 && allHandlersFinished(), '1 minute');
   }
 

@@ -1,5 +1,6 @@
 import type { BudgetRefusal, FleetScheduler } from '../scheduler';
 import type { Admission } from '../scheduler/types';
+import { admitNoticeOf } from '../contract/admit-notice';
 import { notifyAdmissions, notifyBudgetRefused, notifyRevoked } from './scheduler-activities';
 import { applyReport } from './scheduler-support';
 import type { SchedulerWork } from './scheduler-work';
@@ -14,16 +15,7 @@ function inBatches<T>(list: readonly T[], send: (part: T[]) => void): void {
 /** Tells admitted runs; a run the notice cannot reach gives its slot back. */
 export function sendAdmissions(work: SchedulerWork, core: FleetScheduler, admissions: Admission[]): void {
   inBatches(admissions, (part) => {
-    const notices = part.map((a) => ({
-      runId: a.runId,
-      notice: {
-        attempt: a.attempt,
-        seq: a.seq,
-        admittedAt: a.admittedAt,
-        leaseExpiresAt: a.leaseExpiresAt,
-        reserved: a.reserved,
-      },
-    }));
+    const notices = part.map((a) => ({ runId: a.runId, notice: admitNoticeOf(a) }));
     work.track(
       notifyAdmissions(notices).then((unreachable) => {
         if (unreachable.length > 0) applyReport(core, { unreachable }, Date.now());

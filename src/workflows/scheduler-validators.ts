@@ -56,7 +56,8 @@ export function isWellFormedUnit(u: unknown): u is UnitSubmission {
     (u.attempt === undefined || (isCount(u.attempt) && u.attempt <= MAX_ATTEMPT)) &&
     (u.redrive === undefined || typeof u.redrive === 'boolean') &&
     (u.usedTokens === undefined || isNumberIn(u.usedTokens, 0, MAX_TOKENS)) &&
-    (u.pool === undefined || (typeof u.pool === 'string' && POOL_NAME_PATTERN.test(u.pool)))
+    (u.pool === undefined || (typeof u.pool === 'string' && POOL_NAME_PATTERN.test(u.pool))) &&
+    (u.admitNow === undefined || typeof u.admitNow === 'boolean')
   );
 }
 

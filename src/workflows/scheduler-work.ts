@@ -1,4 +1,5 @@
 import { log } from '@temporalio/workflow';
+import type { Admission } from '../scheduler/types';
 import { TaskWatch } from './scheduler-task-watch';
 
 /**
@@ -12,6 +13,8 @@ export class SchedulerWork {
   dirty = true;
   pending = 0;
   readonly watch = new TaskWatch();
+  /** Admissions a handler's round made for runs that are told by notice: the loop's next pass sends them. */
+  admitted: Admission[] = [];
 
   touch(): void {
     this.watch.see();

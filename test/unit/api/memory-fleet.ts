@@ -12,7 +12,9 @@ import type {
   RunStatus,
   RunStep,
   RunView,
+  StartOptions,
 } from '../../../src/contract/fleet-port';
+import type { AdmitNotice } from '../../../src/contract/run-messages';
 import { offerRuns } from '../../../src/contract/offer-runs';
 import type { OfferOptions, OfferOutcome, StartOutcome } from '../../../src/contract/offer-runs';
 import { FleetScheduler } from '../../../src/scheduler';
@@ -96,21 +98,30 @@ export class MemoryFleet implements FleetPort {
       if (r?.view.status === 'running') this.requeue(r);
     }
     const admissions = this.core.admit(now);
-    for (const a of admissions) {
-      const r = this.records.get(a.runId);
-      if (!r) {
-        // No workflow to tell (its start failed): the notice reports it unreachable and the slot returns.
-        this.core.release([{ runId: a.runId, attempt: a.attempt, usedTokens: 0, outcome: 'cancelled' }], now);
-        continue;
-      }
-      r.attempt = a.attempt;
-      Object.assign(r.view, {
-        status: 'running',
-        admittedAt: new Date(a.admittedAt).toISOString(),
-        admissionSeq: a.seq,
-      });
-    }
+    for (const a of admissions) this.tell(a);
     return admissions;
+  }
+
+  /** The admission notice reaches its run, or reports it unreachable (no workflow: its start failed). */
+  private tell(a: Admission): void {
+    const r = this.records.get(a.runId);
+    if (!r) {
+      this.core.release(
+        [{ runId: a.runId, attempt: a.attempt, usedTokens: 0, outcome: 'cancelled' }],
+        this.now(),
+      );
+      return;
+    }
+    this.admitted(r, a);
+  }
+
+  private admitted(r: RunRecord, a: AdmitNotice): void {
+    r.attempt = a.attempt;
+    Object.assign(r.view, {
+      status: 'running',
+      admittedAt: new Date(a.admittedAt).toISOString(),
+      admissionSeq: a.seq,
+    });
   }
 
   /** A running run ends: its lease goes back to the core with the tokens it used. */
@@ -172,16 +183,24 @@ export class MemoryFleet implements FleetPort {
     return this.coreSubmit(units);
   }
 
-  async startRun(spec: RunSpec, opts: { redrive?: boolean } = {}): Promise<StartOutcome> {
+  async startRun(spec: RunSpec, opts: StartOptions = {}): Promise<StartOutcome> {
     this.startRunCalls.push(spec);
+    this.startOptions.push(opts);
     const existing = this.records.get(spec.runId);
     // The workflow id is taken: the start is a no-op (a closed run is never run twice), unless a
     // failed one is re-driven (a new execution).
     const redrive = opts.redrive === true && existing?.view.status === 'failed';
     if (existing && !redrive) return FINISHED.includes(existing.view.status) ? 'finished' : 'existing';
-    this.records.set(spec.runId, { spec, view: queuedView(spec), attempt: spec.firstAttempt ?? 0 });
+    const r: RunRecord = { spec, view: queuedView(spec), attempt: spec.firstAttempt ?? 0 };
+    this.records.set(spec.runId, r);
+    // Decide, then start: the run starts with its admission, as the run workflow takes it.
+    const admission = opts.start?.admission;
+    if (admission && admission.attempt === r.attempt) this.admitted(r, admission);
     return 'started';
   }
+
+  /** What each `startRun` call was started with, in order. */
+  readonly startOptions: StartOptions[] = [];
 
   /** The real offer sequence (start, submit, discard if refused) over this fleet's simulated calls. */
   offerRuns(specs: RunSpec[], opts?: OfferOptions): Promise<OfferOutcome[]> {
@@ -427,7 +446,13 @@ export class MemoryFleet implements FleetPort {
 
   /** As the scheduler workflow's submit update: a unit not in the API's forms is refused by itself. */
   private coreSubmit(units: UnitSubmission[]): SubmitResult[] {
-    return submitEach(units, (good) => this.core.submit(good, this.now()));
+    return submitEach(units, (good) => {
+      if (!good.some((u) => u.admitNow === true)) return this.core.submit(good, this.now());
+      // As the scheduler's submit handler: the round's other admissions are told as the loop tells them.
+      const { results, others } = this.core.submitAdmittingNow(good, this.now());
+      for (const a of others) this.tell(a);
+      return results;
+    });
   }
 
   private resubmit(): void {

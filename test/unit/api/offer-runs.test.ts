@@ -7,6 +7,7 @@ import type { EffectStore } from '../../../src/stores/effects/effect-store';
 import type { RunSpec } from '../../../src/contract/fleet-port';
 import { defaultTenantSettings } from '../../../src/scheduler';
 import { MemoryFleet } from './memory-fleet';
+import { loadConfig } from '../../../src/config';
 
 const T0 = Date.UTC(2025, 0, 15, 12, 0, 0);
 const spec = (i: number, tenant = 'acme'): RunSpec => ({
@@ -120,5 +121,90 @@ describe('offerRuns', () => {
     const [again] = await fleet.offerRuns([{ ...spec(1), firstAttempt: 2 }], { redrive: true });
     expect(again).toMatchObject({ state: 'accepted', duplicate: true });
     expect(fleet.submitCalls).toHaveLength(submits);
+  });
+});
+
+/** Decide, then start (RUN_START_ORDER=decide-first) on the real core with simulated runs. */
+describe('offerRuns deciding first', () => {
+  let dir: string;
+  let effects: EffectStore;
+  let fleet: MemoryFleet;
+  const first = { decideFirst: true };
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'offer-'));
+    effects = openSqliteEffectStore(join(dir, 'effects.sqlite'));
+    fleet = new MemoryFleet(() => T0, effects, {
+      settings: { ...loadConfig({}).fleet, concurrency: 2, interactiveReserve: 0 },
+    });
+    await fleet.upsertTenant('acme', defaultTenantSettings({ maxQueued: 2 }));
+  });
+  afterEach(async () => {
+    await effects.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('submits before any start; an admitted run starts with its admission, running at once', async () => {
+    const out = await fleet.offerRuns([spec(1), spec(2)], first);
+    expect(out.map((o) => o.state)).toEqual(['accepted', 'accepted']);
+    expect(fleet.submitCalls).toEqual([
+      [expect.objectContaining({ admitNow: true }), expect.objectContaining({ admitNow: true })],
+    ]);
+    expect(fleet.startOptions.map((o) => o.start?.admission?.attempt)).toEqual([0, 0]);
+    expect(fleet.run(spec(1).runId)?.status).toBe('running');
+    expect(fleet.run(spec(2).runId)?.status).toBe('running');
+    expect(fleet.status()).toMatchObject({ inFlight: 2, queued: { total: 0 } });
+    // Nothing left for the loop to tell.
+    expect(fleet.tick()).toEqual([]);
+  });
+
+  it('a run the scheduler cannot admit now is started first and submitted again, the usual way', async () => {
+    await fleet.offerRuns([spec(1), spec(2)], first);
+    const [third] = await fleet.offerRuns([spec(3)], first);
+    expect(third).toMatchObject({ state: 'accepted', duplicate: false });
+    expect(fleet.submitCalls.slice(1)).toEqual([
+      [expect.objectContaining({ runId: spec(3).runId, admitNow: true })],
+      [expect.not.objectContaining({ admitNow: true })],
+    ]);
+    expect(fleet.startOptions.at(-1)).toEqual({});
+    expect(fleet.run(spec(3).runId)?.status).toBe('queued');
+    expect(fleet.status().queued.total).toBe(1);
+    fleet.complete(spec(1).runId);
+    expect(fleet.tick().map((a) => a.runId)).toEqual([spec(3).runId]);
+    expect(fleet.run(spec(3).runId)?.status).toBe('running');
+  });
+
+  it('a refused run was never started: nothing to discard, nothing left behind', async () => {
+    await fleet.offerRuns([spec(1), spec(2)], first);
+    await fleet.offerRuns([spec(3), spec(4)], first);
+    const before = fleet.startRunCalls.length;
+    const [fifth] = await fleet.offerRuns([spec(5)], first);
+    expect(fifth).toMatchObject({ state: 'refused', refusal: { code: 'queue_full' } });
+    expect(fleet.startRunCalls).toHaveLength(before);
+    expect(fleet.discarded).toEqual([]);
+    expect(fleet.run(spec(5).runId)).toBeUndefined();
+  });
+
+  it('an answer lost after the decision: the retry is a repeat, its run checks at once, never two leases', async () => {
+    // The first message landed (the run admitted) but its answer never came back: no run was started.
+    const landed = fleet.submit.bind(fleet);
+    fleet.submit = async (units) => {
+      await landed(units);
+      throw new Error('update timed out');
+    };
+    await expect(fleet.offerRuns([spec(1)], first)).rejects.toThrow('update timed out');
+    expect(fleet.run(spec(1).runId)).toBeUndefined();
+    expect(fleet.status().inFlight).toBe(1);
+    fleet.submit = landed;
+    const [retry] = await fleet.offerRuns([spec(1)], first);
+    expect(retry).toMatchObject({ state: 'accepted', duplicate: true });
+    expect(fleet.startOptions.at(-1)).toEqual({ start: { checkNow: true } });
+    expect(fleet.run(spec(1).runId)?.status).toBe('queued');
+    expect(fleet.status()).toMatchObject({ inFlight: 1, queued: { total: 0 } });
+  });
+
+  it('re-drives and kept batch items are never decided first', async () => {
+    await fleet.offerRuns([spec(1)], { ...first, onRefused: 'keep' });
+    expect(fleet.submitCalls[0]).toEqual([expect.not.objectContaining({ admitNow: true })]);
+    expect(fleet.startOptions[0]).toEqual({});
   });
 });

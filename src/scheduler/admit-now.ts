@@ -1,0 +1,56 @@
+import { admit } from './admission';
+import type { CoreState } from './core';
+import { submit } from './door';
+import { cancel } from './lease-lifecycle';
+import type { Admission, SubmitResult, UnitSubmission } from './types';
+
+/** What a submit that may admit at once answers, and the admissions it made for units already waiting. */
+export interface SubmitAnswer {
+  results: SubmitResult[];
+  /** Units queued before this message that the same round admitted: their runs are told as usual. */
+  others: Admission[];
+}
+
+/**
+ * Submits, then (when some unit asks `admitNow`) runs the admission round at once: the same round the
+ * loop would run next, so fairness, floors, budgets and the governor decide as ever. An `admitNow`
+ * unit this message queued and the round admitted carries its admission in its answer; one the round
+ * did not admit is taken out of the queue again unrecorded (not ended, not counted: it is submitted
+ * again once its run is started) and answered `withdrawn`; so is every one while the chain closes
+ * (`round` false), whose admissions could no longer be told. An `admitNow` unit that was known before
+ * (queued, leased, ended) is answered as any repeat: nothing is withdrawn or admitted for it here.
+ */
+export function submitAdmittingNow(
+  s: CoreState,
+  units: readonly UnitSubmission[],
+  now: number,
+  /** False: no round now (the chain is closing): every fresh `admitNow` unit is withdrawn. */
+  round = true,
+): SubmitAnswer {
+  const fresh = units.map(
+    (u) => u.admitNow === true && !s.queued.has(u.runId) && s.leases.get(u.runId) === undefined,
+  );
+  const results = submit(s, units, now);
+  const asking = new Map<string, number>();
+  results.forEach((r, i) => {
+    if (fresh[i] && r.accepted && !r.duplicate && s.queued.has(r.runId)) asking.set(r.runId, i);
+  });
+  if (asking.size === 0) return { results, others: [] };
+  const others: Admission[] = [];
+  for (const a of round ? admit(s, now, Infinity) : []) {
+    const i = asking.get(a.runId);
+    const r = i === undefined ? undefined : results[i];
+    if (r?.accepted && i !== undefined) {
+      results[i] = { ...r, admission: a };
+      asking.delete(a.runId);
+    } else others.push(a);
+  }
+  const withdrawn = cancel(s, [...asking.keys()], false);
+  s.counters.submitted -= withdrawn.length;
+  for (const runId of withdrawn) {
+    const i = asking.get(runId)!;
+    const r = results[i];
+    if (r?.accepted) results[i] = { ...r, withdrawn: true };
+  }
+  return { results, others };
+}
