@@ -78,6 +78,8 @@ export async function runThroughputVsDirect(argv: string[]): Promise<void> {
       sample: 400,
       separateSignal: 0,
       hold: 20,
+      // 1: the API decides first (RUN_START_ORDER=decide-first); 0: it starts first.
+      decideFirst: 0,
     },
     { openLoop: rates },
   );
@@ -90,6 +92,7 @@ export async function runThroughputVsDirect(argv: string[]): Promise<void> {
       FLEET_INTERACTIVE_RESERVE: '0',
       MODEL_TPM: '1000000000',
       MODEL_RPM: '100000000',
+      RUN_START_ORDER: f.decideFirst === 1 ? 'decide-first' : 'start-first',
     },
     { workflows: { workflowBundle } },
   );

@@ -20,11 +20,24 @@ export function eventName(e: HistoryEvent): string {
 export const eventMs = (e: HistoryEvent): number =>
   Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
 
-/** Event counts by type, when the run's workflow started and when it received its admission (its `admit` signal). */
+/** Event counts by type, when the run's workflow started and when it received its admission (its `admit` signal, or its start). */
 export interface RunHistory {
   counts: Record<string, number>;
   startedAtMs: number | undefined;
   admittedAtMs: number | undefined;
+}
+
+/** Whether a run's start event carries its admission (a `RunStart` with `admission`, its third argument). */
+export function startedAdmitted(e: HistoryEvent): boolean {
+  const attrs = e.workflowExecutionStartedEventAttributes as
+    { input?: { payloads?: { data?: Uint8Array | null }[] | null } | null } | undefined;
+  const data = attrs?.input?.payloads?.[2]?.data;
+  if (!data) return false;
+  try {
+    return (JSON.parse(Buffer.from(data).toString()) as { admission?: unknown }).admission !== undefined;
+  } catch {
+    return false;
+  }
 }
 
 export async function runHistory(client: Client, workflowId: string): Promise<RunHistory> {
@@ -37,6 +50,8 @@ export async function runHistory(client: Client, workflowId: string): Promise<Ru
     counts[name] = (counts[name] ?? 0) + 1;
     if (name === 'workflowExecutionStarted' && startedAtMs === undefined) startedAtMs = eventMs(e);
     if (name === 'workflowExecutionSignaled(admit)' && admittedAtMs === undefined) admittedAtMs = eventMs(e);
+    // Decided first: the run starts with its admission (runWorkflow's third argument).
+    if (name === 'workflowExecutionStarted' && startedAdmitted(e)) admittedAtMs ??= eventMs(e);
   }
   return { counts, startedAtMs, admittedAtMs };
 }

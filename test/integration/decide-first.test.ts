@@ -4,6 +4,7 @@ import { submitUpdate } from '../../src/contract/scheduler-messages';
 import { reofferSignal } from '../../src/contract/run-messages';
 import { effectsSeen, expectEffectsOnce, startBareRun, startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
+import { startedAdmitted as startedWithAdmission } from '../../bench/lib/history-account';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
@@ -17,11 +18,8 @@ const timers = (events: HistoryEvent[]) => events.filter((e) => e.timerStartedEv
 const workflowTasks = (events: HistoryEvent[]) =>
   events.filter((e) => e.workflowTaskCompletedEventAttributes).length;
 /** The run's start carried its admission (the third argument of `runWorkflow`). */
-function startedAdmitted(events: HistoryEvent[]): boolean {
-  const payloads = events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
-  const start = payloads[2]?.data ? JSON.parse(Buffer.from(payloads[2].data).toString()) : null;
-  return start?.admission !== undefined;
-}
+const startedAdmitted = (events: HistoryEvent[]) =>
+  events[0] !== undefined && startedWithAdmission(events[0] as Record<string, unknown>);
 
 /**
  * Decide, then start (RUN_START_ORDER=decide-first) on the real dev server: the API submits first;
