@@ -119,7 +119,7 @@ function submitOne(s: CoreState, u: UnitSubmission, now: number, call: DoorCall)
       s.log.append(t.id, now, runId, 'charge', used);
     }
   }
-  enqueue(s, t, lane, runId, cost, attempt, poolFor(s, u.pool, now));
+  enqueue(s, t, lane, runId, cost, attempt, poolFor(s, u.pool, now), u.fairnessKey ?? '');
   s.counters.submitted++;
   return { runId, accepted: true, duplicate: false, held: s.draining };
 }
@@ -270,7 +270,7 @@ function laneOf(p: UnitSubmission['priority']): Lane {
   return (i < 0 ? 1 : i) as Lane;
 }
 
-/** Appends a unit to its tenant's FIFO in its lane. */
+/** Appends a unit to its fairness key's FIFO in its tenant's flow of its lane. */
 export function enqueue(
   s: CoreState,
   t: TenantState,
@@ -279,14 +279,14 @@ export function enqueue(
   cost: number,
   attempt: number,
   pool: string,
+  key: string,
 ): void {
-  const u: QueuedUnit = { runId, tenant: t, lane, cost, attempt, live: true, pool };
-  const f = t.flows[lane];
-  pushUnit(f, u);
+  const u: QueuedUnit = { runId, tenant: t, lane, cost, attempt, live: true, pool, key, slot: key };
   s.queued.set(runId, u);
   s.queuedCost += cost;
   t.queued++;
   t.queuedCost += cost;
   s.lanes[lane].units++;
-  if (f.live === 1) refreshTenant(s, t);
+  // A new head (the first unit, or a key owed service ahead of the head) may park or unpark the flow.
+  if (pushUnit(t.flows[lane], u)) refreshTenant(s, t);
 }

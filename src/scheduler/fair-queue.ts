@@ -1,4 +1,5 @@
 import { IndexedHeap } from './heap';
+import { KeyedQueue } from './key-queue';
 import type { Flow, Lane, QueuedUnit, TenantState } from './queue-state';
 
 /*
@@ -15,6 +16,8 @@ import type { Flow, Lane, QueuedUnit, TenantState } from './queue-state';
  * Bound: for two flows backlogged over an interval, |tokens_i/w_i - tokens_j/w_j|
  * <= maxCost_i/w_i + maxCost_j/w_j. A flow entering the heap starts at
  * max(own tag, lane virtual time), so time spent idle or parked banks no credit.
+ * The tag advances by cost / tenant weight whatever fairness key the unit came from: inside the
+ * flow, keys share the tenant's turns (`key-queue.ts`), and more keys never buy more turns.
  */
 export class LaneQueue {
   readonly heap = new IndexedHeap<Flow>(byTag);
@@ -60,54 +63,49 @@ function byTag(x: Flow, y: Flow): boolean {
 }
 
 export function newFlow(tenant: TenantState, lane: Lane): Flow {
-  return { tenant, lane, tag: 0, units: [], head: 0, live: 0, hi: -1 };
+  const keys = new KeyedQueue<QueuedUnit>();
+  return {
+    tenant,
+    lane,
+    tag: 0,
+    hi: -1,
+    keys,
+    get units() {
+      return keys.units;
+    },
+    get head() {
+      return keys.head;
+    },
+    get live() {
+      return keys.live;
+    },
+  };
 }
 
-export function pushUnit(f: Flow, u: QueuedUnit): void {
-  f.units.push(u);
-  f.live++;
+/** Queues `u` under its fairness key; true when the flow's head unit changed (the tenant needs a refresh). */
+export function pushUnit(f: Flow, u: QueuedUnit): boolean {
+  return f.keys.push(u);
 }
 
+/** Takes the head unit; its key's tag advances by cost / the key's weight (`keyWeights`, else 1; buckets 1). */
 function popHead(f: Flow): QueuedUnit {
-  const u = f.units[f.head] as QueuedUnit;
-  f.head++;
-  f.live--;
-  skipTombstones(f);
-  return u;
+  return f.keys.pop(f.tenant.settings.keyWeights);
 }
 
 /**
- * Moves the live unit at `i` (past the head) to the head; the units it passes keep their order
- * behind it. O(i - head): callers bound `i`.
+ * Moves the live unit at `i` (past the head, in the head key's FIFO) to the head; the units it
+ * passes keep their order behind it. O(i - head): callers bound `i`.
  */
 export function promote(f: Flow, i: number): void {
-  const u = f.units[i] as QueuedUnit;
-  for (let j = i; j > f.head; j--) f.units[j] = f.units[j - 1] as QueuedUnit;
-  f.units[f.head] = u;
+  f.keys.promote(i);
 }
 
-/** Marks `u` cancelled; the FIFO drops it when it reaches the head. */
+/** Marks `u` cancelled; its key's FIFO drops it when it reaches the head. */
 export function tombstone(f: Flow, u: QueuedUnit): void {
-  u.live = false;
-  f.live--;
-  skipTombstones(f);
+  f.keys.tombstone(u);
 }
 
-function skipTombstones(f: Flow): void {
-  while (f.head < f.units.length && !(f.units[f.head] as QueuedUnit).live) f.head++;
-  if (f.head === f.units.length) {
-    f.units = [];
-    f.head = 0;
-  } else if (f.head > 1024 && f.head * 2 > f.units.length) {
-    f.units = f.units.slice(f.head);
-    f.head = 0;
-  }
-}
-
-/** Live units of the flow in FIFO order. */
-export function* liveUnits(f: Flow): Generator<QueuedUnit> {
-  for (let i = f.head; i < f.units.length; i++) {
-    const u = f.units[i] as QueuedUnit;
-    if (u.live) yield u;
-  }
+/** Live units of the flow: key by key, FIFO within a key (with no keys: the flow's FIFO). */
+export function liveUnits(f: Flow): Generator<QueuedUnit> {
+  return f.keys.liveUnits();
 }

@@ -68,3 +68,22 @@ export const MAX_TENANTS_PER_UPSERT = 1_000;
 
 /** A model pool's name (`pools.ts`): the form the validators accept. */
 export const POOL_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
+
+/**
+ * Fairness keys inside a tenant (`key-queue.ts`). A flow (one tenant, one lane) holds at most
+ * MAX_FLOW_KEYS key slots: up to MAX_FLOW_KEYS − FLOW_KEY_BUCKETS (240) keys of their own, then a
+ * new key joins one of FLOW_KEY_BUCKETS buckets by a stable hash of its string (its units share the
+ * bucket's turns). A slot is held while it has units queued, or while it still owes service (its tag
+ * ahead of the flow's virtual time); so a tenant holds at most 3 × 256 = 768 slots, the core
+ * MAX_CORE_TENANTS × 768, whatever the number of keys its callers use. The continue-as-new snapshot
+ * writes only slots of flows with units queued, and a slot only when some unit or tag needs it.
+ */
+export const MAX_FLOW_KEYS = 256;
+export const FLOW_KEY_BUCKETS = 16;
+
+/** A fairness key: 1–64 characters, no "#" (the buckets' names) and no spaces (the API validates). */
+export const MAX_FAIRNESS_KEY_LENGTH = 64;
+export const FAIRNESS_KEY_PATTERN = /^[A-Za-z0-9._:@|/+=-]{1,64}$/;
+
+/** Entries of a tenant's `keyWeights`. */
+export const MAX_KEY_WEIGHTS = 64;

@@ -1,3 +1,4 @@
+import type { KeyedQueue } from './key-queue';
 import type { LedgerState } from './ledger';
 import type { RateState } from './rate';
 import type { TenantSettings } from './types';
@@ -15,19 +16,29 @@ export interface QueuedUnit {
   live: boolean;
   /** The model pool its calls go to (`pools.ts`; '' the default). */
   pool: string;
+  /** Its fairness key inside the tenant ('' the tenant's default key). */
+  key: string;
+  /** The key slot it is queued in (`key-queue.ts`): its key, or a bucket `#n` past the bound. */
+  slot: string;
 }
 
-/** One tenant's units in one lane: a FIFO plus its start-time fair queuing tag. */
+/**
+ * One tenant's units in one lane: its start-time fair queuing tag among tenants, and its units
+ * grouped by fairness key (`key-queue.ts`). `units[head]` is the head unit: the next unit of the key
+ * served next.
+ */
 export interface Flow {
   tenant: TenantState;
   lane: Lane;
   /** Virtual start tag of the head unit while backlogged; the last finish tag otherwise. */
   tag: number;
-  units: QueuedUnit[];
+  readonly keys: KeyedQueue<QueuedUnit>;
+  /** The FIFO of the key served next (empty while nothing is queued). */
+  readonly units: readonly QueuedUnit[];
   /** Index of the head in `units`; entries before it are consumed. */
-  head: number;
-  /** Live (non-tombstone) units. */
-  live: number;
+  readonly head: number;
+  /** Live (non-tombstone) units over all keys. */
+  readonly live: number;
   /** Slot in the lane's heap; -1 while idle or parked. */
   hi: number;
   /**

@@ -1,6 +1,6 @@
 import type { CoreState } from './core';
 import { mayBeUncoverable, refreshTenant } from './eligibility';
-import { tombstone } from './fair-queue';
+import { liveUnits, tombstone } from './fair-queue';
 import { finiteSum } from './ledger';
 import type { QueuedUnit, TenantState } from './queue-state';
 import { touchLedger } from './tenants';
@@ -153,13 +153,7 @@ export function refuseUncoverable(s: CoreState, now: number): BudgetRefusal[] {
 /** The tenant's live queued units, lowest lane first and newest first within a lane (a copy: safe to drop from). */
 function latestFirst(t: TenantState): QueuedUnit[] {
   const out: QueuedUnit[] = [];
-  for (const lane of [2, 1, 0] as const) {
-    const f = t.flows[lane];
-    for (let i = f.units.length - 1; i >= f.head; i--) {
-      const u = f.units[i] as QueuedUnit;
-      if (u.live) out.push(u);
-    }
-  }
+  for (const lane of [2, 1, 0] as const) out.push(...[...liveUnits(t.flows[lane])].reverse());
   return out;
 }
 

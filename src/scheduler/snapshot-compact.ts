@@ -2,6 +2,7 @@ import type { EndedTuple } from './ended';
 import { RunIdDecoder, RunIdEncoder } from './id-codec';
 import type { EntryTuple } from './ledger-log';
 import type {
+  KeysTuple,
   LeaseTuple,
   LedgerTuple,
   QueueTuple,
@@ -42,37 +43,75 @@ class Decoders {
   }
 }
 
-function packQueue(tenant: string, [ids, costs, attempts, pools]: QueueTuple): string {
+/** `keys`: the lane's key slots, when the flow uses keys (a unit's "#" is its slot's index there). */
+function packQueue(
+  tenant: string,
+  [ids, costs, attempts, pools, slots]: QueueTuple,
+  keys: KeysTuple,
+): string {
   const enc = new RunIdEncoder(tenant);
+  const slotIndex = new Map(keys === 0 ? [] : keys[1].map((name, i) => [name, i]));
   let prevCost = NaN;
+  let prevSlot = '';
   return ids
     .map((id, i) => {
       const cost = costs[i] ?? 1;
       const attempt = attempts[i] ?? 0;
       const pool = pools?.[i] ?? 0;
+      const slot = slots?.[i] ?? '';
       let unit = enc.encode(id);
       if (cost !== prevCost) unit += `*${n36(cost)}`;
       if (attempt !== 0) unit += `!${n36(attempt)}`;
       if (pool !== 0) unit += `@${n36(pool)}`;
+      if (slot !== prevSlot) unit += `#${n36(slotIndex.get(slot) ?? -1)}`;
       prevCost = cost;
+      prevSlot = slot;
       return unit;
     })
     .join(' ');
 }
 
-function unpackQueue(tenant: string, packed: string): QueueTuple {
+function packKeys(keys: KeysTuple): string {
+  if (keys === 0) return '';
+  const [kv, names, tags] = keys;
+  const slots = names.map((name, i) => {
+    // Relative to kv: at most the slot's largest unit cost / weight (exact for integers, to an ulp otherwise).
+    const ahead = (tags[i] ?? kv) - kv;
+    return `${name === '' ? '.' : name}${ahead === 0 ? '' : `:${n36(ahead)}`}`;
+  });
+  return [n36(kv), ...slots].join(' ');
+}
+
+function unpackKeys(packed: string): KeysTuple {
+  if (packed === '') return 0;
+  const [head, ...slots] = packed.split(' ');
+  const kv = from36(head);
+  const names: string[] = [];
+  const tags: number[] = [];
+  for (const slot of slots) {
+    const [name = '', tag] = slot.split(':');
+    names.push(name === '.' ? '' : name);
+    tags.push(tag === undefined ? kv : kv + from36(tag));
+  }
+  return [kv, names, tags];
+}
+
+function unpackQueue(tenant: string, packed: string, keys: KeysTuple | undefined): QueueTuple {
   const dec = new RunIdDecoder(tenant);
   const ids: string[] = [];
   const costs: number[] = [];
   const attempts: number[] = [];
   const pools: number[] = [];
+  const slots: string[] = [];
   let retried = false;
   let pooled = false;
+  let keyed = false;
   let cost = 1;
+  let slot = '';
   if (packed === '') return [ids, costs, attempts];
   for (const unit of packed.split(' ')) {
-    const m = /^([^*!@]*)(?:\*([^*!@]+))?(?:!([^*!@]+))?(?:@([^*!@]+))?$/.exec(unit);
-    const [, code = '', c, a, p] = m ?? [];
+    const m = /^([^*!@#]*)(?:\*([^*!@#]+))?(?:!([^*!@#]+))?(?:@([^*!@#]+))?(?:#([^*!@#]+))?$/.exec(unit);
+    const [, code = '', c, a, p, k] = m ?? [];
     ids.push(dec.decode(code));
     if (c !== undefined) cost = from36(c);
     costs.push(cost);
@@ -82,8 +121,13 @@ function unpackQueue(tenant: string, packed: string): QueueTuple {
     const pool = p === undefined ? 0 : from36(p);
     pools.push(pool);
     pooled ||= pool !== 0;
+    if (k !== undefined) slot = (keys ? keys[1][from36(k)] : undefined) ?? '';
+    slots.push(slot);
+    keyed ||= slot !== '';
   }
-  return pooled ? [ids, costs, retried ? attempts : [], pools] : [ids, costs, retried ? attempts : []];
+  const a = retried ? attempts : [];
+  if (keyed) return [ids, costs, a, pooled ? pools : [], slots];
+  return pooled ? [ids, costs, a, pools] : [ids, costs, a];
 }
 
 /** The tenant part of an id of the API's two forms, or undefined. */
@@ -130,7 +174,9 @@ export function encodeV2(s: PlainSnapshot): SchedulerSnapshotV2 {
       t.settings.budget.tokens,
       t.settings.budget.period,
     ];
-    if (t.settings.onBudgetExhausted === 'park') settings.push(1);
+    if (t.settings.keyWeights)
+      settings.push(t.settings.onBudgetExhausted === 'park' ? 1 : 0, t.settings.keyWeights);
+    else if (t.settings.onBudgetExhausted === 'park') settings.push(1);
     const [ps, pe, reserved, spent, linger, lingerUntil] = t.ledger;
     const rate: RateTuple =
       t.rate.since === undefined
@@ -144,16 +190,15 @@ export function encodeV2(s: PlainSnapshot): SchedulerSnapshotV2 {
     const seen = rel(t.seen ?? t.rate.at);
     if (!t.queues) return [t.id, t.ord, settings, ledger, rate, tags, seen];
     const q = t.queues;
-    return [
-      t.id,
-      t.ord,
-      settings,
-      ledger,
-      rate,
-      tags,
-      seen,
-      [packQueue(t.id, q[0]), packQueue(t.id, q[1]), packQueue(t.id, q[2])],
+    const k = t.keys ?? [0, 0, 0];
+    const queues: [string, string, string] = [
+      packQueue(t.id, q[0], k[0]),
+      packQueue(t.id, q[1], k[1]),
+      packQueue(t.id, q[2], k[2]),
     ];
+    if (!t.keys) return [t.id, t.ord, settings, ledger, rate, tags, seen, queues];
+    const keys: [string, string, string] = [packKeys(k[0]), packKeys(k[1]), packKeys(k[2])];
+    return [t.id, t.ord, settings, ledger, rate, tags, seen, queues, keys];
   });
   const enc = new Encoders();
   const leases = s.leases
@@ -211,12 +256,13 @@ export function decodeV2(s: SchedulerSnapshotV2): PlainSnapshot {
     const [
       id,
       ord,
-      [weight, maxQueued, maxInFlight, tokens, period, park],
+      [weight, maxQueued, maxInFlight, tokens, period, park, keyWeights],
       ledger,
       rate,
       tags,
       seen,
       queues,
+      keys,
     ] = tuple;
     const [ps, pe, reserved, spent, linger, lingerUntil] = ledger;
     const t: TenantSnapshot = {
@@ -228,6 +274,7 @@ export function decodeV2(s: SchedulerSnapshotV2): PlainSnapshot {
         maxInFlight,
         budget: { tokens, period },
         ...(park === 1 ? { onBudgetExhausted: 'park' as const } : {}),
+        ...(keyWeights ? { keyWeights } : {}),
       },
       ledger:
         linger === undefined || lingerUntil === undefined
@@ -240,8 +287,14 @@ export function decodeV2(s: SchedulerSnapshotV2): PlainSnapshot {
       seen: abs(seen),
       tags: [...tags],
     };
+    const k = keys ? ([unpackKeys(keys[0]), unpackKeys(keys[1]), unpackKeys(keys[2])] as const) : undefined;
     if (queues)
-      t.queues = [unpackQueue(id, queues[0]), unpackQueue(id, queues[1]), unpackQueue(id, queues[2])];
+      t.queues = [
+        unpackQueue(id, queues[0], k?.[0]),
+        unpackQueue(id, queues[1], k?.[1]),
+        unpackQueue(id, queues[2], k?.[2]),
+      ];
+    if (k) t.keys = [...k];
     return t;
   });
   const dec = new Decoders();

@@ -7,11 +7,21 @@ import type { RateState } from './rate';
 import type { FleetSettings, GovernorParams, TenantSettings } from './types';
 
 /**
- * A tenant's queue in one lane, FIFO: run ids, costs, and attempts (empty when all are 0), then
- * the units' model pools (indices into `SnapshotFleet.pools` from 1, 0 the default; absent or
- * empty when all are in the default pool).
+ * A tenant's queue in one lane, key by key and FIFO within a key: run ids, costs, and attempts
+ * (empty when all are 0), then the units' model pools (indices into `SnapshotFleet.pools` from 1, 0
+ * the default; absent or empty when all are in the default pool), then their key slots (absent when
+ * all are under the default key '').
  */
-export type QueueTuple = [string[], number[], number[]] | [string[], number[], number[], number[]];
+export type QueueTuple =
+  | [string[], number[], number[]]
+  | [string[], number[], number[], number[]]
+  | [string[], number[], number[], number[], string[]];
+/**
+ * A flow's fairness-key state (`key-queue.ts`): its key-level virtual time and its backlogged slots
+ * (stored names, `storedName`) with their tags, in the order the flow made them. 0 when the flow
+ * uses no key but the default.
+ */
+export type KeysTuple = [number, string[], number[]] | 0;
 /**
  * [periodStart, periodEnd, reserved, spent], then, while the tenant has a lingering reservation
  * (`lingers.ts`, included in `reserved`), its tokens and its end (absent in older snapshots: none).
@@ -50,6 +60,8 @@ export interface TenantSnapshot {
   tags: [number, number, number];
   /** Omitted when nothing is queued. */
   queues?: [QueueTuple, QueueTuple, QueueTuple];
+  /** Fairness-key state per lane; omitted when nothing is queued or no flow uses a key. */
+  keys?: [KeysTuple, KeysTuple, KeysTuple];
 }
 
 /** The fleet-wide part of the snapshot, the same in every version. */
@@ -96,8 +108,19 @@ export interface PlainSnapshot extends SnapshotFleet {
   ended?: EndedTuple[];
 }
 
-/** [weight, maxQueued, maxInFlight, budget tokens, budget period, 1 when `onBudgetExhausted` is `park`] */
-export type SettingsTuple = [number, number, number, number | null, TenantSettings['budget']['period'], 1?];
+/**
+ * [weight, maxQueued, maxInFlight, budget tokens, budget period, 1 when `onBudgetExhausted` is `park`
+ * (0 when not, if key weights follow), key weights]
+ */
+export type SettingsTuple = [
+  number,
+  number,
+  number,
+  number | null,
+  TenantSettings['budget']['period'],
+  (0 | 1)?,
+  Record<string, number>?,
+];
 /** [count, at, since?] with times relative to t0 */
 export type RateTuple = [number, number] | [number, number, number];
 
@@ -105,7 +128,12 @@ export type RateTuple = [number, number] | [number, number, number];
  * [id, ord, settings, ledger (times relative to t0), rate, fair-queuing tags per lane, last seen
  *  (relative to t0), queues per lane (omitted when nothing is queued)]. A queue is one string of units joined by " ",
  * each unit its run-id code (`id-codec.ts`), then "*" + cost in base 36 when it differs from the
- * previous unit's, then "!" + attempt in base 36 when it is not 0.
+ * previous unit's, then "!" + attempt in base 36 when it is not 0, "@" + pool index when not the
+ * default, "#" + index into the lane's key slots when its slot differs from the previous unit's
+ * (the first unit's previous slot is the default key ''); then, only while some flow uses a key,
+ * the key slots per lane: "" for none, else the key-level virtual time in base 36, then per slot
+ * " " + its stored name ("." for the default key) + ":" + its tag less the virtual time in base 36
+ * when not 0.
  */
 export type TenantTuple =
   | [string, number, SettingsTuple, LedgerTuple, RateTuple, [number, number, number], number]
@@ -117,6 +145,17 @@ export type TenantTuple =
       RateTuple,
       [number, number, number],
       number,
+      [string, string, string],
+    ]
+  | [
+      string,
+      number,
+      SettingsTuple,
+      LedgerTuple,
+      RateTuple,
+      [number, number, number],
+      number,
+      [string, string, string],
       [string, string, string],
     ];
 

@@ -5,16 +5,18 @@ import { newGovernor } from './governor';
 import type { GovernorState } from './governor';
 import { earliestBudgetRoll, refreshTenant } from './eligibility';
 import { LaneQueue, liveUnits, pushUnit } from './fair-queue';
+import { storedName } from './key-queue';
 import { LeaseTable } from './leases';
 import { EndedRuns } from './ended';
 import { LedgerLog } from './ledger-log';
 import { ChargeKeys, FencedOwners } from './charge-keys';
 import { restoredFigure } from './ledger';
 import { restoreLingers } from './lingers';
-import type { Lane, QueuedUnit, TenantState } from './queue-state';
+import type { Flow, Lane, QueuedUnit, TenantState } from './queue-state';
 import { createTenant } from './tenants';
 import { decodeV2, encodeV2 } from './snapshot-compact';
 import type {
+  KeysTuple,
   LeaseTuple,
   QueueTuple,
   SchedulerSnapshot,
@@ -32,8 +34,10 @@ function queueTuple(t: TenantState, lane: Lane, pools: PoolIndex): QueueTuple {
   const costs: number[] = [];
   const attempts: number[] = [];
   const poolOf: number[] = [];
+  const slots: string[] = [];
   let retried = false;
   let pooled = false;
+  let keyed = false;
   for (const u of liveUnits(t.flows[lane])) {
     ids.push(u.runId);
     costs.push(u.cost);
@@ -42,8 +46,29 @@ function queueTuple(t: TenantState, lane: Lane, pools: PoolIndex): QueueTuple {
     const p = pools.get(u.pool) ?? 0;
     poolOf.push(p);
     pooled ||= p !== 0;
+    slots.push(storedName(u.slot));
+    keyed ||= u.slot !== '';
   }
-  return pooled ? [ids, costs, retried ? attempts : [], poolOf] : [ids, costs, retried ? attempts : []];
+  const a = retried ? attempts : [];
+  if (keyed) return [ids, costs, a, pooled ? poolOf : [], slots];
+  return pooled ? [ids, costs, a, poolOf] : [ids, costs, a];
+}
+
+/**
+ * A flow's backlogged key slots and their tags, or 0 when it uses no key but the default. Idle slots
+ * are not written (what they still owe, one unit each at most, is forgiven at continue-as-new): the
+ * slots written are at most the units queued.
+ */
+function keysTuple(f: Flow): KeysTuple {
+  const k = f.keys;
+  const names: string[] = [];
+  const tags: number[] = [];
+  for (const q of k.slots.values()) {
+    if (q.live === 0) continue;
+    names.push(storedName(q.key));
+    tags.push(q.tag);
+  }
+  return names.length === 0 || (names.length === 1 && names[0] === '') ? 0 : [k.kv, names, tags];
 }
 
 /** A governor's state, copied (its nested records too). */
@@ -88,8 +113,11 @@ function toPlain(s: CoreState): PlainSnapshot {
       seen: t.seenAt,
       tags: [t.flows[0].tag, t.flows[1].tag, t.flows[2].tag],
     };
-    if (t.queued > 0)
+    if (t.queued > 0) {
       snap.queues = [queueTuple(t, 0, pools), queueTuple(t, 1, pools), queueTuple(t, 2, pools)];
+      const keys = t.flows.map(keysTuple) as [KeysTuple, KeysTuple, KeysTuple];
+      if (keys.some((k) => k !== 0)) snap.keys = keys;
+    }
     tenants.push(snap);
   }
   return {
@@ -158,7 +186,7 @@ function restoreGovernor(snap: PlainSnapshot, saved: GovernorState): GovernorSta
 }
 
 function cloneSettings(x: TenantSettings): TenantSettings {
-  return { ...x, budget: { ...x.budget } };
+  return { ...x, budget: { ...x.budget }, ...(x.keyWeights ? { keyWeights: { ...x.keyWeights } } : {}) };
 }
 
 function fromPlain(snap: PlainSnapshot, endedMemory?: number): CoreState {
@@ -222,9 +250,17 @@ function fromPlain(snap: PlainSnapshot, endedMemory?: number): CoreState {
     });
     t.rate = { ...ts.rate };
     t.seenAt = ts.seen ?? ts.rate.at;
-    t.flows.forEach((f, lane) => (f.tag = ts.tags[lane] as number));
-    ts.queues?.forEach(([ids, costs, attempts, pools], lane) => {
+    t.flows.forEach((f, lane) => {
+      f.tag = ts.tags[lane] as number;
+      const keys = ts.keys?.[lane];
+      if (!keys) return;
+      const [kv, names, tags] = keys;
+      f.keys.kv = kv;
+      names.forEach((name, i) => f.keys.restoreSlot(name, tags[i] ?? kv));
+    });
+    ts.queues?.forEach(([ids, costs, attempts, pools, slots], lane) => {
       ids.forEach((runId, i) => {
+        const slot = slots?.[i] ?? '';
         const u: QueuedUnit = {
           runId,
           tenant: t,
@@ -233,6 +269,8 @@ function fromPlain(snap: PlainSnapshot, endedMemory?: number): CoreState {
           attempt: attempts[i] ?? 0,
           live: true,
           pool: poolAt(pools?.[i]),
+          key: slot,
+          slot,
         };
         pushUnit(t.flows[lane as Lane], u);
         s.queued.set(runId, u);

@@ -1,6 +1,7 @@
 import type { CoreState } from './core';
 import { newFlow } from './fair-queue';
 import { applyBudget, newLedger, rollIfDue } from './ledger';
+import { MAX_KEY_WEIGHTS } from './limits';
 import type { TenantState } from './queue-state';
 import { newRate } from './rate';
 import type { BudgetPeriod, TenantSettings } from './types';
@@ -38,7 +39,16 @@ export function sanitizeSettings(s: TenantSettings): TenantSettings {
     // Kept only when it is `park` (the default, `fail`, is absent): queued units of a `park` tenant
     // wait for its budget, the others end when it can no longer cover them (`refuseUncoverable`).
     ...(s.onBudgetExhausted === 'park' ? { onBudgetExhausted: 'park' as const } : {}),
+    ...keyWeightsOf(s.keyWeights),
   };
+}
+
+/** The first MAX_KEY_WEIGHTS key weights that are finite and > 0 (absent when none is). */
+function keyWeightsOf(w: TenantSettings['keyWeights']): Pick<TenantSettings, 'keyWeights'> {
+  const kept = Object.entries(w ?? {})
+    .filter(([, x]) => Number.isFinite(x) && x > 0)
+    .slice(0, MAX_KEY_WEIGHTS);
+  return kept.length > 0 ? { keyWeights: Object.fromEntries(kept) } : {};
 }
 
 export function createTenant(id: string, ord: number, settings: TenantSettings, now: number): TenantState {

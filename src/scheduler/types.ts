@@ -25,6 +25,11 @@ export interface TenantSettings {
    * a run (the run carries it); the core ignores it.
    */
   onBudgetExhausted?: 'fail' | 'park';
+  /**
+   * Weights of the tenant's fairness keys against each other (> 0; a key not named weighs 1), at
+   * most MAX_KEY_WEIGHTS entries. They divide the tenant's share, never add to it.
+   */
+  keyWeights?: Record<string, number>;
 }
 
 /** One unit offered to the scheduler. The payload stays in the run workflow; this is all the core keeps. */
@@ -55,6 +60,11 @@ export interface UnitSubmission {
    * it now; otherwise it is not kept (`withdrawn`), and its offer starts the run and submits it again.
    */
   admitNow?: boolean;
+  /**
+   * Its fairness key inside the tenant (an end user, say): the tenant's turns are shared between its
+   * keys by tokens (`key-queue.ts`). Absent: the tenant's default key ''.
+   */
+  fairnessKey?: string;
 }
 
 /** `invalid_unit`: a unit not in the API's forms (the submit update refuses it alone, not its neighbours). */

@@ -13,6 +13,7 @@ import {
   MAX_ATTEMPT,
   MAX_CONCURRENCY,
   MAX_CORE_TENANTS,
+  MAX_FAIRNESS_KEY_LENGTH,
   MAX_GLOBAL_QUEUED,
   MAX_TENANT_ID_LENGTH,
   MAX_TOKENS,
@@ -42,7 +43,11 @@ const runIdOf = (tenant: string, n: number) =>
 /** Bytes of the continue-as-new input as the default payload converter writes it (JSON, UTF-8). */
 const encodedBytes = (input: SchedulerInput) => Buffer.byteLength(JSON.stringify(input), 'utf8');
 
-function worstCase() {
+/**
+ * The fleet at every maximum. `keyOf`, when given, names each fresh unit's fairness key (a retry
+ * keeps its first attempt's).
+ */
+function worstCase(keyOf?: (n: number) => string) {
   const s = FleetScheduler.create(
     {
       settings: {
@@ -75,7 +80,9 @@ function worstCase() {
       const i = n++;
       const tenant = tenants[i % tenants.length]!;
       const priority = (['interactive', 'standard', 'batch'] as const)[i % 3]!;
-      return { runId: runIdOf(tenant, i), tenant, priority, cost: MAX_TOKENS - i };
+      const unit: UnitSubmission = { runId: runIdOf(tenant, i), tenant, priority, cost: MAX_TOKENS - i };
+      if (keyOf) unit.fairnessKey = keyOf(i);
+      return unit;
     });
   const submitAll = (units: UnitSubmission[]) => {
     for (let i = 0; i < units.length; i += 1000) s.submit(units.slice(i, i + 1000), t);
@@ -119,6 +126,52 @@ function worstCase() {
   return { s, t, tenants };
 }
 
+/**
+ * The continue-as-new input of `s` with the rest of its state at its maximum too: ended runs, call
+ * keys, fenced owners and lingering reservations.
+ */
+function fullInput(s: FleetScheduler, t: number, tenants: string[]) {
+  // The memory of ended runs, full: the longest ids, the largest attempts and charges.
+  const v1 = decodeV2(s.snapshot());
+  v1.ended = Array.from({ length: MAX_ENDED_RUNS }, (_, i): EndedTuple => [
+    runIdOf(tenants[i % tenants.length]!, 10 ** 7 + i),
+    MAX_ATTEMPT,
+    1,
+    1e12 + i,
+  ]);
+  // The ledger's call keys, full: charged and not yet confirmed settled.
+  const keys = new ChargeKeys();
+  for (let i = 0; i < MAX_CHARGE_KEYS + 10; i++) keys.admit(chargeId(`call-${i}`));
+  expect(keys.size).toBe(MAX_CHARGE_KEYS);
+  v1.chargeKeys = keys.snapshot();
+  // Fenced call charges owners, full.
+  const fenced = new FencedOwners();
+  fenced.fence(Array.from({ length: MAX_FENCED_OWNERS + 10 }, (_, i) => ownerId(`owner-${i}`)));
+  expect(fenced.size).toBe(MAX_FENCED_OWNERS);
+  v1.fencedOwners = fenced.snapshot();
+  // Lingering reservations of expired leases, as many tenants as may hold one, at their largest.
+  for (const ts of v1.tenants.slice(0, MAX_LINGERS)) {
+    const [ps, pe, reserved, spent] = ts.ledger;
+    ts.ledger = [ps, pe, reserved, spent, MAX_TOKENS, t + LINGER_LEASE_TTLS * 86_400_000];
+  }
+  const full = encodeV2(v1);
+  expect(decodeV2(full).ended).toEqual(v1.ended);
+
+  const input: SchedulerInput = {
+    settings: {
+      concurrency: MAX_CONCURRENCY,
+      floors: { standard: 0.5, batch: 0.5 },
+      leaseTtlSeconds: 86_400,
+      globalMaxQueued: MAX_GLOBAL_QUEUED,
+    },
+    governor: openGovernor({ initialTokensPerMinute: 1e16, maxTokensPerMinute: 1e16 }),
+    snapshot: full,
+    continuedAsNew: 1_000_000,
+    maxHistoryEvents: 1_000_000,
+  };
+  return { input, full };
+}
+
 describe('the bound on the continue-as-new input', () => {
   it('stays ≤ 1 MiB at every maximum with the longest legal ids', () => {
     const { s, t, tenants } = worstCase();
@@ -136,49 +189,12 @@ describe('the bound on the continue-as-new input', () => {
     );
     expect(more[0]).toMatchObject({ accepted: false, code: 'queue_full' });
 
-    // The memory of ended runs, full: the longest ids, the largest attempts and charges.
-    const v1 = decodeV2(s.snapshot());
-    v1.ended = Array.from({ length: MAX_ENDED_RUNS }, (_, i): EndedTuple => [
-      runIdOf(tenants[i % tenants.length]!, 10 ** 7 + i),
-      MAX_ATTEMPT,
-      1,
-      1e12 + i,
-    ]);
-    // The ledger's call keys, full: charged and not yet confirmed settled.
-    const keys = new ChargeKeys();
-    for (let i = 0; i < MAX_CHARGE_KEYS + 10; i++) keys.admit(chargeId(`call-${i}`));
-    expect(keys.size).toBe(MAX_CHARGE_KEYS);
-    v1.chargeKeys = keys.snapshot();
-    // Fenced call charges owners, full.
-    const fenced = new FencedOwners();
-    fenced.fence(Array.from({ length: MAX_FENCED_OWNERS + 10 }, (_, i) => ownerId(`owner-${i}`)));
-    expect(fenced.size).toBe(MAX_FENCED_OWNERS);
-    v1.fencedOwners = fenced.snapshot();
-    // Lingering reservations of expired leases, as many tenants as may hold one, at their largest.
-    for (const ts of v1.tenants.slice(0, MAX_LINGERS)) {
-      const [ps, pe, reserved, spent] = ts.ledger;
-      ts.ledger = [ps, pe, reserved, spent, MAX_TOKENS, t + LINGER_LEASE_TTLS * 86_400_000];
-    }
-    const full = encodeV2(v1);
-    expect(decodeV2(full).ended).toEqual(v1.ended);
-
-    const input: SchedulerInput = {
-      settings: {
-        concurrency: MAX_CONCURRENCY,
-        floors: { standard: 0.5, batch: 0.5 },
-        leaseTtlSeconds: 86_400,
-        globalMaxQueued: MAX_GLOBAL_QUEUED,
-      },
-      governor: openGovernor({ initialTokensPerMinute: 1e16, maxTokensPerMinute: 1e16 }),
-      snapshot: full,
-      continuedAsNew: 1_000_000,
-      maxHistoryEvents: 1_000_000,
-    };
+    const { input, full } = fullInput(s, t, tenants);
     const bytes = encodedBytes(input);
     console.log(`worst-case continue-as-new input: ${bytes} bytes (${(bytes / MiB).toFixed(3)} MiB)`);
     const snap = input.snapshot!;
     const size = (x: unknown) => JSON.stringify(x).length;
-    const queues = snap.tenants.reduce((k, t) => k + (t[6] ? size(t[6]) : 0), 0);
+    const queues = snap.tenants.reduce((k, t) => k + (t[7] ? size(t[7]) : 0), 0);
     console.log(
       `tenants ${size(snap.tenants) - queues} + queues ${queues} + leases ${size(snap.leases)} + log ${size(snap.log)}`,
     );
@@ -186,6 +202,29 @@ describe('the bound on the continue-as-new input', () => {
 
     // The compact form is exact: a scheduler restored from the JSON writes the same snapshot again.
     const restored = FleetScheduler.restore(JSON.parse(JSON.stringify(input.snapshot)));
+    expect(restored.snapshot()).toEqual(full);
+    expect(restored.status(t)).toEqual(s.status(t));
+  });
+
+  it("stays ≤ 1.5 MiB at the fairness keys' maximum: every queued unit under a key of its own", () => {
+    // The longest legal key, distinct per unit: every flow holds a slot per unit it has queued.
+    const { s, t, tenants } = worstCase((n) => `user-${n}-`.padEnd(MAX_FAIRNESS_KEY_LENGTH, 'k'));
+    const { input, full } = fullInput(s, t, tenants);
+    const slots = full.tenants.reduce(
+      (k, tuple) =>
+        k + (tuple[8] ?? []).reduce((n, lane) => n + (lane === '' ? 0 : lane.split(' ').length - 1), 0),
+      0,
+    );
+    expect(slots).toBe(withRetryHeadroom(MAX_GLOBAL_QUEUED));
+    // Here most slots start at the key-level virtual time; at worst each is a whole unit ahead of it.
+    const ahead = slots * `:${MAX_TOKENS.toString(36)}`.length;
+    const bytes = encodedBytes(input) + ahead;
+    console.log(
+      `continue-as-new input at the key maximum: ≤ ${bytes} bytes (${(bytes / MiB).toFixed(3)} MiB)`,
+    );
+    expect(bytes).toBeLessThanOrEqual(1.5 * MiB);
+
+    const restored = FleetScheduler.restore(JSON.parse(JSON.stringify(full)));
     expect(restored.snapshot()).toEqual(full);
     expect(restored.status(t)).toEqual(s.status(t));
   });
