@@ -78,8 +78,8 @@ export async function runThroughputVsDirect(argv: string[]): Promise<void> {
       sample: 400,
       separateSignal: 0,
       hold: 20,
-      // 1: the API decides first (RUN_START_ORDER=decide-first); 0: it starts first.
-      decideFirst: 0,
+      // 1: the API decides first (RUN_START_ORDER=decide-first, the default); 0: it starts first.
+      decideFirst: 1,
     },
     { openLoop: rates },
   );

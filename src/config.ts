@@ -504,9 +504,9 @@ const policy = {
     ),
   RUN_START_ORDER: z
     .enum(['start-first', 'decide-first'])
-    .default('start-first')
+    .default('decide-first')
     .describe(
-      "How the API offers a new run: `start-first` starts its workflow, then submits it (the run waits for the admission's signal); `decide-first` submits first and starts a run the scheduler admits at once with its admission (one workflow task, no signal, no re-offer timer), a run that must queue the start-first way. Turn it on only once every worker runs this version.",
+      "How the API offers a new run: `decide-first` submits first and starts a run the scheduler admits at once with its admission (one workflow task, no admit signal, no re-offer timer), a run that must queue the start-first way; `start-first` starts every run's workflow, then submits it (the run waits for the admission's signal). Upgrading workers from a version without decide-first: drain first, or run `start-first` until every worker runs this version.",
     ),
   RUN_REOFFER_MAX_SECONDS: z.coerce
     .number()

@@ -28,6 +28,7 @@ import type {
 } from '@temporalio/workflow';
 import { workflowInfo } from '@temporalio/workflow';
 import type { AdmitNotice } from '../contract/run-messages';
+import type { RunStart } from '../contract/admit-notice';
 import type { RunSpec } from '../contract/fleet-port';
 
 const ADMIT_SIGNAL = 'admit';
@@ -43,7 +44,7 @@ export const SPAN_ATTRIBUTES = {
   reservedTokens: 'fairway.admission.reserved_tokens',
   leaseExpiresAt: 'fairway.admission.lease_expires_at',
 } as const;
-/** The span of the scheduler's admission of one attempt, from the run's start to its admission. */
+/** The span of the scheduler's admission of one attempt, from the run's start to its admission (at its start when decided first). */
 export const ADMISSION_SPAN = 'SchedulerAdmission';
 
 const A = SPAN_ATTRIBUTES;
@@ -64,13 +65,19 @@ class TracedRun extends OpenTelemetryInboundInterceptor {
           ...(spec.agent ? { [A.agent]: spec.agent } : {}),
           ...(spec.priority ? { [A.lane]: spec.priority } : {}),
         });
+      // Decided first: the run starts with its admission (runWorkflow's third argument).
+      const admission = (i.args[2] as Partial<RunStart> | undefined)?.admission;
+      if (workflowInfo().workflowType === 'runWorkflow' && admission) this.admittedWith(admission);
       return next(i);
     });
   }
 
   /** The scheduler's `admit` carries no trace (one scheduler serves every run): it is recorded here. */
   admitted(input: SignalInput): void {
-    const notice = input.args[0] as Partial<AdmitNotice> | undefined;
+    this.admittedWith(input.args[0] as Partial<AdmitNotice> | undefined);
+  }
+
+  private admittedWith(notice: Partial<AdmitNotice> | undefined): void {
     if (this.runContext === undefined || typeof notice?.admittedAt !== 'number') return;
     const span = this.tracer.startSpan(
       ADMISSION_SPAN,
