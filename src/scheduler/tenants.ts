@@ -1,7 +1,7 @@
 import type { CoreState } from './core';
 import { newFlow } from './fair-queue';
 import { applyBudget, newLedger, rollIfDue } from './ledger';
-import { MAX_KEY_WEIGHTS } from './limits';
+import { FAIRNESS_KEY_PATTERN, MAX_KEY_WEIGHTS } from './limits';
 import type { TenantState } from './queue-state';
 import { newRate } from './rate';
 import type { BudgetPeriod, TenantSettings } from './types';
@@ -43,10 +43,10 @@ export function sanitizeSettings(s: TenantSettings): TenantSettings {
   };
 }
 
-/** The first MAX_KEY_WEIGHTS key weights that are finite and > 0 (absent when none is). */
+/** The first MAX_KEY_WEIGHTS key weights of fairness keys in their form, finite and > 0 (absent when none is). */
 function keyWeightsOf(w: TenantSettings['keyWeights']): Pick<TenantSettings, 'keyWeights'> {
   const kept = Object.entries(w ?? {})
-    .filter(([, x]) => Number.isFinite(x) && x > 0)
+    .filter(([k, x]) => FAIRNESS_KEY_PATTERN.test(k) && Number.isFinite(x) && x > 0)
     .slice(0, MAX_KEY_WEIGHTS);
   return kept.length > 0 ? { keyWeights: Object.fromEntries(kept) } : {};
 }

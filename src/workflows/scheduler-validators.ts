@@ -1,4 +1,5 @@
 import {
+  FAIRNESS_KEY_PATTERN,
   MAX_ATTEMPT,
   MAX_TENANTS_PER_UPSERT,
   MAX_TOKENS,
@@ -57,7 +58,9 @@ export function isWellFormedUnit(u: unknown): u is UnitSubmission {
     (u.redrive === undefined || typeof u.redrive === 'boolean') &&
     (u.usedTokens === undefined || isNumberIn(u.usedTokens, 0, MAX_TOKENS)) &&
     (u.pool === undefined || (typeof u.pool === 'string' && POOL_NAME_PATTERN.test(u.pool))) &&
-    (u.admitNow === undefined || typeof u.admitNow === 'boolean')
+    (u.admitNow === undefined || typeof u.admitNow === 'boolean') &&
+    (u.fairnessKey === undefined ||
+      (typeof u.fairnessKey === 'string' && FAIRNESS_KEY_PATTERN.test(u.fairnessKey)))
   );
 }
 

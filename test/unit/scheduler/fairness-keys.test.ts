@@ -92,6 +92,15 @@ describe('fairness keys inside a tenant', () => {
     expect(keys.slots.size).toBeLessThanOrEqual(FLOW_KEY_BUCKETS);
   });
 
+  it('keeps only key weights of keys in their form, finite and above 0', () => {
+    const s = makeFleet({
+      tenants: {
+        a: { keyWeights: { vip: 3, 'a b': 2, '#1': 2, ['k'.repeat(65)]: 2, zero: 0, inf: Infinity } },
+      },
+    });
+    expect(s.tenantStatus('a', T0)?.settings.keyWeights).toEqual({ vip: 3 });
+  });
+
   it('restores the key interleaving exactly from a snapshot', () => {
     const s = makeFleet({ settings: { concurrency: 1 }, tenants: { a: { keyWeights: { vip: 3 } }, b: {} } });
     s.submit(

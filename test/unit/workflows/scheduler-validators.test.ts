@@ -56,6 +56,7 @@ describe('scheduler update validators', () => {
     refused(() => validateSubmissions(Array.from({ length: MAX_UNITS_PER_SUBMIT + 1 }, () => unit) as never));
     expect(isWellFormedUnit(unit)).toBe(true);
     expect(isWellFormedUnit({ ...unit, runId: `batch-acme-${'c'.repeat(16)}-9999`, attempt: 3 })).toBe(true);
+    expect(isWellFormedUnit({ ...unit, admitNow: true, fairnessKey: 'user-42' })).toBe(true);
     for (const bad of [
       null,
       { ...unit, runId: 'r1' },
@@ -67,6 +68,12 @@ describe('scheduler update validators', () => {
       { ...unit, attempt: -1 },
       { ...unit, attempt: 1e9 },
       { ...unit, redrive: 'yes' },
+      { ...unit, admitNow: 'yes' },
+      { ...unit, fairnessKey: '' },
+      { ...unit, fairnessKey: 'a b' },
+      { ...unit, fairnessKey: '#3' },
+      { ...unit, fairnessKey: 'k'.repeat(65) },
+      { ...unit, fairnessKey: 42 },
     ])
       expect(isWellFormedUnit(bad), JSON.stringify(bad)).toBe(false);
   });
