@@ -178,6 +178,7 @@ export function runsApi(http: Transport): Runs {
           input,
           ...(opts.priority !== undefined ? { priority: opts.priority } : {}),
           ...(opts.estimatedTokens !== undefined ? { estimatedTokens: opts.estimatedTokens } : {}),
+          ...(opts.fairnessKey !== undefined ? { fairnessKey: opts.fairnessKey } : {}),
         },
         idempotencyKey,
         repeatable: true,

@@ -38,6 +38,8 @@ export interface StartOptions {
   idempotencyKey?: string;
   /** Reserve more than the agent's estimate (never less). */
   estimatedTokens?: number;
+  /** Who the run is for inside the tenant (an end user): the tenant's turns are shared between its keys by tokens. */
+  fairnessKey?: string;
 }
 
 /** `POST /v1/runs` and its replay. */

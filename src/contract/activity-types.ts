@@ -155,6 +155,7 @@ export interface FleetActivities {
     cost: number;
     attempt: number;
     usedTokens?: number;
+    fairnessKey?: string;
   }): Promise<SubmitResult>;
   /** A waiting run checks that the scheduler knows it, and re-offers itself when not (batched per worker). */
   offerRun(unit: {
@@ -164,6 +165,8 @@ export interface FleetActivities {
     cost: number;
     attempt: number;
     usedTokens?: number;
+    pool?: string;
+    fairnessKey?: string;
   }): Promise<OfferResult>;
   /** Usage of the runs that finished in each tenant's period (visibility), for a recovering scheduler. */
   recoverUsage(

@@ -42,6 +42,11 @@ export interface RunSpec {
    * offered. Absent: the default pool.
    */
   pool?: string;
+  /**
+   * Who the run is for inside its tenant (an end user): the tenant's turns are shared between its
+   * keys by tokens. Absent: the tenant's default key.
+   */
+  fairnessKey?: string;
   /** ISO timestamp of acceptance at the door. */
   createdAt: string;
   /**

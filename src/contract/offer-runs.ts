@@ -98,6 +98,7 @@ function unitOf(s: RunSpec, opts: OfferOptions): UnitSubmission {
     priority: s.priority,
     cost: s.estimatedTokens,
     ...(s.pool ? { pool: s.pool } : {}),
+    ...(s.fairnessKey ? { fairnessKey: s.fairnessKey } : {}),
     ...(s.firstAttempt ? { attempt: s.firstAttempt } : {}),
     ...(opts.redrive ? { redrive: true } : {}),
   };

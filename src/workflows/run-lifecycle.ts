@@ -74,6 +74,7 @@ export class RunLifecycle {
       priority: spec.priority,
       cost: Math.max(1, spec.estimatedTokens - state.usage),
       ...(spec.pool ? { pool: spec.pool } : {}),
+      ...(spec.fairnessKey ? { fairnessKey: spec.fairnessKey } : {}),
       attempt,
       ...this.usage(attempt),
     };
@@ -114,6 +115,7 @@ export class RunLifecycle {
         tenant: spec.tenant,
         priority: spec.priority,
         cost,
+        ...(spec.fairnessKey ? { fairnessKey: spec.fairnessKey } : {}),
         attempt: state.attempt,
         ...this.usage(state.attempt),
       });

@@ -45,7 +45,13 @@ export async function submitRun(
   let runId = newRunId(tenant.tenant);
   const receivedAt = ctx.now(); // createdAt is when the door took the request, before the scheduler saw it
   if (key !== undefined) {
-    const bodyHash = canonicalHash({ agent: agent.name, input, priority: request.priority, estimatedTokens });
+    const bodyHash = canonicalHash({
+      agent: agent.name,
+      input,
+      priority: request.priority,
+      estimatedTokens,
+      ...(request.fairnessKey !== undefined ? { fairnessKey: request.fairnessKey } : {}),
+    });
     const claim = await ctx.store.idempotency.claim(
       {
         tenant: tenant.tenant,
@@ -85,6 +91,7 @@ export async function submitRun(
     input,
     estimatedTokens,
     onBudgetExhausted: tenant.settings.onBudgetExhausted ?? 'fail',
+    ...(request.fairnessKey !== undefined ? { fairnessKey: request.fairnessKey } : {}),
     createdAt: new Date(receivedAt).toISOString(),
   };
   /** The offer is under way: until it answers, the run may exist and the scheduler may yet hear of it. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_CONCURRENCY } from '../../scheduler/limits';
+import { FAIRNESS_KEY_PATTERN, MAX_CONCURRENCY } from '../../scheduler/limits';
 import { MAX_WAIT_BOUND_SECONDS } from '../../scheduler/fleet-settings';
 import { PRIORITIES } from '../../scheduler/types';
 import { RUN_STATUSES } from '../run-status';
@@ -13,6 +13,9 @@ export const TenantIdSchema = z
 export const PrioritySchema = z.enum(PRIORITIES);
 export const RunStatusSchema = z.enum(RUN_STATUSES);
 export const IdempotencyKeySchema = z.string().min(1).max(255);
+export const FairnessKeySchema = z
+  .string()
+  .regex(FAIRNESS_KEY_PATTERN, 'A fairness key is 1-64 characters of letters, digits and . _ : @ | / + = -.');
 
 /**
  * Path ids of runs and batches, in the shapes the API mints: `run-<tenant>-<20 hex>` for a run,
@@ -53,6 +56,8 @@ export const RunRequestSchema = z.strictObject({
   priority: PrioritySchema.default('standard'),
   estimatedTokens: z.int().min(1).max(1_000_000_000).optional(),
   idempotencyKey: IdempotencyKeySchema.optional(),
+  /** Who the run is for inside the tenant (an end user): the tenant's turns are shared between its keys by tokens. */
+  fairnessKey: FairnessKeySchema.optional(),
 });
 export type RunRequest = z.output<typeof RunRequestSchema>;
 

@@ -38,6 +38,18 @@ describe('POST /v1/runs', () => {
     ]);
   });
 
+  it('carries a fairness key to the scheduler and into the run; the same idempotency key with another is a conflict', async () => {
+    const res = await post({ ...synthetic(1), fairnessKey: 'user-42', idempotencyKey: 'k-1' });
+    expect(res.status).toBe(202);
+    expect(h.fleet.submitCalls[0]).toEqual([expect.objectContaining({ fairnessKey: 'user-42' })]);
+    expect(h.fleet.startRunCalls[0]).toMatchObject({ fairnessKey: 'user-42' });
+    const other = await post({ ...synthetic(1), fairnessKey: 'user-43', idempotencyKey: 'k-1' });
+    expect(other.status).toBe(422);
+    // Without a key the unit names none: the tenant's default key.
+    await post(synthetic(1));
+    expect(h.fleet.submitCalls[1]?.[0]).not.toHaveProperty('fairnessKey');
+  });
+
   it('never reserves below the agent estimate: a client may raise it, not lower it', async () => {
     // The agent's estimate is 20 × 1000 tokens; the client claims 1.
     await post({ agent: 'synthetic', input: { steps: 20, tokensPerStep: 1000 }, estimatedTokens: 1 });
@@ -61,6 +73,9 @@ describe('POST /v1/runs', () => {
       [{ agent: 'audit', input: { targets: [] } }, ['input.targets']],
       [{ input: { steps: 1 } }, ['agent']],
       [{ ...synthetic(), idempotencyKey: 'k'.repeat(256) }, ['idempotencyKey']],
+      [{ ...synthetic(), fairnessKey: 'user 42' }, ['fairnessKey']],
+      [{ ...synthetic(), fairnessKey: '#1' }, ['fairnessKey']],
+      [{ ...synthetic(), fairnessKey: 'k'.repeat(65) }, ['fairnessKey']],
       [[1, 2], ['(body)']],
     ];
     for (const [body, paths] of cases) {

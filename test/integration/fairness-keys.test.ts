@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { firstCallRanks } from '../support/first-calls';
+import { startTestStack } from '../support/stack';
+import type { TestStack } from '../support/stack';
+
+/**
+ * Fairness keys inside a tenant on the real dev server, measured at the simulator's first model call
+ * per run (where the work starts, not at the decision): one end user's backlog does not hold the
+ * tenant's other end users behind it. One slot, so runs start one at a time.
+ */
+describe('fairness keys (real dev server, first model calls)', () => {
+  let s: TestStack;
+  beforeAll(async () => {
+    s = await startTestStack({ FLEET_CONCURRENCY: '1', FLEET_INTERACTIVE_RESERVE: '0' });
+  });
+  afterAll(() => s?.close());
+
+  it("a whale's 30 runs queued first: each of 5 other end users gets its k-th run started within its k-th turn", async () => {
+    const token = await s.tenant(`app-${s.id}`, { maxQueued: 1000, maxInFlight: 10 });
+    const run = async (fairnessKey: string) => {
+      const r = await s.call('POST', '/v1/runs', {
+        token,
+        body: { agent: 'synthetic', input: { steps: 1, stepMs: 300, tokensPerStep: 10 }, fairnessKey },
+      });
+      expect(r.status, JSON.stringify(r.body)).toBe(202);
+      return r.body.runId as string;
+    };
+    const whale = await Promise.all(Array.from({ length: 30 }, () => run('whale')));
+    const users = Array.from({ length: 5 }, (_, u) => `user-${u}`);
+    const mine = new Map<string, string[]>(users.map((u) => [u, []]));
+    for (let k = 0; k < 2; k++)
+      for (const [u, id] of await Promise.all(users.map(async (u) => [u, await run(u)] as const)))
+        mine.get(u)!.push(id);
+    const arrived = Date.now();
+    const userIds = [...mine.values()].flat();
+    const ranks = await firstCallRanks(s, [...whale, ...userIds], 240_000);
+    const firstCalls = s.sim!.state.firstCalls;
+    // The whale's runs under way or done by the time every user had arrived.
+    const before = whale.filter((id) => firstCalls.get(id)! <= arrived).length;
+    // The users arrived behind a backlog: in arrival order they would wait for every whale run left.
+    expect(30 - before).toBeGreaterThanOrEqual(12);
+    // From then on the 6 keys take turns: ahead of a user's k-th run (k = 1, 2) the whale starts at
+    // most k runs of its own, and one more that was admitted as the users arrived.
+    for (const [u, ids] of mine)
+      ids.forEach((id, k) => {
+        const ahead = whale.filter((w) => ranks.get(w)! < ranks.get(id)!).length - before;
+        expect(ahead, `${u}'s run ${k + 1}: ${ahead} whale runs started ahead of it`).toBeLessThanOrEqual(
+          k + 2,
+        );
+      });
+    console.log(
+      `fairness keys: ${before} whale runs under way as the users arrived, then the keys took turns`,
+    );
+  });
+});
