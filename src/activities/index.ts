@@ -24,6 +24,7 @@ import type { SchedulerMailbox } from './mailbox';
 import { clientTimeoutMs } from './model-client';
 import type { ModelClient } from './model-client';
 import { OfferBatcher } from './offer-batcher';
+import { SubmitCoalescer } from './submit-coalescer';
 import { agentEffectActivity } from './agent-effects';
 import type { EffectFunction } from './agent-effects';
 import { tenantLookup } from './tenant-of';
@@ -62,6 +63,9 @@ export interface ActivityDeps {
   log: Logger;
 }
 
+/** A coalesced resubmit waits at most this long for the scheduler (its activity then retries). */
+const RESUBMIT_TIMEOUT_MS = 60_000;
+
 /** Builds the activities from their dependencies: production hands in real ones, tests their own. */
 export function createActivities(deps: ActivityDeps): FleetActivities {
   const { client, mailbox, model, effects } = deps;
@@ -76,6 +80,18 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
     return true;
   };
   const offers = new OfferBatcher(client, deps.schedulerId, deps.log, resyncTenant);
+  /**
+   * Runs queueing again from this worker share one submit update per linger (the scheduler takes at
+   * most 10 updates in flight); one that does not come back within the bound fails its runs' calls,
+   * which their activities retry.
+   */
+  const resubmits = new SubmitCoalescer(
+    (units) =>
+      client.withAbortSignal(AbortSignal.timeout(RESUBMIT_TIMEOUT_MS), () =>
+        scheduler().executeUpdate(submitUpdate, { args: [units] }),
+      ),
+    { lingerMs: 15, maxUnits: 1000, maxInFlight: 2 },
+  );
   /**
    * A scheduler update waits for the scheduler's workflow task, which a stopping worker no longer
    * polls for: such a call ends when its activity is cancelled (the shutdown grace is over), or the
@@ -265,7 +281,8 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
 
     async resubmit(unit) {
       const send = async () => {
-        const [r] = await cancellable(() => scheduler().executeUpdate(submitUpdate, { args: [[unit]] }));
+        const signal = Context.current().cancellationSignal;
+        const [r] = await untilCancelled(resubmits.submit([unit]), signal);
         if (!r) throw new Error('scheduler answered no result');
         return r;
       };

@@ -34,7 +34,7 @@ import { discardRunWorkflow, startRunWorkflow } from './start-run';
 import { offerRuns } from '../contract/offer-runs';
 import { closedRunView } from './closed-run-view';
 import { stepsFromHistory } from './run-steps';
-import { SubmitCoalescer } from './submit-coalescer';
+import { SubmitCoalescer } from '../activities/submit-coalescer';
 import { readTenantStatuses } from './tenant-statuses';
 import { runTaskQueue } from './run-queues';
 import { hasWorkflowPollers } from './task-queue-pollers';
