@@ -9,7 +9,16 @@ import { agentsFlag, runVariants } from './lib/agent-variants';
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function firstCallLag(s: BenchStack, token: string, priority: string): Promise<RunHops> {
+/** A run's hops, and how many admissions the fleet made between its submission and its own. */
+interface Sample {
+  hops: RunHops;
+  admissionsBetween: number;
+}
+
+async function firstCallLag(s: BenchStack, token: string, priority: string): Promise<Sample> {
+  // The fleet's admission count just before the submission: the run's own admission number minus it,
+  // minus one, is how many runs (here: the batch backlog's) were admitted while it waited (an upper bound).
+  const admittedBefore = (await s.call('GET', '/v1/admin/scheduler')).body.counters.admitted as number;
   const submittedAt = Date.now();
   const r = await s.call(
     'POST',
@@ -25,18 +34,21 @@ async function firstCallLag(s: BenchStack, token: string, priority: string): Pro
     if (at !== undefined) {
       // Let it finish before the next one, so each submission meets the same backlog.
       let admittedAt = NaN;
+      let seq = NaN;
       for (let j = 0; j < 600; j++) {
         const v = await s.call('GET', `/v1/runs/${runId}`, undefined, token);
         if (typeof v.body?.admittedAt === 'string') admittedAt = Date.parse(v.body.admittedAt as string);
+        if (typeof v.body?.admissionSeq === 'number') seq = v.body.admissionSeq as number;
         if (v.body?.status === 'completed') break;
         await pause(100);
       }
-      return runHops(s.client, runId, {
+      const hops = await runHops(s.client, runId, {
         submitted: submittedAt,
         accepted: acceptedAt,
         admitted: admittedAt,
         firstCall: at,
       });
+      return { hops, admissionsBetween: seq - admittedBefore - 1 };
     }
     await pause(20);
   }
@@ -45,14 +57,18 @@ async function firstCallLag(s: BenchStack, token: string, priority: string): Pro
 
 /** Samples per lane, one submission at a time, and their per-hop figures. */
 async function measure(s: BenchStack, token: string, samples: number) {
-  const hops: Record<string, RunHops[]> = { interactive: [], standard: [] };
+  const samplesOf: Record<string, Sample[]> = { interactive: [], standard: [] };
   for (let i = 0; i < samples; i++) {
-    hops.interactive!.push(await firstCallLag(s, token, 'interactive'));
-    hops.standard!.push(await firstCallLag(s, token, 'standard'));
+    samplesOf.interactive!.push(await firstCallLag(s, token, 'interactive'));
+    samplesOf.standard!.push(await firstCallLag(s, token, 'standard'));
   }
+  const hops = Object.fromEntries(
+    Object.entries(samplesOf).map(([lane, xs]) => [lane, xs.map((x) => x.hops)]),
+  );
   const lanes = Object.fromEntries(
     Object.entries(hops).map(([lane, hs]) => {
       const xs = hs.map((h) => h.firstCall);
+      const between = samplesOf[lane]!.map((x) => x.admissionsBetween);
       // Per hop: p50/p99 of the time after submission at which the runs had reached it.
       const perHop = Object.fromEntries(
         (Object.keys(hs[0]!) as (keyof RunHops)[]).map((k) => {
@@ -67,6 +83,8 @@ async function measure(s: BenchStack, token: string, samples: number) {
           p50Ms: percentile(xs, 50),
           p99Ms: percentile(xs, 99),
           maxMs: Math.max(...xs),
+          /** Admissions of other runs between each run's submission and its admission: the most. */
+          maxAdmissionsBetween: Math.max(...between),
           perHop,
         },
       ];

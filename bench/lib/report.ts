@@ -99,7 +99,13 @@ const HEADLINES: Record<string, (d: any) => string> = {
   priority: (d) =>
     `${n(d.backlog)} batch runs queued, concurrency ${n(d.concurrency)}: submit→first model call (at the simulator) ` +
     Object.entries(d.lanes ?? {})
-      .map(([lane, l]: [string, any]) => `${lane} p50/p99 ${n(l.p50Ms)}/${n(l.p99Ms)} ms`)
+      .map(
+        ([lane, l]: [string, any]) =>
+          `${lane} p50/p99 ${n(l.p50Ms)}/${n(l.p99Ms)} ms` +
+          (l.maxAdmissionsBetween !== undefined
+            ? ` (at most ${n(l.maxAdmissionsBetween)} other admissions between submission and admission)`
+            : ''),
+      )
       .join(', ') +
     ` (${n(d.samples)} samples per lane)`,
   'throughput-batches': (d) =>
