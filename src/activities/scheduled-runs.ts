@@ -62,6 +62,7 @@ export function scheduledRunActivities(deps: ScheduledRunDeps): ScheduledRunActi
         estimatedTokens: job.estimatedTokens,
         onBudgetExhausted: record.settings.onBudgetExhausted ?? 'fail',
         ...(job.pool ? { pool: job.pool } : {}),
+        ...(job.fairnessKey ? { fairnessKey: job.fairnessKey } : {}),
         createdAt: new Date().toISOString(),
       };
       const ports: RunOfferPorts = {

@@ -21,6 +21,8 @@ export interface ScheduledRunTemplate {
   estimatedTokens: number;
   /** The model pool of its runs, as the API found it when the schedule was put; absent: the default pool. */
   pool?: string;
+  /** Its runs' fairness key inside the tenant; absent: the tenant's default key. */
+  fairnessKey?: string;
 }
 
 /** When a schedule fires: exactly one of a cron expression (UTC) and an interval. */
@@ -43,6 +45,8 @@ export interface ScheduleDefinition {
   input: unknown;
   priority: Priority;
   estimatedTokens: number;
+  /** Its runs' fairness key inside the tenant; absent: the tenant's default key. */
+  fairnessKey?: string;
   timing: ScheduleTiming;
   overlap: OverlapPolicy;
   /** Paused by its tenant (a drain's pause is separate: see {@link DRAIN_NOTE}). */
@@ -66,6 +70,8 @@ export interface ScheduleView {
   input: unknown;
   priority: Priority;
   estimatedTokens: number;
+  /** Its runs' fairness key; null: the tenant's default key. */
+  fairnessKey: string | null;
   cron: string | null;
   intervalSeconds: number | null;
   overlap: OverlapPolicy;
@@ -79,16 +85,20 @@ export interface ScheduleView {
 
 /** The part of a schedule's view its definition (or the job a firing carries) decides. */
 export function definedFields(
-  d: Pick<ScheduleDefinition, 'agent' | 'input' | 'priority' | 'estimatedTokens' | 'timing' | 'overlap'>,
+  d: Pick<
+    ScheduleDefinition,
+    'agent' | 'input' | 'priority' | 'estimatedTokens' | 'fairnessKey' | 'timing' | 'overlap'
+  >,
 ): Pick<
   ScheduleView,
-  'agent' | 'input' | 'priority' | 'estimatedTokens' | 'cron' | 'intervalSeconds' | 'overlap'
+  'agent' | 'input' | 'priority' | 'estimatedTokens' | 'fairnessKey' | 'cron' | 'intervalSeconds' | 'overlap'
 > {
   return {
     agent: d.agent,
     input: d.input,
     priority: d.priority,
     estimatedTokens: d.estimatedTokens,
+    fairnessKey: d.fairnessKey ?? null,
     cron: 'cron' in d.timing ? d.timing.cron : null,
     intervalSeconds: 'intervalSeconds' in d.timing ? d.timing.intervalSeconds : null,
     overlap: d.overlap,

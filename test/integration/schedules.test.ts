@@ -1,4 +1,5 @@
 import { ScheduleOverlapPolicy } from '@temporalio/client';
+import { runSpecQuery } from '../../src/contract/run-messages';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
@@ -39,9 +40,10 @@ describe('schedules on Temporal Schedules', () => {
 
     const put = await s.call('PUT', '/v1/schedules/every-second', {
       token: key,
-      body: { ...RUN, intervalSeconds: 1 },
+      body: { ...RUN, intervalSeconds: 1, fairnessKey: 'nightly-user' },
     });
     expect(put.status, JSON.stringify(put.body)).toBe(201);
+    expect(put.body.fairnessKey).toBe('nightly-user');
     expect(put.headers.get('location')).toBe('/v1/schedules/every-second');
     expect(put.body).toMatchObject({ intervalSeconds: 1, overlap: 'skip', paused: null, agent: 'synthetic' });
 
@@ -65,6 +67,11 @@ describe('schedules on Temporal Schedules', () => {
       30_000,
     );
     for (const id of firedRuns) expect(runs.find((r) => r.runId === id)?.status).toBe('completed');
+    // Each fired run carries the schedule's fairness key (its spec, as a re-drive would read it).
+    for (const id of firedRuns)
+      expect(await s.client.workflow.getHandle(id).query(runSpecQuery)).toMatchObject({
+        fairnessKey: 'nightly-user',
+      });
     const viaApi = (await s.call('GET', `/v1/runs/${firedRuns[0]}`, { token: key })).body;
     expect(viaApi).toMatchObject({ tenant, agent: 'synthetic', status: 'completed' });
 

@@ -29,6 +29,7 @@ export function parseScheduleRequest(
     input,
     priority: s.priority,
     estimatedTokens: Math.max(s.estimatedTokens ?? 0, estimateAt(agent, input, 'input')),
+    ...(s.fairnessKey !== undefined ? { fairnessKey: s.fairnessKey } : {}),
     timing: s.cron !== undefined ? { cron: s.cron } : { intervalSeconds: s.intervalSeconds ?? 0 },
     overlap: s.overlap,
     paused: s.paused,

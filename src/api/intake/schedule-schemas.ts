@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { OVERLAP_POLICIES, SCHEDULE_NAME } from '../../contract/schedules';
-import { PrioritySchema, TenantIdSchema } from './schemas';
+import { FairnessKeySchema, PrioritySchema, TenantIdSchema } from './schemas';
 
 /** Request schemas of /v1/schedules. */
 
@@ -23,6 +23,8 @@ export const ScheduleBodySchema = z.strictObject({
   input: z.unknown(),
   priority: PrioritySchema.default('standard'),
   estimatedTokens: z.int().min(1).max(1_000_000_000).optional(),
+  /** Its runs' fairness key inside the tenant (an end user, say), as on POST /v1/runs. */
+  fairnessKey: FairnessKeySchema.optional(),
   /** A cron expression, in UTC (`0 3 * * *`: 03:00 every day). Exactly one of `cron` and `intervalSeconds`. */
   cron: z
     .string()

@@ -18,6 +18,7 @@ const ScheduleView = z
     input: z.unknown(),
     priority: PrioritySchema,
     estimatedTokens: z.int(),
+    fairnessKey: z.string().nullable(),
     cron: z.string().nullable(),
     intervalSeconds: z.int().nullable(),
     overlap: z.enum(OVERLAP_POLICIES),

@@ -113,6 +113,7 @@ export function createTemporalSchedules(
         priority: def.priority,
         input: def.input,
         estimatedTokens: def.estimatedTokens,
+        ...(def.fairnessKey !== undefined ? { fairnessKey: def.fairnessKey } : {}),
         timing: def.timing,
         overlap: def.overlap,
         ...(pool !== undefined ? { pool } : {}),

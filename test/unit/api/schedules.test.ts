@@ -36,6 +36,13 @@ describe('/v1/schedules', () => {
     });
     expect(replaced.status).toBe(200);
     expect(replaced.body).toMatchObject({ cron: null, intervalSeconds: 60, overlap: 'buffer_one' });
+    expect(created.body.fairnessKey).toBeNull();
+    // Its runs may name their end user, as on POST /v1/runs; a key out of form is a 400.
+    const keyed = await put(h.keys.acme!, 'nightly', { ...RUN, intervalSeconds: 60, fairnessKey: 'user-42' });
+    expect(keyed.body.fairnessKey).toBe('user-42');
+    const badKey = await put(h.keys.acme!, 'nightly', { ...RUN, intervalSeconds: 60, fairnessKey: 'a b' });
+    expect(badKey.status).toBe(400);
+    expect(badKey.body.error.details[0].path).toBe('fairnessKey');
     expect((await get(h.keys.acme!, 'nightly')).body.intervalSeconds).toBe(60);
   });
 
