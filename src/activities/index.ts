@@ -9,8 +9,9 @@ import { offerRuns } from '../contract/offer-runs';
 import type { RunOfferPorts } from '../contract/offer-runs';
 import { mapLimit } from '../util/map-limit';
 import { admitSignal, budgetRefusedSignal, leaseRevokedSignal } from '../contract/run-messages';
-import { submitUpdate, topUpUpdate, upsertTenantsUpdate } from '../contract/scheduler-messages';
-import type { TenantSettings } from '../scheduler/types';
+import { submitUpdate, topUpUpdate, topUpsUpdate, upsertTenantsUpdate } from '../contract/scheduler-messages';
+import type { TopUpRequest } from '../contract/scheduler-messages';
+import type { TenantSettings, TopUpResult } from '../scheduler/types';
 import type { RecoveredUsage } from '../contract/scheduler-messages';
 import { deliverOnce } from './deliver-once';
 import type { BatchItemStore } from '../stores/batch-items/batch-items';
@@ -19,12 +20,12 @@ import { chargedCall } from './charged-call';
 import type { ChatClient } from './chat-client';
 import { modelCallActivities } from './model-call';
 import type { EffectStore } from '../stores/effects/effect-store';
-import { renewalOf } from './mailbox';
+import { noUpdateHandler, renewalOf } from './mailbox';
 import type { SchedulerMailbox } from './mailbox';
 import { clientTimeoutMs } from './model-client';
 import type { ModelClient } from './model-client';
 import { OfferBatcher } from './offer-batcher';
-import { SubmitCoalescer } from './submit-coalescer';
+import { Coalescer, SubmitCoalescer } from './submit-coalescer';
 import { agentEffectActivity } from './agent-effects';
 import type { EffectFunction } from './agent-effects';
 import { tenantLookup } from './tenant-of';
@@ -90,6 +91,19 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
       client.withAbortSignal(AbortSignal.timeout(RESUBMIT_TIMEOUT_MS), () =>
         scheduler().executeUpdate(submitUpdate, { args: [units] }),
       ),
+    { lingerMs: 15, maxUnits: 1000, maxInFlight: 2 },
+  );
+  /** The runs' top-ups from this worker, coalesced the same way (`topUps`; one by one to an older scheduler). */
+  const topUps = new Coalescer<TopUpRequest, TopUpResult>(
+    (reqs) =>
+      client.withAbortSignal(AbortSignal.timeout(RESUBMIT_TIMEOUT_MS), async () => {
+        try {
+          return await scheduler().executeUpdate(topUpsUpdate, { args: [reqs] });
+        } catch (err) {
+          if (!noUpdateHandler(err)) throw err;
+          return Promise.all(reqs.map((r) => scheduler().executeUpdate(topUpUpdate, { args: [r] })));
+        }
+      }),
     { lingerMs: 15, maxUnits: 1000, maxInFlight: 2 },
   );
   /**
@@ -272,7 +286,9 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
     },
 
     async requestTopUp(req) {
-      return cancellable(() => scheduler().executeUpdate(topUpUpdate, { args: [req] }));
+      const [r] = await untilCancelled(topUps.submit([req]), Context.current().cancellationSignal);
+      if (!r) throw new Error('scheduler answered no top-up');
+      return r;
     },
 
     async cancelQueued(runId) {

@@ -36,8 +36,8 @@ class Stopping extends Error {}
 /** How often a report update on its way checks whether this worker began to stop. */
 const STOPPING_POLL_MS = 100;
 
-/** The scheduler's code has no `workerReport` update handler (a worker of an older version ran it). */
-const noReportHandler = (err: unknown): boolean =>
+/** The scheduler's code has no handler for the update (a worker of an older version ran it). */
+export const noUpdateHandler = (err: unknown): boolean =>
   err instanceof WorkflowUpdateFailedError &&
   /No registered handler for update/.test(err.cause?.message ?? err.message);
 
@@ -204,7 +204,7 @@ export class SchedulerMailbox {
       );
     } catch (err) {
       if (err instanceof Stopping) return handle.signal(reportSignal, out.report);
-      if (!noReportHandler(err)) throw err;
+      if (!noUpdateHandler(err)) throw err;
       this.signalsUntil = Date.now() + SIGNAL_FALLBACK_MS;
       this.log.warn('the scheduler has no workerReport update handler (older code): reporting by signal');
       await handle.signal(reportSignal, out.report);

@@ -1,27 +1,27 @@
 import type { SubmitResult, UnitSubmission } from '../scheduler/types';
 
-interface Pending {
-  units: UnitSubmission[];
-  resolve(r: SubmitResult[]): void;
+interface Pending<T, R> {
+  units: T[];
+  resolve(r: R[]): void;
   reject(err: unknown): void;
 }
 
 /**
- * Coalesces concurrent submissions into one scheduler message. While one message is in flight,
+ * Coalesces concurrent requests into one scheduler message, answered item by item in order. While one message is in flight,
  * new submissions accumulate and leave together when it returns, so a burst of 10,000 requests
  * costs the scheduler a few dozen updates (a workflow takes at most 10 updates in flight).
  */
-export class SubmitCoalescer {
-  private queue: Pending[] = [];
+export class Coalescer<T, R> {
+  private queue: Pending<T, R>[] = [];
   private inFlight = 0;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly send: (units: UnitSubmission[]) => Promise<SubmitResult[]>,
+    private readonly send: (units: T[]) => Promise<R[]>,
     private readonly opts: { lingerMs: number; maxUnits: number; maxInFlight: number },
   ) {}
 
-  submit(units: UnitSubmission[]): Promise<SubmitResult[]> {
+  submit(units: T[]): Promise<R[]> {
     return new Promise((resolve, reject) => {
       this.queue.push({ units, resolve, reject });
       this.timer ??= setTimeout(() => this.pump(), this.opts.lingerMs);
@@ -31,7 +31,7 @@ export class SubmitCoalescer {
   private pump(): void {
     this.timer = undefined;
     while (this.queue.length > 0 && this.inFlight < this.opts.maxInFlight) {
-      const batch: Pending[] = [];
+      const batch: Pending<T, R>[] = [];
       let size = 0;
       while (
         this.queue.length > 0 &&
@@ -49,7 +49,7 @@ export class SubmitCoalescer {
     }
   }
 
-  private async deliver(batch: Pending[]): Promise<void> {
+  private async deliver(batch: Pending<T, R>[]): Promise<void> {
     try {
       const results = await this.send(batch.flatMap((p) => p.units));
       let at = 0;
@@ -62,3 +62,6 @@ export class SubmitCoalescer {
     }
   }
 }
+
+/** Units offered to the scheduler, coalesced into `submit` updates. */
+export class SubmitCoalescer extends Coalescer<UnitSubmission, SubmitResult> {}

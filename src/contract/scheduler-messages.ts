@@ -56,9 +56,14 @@ export const patchSettingsUpdate = defineUpdate<SchedulerStatus, [SettingsPatch]
 export const drainUpdate = defineUpdate<SchedulerStatus, [{ intake?: 'refuse' | 'hold' }]>('drainNow');
 export const resumeUpdate = defineUpdate<SchedulerStatus, []>('resumeNow');
 /** A running unit asks for more reservation before a step that could overrun it (sent by an activity). */
-export const topUpUpdate = defineUpdate<TopUpResult, [{ runId: string; attempt: number; tokens: number }]>(
-  'topUp',
-);
+export interface TopUpRequest {
+  runId: string;
+  attempt: number;
+  tokens: number;
+}
+export const topUpUpdate = defineUpdate<TopUpResult, [TopUpRequest]>('topUp');
+/** Many runs' top-ups at once (a worker coalesces its runs' requests); one answer each, in order. */
+export const topUpsUpdate = defineUpdate<TopUpResult[], [TopUpRequest[]]>('topUps');
 
 /**
  * A worker's report as an update (the mailbox's way; reports were signals before). A signal that arrives

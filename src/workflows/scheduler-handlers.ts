@@ -17,6 +17,7 @@ import {
   tenantQuery,
   tenantsQuery,
   topUpUpdate,
+  topUpsUpdate,
   upsertTenantsUpdate,
 } from '../contract/scheduler-messages';
 import type { SchedulerManager } from './scheduler-manager';
@@ -27,6 +28,7 @@ import {
   validateSettingsPatch,
   validateSubmissions,
   validateTopUp,
+  validateTopUps,
   validateUpsertTenants,
 } from './scheduler-validators';
 
@@ -53,6 +55,11 @@ export function setUpdateHandlers(m: SchedulerManager): void {
   setHandler(topUpUpdate, (req) => work.touched(core.topUp(req.runId, req.attempt, req.tokens, Date.now())), {
     validator: validateTopUp,
   });
+  setHandler(
+    topUpsUpdate,
+    (reqs) => work.touched(reqs.map((r) => core.topUp(r.runId, r.attempt, r.tokens, Date.now()))),
+    { validator: validateTopUps },
+  );
   setHandler(
     upsertTenantsUpdate,
     (list) => {

@@ -171,3 +171,10 @@ export function validateTopUp(req: { runId: string; attempt: number; tokens: num
   if (typeof req?.runId !== 'string' || !Number.isFinite(req.attempt) || !Number.isFinite(req.tokens))
     throw new TypeError('topUp expects { runId, attempt, tokens }');
 }
+
+/** Every request well formed (they come from this fleet's activities), at most a submit's worth. */
+export function validateTopUps(reqs: { runId: string; attempt: number; tokens: number }[]): void {
+  if (!Array.isArray(reqs)) refuse('topUps expects an array of { runId, attempt, tokens }', reqs);
+  if (reqs.length > MAX_UNITS_PER_SUBMIT) refuse(`topUps takes at most ${MAX_UNITS_PER_SUBMIT}`, reqs.length);
+  reqs.forEach(validateTopUp);
+}

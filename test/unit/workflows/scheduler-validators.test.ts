@@ -6,6 +6,7 @@ import {
   isWellFormedUnit,
   submitEach,
   validateSubmissions,
+  validateTopUps,
   validateUpsertTenants,
 } from '../../../src/workflows/scheduler-validators';
 
@@ -76,6 +77,16 @@ describe('scheduler update validators', () => {
       { ...unit, fairnessKey: 42 },
     ])
       expect(isWellFormedUnit(bad), JSON.stringify(bad)).toBe(false);
+  });
+
+  it("topUps takes a list of well-formed requests, at most a submit's worth", () => {
+    const req = { runId: `run-acme-${'ab'.repeat(10)}`, attempt: 0, tokens: 100 };
+    ok(() => validateTopUps([req, { ...req, attempt: 2 }]));
+    ok(() => validateTopUps([]));
+    refused(() => validateTopUps(null as never));
+    refused(() => validateTopUps([req, { ...req, tokens: NaN }]));
+    refused(() => validateTopUps([{ ...req, runId: 7 } as never]));
+    refused(() => validateTopUps(Array.from({ length: MAX_UNITS_PER_SUBMIT + 1 }, () => req)));
   });
 
   it('a malformed unit is refused alone: its neighbours in the same message are submitted', () => {
