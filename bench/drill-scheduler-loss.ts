@@ -42,7 +42,8 @@ async function main(): Promise<void> {
   const kills = r.apiKills
     .map(
       (k) =>
-        `${k.answered}/${k.sent} answered, ${k.orphans} unanswered runs, ${k.betweenStartAndSubmit} never submitted`,
+        `${k.answered}/${k.sent} answered, ${k.orphans} unanswered runs, ${k.betweenStartAndSubmit} never submitted, ` +
+        `${k.decidedNotStarted} admitted and never started`,
     )
     .join('; ');
   const ledgers = r.ledgers

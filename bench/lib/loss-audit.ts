@@ -167,6 +167,8 @@ export function lossFailures(a: {
   ledgers: TenantLedgerCheck[];
   recoveries: { kind: string; newChainMs: number }[];
   orphansBetweenStartAndSubmit: number;
+  /** Units admitted whose run the API never started (decide first): their leases must expire. */
+  decidedNotStarted?: number;
   final: { inFlight?: number; queued?: number } | null;
 }): string[] {
   const f: string[] = [];
@@ -199,7 +201,10 @@ export function lossFailures(a: {
   }
   for (const r of a.recoveries)
     if (r.newChainMs > 30_000) f.push(`${r.kind}: the new chain came ${r.newChainMs} ms after (over 30 s)`);
-  if (a.orphansBetweenStartAndSubmit < 1) f.push('no API kill fell between a run’s start and its submission');
+  if (a.orphansBetweenStartAndSubmit < 1 && (a.decidedNotStarted ?? 0) < 1)
+    f.push(
+      'no API kill fell between a run’s start and its submission, nor between a decision and its run’s start',
+    );
   if (!a.final || a.final.inFlight !== 0 || a.final.queued !== 0)
     f.push(`scheduler not idle at the end: ${JSON.stringify(a.final)}`);
   return f;

@@ -3,7 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { AGENTS } from '../../src/agents/catalog';
 import type { SinkSummary } from '../../src/standins/effectsink/sink';
 import type { CallLogSummary } from '../../src/standins/modelplane/call-log';
-import { knowsQuery } from '../../src/contract/scheduler-messages';
+import { knowsQuery, ledgerQuery } from '../../src/contract/scheduler-messages';
 import { sleep, startDrillStack, until } from '../lib/drill-stack';
 import type { LocalDrillStack } from '../lib/drill-stack';
 import {
@@ -53,6 +53,12 @@ export interface ApiKillRecord {
   /** Runs that exist (visibility) without a 2xx, and of them those the scheduler did not know: started, never submitted. */
   orphans: number;
   betweenStartAndSubmit: number;
+  /**
+   * Decided first (RUN_START_ORDER=decide-first): units the scheduler admitted for this tenant during
+   * the burst (its ledger's `reserve` entries) whose run was never started and that got no 2xx: the
+   * API died between the decision and the start. Their leases must expire (the scheduler idle at the end).
+   */
+  decidedNotStarted: number;
 }
 
 export interface SchedulerLossResult {
@@ -230,7 +236,7 @@ export async function runSchedulerLossDrill(
         accepted.push(id);
         owner.set(id, last);
       }
-      if (k.record.betweenStartAndSubmit > 0) break;
+      if (k.record.betweenStartAndSubmit > 0 || k.record.decidedNotStarted > 0) break;
     }
     waves.push(submitWave(wave(0.7, 1)));
 
@@ -278,6 +284,7 @@ export async function runSchedulerLossDrill(
       ledgers,
       recoveries,
       orphansBetweenStartAndSubmit: apiKills.reduce((n, k) => n + k.betweenStartAndSubmit, 0),
+      decidedNotStarted: apiKills.reduce((n, k) => n + k.decidedNotStarted, 0),
       final,
     });
     for (const r of recoveries) {
@@ -473,6 +480,7 @@ async function killApiMidSubmission(
   log: (m: string) => void,
 ): Promise<{ record: ApiKillRecord; accepted: string[] }> {
   const before = new Set((await listAllRuns(s, [tenant])).keys());
+  const burstAt = Date.now();
   const api = await s.startApi(`loss-${i + 1}`);
   const posts = Array.from({ length: burst }, () =>
     fetch(`${api.url}/v1/runs`, {
@@ -494,10 +502,22 @@ async function killApiMidSubmission(
     ? await client.workflow.getHandle(s.schedulerWorkflowId).query(knowsQuery, orphans)
     : [];
   const betweenStartAndSubmit = orphans.filter((id, k) => !known[k] && after.get(id) === 'queued').length;
-  const record = { sent: burst, answered: accepted.length, orphans: orphans.length, betweenStartAndSubmit };
+  const ledger = await client.workflow.getHandle(s.schedulerWorkflowId).query(ledgerQuery, tenant.name, 1000);
+  const decided = new Set(
+    ledger.filter((e) => e.kind === 'reserve' && Date.parse(e.at) >= burstAt).map((e) => e.runId),
+  );
+  const decidedNotStarted = [...decided].filter((id) => !after.has(id) && !accepted.includes(id)).length;
+  const record = {
+    sent: burst,
+    answered: accepted.length,
+    orphans: orphans.length,
+    betweenStartAndSubmit,
+    decidedNotStarted,
+  };
   log(
     `API SIGKILLed with ${burst} submissions in hand: ${accepted.length} answered 2xx, ` +
-      `${orphans.length} runs without an answer, ${betweenStartAndSubmit} of them started but never submitted`,
+      `${orphans.length} runs without an answer, ${betweenStartAndSubmit} of them started but never submitted; ` +
+      `${decidedNotStarted} admitted and never started`,
   );
   return { record, accepted };
 }
