@@ -104,6 +104,13 @@ interface Wave {
  * user's agent (bench/agents/model-words.ts: ctx.model calls, prompts of 20–1,500 words) served by the
  * user's own worker (`fairway worker --agents`).
  */
+/**
+ * API children SIGKILLed at most, until one falls in a fault window: between a run's start and its
+ * submission (start first), or between a decision and its run's start (decide first), each a few ms
+ * of a burst's handling.
+ */
+const API_KILLS = 25;
+
 export async function runSchedulerLossDrill(
   o: DrillOptions & { seed: number; quietMs: number; burst: number; onDone?: (done: number) => void },
 ): Promise<SchedulerLossResult> {
@@ -229,7 +236,7 @@ export async function runSchedulerLossDrill(
     await at(0.35);
     await Promise.all(waves);
     const last = tenants[4]!;
-    for (let i = 0; i < 10; i++) {
+    for (let i = 0; i < API_KILLS; i++) {
       const k = await killApiMidSubmission(s, client, last, input, o.burst, rnd, i, log);
       apiKills.push(k.record);
       for (const id of k.accepted) {
@@ -465,7 +472,7 @@ async function loseScheduler(
 
 /**
  * Starts an API child, sends it `burst` submissions at once (no idempotency keys: the client gives up
- * on what is not answered), SIGKILLs it a random 50–1,050 ms later, then finds the runs that exist
+ * on what is not answered), SIGKILLs it a random 50–650 ms later, then finds the runs that exist
  * without a 2xx and asks the scheduler which of them it does not know: those were started and never
  * submitted, and must offer themselves.
  */
@@ -492,7 +499,7 @@ async function killApiMidSubmission(
       .then(async (r) => (r.status === 202 ? ((await r.json()) as { runId: string }).runId : null))
       .catch(() => null),
   );
-  await sleep(50 + Math.floor(rnd() * 1000));
+  await sleep(50 + Math.floor(rnd() * 600));
   await api.child.kill();
   const accepted = (await Promise.all(posts)).filter((x): x is string => x !== null);
   await sleep(2000); // visibility
