@@ -11,7 +11,7 @@ import { mapLimit } from '../util/map-limit';
 import { admitSignal, budgetRefusedSignal, leaseRevokedSignal } from '../contract/run-messages';
 import { submitUpdate, topUpUpdate, topUpsUpdate, upsertTenantsUpdate } from '../contract/scheduler-messages';
 import type { TopUpRequest } from '../contract/scheduler-messages';
-import type { TenantSettings, TopUpResult } from '../scheduler/types';
+import type { TenantSettings, UnitSubmission } from '../scheduler/types';
 import type { RecoveredUsage } from '../contract/scheduler-messages';
 import { deliverOnce } from './deliver-once';
 import type { BatchItemStore } from '../stores/batch-items/batch-items';
@@ -25,7 +25,7 @@ import type { SchedulerMailbox } from './mailbox';
 import { clientTimeoutMs } from './model-client';
 import type { ModelClient } from './model-client';
 import { OfferBatcher } from './offer-batcher';
-import { Coalescer, SubmitCoalescer } from './submit-coalescer';
+import { Coalescer } from './submit-coalescer';
 import { agentEffectActivity } from './agent-effects';
 import type { EffectFunction } from './agent-effects';
 import { tenantLookup } from './tenant-of';
@@ -64,8 +64,8 @@ export interface ActivityDeps {
   log: Logger;
 }
 
-/** A coalesced resubmit waits at most this long for the scheduler (its activity then retries). */
-const RESUBMIT_TIMEOUT_MS = 60_000;
+/** A coalesced resubmit or top-up waits at most this long for the scheduler (its activity then retries). */
+const COALESCED_TIMEOUT_MS = 60_000;
 
 /** Builds the activities from their dependencies: production hands in real ones, tests their own. */
 export function createActivities(deps: ActivityDeps): FleetActivities {
@@ -82,30 +82,27 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
   };
   const offers = new OfferBatcher(client, deps.schedulerId, deps.log, resyncTenant);
   /**
-   * Runs queueing again from this worker share one submit update per linger (the scheduler takes at
-   * most 10 updates in flight); one that does not come back within the bound fails its runs' calls,
-   * which their activities retry.
+   * The runs of this worker share one scheduler update per linger (the scheduler takes at most 10
+   * updates in flight); one that does not come back within the bound fails its runs' calls, which
+   * their activities retry.
    */
-  const resubmits = new SubmitCoalescer(
-    (units) =>
-      client.withAbortSignal(AbortSignal.timeout(RESUBMIT_TIMEOUT_MS), () =>
-        scheduler().executeUpdate(submitUpdate, { args: [units] }),
-      ),
-    { lingerMs: 15, maxUnits: 1000, maxInFlight: 2 },
+  const coalesced = <T, R>(send: (items: T[]) => Promise<R[]>) =>
+    new Coalescer<T, R>(
+      (items) => client.withAbortSignal(AbortSignal.timeout(COALESCED_TIMEOUT_MS), () => send(items)),
+      { lingerMs: 15, maxUnits: 1000, maxInFlight: 2 },
+    );
+  const resubmits = coalesced((units: UnitSubmission[]) =>
+    scheduler().executeUpdate(submitUpdate, { args: [units] }),
   );
-  /** The runs' top-ups from this worker, coalesced the same way (`topUps`; one by one to an older scheduler). */
-  const topUps = new Coalescer<TopUpRequest, TopUpResult>(
-    (reqs) =>
-      client.withAbortSignal(AbortSignal.timeout(RESUBMIT_TIMEOUT_MS), async () => {
-        try {
-          return await scheduler().executeUpdate(topUpsUpdate, { args: [reqs] });
-        } catch (err) {
-          if (!noUpdateHandler(err)) throw err;
-          return Promise.all(reqs.map((r) => scheduler().executeUpdate(topUpUpdate, { args: [r] })));
-        }
-      }),
-    { lingerMs: 15, maxUnits: 1000, maxInFlight: 2 },
-  );
+  /** `topUps`; one by one to an older scheduler without its handler. */
+  const topUps = coalesced(async (reqs: TopUpRequest[]) => {
+    try {
+      return await scheduler().executeUpdate(topUpsUpdate, { args: [reqs] });
+    } catch (err) {
+      if (!noUpdateHandler(err)) throw err;
+      return Promise.all(reqs.map((r) => scheduler().executeUpdate(topUpUpdate, { args: [r] })));
+    }
+  });
   /**
    * A scheduler update waits for the scheduler's workflow task, which a stopping worker no longer
    * polls for: such a call ends when its activity is cancelled (the shutdown grace is over), or the

@@ -68,24 +68,24 @@ export async function offerDecidedFirst(
     specs.map((s) => ({ ...unitOf(s, opts), admitNow: true })),
     opts,
   );
+  const withdrawn = (r: SubmitResult | undefined) => r?.accepted === true && r.withdrawn === true;
   const startOf = (r: SubmitResult | undefined): RunStart | null => {
-    if (!r?.accepted || r.withdrawn === true) return null;
+    if (!r?.accepted || withdrawn(r)) return null;
     return r.admission ? { admission: admitNoticeOf(r.admission) } : { checkNow: true };
   };
   const started = await mapLimit(specs, opts.concurrency ?? 16, async (s) => {
     const start = startOf(results.get(s.runId));
     return start === null ? null : ports.startRun(s, { start });
   });
-  const withdrawn = specs.filter((s) => {
-    const r = results.get(s.runId);
-    return r?.accepted === true && r.withdrawn === true;
-  });
+  const later = specs.filter((s) => withdrawn(results.get(s.runId)));
   const usual = new Map(
-    (await offerRuns(ports, withdrawn, { ...opts, decideFirst: false })).map((o) => [o.runId, o]),
+    later.length === 0
+      ? []
+      : (await offerRuns(ports, later, { ...opts, decideFirst: false })).map((o) => [o.runId, o]),
   );
   return specs.map((s, i): OfferOutcome => {
-    const later = usual.get(s.runId);
-    if (later) return later;
+    const offered = usual.get(s.runId);
+    if (offered) return offered;
     if (started[i] === 'finished') return { runId: s.runId, state: 'finished' };
     return outcomeOf(s.runId, results.get(s.runId)!);
   });

@@ -11,6 +11,8 @@ export interface SubmitAnswer {
   others: Admission[];
 }
 
+type Accepted = Extract<SubmitResult, { accepted: true }>;
+
 /**
  * Submits, then (when some unit asks `admitNow`) runs the admission round at once: the same round the
  * loop would run next, so fairness, floors, budgets and the governor decide as ever. An `admitNow`
@@ -19,6 +21,7 @@ export interface SubmitAnswer {
  * again once its run is started) and answered `withdrawn`; so is every one while the chain closes
  * (`round` false), whose admissions could no longer be told. An `admitNow` unit that was known before
  * (queued, leased, ended) is answered as any repeat: nothing is withdrawn or admitted for it here.
+ * Without an `admitNow` unit this is `submit`.
  */
 export function submitAdmittingNow(
   s: CoreState,
@@ -27,30 +30,27 @@ export function submitAdmittingNow(
   /** False: no round now (the chain is closing): every fresh `admitNow` unit is withdrawn. */
   round = true,
 ): SubmitAnswer {
+  if (!units.some((u) => u.admitNow === true)) return { results: submit(s, units, now), others: [] };
   const fresh = units.map(
     (u) => u.admitNow === true && !s.queued.has(u.runId) && s.leases.get(u.runId) === undefined,
   );
   const results = submit(s, units, now);
-  const asking = new Map<string, number>();
+  /** Each fresh `admitNow` unit this message queued: its place in `results`, and its answer. */
+  const asking = new Map<string, [number, Accepted]>();
   results.forEach((r, i) => {
-    if (fresh[i] && r.accepted && !r.duplicate && s.queued.has(r.runId)) asking.set(r.runId, i);
+    if (fresh[i] && r.accepted && !r.duplicate) asking.set(r.runId, [i, r]);
   });
-  if (asking.size === 0) return { results, others: [] };
   const others: Admission[] = [];
-  for (const a of round ? admit(s, now, Infinity) : []) {
-    const i = asking.get(a.runId);
-    const r = i === undefined ? undefined : results[i];
-    if (r?.accepted && i !== undefined) {
-      results[i] = { ...r, admission: a };
+  for (const a of round && asking.size > 0 ? admit(s, now, Infinity) : []) {
+    const mine = asking.get(a.runId);
+    if (!mine) others.push(a);
+    else {
+      results[mine[0]] = { ...mine[1], admission: a };
       asking.delete(a.runId);
-    } else others.push(a);
+    }
   }
-  const withdrawn = cancel(s, [...asking.keys()], false);
-  s.counters.submitted -= withdrawn.length;
-  for (const runId of withdrawn) {
-    const i = asking.get(runId)!;
-    const r = results[i];
-    if (r?.accepted) results[i] = { ...r, withdrawn: true };
-  }
+  cancel(s, [...asking.keys()], false);
+  s.counters.submitted -= asking.size;
+  for (const [i, r] of asking.values()) results[i] = { ...r, withdrawn: true };
   return { results, others };
 }

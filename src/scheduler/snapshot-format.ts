@@ -135,29 +135,17 @@ export type RateTuple = [number, number] | [number, number, number];
  * " " + its stored name ("." for the default key) + ":" + its tag less the virtual time in base 36
  * when not 0.
  */
-export type TenantTuple =
-  | [string, number, SettingsTuple, LedgerTuple, RateTuple, [number, number, number], number]
-  | [
-      string,
-      number,
-      SettingsTuple,
-      LedgerTuple,
-      RateTuple,
-      [number, number, number],
-      number,
-      [string, string, string],
-    ]
-  | [
-      string,
-      number,
-      SettingsTuple,
-      LedgerTuple,
-      RateTuple,
-      [number, number, number],
-      number,
-      [string, string, string],
-      [string, string, string],
-    ];
+export type TenantTuple = [
+  string,
+  number,
+  SettingsTuple,
+  LedgerTuple,
+  RateTuple,
+  [number, number, number],
+  number,
+  [string, string, string]?,
+  [string, string, string]?,
+];
 
 /**
  * Version 2, what `snapshot()` writes and `restore()` reads: the plain state, encoded compactly so that it has

@@ -42,7 +42,6 @@ export function setUpdateHandlers(m: SchedulerManager): void {
     (units) =>
       work.touched(
         submitEach(units, (good) => {
-          if (!good.some((u) => u.admitNow === true)) return core.submit(good, Date.now());
           const { results, others } = core.submitAdmittingNow(good, Date.now(), !m.closing);
           work.admitted.push(...others);
           return results;

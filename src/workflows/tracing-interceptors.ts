@@ -57,8 +57,9 @@ class TracedRun extends OpenTelemetryInboundInterceptor {
     return super.execute(input, (i) => {
       this.runContext = otel.context.active();
       const span = otel.trace.getSpan(this.runContext);
+      if (workflowInfo().workflowType !== 'runWorkflow') return next(i);
       const spec = i.args[0] as Partial<RunSpec> | undefined;
-      if (span && workflowInfo().workflowType === 'runWorkflow' && spec)
+      if (span && spec)
         span.setAttributes({
           [A.runId]: workflowInfo().workflowId,
           ...(spec.tenant ? { [A.tenant]: spec.tenant } : {}),
@@ -67,7 +68,7 @@ class TracedRun extends OpenTelemetryInboundInterceptor {
         });
       // Decided first: the run starts with its admission (runWorkflow's third argument).
       const admission = (i.args[2] as Partial<RunStart> | undefined)?.admission;
-      if (workflowInfo().workflowType === 'runWorkflow' && admission) this.admittedWith(admission);
+      if (admission) this.admittedWith(admission);
       return next(i);
     });
   }

@@ -44,13 +44,14 @@ export async function submitRun(
   const { request, agent, input, estimatedTokens, idempotencyKey: key } = run;
   let runId = newRunId(tenant.tenant);
   const receivedAt = ctx.now(); // createdAt is when the door took the request, before the scheduler saw it
+  const keyed = request.fairnessKey !== undefined ? { fairnessKey: request.fairnessKey } : {};
   if (key !== undefined) {
     const bodyHash = canonicalHash({
       agent: agent.name,
       input,
       priority: request.priority,
       estimatedTokens,
-      ...(request.fairnessKey !== undefined ? { fairnessKey: request.fairnessKey } : {}),
+      ...keyed,
     });
     const claim = await ctx.store.idempotency.claim(
       {
@@ -91,7 +92,7 @@ export async function submitRun(
     input,
     estimatedTokens,
     onBudgetExhausted: tenant.settings.onBudgetExhausted ?? 'fail',
-    ...(request.fairnessKey !== undefined ? { fairnessKey: request.fairnessKey } : {}),
+    ...keyed,
     createdAt: new Date(receivedAt).toISOString(),
   };
   /** The offer is under way: until it answers, the run may exist and the scheduler may yet hear of it. */

@@ -447,7 +447,6 @@ export class MemoryFleet implements FleetPort {
   /** As the scheduler workflow's submit update: a unit not in the API's forms is refused by itself. */
   private coreSubmit(units: UnitSubmission[]): SubmitResult[] {
     return submitEach(units, (good) => {
-      if (!good.some((u) => u.admitNow === true)) return this.core.submit(good, this.now());
       // As the scheduler's submit handler: the round's other admissions are told as the loop tells them.
       const { results, others } = this.core.submitAdmittingNow(good, this.now());
       for (const a of others) this.tell(a);

@@ -218,7 +218,6 @@ class World {
   /** The scheduler's submit handler. */
   private handle(units: UnitSubmission[]): SubmitResult[] {
     return submitEach(units, (good) => {
-      if (!good.some((u) => u.admitNow === true)) return this.core.submit(good, this.now);
       const { results, others } = this.core.submitAdmittingNow(good, this.now);
       for (const a of others) this.notices.push({ kind: 'admit', a });
       return results;
