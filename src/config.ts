@@ -435,6 +435,21 @@ const policy = {
   MAILBOX_FLUSH_MS: int(100).describe(
     'Interval (ms) at which each worker flushes its mailbox (releases, renewals, charges, model observations) into one report to the scheduler.',
   ),
+  REPORTS: z
+    .enum(['update', 'pull'])
+    .default('update')
+    .describe(
+      "How a worker's reports (releases, charges, renewals, model observations) reach the scheduler: `pull` appends each to the report log in the call intents' store (DATABASE_URL, else DATA_DIR/call-intents.db) and the scheduler pulls them with one activity at a time, whatever the number of workers (no update per worker; a release is done once it is durable there); `update` sends each worker's report as a `workerReport` update (Temporal takes 10 updates in flight per workflow: more than about eight workers need `history.maxInFlightUpdates` raised). The scheduler pulls the log either way, so workers may change path one by one.",
+    ),
+  REPORT_PULL_WAIT_MS: z.coerce
+    .number()
+    .int()
+    .min(50)
+    .max(10_000)
+    .default(1000)
+    .describe(
+      "How long the scheduler's pull of the report log waits for a first report before it answers empty (ms). A report is pulled within about 20 ms of being logged while the pull waits; an idle scheduler pays one activity per wait, and continue-as-new waits for the pull in flight.",
+    ),
   WORKFLOW_BUNDLE_PATH: optionalString.describe(
     "A prebuilt workflow bundle (bundleWorkflowCode's output, from this same code) for the worker to load instead of bundling src/workflows when it starts (about 5 s of CPU). Empty: bundled at start.",
   ),
@@ -950,6 +965,8 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
     /** Decide, then start (RUN_START_ORDER): new runs from the API are submitted before they are started. */
     decideFirst: e.RUN_START_ORDER === 'decide-first',
     mailboxFlushMs: e.MAILBOX_FLUSH_MS,
+    /** How worker reports reach the scheduler (REPORTS), and how long its pull waits for one. */
+    reports: { path: e.REPORTS, pullWaitMs: e.REPORT_PULL_WAIT_MS },
     /** A prebuilt workflow bundle the worker loads instead of bundling `src/workflows`; undefined: bundled at start. */
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     /** Durable call charges (src/activities/call-charges.ts), in ms. */

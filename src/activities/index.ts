@@ -26,6 +26,8 @@ import { clientTimeoutMs } from './model-client';
 import type { ModelClient } from './model-client';
 import { OfferBatcher } from './offer-batcher';
 import { Coalescer } from './submit-coalescer';
+import { reportPull } from './report-pull';
+import type { ReportLog } from '../stores/report-log/report-log';
 import { agentEffectActivity } from './agent-effects';
 import type { EffectFunction } from './agent-effects';
 import { tenantLookup } from './tenant-of';
@@ -43,6 +45,10 @@ export interface ActivityDeps {
   ) => Promise<{ usage: RecoveredUsage[]; activeRuns: number; scanned: number; truncated: boolean }>;
   schedulerId: string;
   mailbox: SchedulerMailbox;
+  /** The log worker reports are appended to and the scheduler pulls (`pullReports`); a worker without it answers no pull. */
+  reports?: ReportLog;
+  /** How long a pull waits for a first report (REPORT_PULL_WAIT_MS). */
+  reportPullWaitMs?: number;
   /** Every model call's durable intent and charge (see {@link CallCharges}); a worker without it makes no model call. */
   calls?: Pick<CallCharges, 'begin' | 'billed' | 'unbilled' | 'uncertain' | 'earlier'>;
   model: ModelClient;
@@ -310,6 +316,8 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
     },
 
     offerRun: (unit) => untilCancelled(offers.offer(unit), Context.current().cancellationSignal),
+
+    pullReports: reportPull(deps.reports, { waitMs: deps.reportPullWaitMs ?? 1000 }),
 
     async recoverUsage(windows) {
       const r = await deps.recoverUsage(windows);

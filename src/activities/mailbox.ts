@@ -6,6 +6,7 @@ import type { Charge, ModelObservation, Release, Renewal } from '../scheduler/ty
 import { reportSignal, reportUpdate } from '../contract/scheduler-messages';
 import type { WorkerReport } from '../contract/scheduler-messages';
 import type { StepRequest } from '../contract/activity-types';
+import type { ReportLog } from '../stores/report-log/report-log';
 
 /** Windows kept while the scheduler is unreachable; older ones are stale news and dropped. */
 const MAX_UNSENT_OBSERVATIONS = 20;
@@ -80,6 +81,11 @@ export class SchedulerMailbox {
   private waiters: Waiter[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
+  /**
+   * The report log (`REPORTS=pull`): reports are appended there under their id and the scheduler
+   * pulls them; a report is delivered once it is durable there. Undefined: reports go as updates.
+   */
+  logTo: ReportLog | undefined;
   /** Consecutive failed flushes, and when the next attempt may go (backoff ×2 up to MAX_BACKOFF_MS). */
   private failures = 0;
   private notBefore = 0;
@@ -192,10 +198,12 @@ export class SchedulerMailbox {
   }
 
   /**
-   * Delivers one report: an update under its id, or a signal while this worker stops or the scheduler
-   * lacks the handler. The scheduler applies a report id once per run, whichever way it came.
+   * Delivers one report: appended to the report log, or an update under its id, or a signal while
+   * this worker stops or the scheduler lacks the handler. The scheduler applies a report id once per run, whichever way it came.
    */
   private async deliver(out: Outgoing): Promise<void> {
+    if (this.logTo)
+      return this.logTo.append(this.schedulerId, out.report.id, JSON.stringify(out.report), Date.now());
     const handle = this.client.workflow.getHandle(this.schedulerId);
     if (this.stopping() || Date.now() < this.signalsUntil) return handle.signal(reportSignal, out.report);
     try {

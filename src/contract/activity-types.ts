@@ -1,6 +1,6 @@
 import type { BudgetExhaustedMode } from './fleet-port';
 import type { AdmitNotice } from './run-messages';
-import type { RecoveredUsage, RecoveryFigures } from './scheduler-messages';
+import type { RecoveredUsage, RecoveryFigures, WorkerReport } from './scheduler-messages';
 import type { Priority, Release, SubmitResult, TopUpResult } from '../scheduler/types';
 import type { ModelCompletion, ModelDialect, ModelRequest } from './chat-model';
 
@@ -113,6 +113,19 @@ export interface AgentEffectResult {
   result?: unknown;
 }
 
+/** The scheduler's pull of worker reports from the report log (`REPORTS=pull`). */
+export interface ReportPull {
+  schedulerId: string;
+  /** The cursor of the last report the scheduler booked; null for a chain without one (it begins where the log was last acknowledged). */
+  after: number | null;
+}
+
+export interface PulledReports {
+  reports: WorkerReport[];
+  /** The cursor to pass with the next pull, once these reports are booked. */
+  after: number;
+}
+
 export interface FleetActivities {
   /** Tells many runs they were admitted; returns those whose workflow could not be reached. */
   notifyAdmissions(
@@ -168,6 +181,11 @@ export interface FleetActivities {
     pool?: string;
     fairnessKey?: string;
   }): Promise<OfferResult>;
+  /**
+   * Acknowledges `req.after` and answers the worker reports logged past it (waiting a little for the
+   * first): the scheduler's one path for reports whatever the number of workers.
+   */
+  pullReports(req: ReportPull): Promise<PulledReports>;
   /** Usage of the runs that finished in each tenant's period (visibility), for a recovering scheduler. */
   recoverUsage(
     windows: { tenant: string; periodStart: number }[],

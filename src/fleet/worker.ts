@@ -10,6 +10,7 @@ import {
   apiStoreLocation,
   openBatchItems,
   openCallIntents,
+  openReportLog,
   openEffectStore,
   openStore,
 } from '../stores/open';
@@ -132,7 +133,15 @@ export async function startFleetWorker(opts: {
     await batchItems.close();
     throw err;
   });
+  const reports = await openReportLog(callIntentsLocation(config)).catch(async (err: unknown) => {
+    await effects.close();
+    await batchItems.close();
+    await intents.close();
+    throw err;
+  });
+  if (config.reports.path === 'pull') mailbox.logTo = reports;
   const converter = await openDataConverter(config).catch(async (err: unknown) => {
+    await reports.close();
     await intents.close();
     await effects.close();
     await batchItems.close();
@@ -144,6 +153,7 @@ export async function startFleetWorker(opts: {
     await effects.close();
     await batchItems.close();
     await intents.close();
+    await reports.close();
     await converter.close();
     throw err;
   });
@@ -158,6 +168,7 @@ export async function startFleetWorker(opts: {
   const closeStores = async () => {
     await calls.close();
     await intents.close();
+    await reports.close();
     await effects.close();
     await batchItems.close();
     await converter.close();
@@ -222,6 +233,8 @@ export async function startFleetWorker(opts: {
       recoverUsage: (windows) => recoverUsage(client, taskQueue, windows),
       schedulerId: config.schedulerWorkflowId,
       mailbox,
+      reports,
+      reportPullWaitMs: config.reports.pullWaitMs,
       calls,
       model,
       chat,

@@ -15,6 +15,9 @@ import { isPostgresUrl } from './engine/pg';
 import type { PayloadStore } from './payloads/payload-store';
 import { openSqlitePayloads } from './payloads/payload-store-sqlite';
 import { openPgPayloads } from './payloads/payload-store-pg';
+import type { ReportLog } from './report-log/report-log';
+import { openSqliteReportLog } from './report-log/report-log-sqlite';
+import { openPgReportLog } from './report-log/report-log-pg';
 import type { SchedulerStateStore } from './scheduler-state/scheduler-state';
 import { openSqliteSchedulerState } from './scheduler-state/scheduler-state-sqlite';
 import { openPgSchedulerState } from './scheduler-state/scheduler-state-pg';
@@ -86,6 +89,14 @@ export function batchItemsLocation(config: StoreConfig): string {
 /** The call intent store. */
 export function openCallIntents(location: string): Promise<CallIntentStore> {
   return openAt(location, openSqliteCallIntents, openPgCallIntents);
+}
+
+/**
+ * The log of worker reports the scheduler pulls, in the call intents' store (`callIntentsLocation`):
+ * every worker that makes model calls reaches it already.
+ */
+export function openReportLog(location: string): Promise<ReportLog> {
+  return openAt(location, openSqliteReportLog, openPgReportLog);
 }
 
 /**

@@ -25,6 +25,12 @@ export const PATCH = {
       "A usage floor (the watchdog's follow-ups, the chain's own timers) that lands after the chain's recovery ended leaves `spent` alone: it would undo refunds of provisional charges.",
     until: 'deprecate once every scheduler chain has continued-as-new since the deploy that brought it',
   },
+  reportsByPull: {
+    id: 'scheduler-reports-by-pull',
+    guards:
+      'The scheduler pulls worker reports from the report log (`pullReports`, one activity at a time) besides taking them as updates and signals.',
+    until: 'deprecate once every scheduler chain has continued-as-new since the deploy that brought it',
+  },
   cancelInterruptsStep: {
     id: 'run-cancel-interrupts-step',
     guards:

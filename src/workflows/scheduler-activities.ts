@@ -16,3 +16,12 @@ export const { notifyAdmissions, notifyRevoked, notifyBudgetRefused } = proxyAct
   startToCloseTimeout: '15 seconds',
   retry: { initialInterval: '500ms', maximumInterval: '10s' },
 });
+
+/**
+ * The pull of worker reports: it waits up to REPORT_PULL_WAIT_MS for a first report, so it is short;
+ * retried without end (the log is the only way such reports come), quickly while it fails.
+ */
+export const { pullReports } = proxyActivities<FleetActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '200ms', maximumInterval: '5s' },
+});

@@ -21,7 +21,6 @@ import {
   upsertTenantsUpdate,
 } from '../contract/scheduler-messages';
 import type { SchedulerManager } from './scheduler-manager';
-import { applyReport, reportsOnce } from './scheduler-support';
 import {
   submitEach,
   validateDrain,
@@ -103,11 +102,8 @@ export function setUpdateHandlers(m: SchedulerManager): void {
  */
 export function setSignalHandlers(m: SchedulerManager): void {
   const { core, work } = m;
-  const onReport = reportsOnce((report) => {
-    if (applyReport(core, report, Date.now())) work.touch();
-  });
-  setHandler(reportSignal, onReport);
-  setHandler(reportUpdate, onReport);
+  setHandler(reportSignal, m.onReport);
+  setHandler(reportUpdate, m.onReport);
   setHandler(drainSignal, (arg) => {
     const intake = (arg as { intake?: unknown } | null | undefined)?.intake === 'hold' ? 'hold' : 'refuse';
     core.drain(intake, Date.now());

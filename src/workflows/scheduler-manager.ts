@@ -1,6 +1,8 @@
 import {
   allHandlersFinished,
+  CancellationScope,
   condition,
+  isCancellation,
   patched,
   setCurrentDetails,
   sleep,
@@ -13,7 +15,9 @@ import type { FleetSettings, GovernorParams, SchedulerStatus } from '../schedule
 import { sendAdmissions, sendBudgetRefusals, sendRevocations } from './scheduler-notices';
 import { SchedulerRecovery } from './scheduler-recovery';
 import { PATCH } from './patches';
-import { summaryLine, timerToArm } from './scheduler-support';
+import { applyReport, reportsOnce, summaryLine, timerToArm } from './scheduler-support';
+import { pullReports } from './scheduler-activities';
+import type { WorkerReport } from '../contract/scheduler-messages';
 import { SchedulerWork } from './scheduler-work';
 
 export interface SchedulerInput {
@@ -29,6 +33,8 @@ export interface SchedulerInput {
   operator?: { drain: 'refuse' | 'hold' | null; settings: SettingsPatch };
   /** Continue-as-new after this many history events even before the server suggests it (tests, drills). */
   maxHistoryEvents?: number;
+  /** The report log's cursor the chain booked up to (absent: a new chain begins where the log was last acknowledged). */
+  reportCursor?: number;
 }
 
 /**
@@ -46,6 +52,14 @@ export class SchedulerManager {
    */
   closing = false;
   private lastDetails = '';
+  /** Books a worker report once in this run, however it came (update, signal, pull). */
+  readonly onReport: (report: WorkerReport) => void;
+  /** Whether this run pulls the report log (false only replaying a run begun before the pull). */
+  private readonly pulls: boolean;
+  private pulling = false;
+  /** The scope of the pull in flight, cancelled when the chain closes (it need not wait for the pull). */
+  private pullScope: CancellationScope | undefined;
+  private reportCursor: number | null;
 
   constructor(private readonly input: SchedulerInput) {
     this.core = input.snapshot
@@ -64,6 +78,11 @@ export class SchedulerManager {
     }
     this.recovery = new SchedulerRecovery(this.core, this.work);
     this.recovery.begin(input.snapshot !== undefined);
+    this.onReport = reportsOnce((report) => {
+      if (applyReport(this.core, report, Date.now())) this.work.touch();
+    });
+    this.reportCursor = input.reportCursor ?? null;
+    this.pulls = patched(PATCH.reportsByPull.id);
   }
 
   get continuedAsNew(): number {
@@ -110,6 +129,7 @@ export class SchedulerManager {
     const admissions = this.work.admitted.concat(this.core.admit(now));
     this.work.admitted = [];
     if (admissions.length > 0) sendAdmissions(this.work, this.core, admissions);
+    this.pullReports();
     const details = summaryLine(this.core.summary(now));
     if (details !== this.lastDetails) setCurrentDetails((this.lastDetails = details));
   }
@@ -123,6 +143,8 @@ export class SchedulerManager {
   settled(): Promise<boolean> {
     this.work.watch.assertInTask();
     this.closing = true;
+    // The pull's answer would be booked by no one: the next run pulls from the same cursor.
+    this.pullScope?.cancel();
     return condition(() => this.work.pending === 0 && allHandlersFinished(), '1 minute');
   }
 
@@ -131,7 +153,41 @@ export class SchedulerManager {
     this.core.evictIdle(Date.now());
     // The snapshot carries the operator's state on.
     const { operator: _operator, ...rest } = this.input;
-    return { ...rest, snapshot: this.core.snapshot(), continuedAsNew: this.continuedAsNew + 1 };
+    return {
+      ...rest,
+      snapshot: this.core.snapshot(),
+      continuedAsNew: this.continuedAsNew + 1,
+      ...(this.reportCursor !== null ? { reportCursor: this.reportCursor } : {}),
+    };
+  }
+
+  /**
+   * Keeps one pull of the report log in flight while the loop runs. Its reports are booked and the
+   * cursor moved in the same step, before the pull counts as settled, so the cursor continue-as-new
+   * carries on is that of the last report booked, and the next pull acknowledges exactly that. A
+   * pull cancelled as the chain closes books nothing and moves nothing.
+   */
+  private pullReports(): void {
+    if (!this.pulls || this.pulling || this.closing) return;
+    this.pulling = true;
+    const scope = (this.pullScope = new CancellationScope());
+    this.work.track(
+      scope
+        .run(() => pullReports({ schedulerId: workflowInfo().workflowId, after: this.reportCursor }))
+        .then(
+          (r) => {
+            for (const report of r.reports) this.onReport(report);
+            this.reportCursor = r.after;
+          },
+          (err: unknown) => {
+            if (!isCancellation(err)) throw err;
+          },
+        )
+        .finally(() => {
+          this.pulling = false;
+          this.pullScope = undefined;
+        }),
+    );
   }
 
   /**
