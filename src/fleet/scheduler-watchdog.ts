@@ -94,7 +94,10 @@ export function startSchedulerWatchdog(opts: {
   const bounded = <T>(call: () => Promise<T>): Promise<T> =>
     client.withAbortSignal(AbortSignal.timeout(callMs), call);
 
+  /** The recovery still owed (its reason): one that failed part-way runs again, whole, at each check until it completes. */
+  let owed: string | undefined;
   const recover = async (why: string) => {
+    owed = why;
     log.warn({ scheduler: config.schedulerWorkflowId, why }, 'scheduler chain recovering');
     await opts.onNewChain?.();
     await handle().signal(recoverSignal);
@@ -102,6 +105,7 @@ export function startSchedulerWatchdog(opts: {
     const at = now();
     followUps = RECOVERY_FOLLOW_UPS.map((k) => at + k * step);
     if (opts.nudgeQueuedRuns) await nudgeQueuedRuns(client, config, log);
+    owed = undefined;
   };
 
   /** Takes the floor again when a follow-up is due (the recover signal is idempotent: a floor). */
@@ -128,6 +132,9 @@ export function startSchedulerWatchdog(opts: {
       await recover(`scheduler was ${status}; started a new chain`);
       return;
     }
+    // Owed until it completes: the tenant sync waits for a worker that may not be up yet, and only the
+    // nudge brings the runs queued in the chain it replaced back within seconds.
+    if (owed !== undefined) await recover(owed);
     // Same run as last time: nothing can have been reset or replaced.
     if (d?.runId === runId) return followUp();
     // A new run (continue-as-new, a reset, or a chain another process started): one query, only now.

@@ -1,4 +1,5 @@
 import { condition } from '@temporalio/workflow';
+import type { OfferResult } from '../contract/activity-types';
 import type { RunSpec } from '../contract/fleet-port';
 import { checks } from './run-activities';
 import type { RunState } from './run-state';
@@ -20,12 +21,31 @@ export interface AwaitingRun {
 export const REOFFER_FLOOR_MS = 5_000;
 
 /**
+ * A check the scheduler did not answer, or refused because it drains, is tried again within this
+ * long (and the ±10% jitter), whatever its Retry-After: neither a chain coming back nor a resume tells a run the chain
+ * does not know, so this bounds how long such a run waits once the chain takes work again.
+ */
+export const REOFFER_AWAY_MAX_MS = 30_000;
+
+/**
+ * The wait before the next check after `r` (0: the check succeeded). A failed check waits its
+ * Retry-After (at least the floor), ×2 while it keeps failing (`failing`, the wait after the last
+ * failure), up to `maxMs`; up to {@link REOFFER_AWAY_MAX_MS} while the chain is away or draining.
+ */
+export function failingWaitMs(r: OfferResult, failing: number, maxMs: number): number {
+  if (r.state !== 'refused' && r.state !== 'unavailable') return 0;
+  const away = r.state === 'unavailable' || r.code === 'draining';
+  const cap = away ? Math.min(maxMs, REOFFER_AWAY_MAX_MS) : maxMs;
+  return Math.min(cap, Math.max(REOFFER_FLOOR_MS, r.retryAfterSeconds * 1000, failing * 2));
+}
+
+/**
  * Waits for the admission. While it does not come, the run checks that the scheduler knows it and
  * re-offers itself when not (the scheduler was lost or reset, or the submitter died between start
  * and submit), backing off ×2 up to the cap; the check is a query, batched per worker. A check the
  * scheduler did not answer or refused is tried again after its Retry-After (at least the floor),
- * backing off ×2 from there while it keeps failing: a run nudged to a chain still starting up must not
- * fall back on the standing interval, which is a safety net of minutes.
+ * backing off ×2 from there while it keeps failing ({@link failingWaitMs}): a run nudged to a chain
+ * still starting up must not fall back on the standing interval, which is a safety net of minutes.
  */
 export async function awaitAdmission(run: AwaitingRun, checkNow: boolean): Promise<void> {
   const { state, spec, opts, jitter } = run;
@@ -57,10 +77,7 @@ export async function awaitAdmission(run: AwaitingRun, checkNow: boolean): Promi
         run.budgetRefusal = r.message ?? 'Tenant budget exhausted.';
         break;
       }
-      failing =
-        r.state === 'refused' || r.state === 'unavailable'
-          ? Math.min(maxMs, Math.max(REOFFER_FLOOR_MS, r.retryAfterSeconds * 1000, failing * 2))
-          : 0;
+      failing = failingWaitMs(r, failing, maxMs);
     }
     // ±10% jitter (from the run id, deterministic) so runs started together do not all check at once.
     const woken = await condition(

@@ -6,11 +6,6 @@
  */
 export const OPT_IN_TESTS: ReadonlyArray<{ file: string; enabledBy: string; why: string }> = [
   {
-    file: 'test/integration/drill-deploy-across-chains.test.ts',
-    enabledBy: 'DRILL_ACROSS_CHAINS=1',
-    why: 'the deploy drill across scheduler chains: open while its late re-offer is',
-  },
-  {
     file: 'test/integration/scheduler-lost-task-replay.test.ts',
     enabledBy: 'SCHEDULER_LOST_TASK=1',
     why: "the scheduler's replay after query tasks met pending workflow tasks: open: a round still fails replay with the task watch in src/workflows",
