@@ -2,6 +2,7 @@ import { runBystanderBench } from './bystander';
 import { runFloodBench } from './flood';
 import { runOverloadBench } from './overload';
 import { runPriorityBench } from './priority';
+import { runReportsBench } from './reports';
 import { runSim } from './sim';
 import { runStormBench } from './storm';
 import { runStormColdBench } from './storm-cold';
@@ -18,6 +19,8 @@ const scenarios: Record<string, (argv: string[]) => Promise<void>> = {
   'storm-cold': runStormColdBench,
   bystander: runBystanderBench,
   overload: runOverloadBench,
+  // Worker reports by update and by pull, at 2 and 64 workers (issue 46).
+  reports: runReportsBench,
   // Direct start beside the scheduler path on one dev server; `--cluster` is the batch measure on the cluster.
   throughput: (argv) => (argv.includes('--cluster') ? runThroughput(argv) : runThroughputVsDirect(argv)),
   // The older scheduler-only measure: batches through the API, admissions per second end to end.
