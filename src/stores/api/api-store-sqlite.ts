@@ -11,7 +11,7 @@ import { SqliteRateLimitStore } from '../rate-limits/rate-limits-sqlite';
 import { WEBHOOKS_DDL } from '../webhooks/webhooks';
 import { SqliteWebhookStore } from '../webhooks/webhooks-sqlite';
 
-const SCHEMA_VERSION = 7;
+const SCHEMA_VERSION = 8;
 
 /** Opens (creating file and directory if needed) the SQLite API store at `filePath`; `:memory:` works too. */
 export function openSqliteStore(filePath: string): ApiStore {

@@ -120,6 +120,19 @@ describe.each(engines)('API store ($name)', (engine) => {
     },
   );
 
+  it.skipIf(engine.skip)('keeps key weights, replaces them on update, and clears them', async () => {
+    const t = store.tenants;
+    const keyWeights = { 'user-42': 3, 'org:7/bob@x.io': 0.25 };
+    await t.create('acme', { ...settings, keyWeights }, 'h', 1);
+    expect((await t.get('acme'))?.settings.keyWeights).toEqual(keyWeights);
+    await t.create('beta', settings, 'h2', 1);
+    expect((await t.get('beta'))?.settings).not.toHaveProperty('keyWeights');
+    await t.update('acme', { ...settings, keyWeights: { 'user-7': 2 } }, 2);
+    expect((await t.get('acme'))?.settings.keyWeights).toEqual({ 'user-7': 2 });
+    await t.update('acme', settings, 3);
+    expect((await t.get('acme'))?.settings).not.toHaveProperty('keyWeights');
+  });
+
   it.skipIf(engine.skip)(
     'keeps an approver key hash apart from the tenant key; a new one replaces it',
     async () => {
@@ -443,6 +456,29 @@ describe('SQLite store migrations', () => {
       const settings2 = { ...settings, onBudgetExhausted: 'park' as const };
       expect(await migrated.tenants.update('old', settings2, 2000)).toBe(true);
       expect((await migrated.tenants.get('old'))?.settings.onBudgetExhausted).toBe('park');
+    } finally {
+      await migrated.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  it('migrates a schema-7 store: its tenants gain key_weights (none set), and may set them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fairway-store-v7-'));
+    const file = join(dir, 'v7.sqlite');
+    const raw = new Database(file);
+    raw.exec(`CREATE TABLE tenants (id TEXT PRIMARY KEY, weight REAL NOT NULL, max_queued INTEGER NOT NULL,
+      max_in_flight INTEGER NOT NULL, budget_tokens INTEGER, budget_period TEXT NOT NULL,
+      on_budget_exhausted TEXT NOT NULL DEFAULT 'fail', disabled_at INTEGER,
+      key_hash TEXT NOT NULL UNIQUE, approver_key_hash TEXT UNIQUE,
+      created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+      INSERT INTO tenants (id, weight, max_queued, max_in_flight, budget_tokens, budget_period, key_hash,
+        created_at, updated_at) VALUES ('old', 1, 5, 2, NULL, 'none', 'h-old', 1000, 1000);
+      PRAGMA user_version = 7;`);
+    raw.close();
+    const migrated = openSqliteStore(file);
+    try {
+      expect((await migrated.tenants.get('old'))?.settings).toEqual(settings);
+      expect(await migrated.tenants.update('old', { ...settings, keyWeights: { u: 2 } }, 2000)).toBe(true);
+      expect((await migrated.tenants.get('old'))?.settings.keyWeights).toEqual({ u: 2 });
     } finally {
       await migrated.close();
       rmSync(dir, { recursive: true, force: true });
