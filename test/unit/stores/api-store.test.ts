@@ -266,6 +266,23 @@ describe.each(engines)('API store ($name)', (engine) => {
     expect(claims.filter((c) => c.claimed)).toHaveLength(1);
   });
 
+  it.skipIf(engine.skip)("keeps a trigger's fairness key and each event run's own", async () => {
+    const ev = store.events;
+    await ev.putTrigger('acme', 'keyed', { ...spec, fairnessKey: '{{data.user}}' }, 1);
+    expect((await ev.getTrigger('acme', 'keyed'))?.spec.fairnessKey).toBe('{{data.user}}');
+    const recorded = await ev.record(newEvent('e1', 1000), () => [
+      { ...run('keyed'), fairnessKey: 'user-42' },
+      run('plain'),
+    ]);
+    expect(recorded.event.runs).toEqual([
+      expect.objectContaining({ trigger: 'keyed', fairnessKey: 'user-42' }),
+      expect.not.objectContaining({ fairnessKey: expect.anything() }),
+    ]);
+    await ev.reopen('acme', 'e1', [{ ...run('later'), fairnessKey: 'user-7' }], 2000);
+    const read = await ev.get('acme', 'e1');
+    expect(read?.runs.map((r) => r.fairnessKey ?? null)).toEqual(['user-42', 'user-7', null]);
+  });
+
   it.skipIf(engine.skip)('records an event once, with the runs its triggers make', async () => {
     const ev = store.events;
     expect(await ev.putTrigger('acme', 'a', spec, 1)).toBe(true);
@@ -479,6 +496,25 @@ describe('SQLite store migrations', () => {
       expect((await migrated.tenants.get('old'))?.settings).toEqual(settings);
       expect(await migrated.tenants.update('old', { ...settings, keyWeights: { u: 2 } }, 2000)).toBe(true);
       expect((await migrated.tenants.get('old'))?.settings.keyWeights).toEqual({ u: 2 });
+    } finally {
+      await migrated.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  it('migrates a schema-8 store: event runs gain fairness_key (none set), and keep new ones', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fairway-store-v8-'));
+    const file = join(dir, 'v8.sqlite');
+    const raw = new Database(file);
+    raw.exec(`CREATE TABLE event_runs (tenant TEXT NOT NULL, event_id TEXT NOT NULL, trigger TEXT NOT NULL,
+      run_id TEXT NOT NULL, agent TEXT NOT NULL, priority TEXT NOT NULL, input TEXT NOT NULL,
+      estimated_tokens INTEGER NOT NULL, status TEXT NOT NULL, refusal TEXT, updated_at INTEGER NOT NULL,
+      PRIMARY KEY (tenant, event_id, trigger));
+      PRAGMA user_version = 8;`);
+    raw.close();
+    const migrated = openSqliteStore(file);
+    try {
+      await migrated.events.record(newEvent('e1', 1000), () => [{ ...run('a'), fairnessKey: 'user-1' }]);
+      expect((await migrated.events.get('acme', 'e1'))?.runs[0]?.fairnessKey).toBe('user-1');
     } finally {
       await migrated.close();
       rmSync(dir, { recursive: true, force: true });
