@@ -32,6 +32,15 @@ describe('fairness keys (real dev server, first model calls)', () => {
       for (const [u, id] of await Promise.all(users.map(async (u) => [u, await run(u)] as const)))
         mine.get(u)!.push(id);
     const arrived = Date.now();
+    // The scheduler explains a queued user's run by its key: its second turn, not behind the backlog.
+    const last = mine.get('user-4')![1]!;
+    const view = await s.call('GET', `/v1/runs/${last}`, { token });
+    expect(view.body.waitingOn, JSON.stringify(view.body)).toMatchObject({ fairnessKey: 'user-4' });
+    // Its first run may be under way by now; the whale's backlog still counts one turn a round.
+    const k = view.body.waitingOn.keyPosition;
+    expect(k.unitsAheadInKey).toBeLessThanOrEqual(1);
+    expect(k.keysQueued).toBeGreaterThanOrEqual(2);
+    expect(k.unitsAheadInTenant).toBeLessThanOrEqual(11);
     const userIds = [...mine.values()].flat();
     const ranks = await firstCallRanks(s, [...whale, ...userIds], 240_000);
     const firstCalls = s.sim!.state.firstCalls;

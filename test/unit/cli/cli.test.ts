@@ -91,6 +91,26 @@ describe('fairway (commander)', () => {
     'POST /v1/admin/drain': [status('draining', 2)],
     'GET /v1/admin/scheduler': [status('draining', 2), status('draining', 1), status('drained', 0)],
     'GET /v1/runs/run-a-1': [runView('running'), runView('awaiting_approval'), runView('failed')],
+    'GET /v1/runs/run-a-2': [
+      {
+        ...runView('queued'),
+        runId: 'run-a-2',
+        waitingOn: {
+          code: 'fair_share',
+          message: 'Waiting for its fair share.',
+          position: 9,
+          lane: 'standard',
+          fairnessKey: 'user-42',
+          keyPosition: {
+            keysAhead: 2,
+            keysQueued: 5,
+            unitsAheadInKey: 1,
+            unitsAheadInTenant: 4,
+            bucket: '#3',
+          },
+        },
+      },
+    ],
     'POST /v1/runs/run-a-1/approve': [{ runId: 'run-a-1', decision: 'approved' }],
     'GET /v1/approvals': [
       {
@@ -135,6 +155,16 @@ describe('fairway (commander)', () => {
     expect(t.sleeps).toBe(2);
     expect(api.seen.filter((s) => s.url === '/v1/admin/scheduler')).toHaveLength(3);
     expect(api.seen.find((s) => s.url === '/v1/admin/drain')?.body).toEqual({ intake: 'refuse' });
+  });
+
+  it("explain shows a queued run's fairness key and its place among its tenant's keys", async () => {
+    const t = terminal();
+    expect(await run(['explain', 'run-a-2'], t.io, env())).toBe(0);
+    const out = t.out.join('\n');
+    expect(out).toMatch(/position\s+9 in the standard lane/);
+    expect(out).toMatch(
+      /key\s+user-42 \(bucket #3\): 2 of 5 keys ahead, 4 runs of the tenant \(1 of its own\)/,
+    );
   });
 
   it('takes the token from --token, then --profile, then the environment, then the default profile', async () => {
