@@ -86,6 +86,21 @@ const runView = (status: string) => ({
   toolCalls: [],
 });
 
+const tenantView = (keyWeights: Record<string, number> | undefined) => ({
+  tenant: 'acme',
+  settings: {
+    weight: 1,
+    maxQueued: 10,
+    maxInFlight: 2,
+    budget: { tokens: null, period: 'none' },
+    ...(keyWeights ? { keyWeights } : {}),
+  },
+  disabled: false,
+  approverKey: false,
+  createdAt: '2026-01-01T00:00:00.000Z',
+  updatedAt: '2026-01-01T00:00:00.000Z',
+});
+
 describe('fairway (commander)', () => {
   const api = fakeApi({
     'POST /v1/admin/drain': [status('draining', 2)],
@@ -111,6 +126,7 @@ describe('fairway (commander)', () => {
         },
       },
     ],
+    'PUT /v1/admin/tenants/acme': [tenantView({ 'user-42': 3, 'org:7/a=b': 0.5 }), tenantView(undefined)],
     'POST /v1/runs/run-a-1/approve': [{ runId: 'run-a-1', decision: 'approved' }],
     'GET /v1/approvals': [
       {
@@ -165,6 +181,26 @@ describe('fairway (commander)', () => {
     expect(out).toMatch(
       /key\s+user-42 \(bucket #3\): 2 of 5 keys ahead, 4 runs of the tenant \(1 of its own\)/,
     );
+  });
+
+  it('tenants update --key-weight sends the whole map and shows it; --clear-key-weights clears it', async () => {
+    const puts = () => api.seen.filter((x) => x.method === 'PUT').map((x) => x.body);
+    const set = terminal();
+    const args = ['tenants', 'update', 'acme', '--key-weight', 'user-42=3', '--key-weight', 'org:7/a=b=0.5'];
+    expect(await run(args, set.io, env())).toBe(0);
+    expect(puts()).toEqual([{ keyWeights: { 'user-42': 3, 'org:7/a=b': 0.5 } }]);
+    expect(set.out.join('\n')).toMatch(/key weights\s+user-42=3 org:7\/a=b=0\.5/);
+    const clear = terminal();
+    expect(await run(['tenants', 'update', 'acme', '--clear-key-weights'], clear.io, env())).toBe(0);
+    expect(puts().at(-1)).toEqual({ keyWeights: null });
+    expect(clear.out.join('\n')).toMatch(/key weights\s+- \(every key weighs 1\)/);
+    // A malformed pair is a usage error before any request.
+    for (const bad of ['user-42', '=3', 'user=0', 'user=x']) {
+      const t = terminal();
+      expect(await run(['tenants', 'update', 'acme', '--key-weight', bad], t.io, env())).not.toBe(0);
+      expect(t.err.join('\n')).toMatch(/key=weight/);
+    }
+    expect(puts()).toHaveLength(2);
   });
 
   it('takes the token from --token, then --profile, then the environment, then the default profile', async () => {
