@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tenantQuery } from '../../src/contract/scheduler-messages';
 import { firstCallRanks } from '../support/first-calls';
 import { startTestStack } from '../support/stack';
 import type { TestStack } from '../support/stack';
@@ -60,5 +61,18 @@ describe('fairness keys (real dev server, first model calls)', () => {
     console.log(
       `fairness keys: ${before} whale runs under way as the users arrived, then the keys took turns`,
     );
+  });
+
+  it("a tenant's keyWeights set through the admin API reach the scheduler workflow, and clear there", async () => {
+    const tenant = `weighted-${s.id}`;
+    await s.tenant(tenant, { keyWeights: { vip: 3, 'user-7': 0.5 } });
+    const scheduler = s.client.workflow.getHandle(s.config.schedulerWorkflowId);
+    expect((await scheduler.query(tenantQuery, tenant))?.settings.keyWeights).toEqual({
+      vip: 3,
+      'user-7': 0.5,
+    });
+    const cleared = await s.call('PUT', `/v1/admin/tenants/${tenant}`, { body: { keyWeights: null } });
+    expect(cleared.status).toBe(200);
+    expect((await scheduler.query(tenantQuery, tenant))?.settings).not.toHaveProperty('keyWeights');
   });
 });
