@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from 'commander';
 import type { TenantRecord } from '../stores/tenants/tenants';
 import type { Ctx } from './commands';
 import { printJson } from './commands';
@@ -12,6 +13,19 @@ export interface TenantFlags {
   budget?: number | undefined;
   period?: 'hour' | 'day' | 'month' | 'none' | undefined;
   onBudgetExhausted?: 'fail' | 'park' | undefined;
+  /** `--key-weight key=weight`, repeated: the whole map the tenant gets (replacing the previous one). */
+  keyWeight?: Record<string, number> | undefined;
+  /** `--clear-key-weights`: every key weighs 1 again. */
+  clearKeyWeights?: boolean | undefined;
+}
+
+/** Collects `--key-weight user-42=3` into a map (the API validates the key and the weight). */
+export function keyWeightArg(v: string, previous: Record<string, number> = {}): Record<string, number> {
+  const at = v.lastIndexOf('=');
+  const weight = Number(v.slice(at + 1));
+  if (at < 1 || !(weight > 0) || !Number.isFinite(weight))
+    throw new InvalidArgumentError('It must be key=weight, the weight a number > 0 (user-42=3).');
+  return { ...previous, [v.slice(0, at)]: weight };
 }
 
 function renderTenant(t: TenantRecord): string {
@@ -23,6 +37,14 @@ function renderTenant(t: TenantRecord): string {
     ['max in flight', num(s.maxInFlight)],
     ['budget', s.budget.tokens === null ? 'unlimited' : `${num(s.budget.tokens)} a ${s.budget.period}`],
     ['on budget exhausted', s.onBudgetExhausted ?? 'fail'],
+    [
+      'key weights',
+      s.keyWeights
+        ? Object.entries(s.keyWeights)
+            .map(([k, w]) => `${k}=${w}`)
+            .join(' ')
+        : '- (every key weighs 1)',
+    ],
     ['state', t.disabled ? 'disabled (keys refused, queued runs held)' : 'enabled'],
   ]);
 }
@@ -39,6 +61,7 @@ export async function putTenant({ api, io, json }: Ctx, id: string, f: TenantFla
         }
       : {}),
     ...(f.onBudgetExhausted ? { onBudgetExhausted: f.onBudgetExhausted } : {}),
+    ...(f.keyWeight ? { keyWeights: f.keyWeight } : f.clearKeyWeights ? { keyWeights: null } : {}),
   };
   const t = await api.put<TenantRecord & { apiKey?: string }>(tenantPath(id), body);
   if (json) return printJson(io, t);

@@ -1,6 +1,6 @@
 import type { RunView } from '../contract/fleet-port';
 import type { ConsoleState } from '../api/console/sampler';
-import type { SchedulerStatus } from '../scheduler/types';
+import type { KeyPosition, SchedulerStatus } from '../scheduler/types';
 import type { ApiClient } from './client';
 import { CliError, EXIT } from './client';
 import { renderStatus, renderTenants, renderWatch, watchLine } from './render';
@@ -64,6 +64,12 @@ export async function tenantsTable({ api, io, json }: Ctx): Promise<void> {
   else io.out(renderTenants(st.tenants, st.shareWindowMs));
 }
 
+/** `user-42: 2 of 5 keys ahead, 3 runs of the tenant (1 of its own)`, the bucket when it shares one. */
+function keyLine(key: string | undefined, k: KeyPosition): string {
+  const name = `${key ?? '(default)'}${k.bucket ? ` (bucket ${k.bucket})` : ''}`;
+  return `${name}: ${num(k.keysAhead)} of ${num(k.keysQueued)} keys ahead, ${num(k.unitsAheadInTenant)} runs of the tenant (${num(k.unitsAheadInKey)} of its own)`;
+}
+
 export async function explain({ api, io, json }: Ctx, runId: string): Promise<void> {
   const run = await api.get<RunView>(`/v1/runs/${encodeURIComponent(runId)}`);
   if (json) return printJson(io, { runId: run.runId, status: run.status, waitingOn: run.waitingOn });
@@ -79,6 +85,7 @@ export async function explain({ api, io, json }: Ctx, runId: string): Promise<vo
         w ? `${w.code}: ${w.message}` : run.status === 'queued' ? '- (admission imminent)' : '-',
       ],
       ['position', w?.position ? `${num(w.position)} in the ${w.lane} lane` : '-'],
+      ...(w?.keyPosition ? ([['key', keyLine(w.fairnessKey, w.keyPosition)]] as [string, string][]) : []),
     ]),
   );
 }

@@ -157,6 +157,15 @@ export function buildProgram(io: Io, env: CliConfig): Command {
       .addOption(new Option('--budget <tokens>', 'tokens a period').argParser(positiveInt))
       .addOption(new Option('--period <p>', 'the budget period').choices(['hour', 'day', 'month', 'none']))
       .addOption(new Option('--on-budget-exhausted <mode>', 'fail or park runs').choices(['fail', 'park']))
+      .addOption(
+        new Option(
+          '--key-weight <key=weight>',
+          "a fairness key's weight (repeat; replaces the map)",
+        ).argParser(admin.keyWeightArg),
+      )
+      .addOption(
+        new Option('--clear-key-weights', 'every fairness key weighs 1 again').conflicts('keyWeight'),
+      )
       .action(act((ctx, id: string, o: admin.TenantFlags) => admin.putTenant(ctx, id, o)));
   settingsOptions(
     tenants.command('create').description('create a tenant (prints its API key once)').argument('<tenant>'),

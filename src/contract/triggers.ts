@@ -2,6 +2,8 @@
  * Triggers, the pure part: which events a trigger matches and the run input it makes of one.
  * No I/O; the store keeps triggers, the dispatcher acts on what these functions decide.
  */
+import { FAIRNESS_KEY_PATTERN } from '../scheduler/limits';
+
 export interface EventEnvelope {
   id: string;
   type: string;
@@ -33,6 +35,11 @@ export interface TriggerSpec {
    */
   input?: unknown;
   estimatedTokens?: number;
+  /**
+   * The run's fairness key: a fixed key (`"user-42"`), or `{{path}}` to take it from the event
+   * (`{{data.userId}}`). Absent, or a path the event lacks (or holds null at): the tenant's default key.
+   */
+  fairnessKey?: string;
 }
 
 const UNSAFE = new Set(['__proto__', 'prototype', 'constructor']);
@@ -59,6 +66,27 @@ export function triggerMatches(
 }
 
 const PLACEHOLDER = /^\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}$/;
+
+/**
+ * The fairness key a trigger gives the run it makes of `event` (see `TriggerSpec.fairnessKey`):
+ * `key` undefined for the tenant's default key, or `error` when the event's value is not a key (not a
+ * string or number in the key form).
+ */
+export function renderFairnessKey(
+  template: string | undefined,
+  event: EventEnvelope,
+): { key: string | undefined } | { error: string } {
+  if (template === undefined) return { key: undefined };
+  const m = PLACEHOLDER.exec(template);
+  if (!m) return { key: template };
+  const value = valueAt(event, m[1]!);
+  if (value === undefined || value === null) return { key: undefined };
+  const key = typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
+  if (key !== undefined && FAIRNESS_KEY_PATTERN.test(key)) return { key };
+  return {
+    error: `the fairness key at ${m[1]} is not 1-64 characters of letters, digits and . _ : @ | / + = -`,
+  };
+}
 
 /** Renders the trigger's input template against the event (see `TriggerSpec.input`). */
 export function renderInput(template: unknown, event: EventEnvelope): unknown {

@@ -1,7 +1,7 @@
 import { fleetCap, inFlightTokens } from './admission';
 import type { CoreState } from './core';
 import { isHeld } from './eligibility';
-import { liveUnits } from './fair-queue';
+import { keyPosition, serviceOrder } from './key-position';
 import { breakerWait } from './breaker';
 import { bucketReadyAt, concurrencyCap, inFlightTokenCap, isPaused } from './governor';
 import { poolHeldFor } from './pass-over';
@@ -20,22 +20,19 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * from the fair-queuing tags as they stand (parked tenants assumed to re-enter now).
  * O(units in the lane): for queries only.
  */
-export function positionInLane(s: CoreState, u: QueuedUnit): number {
+export function positionInLane(s: CoreState, u: QueuedUnit, ownAhead = keyPosition(u).ahead): number {
   const q = s.lanes[u.lane];
   const startTag = (f: Flow) => (f.hi >= 0 ? f.tag : Math.max(f.tag, q.vtime));
   const own = u.tenant.flows[u.lane];
-  let ahead = 0;
+  // Its own tenant's units go in key order (`key-position.ts`); with no keys that is the flow's FIFO.
+  let ahead = ownAhead.length;
   let myTag = startTag(own);
-  for (const v of liveUnits(own)) {
-    if (v === u) break;
-    ahead++;
-    myTag += v.cost / u.tenant.settings.weight;
-  }
+  for (const v of ownAhead) myTag += v.cost / u.tenant.settings.weight;
   for (const t of s.tenants.values()) {
     const f = t.flows[u.lane];
     if (f === own || f.live === 0) continue;
     let tag = startTag(f);
-    for (const v of liveUnits(f)) {
+    for (const v of serviceOrder(f)) {
       if (tag > myTag || (tag === myTag && t.ord > u.tenant.ord)) break;
       ahead++;
       tag += v.cost / t.settings.weight;
@@ -70,8 +67,18 @@ export function explain(s: CoreState, runId: string, now: number): WaitingOn | n
   const u = s.queued.get(runId);
   if (!u) return null;
   const lane = PRIORITIES[u.lane];
-  const position = positionInLane(s, u);
-  const w = (code: WaitingOn['code'], message: string): WaitingOn => ({ code, message, position, lane });
+  const keyed = keyPosition(u);
+  const position = positionInLane(s, u, keyed.ahead);
+  // The key's place is shown once the tenant queues keyed units in this lane (not for one default key).
+  const byKey = u.key !== '' || keyed.position.keysQueued > 1;
+  const w = (code: WaitingOn['code'], message: string): WaitingOn => ({
+    code,
+    message,
+    position,
+    lane,
+    ...(u.key !== '' ? { fairnessKey: u.key } : {}),
+    ...(byKey ? { keyPosition: keyed.position } : {}),
+  });
   const t = u.tenant;
   if (s.draining)
     return w('draining', 'The fleet is draining for maintenance; queued work is held until it resumes.');
@@ -138,8 +145,12 @@ export function explain(s: CoreState, runId: string, now: number): WaitingOn | n
       `Higher-priority work is queued ahead; the ${lane} lane still gets at least ${pct}% of admissions.`,
     );
   }
+  const k = keyed.position;
+  const inTenant = byKey
+    ? ` Inside tenant ${t.id}, ${k.keysAhead} of its ${k.keysQueued} keys go first (${k.unitsAheadInTenant} of its units, ${k.unitsAheadInKey} of its own key).`
+    : '';
   return w(
     'fair_share',
-    `Waiting for its fair share: ${position - 1} units are ahead in the ${lane} lane, interleaved by tenant weight; ${s.leases.size} of ${fleetCap(s)} slots are busy.`,
+    `Waiting for its fair share: ${position - 1} units are ahead in the ${lane} lane, interleaved by tenant weight; ${s.leases.size} of ${fleetCap(s)} slots are busy.${inTenant}`,
   );
 }

@@ -231,6 +231,24 @@ export interface WaitingOn {
   /** 1-based position in its lane's queue (all tenants), where known. */
   position?: number;
   lane: Priority;
+  /** The unit's fairness key inside its tenant; absent for the tenant's default key. */
+  fairnessKey?: string;
+  /** Where it stands among its tenant's keys in its lane (present when the tenant queues keyed units). */
+  keyPosition?: KeyPosition;
+}
+
+/** A queued unit's place among its tenant's fairness keys in its lane, predicted as the tags stand. */
+export interface KeyPosition {
+  /** Other keys of the tenant whose next unit is served before this one. */
+  keysAhead: number;
+  /** Keys of the tenant with units queued in this lane, its own included. */
+  keysQueued: number;
+  /** Units of its own key queued before it. */
+  unitsAheadInKey: number;
+  /** Units of its tenant (in this lane, every key) served before it. */
+  unitsAheadInTenant: number;
+  /** The hashed bucket its key shares (`#0`–`#15`) when the tenant's flow holds more keys than its bound. */
+  bucket?: string;
 }
 
 export interface GovernorParams {

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { spawnWorker } from '../../bench/lib/worker-child';
 import { signPayload } from '../../src/api/events/signature';
+import { runSpecQuery } from '../../src/contract/run-messages';
 import {
   ADMIN,
   expectEffectsOnce,
@@ -28,6 +29,8 @@ const TRIGGER = {
   filter: { 'data.severity': 'high' },
   agent: 'synthetic',
   input: { steps: '{{data.steps}}', tokensPerStep: 10, effect: true },
+  // Each end user (the event's data.user) gets its own turns inside the tenant.
+  fairnessKey: '{{data.user}}',
 };
 const cloudEvent = (id: string, steps = 1) =>
   JSON.stringify({
@@ -35,7 +38,7 @@ const cloudEvent = (id: string, steps = 1) =>
     id,
     type: 'incident.opened',
     source: SOURCE,
-    data: { severity: 'high', steps },
+    data: { severity: 'high', steps, user: 'user-42' },
   });
 
 async function runExists(s: TestStack, runId: string): Promise<boolean> {
@@ -96,7 +99,14 @@ describe('events in, runs out (real dev server)', () => {
     );
     expect(done.body).toMatchObject({ status: 'completed', tenant: 'acme', agent: 'synthetic' });
     const view = await s.call('GET', '/v1/events/evt-dup-1', { token: key });
-    expect(view.body).toMatchObject({ outcome: 'started', runs: [{ runId, status: 'started' }] });
+    expect(view.body).toMatchObject({
+      outcome: 'started',
+      runs: [{ runId, status: 'started', fairnessKey: 'user-42' }],
+    });
+    // The run carries the key the trigger took from the event (its spec, as a re-drive reads it).
+    expect(await s.client.workflow.getHandle(runId).query(runSpecQuery)).toMatchObject({
+      fairnessKey: 'user-42',
+    });
     const runs = await waitFor(
       () => s.call('GET', '/v1/runs?limit=100', { token: key }),
       (r) => r.body.items.length >= 1,

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tenantQuery } from '../../src/contract/scheduler-messages';
 import { firstCallRanks } from '../support/first-calls';
 import { startTestStack } from '../support/stack';
 import type { TestStack } from '../support/stack';
@@ -32,6 +33,15 @@ describe('fairness keys (real dev server, first model calls)', () => {
       for (const [u, id] of await Promise.all(users.map(async (u) => [u, await run(u)] as const)))
         mine.get(u)!.push(id);
     const arrived = Date.now();
+    // The scheduler explains a queued user's run by its key: its second turn, not behind the backlog.
+    const last = mine.get('user-4')![1]!;
+    const view = await s.call('GET', `/v1/runs/${last}`, { token });
+    expect(view.body.waitingOn, JSON.stringify(view.body)).toMatchObject({ fairnessKey: 'user-4' });
+    // Its first run may be under way by now; the whale's backlog still counts one turn a round.
+    const k = view.body.waitingOn.keyPosition;
+    expect(k.unitsAheadInKey).toBeLessThanOrEqual(1);
+    expect(k.keysQueued).toBeGreaterThanOrEqual(2);
+    expect(k.unitsAheadInTenant).toBeLessThanOrEqual(11);
     const userIds = [...mine.values()].flat();
     const ranks = await firstCallRanks(s, [...whale, ...userIds], 240_000);
     const firstCalls = s.sim!.state.firstCalls;
@@ -51,5 +61,18 @@ describe('fairness keys (real dev server, first model calls)', () => {
     console.log(
       `fairness keys: ${before} whale runs under way as the users arrived, then the keys took turns`,
     );
+  });
+
+  it("a tenant's keyWeights set through the admin API reach the scheduler workflow, and clear there", async () => {
+    const tenant = `weighted-${s.id}`;
+    await s.tenant(tenant, { keyWeights: { vip: 3, 'user-7': 0.5 } });
+    const scheduler = s.client.workflow.getHandle(s.config.schedulerWorkflowId);
+    expect((await scheduler.query(tenantQuery, tenant))?.settings.keyWeights).toEqual({
+      vip: 3,
+      'user-7': 0.5,
+    });
+    const cleared = await s.call('PUT', `/v1/admin/tenants/${tenant}`, { body: { keyWeights: null } });
+    expect(cleared.status).toBe(200);
+    expect((await scheduler.query(tenantQuery, tenant))?.settings).not.toHaveProperty('keyWeights');
   });
 });

@@ -176,6 +176,7 @@ export class EventDispatcher {
             priority: run.priority,
             input: run.input,
             estimatedTokens: run.estimatedTokens,
+            ...(run.fairnessKey !== undefined ? { fairnessKey: run.fairnessKey } : {}),
             onBudgetExhausted: tenant.settings.onBudgetExhausted ?? 'fail',
             createdAt: new Date(event.receivedAt).toISOString(),
           },

@@ -1,7 +1,7 @@
 import { tryEstimate } from '../agents/catalog';
 import type { AgentCatalog } from '../agents/catalog';
 import { ApiError } from '../../contract/errors';
-import { renderInput, triggerMatches, type EventEnvelope } from '../../contract/triggers';
+import { renderFairnessKey, renderInput, triggerMatches, type EventEnvelope } from '../../contract/triggers';
 import type { ApiContext } from '../context';
 import type { RunCaps } from '../../config';
 import { runCapIssues } from './run-caps';
@@ -52,20 +52,25 @@ export function runsForEvent(
       parsed?.success && estimatedTokens !== undefined
         ? runCapIssues(caps, parsed.data, estimatedTokens, 'input', 'estimatedTokens')
         : [];
+    const key = renderFairnessKey(spec.fairnessKey, event);
     const base = {
       trigger: name,
       runId: newRunId(tenant),
       agent: spec.agent,
       priority: spec.priority,
+      ...('key' in key && key.key !== undefined ? { fairnessKey: key.key } : {}),
     };
-    if (!agent || !parsed?.success || typeof estimate === 'object' || overCaps.length > 0) {
+    const badKey = 'error' in key ? key.error : undefined;
+    if (!agent || !parsed?.success || typeof estimate === 'object' || overCaps.length > 0 || badKey) {
       const why = !agent
         ? `there is no agent called "${spec.agent}"`
         : typeof estimate === 'object'
           ? estimate.why
           : overCaps.length > 0
             ? overCaps.map((i) => i.message.replace(/\.$/, '')).join('; ')
-            : parsed?.error?.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ');
+            : parsed?.success
+              ? badKey
+              : parsed?.error?.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ');
       runs.push({
         ...base,
         input: rendered ?? null,
@@ -114,6 +119,7 @@ export function eventView(event: EventRecord) {
       runId: r.runId,
       agent: r.agent,
       priority: r.priority,
+      fairnessKey: r.fairnessKey ?? null,
       status: r.status,
       refusal: r.refusal,
       links: { run: runLink(r.runId) },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PrioritySchema } from './schemas';
+import { FairnessKeySchema, PrioritySchema } from './schemas';
 
 /** Request schemas of events, triggers and webhook secrets (docs/api.md, "Events and triggers"). */
 
@@ -51,6 +51,13 @@ export const TriggerPutSchema = z.strictObject({
   priority: PrioritySchema.default('standard'),
   input: z.unknown().optional(),
   estimatedTokens: z.int().min(1).max(1_000_000_000).optional(),
+  /** The runs' fairness key: a fixed key, or `{{path}}` to take it from the event (`{{data.userId}}`). */
+  fairnessKey: z
+    .union([
+      FairnessKeySchema,
+      z.string().regex(/^\{\{[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+){0,15}\}\}$/, 'A path is "{{data.userId}}".'),
+    ])
+    .optional(),
 });
 export type TriggerPut = z.output<typeof TriggerPutSchema>;
 

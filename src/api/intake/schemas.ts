@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FAIRNESS_KEY_PATTERN, MAX_CONCURRENCY } from '../../scheduler/limits';
+import { FAIRNESS_KEY_PATTERN, MAX_CONCURRENCY, MAX_KEY_WEIGHTS } from '../../scheduler/limits';
 import { MAX_WAIT_BOUND_SECONDS } from '../../scheduler/fleet-settings';
 import { PRIORITIES } from '../../scheduler/types';
 import { RUN_STATUSES } from '../run-status';
@@ -33,6 +33,7 @@ export const TENANT_MAXIMA = {
   maxQueued: 1_000_000,
   maxInFlight: 10_000,
   budgetTokens: 1_000_000_000_000,
+  keyWeight: 1000,
 } as const;
 
 export const BudgetSchema = z.strictObject({
@@ -47,6 +48,17 @@ export const TenantPutSchema = z.strictObject({
   budget: BudgetSchema.optional(),
   /** `fail` (default): a run whose next step the budget cannot cover fails with budget_exhausted; `park`: it waits. */
   onBudgetExhausted: z.enum(['fail', 'park']).optional(),
+  /**
+   * Weights of the tenant's fairness keys against each other (a key not named weighs 1): they divide
+   * the tenant's share, never add to it. Replaces the previous map; `{}` or null clears it.
+   */
+  keyWeights: z
+    .record(FairnessKeySchema, z.number().positive().max(TENANT_MAXIMA.keyWeight))
+    .refine((w) => Object.keys(w).length <= MAX_KEY_WEIGHTS, {
+      message: `At most ${MAX_KEY_WEIGHTS} key weights.`,
+    })
+    .nullable()
+    .optional(),
 });
 export type TenantPut = z.output<typeof TenantPutSchema>;
 

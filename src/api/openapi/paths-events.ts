@@ -12,6 +12,10 @@ const EventRun = z.object({
   runId: z.string(),
   agent: z.string(),
   priority: PrioritySchema,
+  fairnessKey: z
+    .string()
+    .nullable()
+    .meta({ description: "The run's fairness key; null: the tenant's default." }),
   status: z.enum(['pending', 'started', 'refused', 'invalid_input']),
   refusal: z.object({ code: z.string(), message: z.string(), retryAfterSeconds: z.number() }).nullable(),
   links: z.object({ run: z.string() }),

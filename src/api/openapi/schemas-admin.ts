@@ -11,6 +11,9 @@ export const TenantSettingsSchema = z.object({
   maxInFlight: z.int(),
   budget: BudgetSchema,
   onBudgetExhausted: z.enum(['fail', 'park']).optional(),
+  keyWeights: z.record(z.string(), z.number()).optional().meta({
+    description: "Weights of the tenant's fairness keys against each other; a key not named weighs 1.",
+  }),
 });
 
 export const TenantResponse = z.object({

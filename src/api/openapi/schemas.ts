@@ -21,6 +21,23 @@ const waitingOn = z.object({
   message: z.string(),
   position: z.int().optional(),
   lane: PrioritySchema,
+  fairnessKey: z
+    .string()
+    .optional()
+    .meta({ description: "The run's fairness key; absent: the tenant's default." }),
+  keyPosition: z
+    .object({
+      keysAhead: z
+        .int()
+        .meta({ description: 'Other keys of the tenant whose next run goes before this one.' }),
+      keysQueued: z
+        .int()
+        .meta({ description: 'Keys of the tenant with runs queued in this lane, its own included.' }),
+      unitsAheadInKey: z.int(),
+      unitsAheadInTenant: z.int(),
+      bucket: z.string().optional().meta({ description: 'The hashed bucket the key shares past the bound.' }),
+    })
+    .optional(),
 });
 
 export const RunViewResponse = z.object({

@@ -16,12 +16,15 @@ function mergeSettings(
 ): TenantSettings {
   const current =
     base ?? defaultTenantSettings({ maxQueued: defaults.maxQueued, maxInFlight: defaults.maxInFlight });
+  // keyWeights replace the previous map as a whole; null or {} clears it, absent keeps it.
+  const keyWeights = put.keyWeights === undefined ? current.keyWeights : (put.keyWeights ?? undefined);
   return {
     weight: put.weight ?? current.weight,
     maxQueued: put.maxQueued ?? current.maxQueued,
     maxInFlight: put.maxInFlight ?? current.maxInFlight,
     budget: put.budget ?? current.budget,
     onBudgetExhausted: put.onBudgetExhausted ?? current.onBudgetExhausted ?? 'fail',
+    ...(keyWeights && Object.keys(keyWeights).length > 0 ? { keyWeights } : {}),
   };
 }
 

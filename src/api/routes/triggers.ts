@@ -41,6 +41,7 @@ export function triggersRouter(ctx: ApiContext): Router {
       priority: body.priority,
       ...(body.input !== undefined ? { input: body.input } : {}),
       ...(body.estimatedTokens !== undefined ? { estimatedTokens: body.estimatedTokens } : {}),
+      ...(body.fairnessKey !== undefined ? { fairnessKey: body.fairnessKey } : {}),
     };
     const { maxTriggers, maxTriggerInputBytes } = ctx.eventCaps;
     if (body.input !== undefined) {

@@ -106,6 +106,10 @@ const MIGRATIONS: Migration[] = [
   { version: 5, sql: WEBHOOKS_PG_DDL },
   // Pruning webhooks reads deliveries by event and events by age.
   { version: 6, sql: WEBHOOKS_PG_PRUNE_INDEXES_DDL },
+  // A tenant's fairness-key weights (`keyWeights`), JSON text; null: none.
+  { version: 7, sql: 'ALTER TABLE tenants ADD COLUMN key_weights TEXT;' },
+  // The fairness key an event's run carries (its trigger's `fairnessKey`); null: the tenant's default.
+  { version: 8, sql: 'ALTER TABLE event_runs ADD COLUMN fairness_key TEXT;' },
 ];
 
 /** Seconds a caller waits before retrying while the database is unreachable. */

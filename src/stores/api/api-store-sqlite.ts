@@ -1,6 +1,6 @@
 import { EVENTS_DDL } from '../events/event-store';
 import type { ApiStore } from './api-store';
-import { SqliteEventStore } from '../events/event-store-sqlite';
+import { migrateEvents, SqliteEventStore } from '../events/event-store-sqlite';
 import { IDEMPOTENCY_DDL } from '../idempotency/idempotency';
 import { SqliteIdempotencyStore } from '../idempotency/idempotency-sqlite';
 import { TENANTS_DDL } from '../tenants/tenants';
@@ -11,7 +11,7 @@ import { SqliteRateLimitStore } from '../rate-limits/rate-limits-sqlite';
 import { WEBHOOKS_DDL } from '../webhooks/webhooks';
 import { SqliteWebhookStore } from '../webhooks/webhooks-sqlite';
 
-const SCHEMA_VERSION = 7;
+const SCHEMA_VERSION = 9;
 
 /** Opens (creating file and directory if needed) the SQLite API store at `filePath`; `:memory:` works too. */
 export function openSqliteStore(filePath: string): ApiStore {
@@ -22,6 +22,7 @@ export function openSqliteStore(filePath: string): ApiStore {
       `BEGIN; ${TENANTS_DDL} ${IDEMPOTENCY_DDL} ${EVENTS_DDL} ${RATE_BUCKETS_DDL} ${WEBHOOKS_DDL} PRAGMA user_version = ${SCHEMA_VERSION}; COMMIT;`,
     );
     migrateTenants(db);
+    migrateEvents(db);
   }
   const tenants = new SqliteTenantStore(db);
   return {

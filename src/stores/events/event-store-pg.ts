@@ -20,8 +20,8 @@ import { LazyPrune } from '../idempotency/idempotency';
 type Queryable = Pool | PoolClient;
 
 const INSERT_RUN = `INSERT INTO event_runs (tenant, event_id, trigger, run_id, agent, priority, input,
-    estimated_tokens, status, refusal, updated_at)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`;
+    estimated_tokens, fairness_key, status, refusal, updated_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING`;
 
 async function insertRun(q: Queryable, tenant: string, eventId: string, r: NewEventRun, now: number) {
   const p = runParams(tenant, eventId, r, now);
@@ -34,6 +34,7 @@ async function insertRun(q: Queryable, tenant: string, eventId: string, r: NewEv
     p.priority,
     p.input,
     p.estimatedTokens,
+    p.fairnessKey,
     p.status,
     p.refusal,
     p.updatedAt,

@@ -15,6 +15,13 @@ import type {
 } from './event-store';
 import { LazyPrune } from '../idempotency/idempotency';
 
+/** Schema v9: event_runs gain the `fairness_key` column (the runs recorded before it have none). */
+export function migrateEvents(db: Database.Database): void {
+  const columns = db.prepare<[], { name: string }>('PRAGMA table_info(event_runs)').all();
+  if (!columns.some((c) => c.name === 'fairness_key'))
+    db.exec('ALTER TABLE event_runs ADD COLUMN fairness_key TEXT');
+}
+
 /** The event store in the API's SQLite file. */
 export class SqliteEventStore implements EventStore {
   private readonly stmts;
@@ -43,9 +50,9 @@ export class SqliteEventStore implements EventStore {
       deleteRuns: db.prepare('DELETE FROM event_runs WHERE tenant = ? AND event_id = ?'),
       insertRun: db.prepare(
         `INSERT OR IGNORE INTO event_runs (tenant, event_id, trigger, run_id, agent, priority, input,
-           estimated_tokens, status, refusal, updated_at)
-         VALUES (@tenant, @eventId, @trigger, @runId, @agent, @priority, @input, @estimatedTokens, @status,
-           @refusal, @updatedAt)`,
+           estimated_tokens, fairness_key, status, refusal, updated_at)
+         VALUES (@tenant, @eventId, @trigger, @runId, @agent, @priority, @input, @estimatedTokens,
+           @fairnessKey, @status, @refusal, @updatedAt)`,
       ),
       updateRun: db.prepare(
         `UPDATE event_runs SET status = @status, refusal = @refusal, updated_at = @updatedAt

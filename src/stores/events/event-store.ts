@@ -49,6 +49,7 @@ export const EVENTS_DDL = `
     priority         TEXT NOT NULL,
     input            TEXT NOT NULL,
     estimated_tokens INTEGER NOT NULL,
+    fairness_key     TEXT,
     status           TEXT NOT NULL CHECK (status IN ('pending', 'started', 'refused', 'invalid_input')),
     refusal          TEXT,
     updated_at       INTEGER NOT NULL,
@@ -67,6 +68,8 @@ export interface EventRunRecord {
   priority: TriggerSpec['priority'];
   input: unknown;
   estimatedTokens: number;
+  /** The run's fairness key (the trigger's, or the event's value it names); absent: the tenant's default. */
+  fairnessKey?: string;
   status: EventRunStatus;
   refusal: RunRefusal | null;
   updatedAt: number;
@@ -108,6 +111,7 @@ export interface RunRow {
   priority: TriggerSpec['priority'];
   input: string;
   estimated_tokens: number | string;
+  fairness_key: string | null;
   status: EventRunStatus;
   refusal: string | null;
   updated_at: number | string;
@@ -120,6 +124,7 @@ export const toRun = (r: RunRow): EventRunRecord => ({
   priority: r.priority,
   input: JSON.parse(r.input) as unknown,
   estimatedTokens: Number(r.estimated_tokens),
+  ...(r.fairness_key ? { fairnessKey: r.fairness_key } : {}),
   status: r.status,
   refusal: r.refusal ? (JSON.parse(r.refusal) as RunRefusal) : null,
   updatedAt: Number(r.updated_at),
@@ -191,6 +196,7 @@ export function runParams(tenant: string, eventId: string, r: NewEventRun, now: 
     priority: r.priority,
     input: JSON.stringify(r.input ?? null),
     estimatedTokens: r.estimatedTokens,
+    fairnessKey: r.fairnessKey ?? null,
     status: r.status,
     refusal: r.refusal ? JSON.stringify(r.refusal) : null,
     updatedAt: now,

@@ -3,10 +3,18 @@ import type { TenantSettings } from '../../scheduler/types';
 import { settingsParams, TENANT_COLUMNS, TENANT_DELETES, tenantBucketKeys, toTenantRecord } from './tenants';
 import type { TenantRecord, TenantRow, TenantStore } from './tenants';
 
-/** A tenant's settings as the positional values $2–$7 of both statements (the settings' six columns). */
+/** A tenant's settings as the positional values $2–$8 of both statements (the settings' seven columns). */
 function settingsValues(settings: TenantSettings): unknown[] {
   const p = settingsParams(settings);
-  return [p.weight, p.max_queued, p.max_in_flight, p.budget_tokens, p.budget_period, p.on_budget_exhausted];
+  return [
+    p.weight,
+    p.max_queued,
+    p.max_in_flight,
+    p.budget_tokens,
+    p.budget_period,
+    p.on_budget_exhausted,
+    p.key_weights,
+  ];
 }
 
 /** Tenants and the sha256 of their API key, in PostgreSQL (shared by every API process). */
@@ -37,8 +45,8 @@ export class PgTenantStore implements TenantStore {
   async create(tenant: string, settings: TenantSettings, keyHash: string, now: number): Promise<boolean> {
     const r = await this.pool.query(
       `INSERT INTO tenants (id, weight, max_queued, max_in_flight, budget_tokens, budget_period,
-         on_budget_exhausted, key_hash, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
+         on_budget_exhausted, key_weights, key_hash, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)
        ON CONFLICT (id) DO NOTHING`,
       [tenant, ...settingsValues(settings), keyHash, now],
     );
@@ -48,7 +56,7 @@ export class PgTenantStore implements TenantStore {
   async update(tenant: string, settings: TenantSettings, now: number): Promise<boolean> {
     const r = await this.pool.query(
       `UPDATE tenants SET weight = $2, max_queued = $3, max_in_flight = $4, budget_tokens = $5,
-         budget_period = $6, on_budget_exhausted = $7, updated_at = $8 WHERE id = $1`,
+         budget_period = $6, on_budget_exhausted = $7, key_weights = $8, updated_at = $9 WHERE id = $1`,
       [tenant, ...settingsValues(settings), now],
     );
     return r.rowCount === 1;

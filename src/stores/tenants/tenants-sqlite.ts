@@ -5,7 +5,8 @@ import type { TenantRecord, TenantRow, TenantStore } from './tenants';
 
 /**
  * Schema v3: stores made before it gain the `on_budget_exhausted` column (every tenant `fail`);
- * v4: the `disabled_at` column (every tenant enabled); v5: the `approver_key_hash` column (none set).
+ * v4: the `disabled_at` column (every tenant enabled); v5: the `approver_key_hash` column (none set);
+ * v8: the `key_weights` column (no tenant weighs its fairness keys).
  */
 export function migrateTenants(db: Database.Database): void {
   const columns = db.prepare<[], { name: string }>('PRAGMA table_info(tenants)').all();
@@ -17,6 +18,8 @@ export function migrateTenants(db: Database.Database): void {
     db.exec('ALTER TABLE tenants ADD COLUMN approver_key_hash TEXT');
     db.exec('CREATE UNIQUE INDEX IF NOT EXISTS tenants_approver_key ON tenants (approver_key_hash)');
   }
+  if (!columns.some((c) => c.name === 'key_weights'))
+    db.exec('ALTER TABLE tenants ADD COLUMN key_weights TEXT');
 }
 
 /** Tenants and the sha256 of their API key, in SQLite. Keys themselves are never stored. */
@@ -44,14 +47,14 @@ export class SqliteTenantStore implements TenantStore {
       ),
       list: db.prepare<[], TenantRow>(`SELECT ${TENANT_COLUMNS} FROM tenants ORDER BY id`),
       insert: db.prepare(
-        `INSERT INTO tenants (id, weight, max_queued, max_in_flight, budget_tokens, budget_period, on_budget_exhausted, key_hash, created_at, updated_at)
-         VALUES (@id, @weight, @max_queued, @max_in_flight, @budget_tokens, @budget_period, @on_budget_exhausted, @key_hash, @now, @now)
+        `INSERT INTO tenants (id, weight, max_queued, max_in_flight, budget_tokens, budget_period, on_budget_exhausted, key_weights, key_hash, created_at, updated_at)
+         VALUES (@id, @weight, @max_queued, @max_in_flight, @budget_tokens, @budget_period, @on_budget_exhausted, @key_weights, @key_hash, @now, @now)
          ON CONFLICT (id) DO NOTHING`,
       ),
       update: db.prepare(
         `UPDATE tenants SET weight = @weight, max_queued = @max_queued, max_in_flight = @max_in_flight,
            budget_tokens = @budget_tokens, budget_period = @budget_period,
-           on_budget_exhausted = @on_budget_exhausted, updated_at = @now WHERE id = @id`,
+           on_budget_exhausted = @on_budget_exhausted, key_weights = @key_weights, updated_at = @now WHERE id = @id`,
       ),
       setKey: db.prepare(`UPDATE tenants SET key_hash = @key_hash, updated_at = @now WHERE id = @id`),
       setDisabled: db.prepare(

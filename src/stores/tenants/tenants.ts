@@ -20,6 +20,8 @@ export interface TenantRow {
   budget_tokens: number | string | null;
   budget_period: BudgetPeriod;
   on_budget_exhausted: 'fail' | 'park';
+  /** The tenant's `keyWeights` as JSON text, or null when it has none. */
+  key_weights: string | null;
   disabled_at: number | string | null;
   has_approver: number | boolean;
   created_at: number | string;
@@ -59,6 +61,7 @@ export const TENANTS_DDL = `
     budget_tokens INTEGER,
     budget_period TEXT NOT NULL,
     on_budget_exhausted TEXT NOT NULL DEFAULT 'fail',
+    key_weights   TEXT,
     disabled_at   INTEGER,
     key_hash      TEXT NOT NULL UNIQUE,
     approver_key_hash TEXT UNIQUE,
@@ -67,7 +70,8 @@ export const TENANTS_DDL = `
   );`;
 
 export const TENANT_COLUMNS =
-  'id, weight, max_queued, max_in_flight, budget_tokens, budget_period, on_budget_exhausted, disabled_at, ' +
+  'id, weight, max_queued, max_in_flight, budget_tokens, budget_period, on_budget_exhausted, key_weights, ' +
+  'disabled_at, ' +
   '(approver_key_hash IS NOT NULL) AS has_approver, created_at, updated_at';
 
 export function toTenantRecord(row: TenantRow): TenantRecord {
@@ -82,6 +86,7 @@ export function toTenantRecord(row: TenantRow): TenantRecord {
         period: row.budget_period,
       },
       onBudgetExhausted: row.on_budget_exhausted === 'park' ? 'park' : 'fail',
+      ...(row.key_weights ? { keyWeights: JSON.parse(row.key_weights) as Record<string, number> } : {}),
     },
     disabled: row.disabled_at !== null,
     approverKey: Boolean(row.has_approver),
@@ -98,6 +103,7 @@ export function settingsParams(s: TenantSettings) {
     budget_tokens: s.budget.tokens,
     budget_period: s.budget.period,
     on_budget_exhausted: s.onBudgetExhausted ?? 'fail',
+    key_weights: s.keyWeights && Object.keys(s.keyWeights).length > 0 ? JSON.stringify(s.keyWeights) : null,
   };
 }
 

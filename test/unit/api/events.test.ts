@@ -230,3 +230,57 @@ describe('events: POST /v1/events, triggers, webhook secrets', () => {
     expect(replayed.body.runs).toEqual([expect.objectContaining({ runId })]);
   });
 });
+
+describe('events: a trigger gives its runs a fairness key', () => {
+  let h: Harness;
+  let key: string;
+  beforeEach(async () => {
+    h = makeHarness();
+    key = await h.tenant('shop');
+  });
+  afterEach(() => h.close());
+
+  const putTrigger = (name: string, fairnessKey: unknown) =>
+    request(h.app)
+      .put(`/v1/triggers/${name}`)
+      .set(bearer(key))
+      .send({ eventType: `order.${name}`, agent: 'synthetic', input: { steps: 1 }, fairnessKey });
+  const send = (id: string, type: string, data: unknown) =>
+    request(h.app)
+      .post('/v1/events')
+      .set(bearer(key))
+      .send({ specversion: '1.0', id, type, source: 'shop', data });
+
+  it("takes a fixed key or the event's value; no value is the default key, a bad one invalid_input", async () => {
+    expect((await putTrigger('fixed', 'vip')).body.fairnessKey).toBe('vip');
+    expect((await putTrigger('mapped', '{{data.user}}')).body.fairnessKey).toBe('{{data.user}}');
+    const started = await send('e1', 'order.fixed', {}).expect(202);
+    expect(started.body.runs).toEqual([expect.objectContaining({ fairnessKey: 'vip' })]);
+    await send('e2', 'order.mapped', { user: 'user-42' }).expect(202);
+    await send('e3', 'order.mapped', { user: 7 }).expect(202);
+    await send('e4', 'order.mapped', {}).expect(202);
+    await until(() => h.fleet.startRunCalls.length === 4);
+    // Each run's unit reaches the scheduler under its key, and its spec carries it (none: default).
+    const keys = (xs: { fairnessKey?: string }[]) => xs.map((x) => x.fairnessKey ?? '(default)').sort();
+    expect(keys(h.fleet.submitCalls.flat())).toEqual(['(default)', '7', 'user-42', 'vip']);
+    expect(keys(h.fleet.startRunCalls)).toEqual(['(default)', '7', 'user-42', 'vip']);
+    const bad = await send('e5', 'order.mapped', { user: 'not a key' }).expect(202);
+    expect(bad.body.runs).toEqual([
+      expect.objectContaining({
+        status: 'invalid_input',
+        refusal: expect.objectContaining({ message: expect.stringContaining('fairness key at data.user') }),
+      }),
+    ]);
+    const listed = await request(h.app).get('/v1/events/e2?source=shop').set(bearer(key)).expect(200);
+    expect(listed.body.runs[0].fairnessKey).toBe('user-42');
+  });
+
+  it('refuses a fairness key out of form with a 400 naming it', async () => {
+    for (const bad of ['user 1', '#0', 'k'.repeat(65), '{{data..x}}', '{{ data.user }} ', 7]) {
+      const res = await putTrigger('t', bad);
+      expect(res.status).toBe(400);
+      expect(res.body.error.details).toEqual([expect.objectContaining({ path: 'fairnessKey' })]);
+    }
+    expect((await request(h.app).get('/v1/triggers').set(bearer(key))).body.items).toEqual([]);
+  });
+});

@@ -41,6 +41,29 @@ describe('reading and steering runs', () => {
     expect(admitted.body).toMatchObject({ status: 'running', admissionSeq: 1, waitingOn: null });
   });
 
+  it("explains a queued run by its fairness key: the key and its place among the tenant's keys", async () => {
+    const post = (fairnessKey: string) =>
+      request(h.app)
+        .post('/v1/runs')
+        .set(bearer(acme()))
+        .send({ ...synthetic(1), fairnessKey });
+    for (let i = 0; i < 3; i++) await post('whale');
+    const first = (await post('user-42')).body.runId as string;
+    const second = (await post('user-42')).body.runId as string;
+    const waiting = async (id: string) =>
+      (await request(h.app).get(`/v1/runs/${id}`).set(bearer(acme()))).body.waitingOn;
+    // Round one serves each key once (the default key's run of beforeEach, the whale's first, this
+    // user's first; equal tags break on the key's stored name): 3 whale runs do not put it 3 back.
+    const w1 = await waiting(first);
+    expect(w1).toMatchObject({ fairnessKey: 'user-42', keyPosition: { keysQueued: 3, unitsAheadInKey: 0 } });
+    expect(w1.keyPosition.keysAhead).toBeLessThanOrEqual(2);
+    expect(w1.keyPosition.unitsAheadInTenant).toBe(w1.keyPosition.keysAhead);
+    expect(w1.position).toBe(w1.keyPosition.unitsAheadInTenant + 1);
+    const w2 = await waiting(second);
+    expect(w2.keyPosition).toMatchObject({ keysAhead: 2, unitsAheadInKey: 1 });
+    expect(w2.keyPosition.unitsAheadInTenant).toBeLessThanOrEqual(4);
+  });
+
   it("lists only the caller's runs, filters, pages, and validates the query", async () => {
     await h.submit(rival());
     for (let i = 0; i < 3; i++) await h.submit(acme(), { ...synthetic(), priority: 'batch' });

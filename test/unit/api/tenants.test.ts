@@ -95,6 +95,48 @@ describe('admin tenants', () => {
     expect(await h.store.listTenants()).toHaveLength(0);
   });
 
+  it('sets key weights, keeps them across updates, re-syncs them, and clears them', async () => {
+    const put = (body: object) => request(h.app).put('/v1/admin/tenants/acme').set(h.admin()).send(body);
+    const created = await put({ keyWeights: { 'user-42': 3, 'org:7/bob@x.io': 0.5 } });
+    expect(created.status).toBe(201);
+    expect(created.body.settings.keyWeights).toEqual({ 'user-42': 3, 'org:7/bob@x.io': 0.5 });
+    // The core divides the tenant's share between its keys by these weights.
+    expect(h.fleet.tenantSettings('acme')?.keyWeights).toEqual({ 'user-42': 3, 'org:7/bob@x.io': 0.5 });
+    // Another field alone leaves them as they were; they survive a scheduler that forgot the tenant.
+    expect((await put({ weight: 2 })).body.settings.keyWeights).toEqual({
+      'user-42': 3,
+      'org:7/bob@x.io': 0.5,
+    });
+    h.fleet.resetScheduler();
+    await syncTenantsToFleet(h.store, h.fleet);
+    expect(h.fleet.tenantSettings('acme')?.keyWeights).toEqual({ 'user-42': 3, 'org:7/bob@x.io': 0.5 });
+    // A new map replaces the old one as a whole; null clears it.
+    expect((await put({ keyWeights: { 'user-7': 2 } })).body.settings.keyWeights).toEqual({ 'user-7': 2 });
+    const cleared = await put({ keyWeights: null });
+    expect(cleared.status).toBe(200);
+    expect(cleared.body.settings.keyWeights).toBeUndefined();
+    expect(h.fleet.tenantSettings('acme')?.keyWeights).toBeUndefined();
+  });
+
+  it('refuses key weights out of form with a 400 naming each, and changes nothing', async () => {
+    await h.tenant('acme');
+    const calls = h.fleet.upsertCalls.length;
+    const put = (keyWeights: unknown) =>
+      request(h.app).put('/v1/admin/tenants/acme').set(h.admin()).send({ keyWeights });
+    const bad = await put({ 'user 1': 1, 'user#2': 1, [`k${'x'.repeat(64)}`]: 1, ok: 0, neg: -2, big: 1001 });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('invalid_request');
+    const paths = (bad.body.error.details as { path: string }[]).map((d) => d.path);
+    expect(paths).toEqual(expect.arrayContaining(['keyWeights.ok', 'keyWeights.neg', 'keyWeights.big']));
+    expect(paths.filter((p) => p.startsWith('keyWeights')).length).toBeGreaterThanOrEqual(6);
+    const many = await put(Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`u${i}`, 1])));
+    expect(many.status).toBe(400);
+    expect(many.body.error.message + JSON.stringify(many.body.error.details)).toMatch(/64 key weights/);
+    expect((await put([1, 2])).status).toBe(400);
+    expect(h.fleet.upsertCalls.length).toBe(calls);
+    expect((await h.store.tenants.get('acme'))?.settings.keyWeights).toBeUndefined();
+  });
+
   it('stores nothing when the scheduler cannot be told (no key is lost)', async () => {
     h.fleet.down = true;
     const res = await request(h.app).put('/v1/admin/tenants/acme').set(h.admin()).send({});

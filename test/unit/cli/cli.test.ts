@@ -86,11 +86,47 @@ const runView = (status: string) => ({
   toolCalls: [],
 });
 
+const tenantView = (keyWeights: Record<string, number> | undefined) => ({
+  tenant: 'acme',
+  settings: {
+    weight: 1,
+    maxQueued: 10,
+    maxInFlight: 2,
+    budget: { tokens: null, period: 'none' },
+    ...(keyWeights ? { keyWeights } : {}),
+  },
+  disabled: false,
+  approverKey: false,
+  createdAt: '2026-01-01T00:00:00.000Z',
+  updatedAt: '2026-01-01T00:00:00.000Z',
+});
+
 describe('fairway (commander)', () => {
   const api = fakeApi({
     'POST /v1/admin/drain': [status('draining', 2)],
     'GET /v1/admin/scheduler': [status('draining', 2), status('draining', 1), status('drained', 0)],
     'GET /v1/runs/run-a-1': [runView('running'), runView('awaiting_approval'), runView('failed')],
+    'GET /v1/runs/run-a-2': [
+      {
+        ...runView('queued'),
+        runId: 'run-a-2',
+        waitingOn: {
+          code: 'fair_share',
+          message: 'Waiting for its fair share.',
+          position: 9,
+          lane: 'standard',
+          fairnessKey: 'user-42',
+          keyPosition: {
+            keysAhead: 2,
+            keysQueued: 5,
+            unitsAheadInKey: 1,
+            unitsAheadInTenant: 4,
+            bucket: '#3',
+          },
+        },
+      },
+    ],
+    'PUT /v1/admin/tenants/acme': [tenantView({ 'user-42': 3, 'org:7/a=b': 0.5 }), tenantView(undefined)],
     'POST /v1/runs/run-a-1/approve': [{ runId: 'run-a-1', decision: 'approved' }],
     'GET /v1/approvals': [
       {
@@ -135,6 +171,36 @@ describe('fairway (commander)', () => {
     expect(t.sleeps).toBe(2);
     expect(api.seen.filter((s) => s.url === '/v1/admin/scheduler')).toHaveLength(3);
     expect(api.seen.find((s) => s.url === '/v1/admin/drain')?.body).toEqual({ intake: 'refuse' });
+  });
+
+  it("explain shows a queued run's fairness key and its place among its tenant's keys", async () => {
+    const t = terminal();
+    expect(await run(['explain', 'run-a-2'], t.io, env())).toBe(0);
+    const out = t.out.join('\n');
+    expect(out).toMatch(/position\s+9 in the standard lane/);
+    expect(out).toMatch(
+      /key\s+user-42 \(bucket #3\): 2 of 5 keys ahead, 4 runs of the tenant \(1 of its own\)/,
+    );
+  });
+
+  it('tenants update --key-weight sends the whole map and shows it; --clear-key-weights clears it', async () => {
+    const puts = () => api.seen.filter((x) => x.method === 'PUT').map((x) => x.body);
+    const set = terminal();
+    const args = ['tenants', 'update', 'acme', '--key-weight', 'user-42=3', '--key-weight', 'org:7/a=b=0.5'];
+    expect(await run(args, set.io, env())).toBe(0);
+    expect(puts()).toEqual([{ keyWeights: { 'user-42': 3, 'org:7/a=b': 0.5 } }]);
+    expect(set.out.join('\n')).toMatch(/key weights\s+user-42=3 org:7\/a=b=0\.5/);
+    const clear = terminal();
+    expect(await run(['tenants', 'update', 'acme', '--clear-key-weights'], clear.io, env())).toBe(0);
+    expect(puts().at(-1)).toEqual({ keyWeights: null });
+    expect(clear.out.join('\n')).toMatch(/key weights\s+- \(every key weighs 1\)/);
+    // A malformed pair is a usage error before any request.
+    for (const bad of ['user-42', '=3', 'user=0', 'user=x']) {
+      const t = terminal();
+      expect(await run(['tenants', 'update', 'acme', '--key-weight', bad], t.io, env())).not.toBe(0);
+      expect(t.err.join('\n')).toMatch(/key=weight/);
+    }
+    expect(puts()).toHaveLength(2);
   });
 
   it('takes the token from --token, then --profile, then the environment, then the default profile', async () => {

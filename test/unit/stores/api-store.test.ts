@@ -120,6 +120,19 @@ describe.each(engines)('API store ($name)', (engine) => {
     },
   );
 
+  it.skipIf(engine.skip)('keeps key weights, replaces them on update, and clears them', async () => {
+    const t = store.tenants;
+    const keyWeights = { 'user-42': 3, 'org:7/bob@x.io': 0.25 };
+    await t.create('acme', { ...settings, keyWeights }, 'h', 1);
+    expect((await t.get('acme'))?.settings.keyWeights).toEqual(keyWeights);
+    await t.create('beta', settings, 'h2', 1);
+    expect((await t.get('beta'))?.settings).not.toHaveProperty('keyWeights');
+    await t.update('acme', { ...settings, keyWeights: { 'user-7': 2 } }, 2);
+    expect((await t.get('acme'))?.settings.keyWeights).toEqual({ 'user-7': 2 });
+    await t.update('acme', settings, 3);
+    expect((await t.get('acme'))?.settings).not.toHaveProperty('keyWeights');
+  });
+
   it.skipIf(engine.skip)(
     'keeps an approver key hash apart from the tenant key; a new one replaces it',
     async () => {
@@ -251,6 +264,23 @@ describe.each(engines)('API store ($name)', (engine) => {
       ),
     );
     expect(claims.filter((c) => c.claimed)).toHaveLength(1);
+  });
+
+  it.skipIf(engine.skip)("keeps a trigger's fairness key and each event run's own", async () => {
+    const ev = store.events;
+    await ev.putTrigger('acme', 'keyed', { ...spec, fairnessKey: '{{data.user}}' }, 1);
+    expect((await ev.getTrigger('acme', 'keyed'))?.spec.fairnessKey).toBe('{{data.user}}');
+    const recorded = await ev.record(newEvent('e1', 1000), () => [
+      { ...run('keyed'), fairnessKey: 'user-42' },
+      run('plain'),
+    ]);
+    expect(recorded.event.runs).toEqual([
+      expect.objectContaining({ trigger: 'keyed', fairnessKey: 'user-42' }),
+      expect.not.objectContaining({ fairnessKey: expect.anything() }),
+    ]);
+    await ev.reopen('acme', 'e1', [{ ...run('later'), fairnessKey: 'user-7' }], 2000);
+    const read = await ev.get('acme', 'e1');
+    expect(read?.runs.map((r) => r.fairnessKey ?? null)).toEqual(['user-42', 'user-7', null]);
   });
 
   it.skipIf(engine.skip)('records an event once, with the runs its triggers make', async () => {
@@ -443,6 +473,48 @@ describe('SQLite store migrations', () => {
       const settings2 = { ...settings, onBudgetExhausted: 'park' as const };
       expect(await migrated.tenants.update('old', settings2, 2000)).toBe(true);
       expect((await migrated.tenants.get('old'))?.settings.onBudgetExhausted).toBe('park');
+    } finally {
+      await migrated.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  it('migrates a schema-7 store: its tenants gain key_weights (none set), and may set them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fairway-store-v7-'));
+    const file = join(dir, 'v7.sqlite');
+    const raw = new Database(file);
+    raw.exec(`CREATE TABLE tenants (id TEXT PRIMARY KEY, weight REAL NOT NULL, max_queued INTEGER NOT NULL,
+      max_in_flight INTEGER NOT NULL, budget_tokens INTEGER, budget_period TEXT NOT NULL,
+      on_budget_exhausted TEXT NOT NULL DEFAULT 'fail', disabled_at INTEGER,
+      key_hash TEXT NOT NULL UNIQUE, approver_key_hash TEXT UNIQUE,
+      created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+      INSERT INTO tenants (id, weight, max_queued, max_in_flight, budget_tokens, budget_period, key_hash,
+        created_at, updated_at) VALUES ('old', 1, 5, 2, NULL, 'none', 'h-old', 1000, 1000);
+      PRAGMA user_version = 7;`);
+    raw.close();
+    const migrated = openSqliteStore(file);
+    try {
+      expect((await migrated.tenants.get('old'))?.settings).toEqual(settings);
+      expect(await migrated.tenants.update('old', { ...settings, keyWeights: { u: 2 } }, 2000)).toBe(true);
+      expect((await migrated.tenants.get('old'))?.settings.keyWeights).toEqual({ u: 2 });
+    } finally {
+      await migrated.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  it('migrates a schema-8 store: event runs gain fairness_key (none set), and keep new ones', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fairway-store-v8-'));
+    const file = join(dir, 'v8.sqlite');
+    const raw = new Database(file);
+    raw.exec(`CREATE TABLE event_runs (tenant TEXT NOT NULL, event_id TEXT NOT NULL, trigger TEXT NOT NULL,
+      run_id TEXT NOT NULL, agent TEXT NOT NULL, priority TEXT NOT NULL, input TEXT NOT NULL,
+      estimated_tokens INTEGER NOT NULL, status TEXT NOT NULL, refusal TEXT, updated_at INTEGER NOT NULL,
+      PRIMARY KEY (tenant, event_id, trigger));
+      PRAGMA user_version = 8;`);
+    raw.close();
+    const migrated = openSqliteStore(file);
+    try {
+      await migrated.events.record(newEvent('e1', 1000), () => [{ ...run('a'), fairnessKey: 'user-1' }]);
+      expect((await migrated.events.get('acme', 'e1'))?.runs[0]?.fairnessKey).toBe('user-1');
     } finally {
       await migrated.close();
       rmSync(dir, { recursive: true, force: true });
