@@ -437,7 +437,7 @@ const policy = {
   ),
   REPORTS: z
     .enum(['update', 'pull'])
-    .default('update')
+    .default('pull')
     .describe(
       "How a worker's reports (releases, charges, renewals, model observations) reach the scheduler: `pull` appends each to the report log in the call intents' store (DATABASE_URL, else DATA_DIR/call-intents.db) and the scheduler pulls them with one activity at a time, whatever the number of workers (no update per worker; a release is done once it is durable there); `update` sends each worker's report as a `workerReport` update (Temporal takes 10 updates in flight per workflow: more than about eight workers need `history.maxInFlightUpdates` raised). The scheduler pulls the log either way, so workers may change path one by one.",
     ),

@@ -49,6 +49,8 @@ export interface ActivityDeps {
   reports?: ReportLog;
   /** How long a pull waits for a first report (REPORT_PULL_WAIT_MS). */
   reportPullWaitMs?: number;
+  /** True once this worker stops: a pull waiting for reports answers at once. */
+  stopping?: () => boolean;
   /** Every model call's durable intent and charge (see {@link CallCharges}); a worker without it makes no model call. */
   calls?: Pick<CallCharges, 'begin' | 'billed' | 'unbilled' | 'uncertain' | 'earlier'>;
   model: ModelClient;
@@ -317,7 +319,10 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
 
     offerRun: (unit) => untilCancelled(offers.offer(unit), Context.current().cancellationSignal),
 
-    pullReports: reportPull(deps.reports, { waitMs: deps.reportPullWaitMs ?? 1000 }),
+    pullReports: reportPull(deps.reports, {
+      waitMs: deps.reportPullWaitMs ?? 1000,
+      ...(deps.stopping ? { stopping: deps.stopping } : {}),
+    }),
 
     async recoverUsage(windows) {
       const r = await deps.recoverUsage(windows);

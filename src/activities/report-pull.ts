@@ -23,7 +23,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 export function reportPull(
   log: ReportLog | undefined,
-  opts: { waitMs: number; now?: () => number },
+  opts: { waitMs: number; now?: () => number; stopping?: () => boolean },
 ): (req: ReportPull) => Promise<PulledReports> {
   const now = opts.now ?? Date.now;
   const prunedAt = new Map<string, number>();
@@ -37,7 +37,8 @@ export function reportPull(
     }
     const deadline = now() + opts.waitMs;
     let rows = await log.read(schedulerId, from, MAX_PULL_ROWS);
-    while (rows.length === 0 && now() < deadline) {
+    // A stopping worker answers at once: its pull must not outlive it (nor reach a server shutting down).
+    while (rows.length === 0 && now() < deadline && !opts.stopping?.()) {
       await sleep(PULL_POLL_MS);
       rows = await log.read(schedulerId, from, MAX_PULL_ROWS);
     }

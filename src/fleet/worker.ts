@@ -92,13 +92,15 @@ export async function startFleetWorker(opts: {
   const window = new PoolObservations(config.model.maxPauseMs);
   // Set once the workers exist: from a shutdown on, the mailbox reports by signal (see its `stopping`).
   const started: { workers?: Worker[] } = {};
+  const stopping = () =>
+    started.workers?.some((w) => !['INITIALIZED', 'RUNNING'].includes(w.getState())) ?? false;
   const mailbox = new SchedulerMailbox(
     client,
     config.schedulerWorkflowId,
     config.mailboxFlushMs,
     () => window.drain(Date.now()),
     log,
-    () => started.workers?.some((w) => !['INITIALIZED', 'RUNNING'].includes(w.getState())) ?? false,
+    stopping,
   );
   const storeCalls = config.charges.usageLookup === 'openai-stored';
   const model = createModelClient({
@@ -235,6 +237,7 @@ export async function startFleetWorker(opts: {
       mailbox,
       reports,
       reportPullWaitMs: config.reports.pullWaitMs,
+      stopping,
       calls,
       model,
       chat,

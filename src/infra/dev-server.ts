@@ -97,6 +97,12 @@ const SERVER_LEVEL: Record<string, 'debug' | 'info' | 'warn' | 'error'> = {
  * dispatched again), so they are relayed as warnings.
  */
 const RETRIED_BY_CALLER = /context (canceled|deadline exceeded)$/;
+/**
+ * A task handed to a task queue partition that is unloading (the server stopping, or the partition
+ * moving): Unavailable, and the history service's task queue hands it again, so not lost either. An
+ * activity that completes as the server stops (the scheduler's report pull) meets it.
+ */
+const QUEUE_CLOSING = /^task queue closed$/;
 
 /** Writes one line of the server's output through the logger: its JSON at its level, the rest at info. */
 export function relay(log: Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>, line: string): void {
@@ -112,7 +118,12 @@ export function relay(log: Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>, li
   const { level, msg, time: _time, ...rest } = entry;
   let at = SERVER_LEVEL[String(level).toUpperCase()] ?? 'info';
   // The cause comes last when the server wraps it ("…: failed to get signal info. Error: context canceled").
-  if (at === 'error' && typeof rest.error === 'string' && RETRIED_BY_CALLER.test(rest.error)) at = 'warn';
+  if (
+    at === 'error' &&
+    typeof rest.error === 'string' &&
+    (RETRIED_BY_CALLER.test(rest.error) || QUEUE_CLOSING.test(rest.error))
+  )
+    at = 'warn';
   log[at](rest, String(msg ?? ''));
 }
 

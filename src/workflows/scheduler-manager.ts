@@ -1,8 +1,6 @@
 import {
   allHandlersFinished,
-  CancellationScope,
   condition,
-  isCancellation,
   patched,
   setCurrentDetails,
   sleep,
@@ -57,8 +55,6 @@ export class SchedulerManager {
   /** Whether this run pulls the report log (false only replaying a run begun before the pull). */
   private readonly pulls: boolean;
   private pulling = false;
-  /** The scope of the pull in flight, cancelled when the chain closes (it need not wait for the pull). */
-  private pullScope: CancellationScope | undefined;
   private reportCursor: number | null;
 
   constructor(private readonly input: SchedulerInput) {
@@ -143,8 +139,6 @@ export class SchedulerManager {
   settled(): Promise<boolean> {
     this.work.watch.assertInTask();
     this.closing = true;
-    // The pull's answer would be booked by no one: the next run pulls from the same cursor.
-    this.pullScope?.cancel();
     return condition(() => this.work.pending === 0 && allHandlersFinished(), '1 minute');
   }
 
@@ -164,29 +158,21 @@ export class SchedulerManager {
   /**
    * Keeps one pull of the report log in flight while the loop runs. Its reports are booked and the
    * cursor moved in the same step, before the pull counts as settled, so the cursor continue-as-new
-   * carries on is that of the last report booked, and the next pull acknowledges exactly that. A
-   * pull cancelled as the chain closes books nothing and moves nothing.
+   * carries on is that of the last report booked, and the next pull acknowledges exactly that. The
+   * chain waits for the pull in flight before it continues as new (at most REPORT_PULL_WAIT_MS, and a
+   * pull returns as soon as a report is logged): a pull cancelled instead would complete during the
+   * continue-as-new task and fail it (UnhandledCommand), replaying the whole run.
    */
   private pullReports(): void {
     if (!this.pulls || this.pulling || this.closing) return;
     this.pulling = true;
-    const scope = (this.pullScope = new CancellationScope());
     this.work.track(
-      scope
-        .run(() => pullReports({ schedulerId: workflowInfo().workflowId, after: this.reportCursor }))
-        .then(
-          (r) => {
-            for (const report of r.reports) this.onReport(report);
-            this.reportCursor = r.after;
-          },
-          (err: unknown) => {
-            if (!isCancellation(err)) throw err;
-          },
-        )
-        .finally(() => {
-          this.pulling = false;
-          this.pullScope = undefined;
-        }),
+      pullReports({ schedulerId: workflowInfo().workflowId, after: this.reportCursor })
+        .then((r) => {
+          for (const report of r.reports) this.onReport(report);
+          this.reportCursor = r.after;
+        })
+        .finally(() => (this.pulling = false)),
     );
   }
 

@@ -95,7 +95,8 @@ describe('the budget ledger', () => {
     // Durability: the balances are the same after 5+ continue-as-new cycles and a worker restart (each
     // cycle carries the ledger in the snapshot; the 100-cycle run is continue-as-new.test.ts).
     const before = (await s.call('GET', '/v1/admin/scheduler')).body.history.continuedAsNew as number;
-    for (let i = 0; i < 200; i++) {
+    // The chain waits for its report pull (up to REPORT_PULL_WAIT_MS) before each continue-as-new.
+    for (let i = 0; i < 2000; i++) {
       const st = await s.call('PATCH', '/v1/admin/scheduler', { body: { concurrency: 20 + (i % 2) } });
       expect(st.status).toBe(200);
       if (st.body.history.continuedAsNew >= before + 5) break;

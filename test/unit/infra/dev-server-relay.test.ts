@@ -45,6 +45,11 @@ describe("the dev server's log relay", () => {
     );
   });
 
+  it('relays as a warning a task handed to a task queue that is closing (it is handed again)', () => {
+    expect(relayed(serverLine('task queue closed'))[0]!.level).toBe('warn');
+    expect(relayed(serverLine('task queue closed for good; giving up'))[0]!.level).toBe('error');
+  });
+
   it('relays a line that is not JSON at info', () => {
     expect(relayed('Temporal Server: localhost:7233')).toEqual([
       { level: 'info', msg: 'Temporal Server: localhost:7233', fields: {} },
