@@ -7,7 +7,6 @@ import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { workflowsPath } from '../../src/fleet/worker';
 import { tsEntry } from '../../src/infra/ts-entry';
 import { driveScheduler, PROBE_SCHEDULER_INPUT } from '../support/nde/lost-task-load';
 
@@ -15,13 +14,15 @@ import { driveScheduler, PROBE_SCHEDULER_INPUT } from '../support/nde/lost-task-
  * The scheduler's history replays after its worker fell behind. Its only worker (its own process,
  * test/support/nde/probe-worker.ts) is stopped now and then (SIGSTOP, 1 to 3.5 s, past the 2-s
  * workflow task timeout) while submit, topUp and workerReport updates, report signals and status
- * queries stream in. A query that meets a workflow task scheduled but not started comes as a query
- * task whose history holds that task's events: SDK 1.24.0 applies them in an activation of their
- * own, and the task's updates in the next. Commands the scheduler starts in the first are recorded
- * ahead of the update acceptances, an order its replay (updates first) does not produce: "Update
- * machine does not handle this event: ActivityTaskScheduled", in about one round of four. Opt-in
- * (SCHEDULER_LOST_TASK=1, test/support/opt-in.mts) until the scheduler starts no commands in such an
- * activation (/work/notes/nde-fix.diff); MAX_CACHED_WORKFLOWS sets the probe worker's cache.
+ * queries stream in. SDK 1.24.0 sends the commands of an activation whose workflow task did not
+ * complete with the next task that does, ahead of that task's update acceptances; a replay applies
+ * the events of both tasks in one activation, updates first, and fails: "Update machine does not
+ * handle this event: ActivityTaskScheduled". The scheduler starts no commands in an activation a
+ * query task applied (src/workflows/scheduler-task-watch.ts); an activation of a task that then
+ * timed out looks like any other to workflow code. Opt-in (SCHEDULER_LOST_TASK=1,
+ * test/support/opt-in.mts) while a round still fails so (1 of 24 measured);
+ * SCHEDULER_LOST_TASK_ROUNDS sets the rounds (about 80 s each), MAX_CACHED_WORKFLOWS the probe
+ * worker's cache.
  */
 const ENABLED = process.env.SCHEDULER_LOST_TASK === '1';
 const ROUNDS = Number(process.env.SCHEDULER_LOST_TASK_ROUNDS ?? 4);
@@ -82,7 +83,11 @@ describe('the scheduler replays after queries met its pending workflow tasks (re
         await h.terminate().catch(() => undefined);
         await outstanding;
         try {
-          await Worker.runReplayHistory({ workflowsPath, replayName: workflowId }, history, workflowId);
+          await Worker.runReplayHistory(
+            { workflowBundle: { codePath: inject('workflowBundlePath') }, replayName: workflowId },
+            history,
+            workflowId,
+          );
         } catch (err) {
           const file = path.join(os.tmpdir(), `${workflowId}.pb`);
           writeFileSync(file, temporal.api.history.v1.History.encode(history).finish());

@@ -28,6 +28,11 @@ async function main(): Promise<void> {
       notifyRevoked: async () => {},
       notifyBudgetRefused: async () => {},
       recoverUsage: async () => ({ usage: [], activeRuns: 0 }),
+      // The report log's long poll, finding nothing new: the scheduler keeps one pull in flight.
+      pullReports: async ({ after }: { after: number | null }) => {
+        await new Promise((r) => setTimeout(r, 250 + Math.random() * 750));
+        return { reports: [], after: after ?? 0 };
+      },
     },
   });
   console.log('ready');
