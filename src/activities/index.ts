@@ -321,6 +321,7 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
 
     pullReports: reportPull(deps.reports, {
       waitMs: deps.reportPullWaitMs ?? 1000,
+      beat: () => Context.current().heartbeat(),
       ...(deps.stopping ? { stopping: deps.stopping } : {}),
     }),
 

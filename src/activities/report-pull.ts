@@ -23,7 +23,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 export function reportPull(
   log: ReportLog | undefined,
-  opts: { waitMs: number; now?: () => number; stopping?: () => boolean },
+  opts: {
+    waitMs: number;
+    now?: () => number;
+    stopping?: () => boolean;
+    /** Says the pull is alive (the activity's heartbeat): a pull whose worker died is run again within seconds. */
+    beat?: () => void;
+  },
 ): (req: ReportPull) => Promise<PulledReports> {
   const now = opts.now ?? Date.now;
   const prunedAt = new Map<string, number>();
@@ -39,6 +45,7 @@ export function reportPull(
     let rows = await log.read(schedulerId, from, MAX_PULL_ROWS);
     // A stopping worker answers at once: its pull must not outlive it (nor reach a server shutting down).
     while (rows.length === 0 && now() < deadline && !opts.stopping?.()) {
+      opts.beat?.();
       await sleep(PULL_POLL_MS);
       rows = await log.read(schedulerId, from, MAX_PULL_ROWS);
     }

@@ -18,10 +18,13 @@ export const { notifyAdmissions, notifyRevoked, notifyBudgetRefused } = proxyAct
 });
 
 /**
- * The pull of worker reports: it waits up to REPORT_PULL_WAIT_MS for a first report, so it is short;
- * retried without end (the log is the only way such reports come), quickly while it fails.
+ * The pull of worker reports: it waits up to REPORT_PULL_WAIT_MS for a first report, heartbeating, so
+ * a pull whose worker died is run again after the heartbeat timeout, not after its start-to-close
+ * timeout: no report is booked while the chain's one pull is out, and leases would expire meanwhile.
+ * Retried without end (the log is the only way such reports come), quickly while it fails.
  */
 export const { pullReports } = proxyActivities<FleetActivities>({
   startToCloseTimeout: '30 seconds',
+  heartbeatTimeout: '3 seconds',
   retry: { initialInterval: '200ms', maximumInterval: '5s' },
 });
