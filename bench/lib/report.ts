@@ -107,8 +107,8 @@ const HEADLINES: Record<string, (d: any) => string> = {
   // The direct-vs-scheduler comparison on the cluster; a file from before it, the batch measure.
   'throughput-cluster': (d) =>
     d.baseline
-      ? `on the cluster (\`npm run cluster\`: ${n(d.apis)} APIs, ${n(d.workers)} workers; the direct path's front door ` +
-        `and worker in the bench's process): ${throughputHeadline(d)}`
+      ? `on the cluster (\`npm run cluster\`: ${n(d.apis)} APIs and ${n(d.workers)} workers; the direct path ` +
+        `${n(d.directProcesses)} processes of front door and worker): ${throughputHeadline(d)}`
       : clusterBatches(d),
   'throughput-batches-cluster': (d) => clusterBatches(d),
   priority: (d) =>

@@ -1,14 +1,17 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import pino from 'pino';
 import { loadConfig } from '../../src/config';
 import { openFleetClient } from '../../src/fleet/claim-check';
+import { freePort, spawnChild } from '../../src/infra/cluster/child';
+import { tsEntry } from '../../src/infra/ts-entry';
 import { startBenchStack } from './bench-stack';
 import { CLUSTER_TEMPORAL, startClusterDrillStack } from './cluster-drill-stack';
-import { startDirectFrontDoor } from './direct-front-door';
+import { startDirectFrontDoor, submitDirect } from './direct-front-door';
 import type { DirectFrontDoor } from './direct-front-door';
-import { startDirectWorker } from './direct-worker';
+import { DIRECT_READY, startDirectWorker } from './direct-worker';
 
 /**
  * Where the throughput comparison runs: one Temporal server, the scheduler path's API (`postRun`)
@@ -90,9 +93,10 @@ async function fetchFirstCalls(simUrl: string, ids: readonly string[]): Promise<
 /**
  * `npm run cluster`'s shape (the Temporal server built from source, four service processes on
  * PostgreSQL; the simulator, the sink, two workers and two APIs as processes of their own). The
- * scheduler path submits through the two APIs in turn; the direct front door and its worker run in
- * this process, as on the dev server, against the cluster's Temporal frontend and with the cluster's
- * stores (the configuration its Fairway processes get).
+ * scheduler path submits through the two APIs in turn. The direct path gets the same shape: as many
+ * processes of its own as the cluster has workers (bench/lib/direct-process.ts), each a direct front
+ * door and a direct worker on the cluster's Temporal frontend, configured by the environment the
+ * cluster's Fairway processes get, taking submissions in turn.
  */
 export async function startClusterTarget(o: TargetOptions): Promise<ThroughputTarget> {
   const s = await startClusterDrillStack({
@@ -100,7 +104,7 @@ export async function startClusterTarget(o: TargetOptions): Promise<ThroughputTa
     env: { ...o.env, TENANT_REQUEST_RATE_PER_SECOND: '100000' },
     log: (m) => o.log(`· ${m}`),
   });
-  const closers: (() => Promise<void>)[] = [() => s.stop()];
+  const closers: (() => Promise<unknown>)[] = [() => s.stop()];
   const stop = async () => {
     for (const close of closers.splice(0).reverse()) await close();
   };
@@ -110,17 +114,30 @@ export async function startClusterTarget(o: TargetOptions): Promise<ThroughputTa
     closers.push(() => connection.close());
     const fleet = await openFleetClient(connection, config);
     closers.push(fleet.close);
-    const door = await startDirectFrontDoor(fleet.client, { separateSignal: o.separateSignal });
-    closers.push(door.close);
-    const direct = await startDirectWorker({
-      config,
-      address: s.cluster.temporal.address,
-      client: fleet.client,
-      modelBaseUrl: s.cluster.simUrl,
-      workflowBundle: o.workflowBundle,
-      log: pino({ level: 'warn' }),
-    });
-    closers.push(direct.close);
+    // The workflow code this process bundled, for the direct processes (the fleet's workers bundle their own).
+    const bundlePath = path.join(s.dir, 'direct-workflow-bundle.js');
+    writeFileSync(bundlePath, o.workflowBundle.code);
+    const urls = await Promise.all(
+      s.cluster.workers.map(async (_, i) => {
+        const port = await freePort();
+        const child = await spawnChild({
+          name: `direct-${i + 1}`,
+          ...tsEntry(path.join(__dirname, 'direct-process.ts')),
+          cwd: path.join(__dirname, '..', '..'),
+          env: {
+            ...s.cluster.env,
+            WORKFLOW_BUNDLE_PATH: bundlePath,
+            DIRECT_PORT: String(port),
+            DIRECT_SEPARATE_SIGNAL: o.separateSignal ? '1' : '0',
+          },
+          logFile: path.join(s.dir, 'logs', `direct-${i + 1}.log`),
+          readyText: DIRECT_READY,
+        });
+        closers.push(() => child.stop({ timeoutMs: 60_000 }));
+        return `http://127.0.0.1:${port}`;
+      }),
+    );
+    let turn = 0;
     return {
       scenario: 'throughput-cluster',
       temporal: CLUSTER_TEMPORAL,
@@ -128,14 +145,18 @@ export async function startClusterTarget(o: TargetOptions): Promise<ThroughputTa
         target: 'cluster',
         apis: s.cluster.apiUrls.length,
         workers: s.cluster.workers.length,
-        directWorkers: 1,
+        directProcesses: urls.length,
       },
       client: fleet.client,
       schedulerWorkflowId: config.schedulerWorkflowId,
       tenant: s.tenant,
       postRun: (body, key) => s.call('POST', '/v1/runs', { body, token: key, timeoutMs: 120_000 }),
       firstCalls: (ids) => fetchFirstCalls(s.cluster.simUrl, ids),
-      door,
+      door: {
+        url: urls[0]!,
+        submit: (x) => submitDirect(urls[turn++ % urls.length]!, x),
+        close: () => Promise.resolve(),
+      },
       stop,
     };
   } catch (err) {

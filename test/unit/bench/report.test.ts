@@ -32,14 +32,14 @@ describe('bench:report', () => {
       ...structuredClone(fixture),
       scenario: 'throughput-cluster',
       command: 'npm run bench -- throughput --cluster --runs 100',
-      data: { target: 'cluster', apis: 2, workers: 2, directWorkers: 1, ...(fixture.data as object) },
+      data: { target: 'cluster', apis: 2, workers: 2, directProcesses: 2, ...(fixture.data as object) },
     };
     const row = (r: BenchResult) =>
       renderTable([r])
         .split('\n')
         .find((l) => l.startsWith('| Throughput, cluster'));
     expect(row(comparison)).toContain(
-      "| on the cluster (`npm run cluster`: 2 APIs, 2 workers; the direct path's front door and worker in the bench's process): " +
+      '| on the cluster (`npm run cluster`: 2 APIs and 2 workers; the direct path 2 processes of front door and worker): ' +
         '100 runs per path, concurrency 50: direct start **23.2 runs/s**, scheduler path **12.8 runs/s**, ratio **0.55**;',
     );
     const batches = {
