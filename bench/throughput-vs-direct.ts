@@ -1,15 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { workflowsPath } from '../src/fleet/worker';
-import { flags, startBenchStack } from './lib/bench-stack';
-import { startDirectFrontDoor } from './lib/direct-front-door';
-import { startDirectWorker } from './lib/direct-worker';
+import { flags } from './lib/bench-stack';
 import { chainEvents, diffCounts } from './lib/history-account';
 import { highestRateUnder, openLoop } from './lib/open-loop';
 import type { OpenLoopPath } from './lib/open-loop';
 import { writeResult } from './lib/results';
 import { closedPath } from './lib/throughput-paths';
 import type { PathResult, Submit } from './lib/throughput-paths';
+import { startClusterTarget, startDevServerTarget } from './lib/throughput-targets';
 
 const f1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '—');
 const f2 = (x: number | undefined) => (x === undefined ? '—' : x.toFixed(2));
@@ -56,16 +55,20 @@ function openLoopRates(argv: string[]): { rates: number[]; rest: string[] } {
 }
 
 /**
- * `npm run bench -- throughput`: on one dev server, the same runs (the run workflow, the synthetic
- * agent's steps through the model simulator) first submitted to a direct front door that starts them
- * with their admission at start (no scheduler in the path), then submitted through the API and
- * admitted by the scheduler; both over HTTP (`POST /v1/runs`), both holding `concurrency` runs in
- * flight on `concurrency` slots. Prints both rates, their ratio, submit→start (the front door's share)
- * and submit→admit latency, and the history events per run, type by type. With `--open-loop`, then
- * drives each rate on each path for `--hold` seconds and prints submit→first model call p50/p99.
+ * `npm run bench -- throughput`: on one Temporal server, the same runs (the run workflow, the
+ * synthetic agent's steps through the model simulator) first submitted to a direct front door that
+ * starts them with their admission at start (no scheduler in the path), then submitted through the
+ * API and admitted by the scheduler; both over HTTP (`POST /v1/runs`), both holding `concurrency`
+ * runs in flight on `concurrency` slots. Prints both rates, their ratio, submit→start (the front
+ * door's share) and submit→admit latency, and the history events per run, type by type. With
+ * `--open-loop`, then drives each rate on each path for `--hold` seconds and prints submit→first
+ * model call p50/p99. The server is a dev server in this process, or with `--cluster` the cluster
+ * (`npm run cluster`'s shape: the Temporal server built from source on PostgreSQL, two APIs, two
+ * workers), whose figures go to `throughput-cluster.json`.
  */
 export async function runThroughputVsDirect(argv: string[]): Promise<void> {
-  const { rates, rest } = openLoopRates(argv);
+  const cluster = argv.includes('--cluster');
+  const { rates, rest } = openLoopRates(argv.filter((a) => a !== '--cluster'));
   const f = flags(
     rest,
     {
@@ -81,12 +84,12 @@ export async function runThroughputVsDirect(argv: string[]): Promise<void> {
       // 1: the API decides first (RUN_START_ORDER=decide-first, the default); 0: it starts first.
       decideFirst: 1,
     },
-    { openLoop: rates },
+    { openLoop: rates, ...(cluster ? { cluster: true } : {}) },
   );
   const log = (line: string) => console.log(line);
   const workflowBundle = await bundleWorkflowCode({ workflowsPath });
-  const s = await startBenchStack(
-    {
+  const s = await (cluster ? startClusterTarget : startDevServerTarget)({
+    env: {
       FLEET_CONCURRENCY: String(f.concurrency),
       // No slots held back for interactive runs: the scheduler path may use all `concurrency`, as the direct path does.
       FLEET_INTERACTIVE_RESERVE: '0',
@@ -94,16 +97,10 @@ export async function runThroughputVsDirect(argv: string[]): Promise<void> {
       MODEL_RPM: '100000000',
       RUN_START_ORDER: f.decideFirst === 1 ? 'decide-first' : 'start-first',
     },
-    { workflows: { workflowBundle } },
-  );
-  const door = await startDirectFrontDoor(s.client, { separateSignal: f.separateSignal === 1 });
-  const direct = await startDirectWorker({
-    config: s.config,
-    address: s.temporalAddress,
-    client: s.client,
-    modelBaseUrl: s.modelBaseUrl,
+    concurrency: f.concurrency,
+    separateSignal: f.separateSignal === 1,
     workflowBundle,
-    log: s.log,
+    log,
   });
   try {
     const keys = await Promise.all(
@@ -113,16 +110,14 @@ export async function runThroughputVsDirect(argv: string[]): Promise<void> {
     );
     const workload = { steps: f.steps, tokensPerStep: f.tokensPerStep };
     const apiSubmit: Submit = async (i) => {
-      const r = await s.call(
-        'POST',
-        '/v1/runs',
+      const r = await s.postRun(
         {
           agent: 'synthetic',
           input: workload,
           priority: 'standard',
           estimatedTokens: f.steps * f.tokensPerStep,
         },
-        keys[i % keys.length],
+        keys[i % keys.length]!,
       );
       if (r.status !== 202) throw new Error(`POST /v1/runs: ${r.status} ${JSON.stringify(r.body)}`);
       return r.body.runId as string;
@@ -130,7 +125,7 @@ export async function runThroughputVsDirect(argv: string[]): Promise<void> {
     const directSubmit =
       (prefix: string): Submit =>
       (i) =>
-        door.submit({ runId: `${prefix}-${i}`, ...workload });
+        s.door.submit({ runId: `${prefix}-${i}`, ...workload });
     const loop = { concurrency: f.concurrency, sample: f.sample };
 
     log(`warm-up: ${f.warmup} runs on each path (not counted)`);
@@ -144,7 +139,7 @@ export async function runThroughputVsDirect(argv: string[]): Promise<void> {
     log(`  ${f1(base.runsPerSecond)} runs/s`);
 
     log(`scheduler path: ${f.runs} runs through the API's POST /v1/runs, ${f.concurrency} in flight`);
-    const schedulerId = s.config.schedulerWorkflowId;
+    const schedulerId = s.schedulerWorkflowId;
     await sleep(2000); // the warm-up's last releases reach the scheduler
     const before = await chainEvents(s.client, schedulerId);
     const sched = await closedPath(s.client, apiSubmit, { ...loop, runs: f.runs }, log);
@@ -161,8 +156,7 @@ export async function runThroughputVsDirect(argv: string[]): Promise<void> {
       { name: 'direct', submitFor: directSubmit },
       { name: 'scheduler', submitFor: () => apiSubmit },
     ];
-    const firstCallAt = (runId: string) => s.sim!.state.firstCalls.get(runId);
-    const points = rates.length ? await openLoop(s.client, paths, rates, f.hold, firstCallAt, log) : [];
+    const points = rates.length ? await openLoop(s.client, paths, rates, f.hold, s.firstCalls, log) : [];
     const under1s = Object.fromEntries(
       paths.map((p) => [
         p.name,
@@ -202,23 +196,26 @@ export async function runThroughputVsDirect(argv: string[]): Promise<void> {
       for (const [name, r] of Object.entries(under1s))
         console.log(`  highest rate with p99 < 1 s, ${name}: ${r ?? 'none tried'}`);
     }
-    const file = writeResult('throughput', {
-      runs: f.runs,
-      concurrency: f.concurrency,
-      baseline: base,
-      scheduler: {
-        ...sched,
-        schedulerEvents,
-        schedulerEventsPerRun,
-        schedulerWorkflowTasksPerRun: schedulerEvents.workflowTaskCompleted ?? 0,
+    const file = writeResult(
+      s.scenario,
+      {
+        ...s.describe,
+        runs: f.runs,
+        concurrency: f.concurrency,
+        baseline: base,
+        scheduler: {
+          ...sched,
+          schedulerEvents,
+          schedulerEventsPerRun,
+          schedulerWorkflowTasksPerRun: schedulerEvents.workflowTaskCompleted ?? 0,
+        },
+        ratio,
+        openLoop: { holdSeconds: f.hold, points, highestRateP99Under1s: under1s },
       },
-      ratio,
-      openLoop: { holdSeconds: f.hold, points, highestRateP99Under1s: under1s },
-    });
+      s.temporal ? { temporal: s.temporal } : {},
+    );
     console.log(`\nwrote ${file}`);
   } finally {
-    await door.close();
-    await direct.close();
     await s.stop();
   }
 }

@@ -1,6 +1,6 @@
 import { flags, startBenchStack, writeResult } from './lib/bench-stack';
 import { createProgress } from './lib/progress';
-import { startClusterDrillStack } from './lib/cluster-drill-stack';
+import { CLUSTER_TEMPORAL, startClusterDrillStack } from './lib/cluster-drill-stack';
 
 type Call = (
   method: string,
@@ -29,7 +29,7 @@ async function startTarget(cluster: boolean, concurrency: number, maxHistoryEven
 }
 
 /**
- * `npm run bench -- throughput`: how many admissions per second the real scheduler workflow
+ * `npm run bench -- throughput-batches [--cluster]`: how many admissions per second the real scheduler workflow
  * sustains on this machine, end to end (API → scheduler → run workflows → model plane → release).
  */
 export async function runThroughput(argv: string[]): Promise<void> {
@@ -109,7 +109,10 @@ export async function runThroughput(argv: string[]): Promise<void> {
     console.log(
       `throughput${cluster ? ' (cluster)' : ''}: ${total} units in ${seconds.toFixed(1)} s = ${(total / seconds).toFixed(1)} admissions/s (concurrency ${f.concurrency})`,
     );
-    console.log(`wrote ${writeResult(cluster ? 'throughput-cluster' : 'throughput-batches', result)}`);
+    const file = cluster
+      ? writeResult('throughput-batches-cluster', result, { temporal: CLUSTER_TEMPORAL })
+      : writeResult('throughput-batches', result);
+    console.log(`wrote ${file}`);
   } finally {
     await s.stop();
   }

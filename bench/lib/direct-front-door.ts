@@ -18,6 +18,8 @@ export interface DirectSubmission {
 }
 
 export interface DirectFrontDoor {
+  /** Where it listens (loopback). */
+  url: string;
   /** Posts one run (`POST /v1/runs` over HTTP) and resolves with its id once the 202 arrives. */
   submit(s: DirectSubmission): Promise<string>;
   close(): Promise<void>;
@@ -32,7 +34,7 @@ export interface DirectFrontDoor {
  */
 export async function startDirectFrontDoor(
   client: Client,
-  o: { separateSignal: boolean },
+  o: { separateSignal: boolean; port?: number },
 ): Promise<DirectFrontDoor> {
   let seq = 0;
   const app = express();
@@ -79,24 +81,28 @@ export async function startDirectFrontDoor(
     started.then(() => res.status(202).json({ runId: spec.runId }), next);
   });
   const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    const s = app.listen(o.port ?? 0, '127.0.0.1', () => resolve(s));
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
-    async submit(s) {
-      const res = await fetch(`${url}/v1/runs`, {
-        method: 'POST',
-        headers: { authorization: 'Bearer direct', 'content-type': 'application/json' },
-        body: JSON.stringify(s),
-      });
-      const text = await res.text();
-      if (res.status !== 202) throw new Error(`direct POST /v1/runs: ${res.status} ${text}`);
-      return (JSON.parse(text) as { runId: string }).runId;
-    },
+    url,
+    submit: (s) => submitDirect(url, s),
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.closeAllConnections();
         server.close((err) => (err ? reject(err) : resolve()));
       }),
   };
+}
+
+/** Posts one run to the direct front door at `url` and resolves with its id once the 202 arrives. */
+export async function submitDirect(url: string, s: DirectSubmission): Promise<string> {
+  const res = await fetch(`${url}/v1/runs`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer direct', 'content-type': 'application/json' },
+    body: JSON.stringify(s),
+  });
+  const text = await res.text();
+  if (res.status !== 202) throw new Error(`direct POST /v1/runs: ${res.status} ${text}`);
+  return (JSON.parse(text) as { runId: string }).runId;
 }

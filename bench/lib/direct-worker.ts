@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities } from '../../src/activities';
 import { effectStoreLocation, openEffectStore } from '../../src/stores/open';
@@ -14,6 +14,9 @@ import type { Charge, Release, Renewal } from '../../src/scheduler/types';
 
 /** The direct path's task queue: its runs never meet the scheduler. */
 export const DIRECT_TASK_QUEUE = 'bench-direct';
+
+/** What the direct path's own process (bench/lib/direct-process.ts) prints once its door and worker are up. */
+export const DIRECT_READY = 'direct path ready';
 
 /**
  * A mailbox that tells no scheduler anything: on the direct path a run's release, renewals and
@@ -44,7 +47,8 @@ export async function startDirectWorker(opts: {
   address: string;
   client: Client;
   modelBaseUrl: string;
-  workflowBundle: WorkflowBundleWithSourceMap;
+  /** The bundled workflow code, or `{ codePath }` of a bundle written to a file. */
+  workflowBundle: NonNullable<WorkerOptions['workflowBundle']>;
   log: Logger;
 }): Promise<{ close(): Promise<void> }> {
   const connection = await NativeConnection.connect({ address: opts.address });

@@ -30,9 +30,27 @@ export interface OpenLoopPath {
 
 const DEADLINE_MS = 180_000;
 
+/** The first-call arrival times the model simulator recorded for `runIds` (absent ones omitted). */
+export type FirstCalls = (runIds: readonly string[]) => Promise<Record<string, number>>;
+
+/** Asks `firstCalls` for the runs still without one until each has one or `deadline` passes. */
+async function awaitFirstCalls(
+  ids: readonly string[],
+  firstCalls: FirstCalls,
+  deadline: number,
+): Promise<Record<string, number>> {
+  const at: Record<string, number> = {};
+  for (;;) {
+    const missing = ids.filter((id) => at[id] === undefined);
+    if (missing.length) Object.assign(at, await firstCalls(missing));
+    if (ids.every((id) => at[id] !== undefined) || Date.now() >= deadline) return at;
+    await sleep(250);
+  }
+}
+
 /**
  * Submits `rate × holdSeconds` runs at `rate` per second on a fixed schedule (not waiting for any
- * run), then waits for each run's first model call (`firstCallAt`, the simulator's log) and its
+ * run), then waits for each run's first model call (`firstCalls`, the simulator's log) and its
  * result, so the next phase starts on an idle fleet.
  */
 async function phase(
@@ -40,7 +58,7 @@ async function phase(
   p: OpenLoopPath,
   rate: number,
   holdSeconds: number,
-  firstCallAt: (runId: string) => number | undefined,
+  firstCalls: FirstCalls,
 ): Promise<OpenLoopPoint> {
   const submit = p.submitFor(`open-${p.name}-${rate}`);
   const n = Math.max(1, Math.round(rate * holdSeconds));
@@ -68,10 +86,9 @@ async function phase(
     );
   }
   const ids = (await Promise.all(pending)).filter((x): x is string => x !== undefined);
-  const deadline = Date.now() + DEADLINE_MS;
-  while (ids.some((id) => firstCallAt(id) === undefined) && Date.now() < deadline) await sleep(100);
+  const firstCallAt = await awaitFirstCalls(ids, firstCalls, Date.now() + DEADLINE_MS);
   const calls = ids.flatMap((id) => {
-    const at = firstCallAt(id);
+    const at = firstCallAt[id];
     return at === undefined ? [] : [{ at, lag: at - submittedAt.get(id)! }];
   });
   await mapLimit(ids, 50, (id) => client.workflow.getHandle(id).result());
@@ -110,14 +127,14 @@ export async function openLoop(
   paths: readonly OpenLoopPath[],
   rates: readonly number[],
   holdSeconds: number,
-  firstCallAt: (runId: string) => number | undefined,
+  firstCalls: FirstCalls,
   log: (line: string) => void,
 ): Promise<OpenLoopPoint[]> {
   const out: OpenLoopPoint[] = [];
   for (const rate of [...rates].sort((a, b) => a - b)) {
     for (const p of paths) {
       log(`open loop: ${p.name} at ${rate} runs/s for ${holdSeconds} s`);
-      const pt = await phase(client, p, rate, holdSeconds, firstCallAt);
+      const pt = await phase(client, p, rate, holdSeconds, firstCalls);
       log(
         `  submit→first call p50 ${pt.submitToFirstCallMs.p50.toFixed(0)} ms, p99 ${pt.submitToFirstCallMs.p99.toFixed(0)} ms; ` +
           `${pt.firstCallsPerSecond.toFixed(1)} first calls/s; ${pt.failed} failed, ${pt.missing} missing`,

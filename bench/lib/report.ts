@@ -73,13 +73,9 @@ function openLoopHeadline(o: any): string {
   );
 }
 
-/** The headline figures of one scenario's data (the whole file stays in bench/results/). */
-const HEADLINES: Record<string, (d: any) => string> = {
-  sim: (d) =>
-    `${n(d.options?.tenants)} tenants, ${n(d.admissions)} admissions: ${n(d.decisionsPerSecond)} decisions/s over all core calls, ` +
-    `${n(d.admitOnlyDecisionsPerSecond)}/s inside \`admit()\`` +
-    (d.steady ? `; ${n(d.steady.cyclePerSecond)} cycles/s at a steady ${n(d.steady.queued)} queued` : ''),
-  throughput: (d) =>
+/** The direct-vs-scheduler comparison's figures (on the dev server, or on the cluster). */
+function throughputHeadline(d: any): string {
+  return (
     `${n(d.baseline?.runs)} runs per path, concurrency ${n(d.concurrency)}: direct start **${n(d.baseline?.runsPerSecond, 1)} runs/s**, ` +
     `scheduler path **${n(d.scheduler?.runsPerSecond, 1)} runs/s**, ratio **${n(d.ratio, 2)}**; ` +
     (d.scheduler?.submitToStartMs
@@ -92,10 +88,29 @@ const HEADLINES: Record<string, (d: any) => string> = {
     `+ ${n(d.scheduler?.schedulerEventsPerRun, 1)} in the scheduler; workflow tasks per run ` +
     `${n(d.baseline?.workflowTasksPerRun, 1)} vs ${n(d.scheduler?.workflowTasksPerRun, 1)} + ` +
     `${n(d.scheduler?.schedulerWorkflowTasksPerRun, 1)} in the scheduler` +
-    openLoopHeadline(d.openLoop),
+    openLoopHeadline(d.openLoop)
+  );
+}
+
+/** The older batch measure on the cluster (`throughput-batches --cluster`). */
+const clusterBatches = (d: any): string =>
+  `${n(d.units)} runs on the cluster (\`npm run cluster\`), concurrency ${n(d.concurrency)}: ${n(d.seconds)} s, ` +
+  `${n(d.admissionsPerSecond, 1)} admissions/s end to end`;
+
+/** The headline figures of one scenario's data (the whole file stays in bench/results/). */
+const HEADLINES: Record<string, (d: any) => string> = {
+  sim: (d) =>
+    `${n(d.options?.tenants)} tenants, ${n(d.admissions)} admissions: ${n(d.decisionsPerSecond)} decisions/s over all core calls, ` +
+    `${n(d.admitOnlyDecisionsPerSecond)}/s inside \`admit()\`` +
+    (d.steady ? `; ${n(d.steady.cyclePerSecond)} cycles/s at a steady ${n(d.steady.queued)} queued` : ''),
+  throughput: (d) => throughputHeadline(d),
+  // The direct-vs-scheduler comparison on the cluster; a file from before it, the batch measure.
   'throughput-cluster': (d) =>
-    `${n(d.units)} runs on the cluster (\`npm run cluster\`), concurrency ${n(d.concurrency)}: ${n(d.seconds)} s, ` +
-    `${n(d.admissionsPerSecond, 1)} admissions/s end to end`,
+    d.baseline
+      ? `on the cluster (\`npm run cluster\`: ${n(d.apis)} APIs and ${n(d.workers)} workers; the direct path ` +
+        `${n(d.directProcesses)} processes of front door and worker): ${throughputHeadline(d)}`
+      : clusterBatches(d),
+  'throughput-batches-cluster': (d) => clusterBatches(d),
   priority: (d) =>
     `${n(d.backlog)} batch runs queued, concurrency ${n(d.concurrency)}: submit→first model call (at the simulator) ` +
     Object.entries(d.lanes ?? {})

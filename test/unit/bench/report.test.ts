@@ -27,6 +27,30 @@ describe('bench:report', () => {
     );
   });
 
+  it('renders the cluster row from the comparison, and from an older file of the batch measure', () => {
+    const comparison = {
+      ...structuredClone(fixture),
+      scenario: 'throughput-cluster',
+      command: 'npm run bench -- throughput --cluster --runs 100',
+      data: { target: 'cluster', apis: 2, workers: 2, directProcesses: 2, ...(fixture.data as object) },
+    };
+    const row = (r: BenchResult) =>
+      renderTable([r])
+        .split('\n')
+        .find((l) => l.startsWith('| Throughput, cluster'));
+    expect(row(comparison)).toContain(
+      '| on the cluster (`npm run cluster`: 2 APIs and 2 workers; the direct path 2 processes of front door and worker): ' +
+        '100 runs per path, concurrency 50: direct start **23.2 runs/s**, scheduler path **12.8 runs/s**, ratio **0.55**;',
+    );
+    const batches = {
+      ...comparison,
+      data: { units: 2000, concurrency: 50, seconds: 52.2, admissionsPerSecond: 38.31 },
+    };
+    expect(row(batches)).toContain(
+      '| 2,000 runs on the cluster (`npm run cluster`), concurrency 50: 52 s, 38.3 admissions/s end to end |',
+    );
+  });
+
   it('is deterministic: the same files in any order give the same table', () => {
     const other = { ...fixture, scenario: 'zz-extra', command: 'npm run bench -- zz-extra' };
     expect(renderTable([other, fixture])).toBe(renderTable([fixture, other]));
