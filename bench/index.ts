@@ -1,5 +1,6 @@
 import { runBystanderBench } from './bystander';
 import { runFloodBench } from './flood';
+import { runKeysBench } from './keys';
 import { runOverloadBench } from './overload';
 import { runPriorityBench } from './priority';
 import { runReportsBench } from './reports';
@@ -19,6 +20,8 @@ const scenarios: Record<string, (argv: string[]) => Promise<void>> = {
   'storm-cold': runStormColdBench,
   bystander: runBystanderBench,
   overload: runOverloadBench,
+  // Fairness keys inside a tenant at full size, at the simulator's first model calls (issue 47).
+  keys: runKeysBench,
   // Worker reports by update and by pull, at 2 and 64 workers (issue 46).
   reports: runReportsBench,
   // Direct start beside the scheduler path, on one dev server or (`--cluster`) on the cluster.

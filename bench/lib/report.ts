@@ -16,6 +16,7 @@ export const SCENARIOS: { scenario: string; title: string; command: string }[] =
   },
   { scenario: 'flood', title: 'Flood (fairness)', command: 'npm run bench -- flood' },
   { scenario: 'priority', title: 'Priority', command: 'npm run bench -- priority' },
+  { scenario: 'keys', title: 'Fairness keys in a tenant', command: 'npm run bench -- keys' },
   { scenario: 'storm', title: 'Quota storm', command: 'npm run bench -- storm' },
   { scenario: 'storm-cold', title: 'Quota storm, cold start', command: 'npm run bench -- storm --cold' },
   { scenario: 'bystander', title: 'Bystander', command: 'npm run bench -- bystander' },
@@ -123,6 +124,19 @@ const HEADLINES: Record<string, (d: any) => string> = {
       )
       .join(', ') +
     ` (${n(d.samples)} samples per lane)`,
+  keys: (d) => {
+    const w = d.turns?.worst;
+    const whale = (r: any) => pct(Object.values(r?.share ?? {})[0]);
+    return (
+      `${verdict(d.pass)}: one end user's ${n(d.whale)} runs queued, then ${n(d.users)} others' ${n(d.perUser)} each ` +
+      `(${n(d.slots)} slot): ${n(d.turns?.whaleBacklogAtArrival)} of the whale's still queued as they arrived; ` +
+      `a user's k-th run started with at most ${w ? `k ${w.whaleAhead < w.k ? '−' : '+'} ${n(Math.abs(w.whaleAhead - w.k))}` : '?'} whale runs ahead ` +
+      `(bound k + ${n(2 * d.slots - 1)}; ${n(d.turns?.over?.length)} of ${n(d.turns?.runs?.length)} over); ` +
+      `the whale's tenant against a second one, both backlogged (${n(d.shareSlots)} slots): token share ` +
+      `${whale(d.shares?.oneKey)} on one key, ${whale(d.shares?.spread)} on ${n(d.keys)} keys ` +
+      `(${n(100 * (d.shares?.difference ?? NaN), 1)} points, bound ±${n(100 * d.tolerance)})`
+    );
+  },
   'throughput-batches': (d) =>
     `${n(d.units)} units in batches, concurrency ${n(d.concurrency)}: ${n(d.seconds)} s, ${n(d.admissionsPerSecond, 1)} admissions/s end to end`,
   flood: (d) =>
