@@ -14,6 +14,11 @@ export const SCENARIOS: { scenario: string; title: string; command: string }[] =
     title: 'Throughput, cluster',
     command: 'npm run bench -- throughput --cluster',
   },
+  {
+    scenario: 'reports',
+    title: 'Worker reports, by pull and by update',
+    command: 'npm run bench -- reports',
+  },
   { scenario: 'flood', title: 'Flood (fairness)', command: 'npm run bench -- flood' },
   { scenario: 'priority', title: 'Priority', command: 'npm run bench -- priority' },
   { scenario: 'keys', title: 'Fairness keys in a tenant', command: 'npm run bench -- keys' },
@@ -124,6 +129,17 @@ const HEADLINES: Record<string, (d: any) => string> = {
       )
       .join(', ') +
     ` (${n(d.samples)} samples per lane)`,
+  reports: (d) =>
+    (d.results ?? [])
+      .map(
+        (r: any) =>
+          `${r.path} × ${n(r.workers)} workers: ${n(r.runsPerSecond, 1)} runs/s, scheduler ${n(r.schedulerTasksPerSecond, 1)} ` +
+          `workflow tasks/s and ${n(r.schedulerEventsPerRun, 2)} events a run, ${n(r.reportUpdates)} report updates ` +
+          `(${n(r.refusedReports)} refused)` +
+          (r.landingMs ? `, append→booked p50/p99 ${n(r.landingMs.p50)}/${n(r.landingMs.p99)} ms` : '') +
+          `, ledger ${r.ledgerSpent === r.billed ? '=' : '≠'} bill`,
+      )
+      .join('; '),
   keys: (d) => {
     const w = d.turns?.worst;
     const whale = (r: any) => pct(Object.values(r?.share ?? {})[0]);
