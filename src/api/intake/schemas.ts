@@ -57,6 +57,11 @@ export const TenantPutSchema = z.strictObject({
     .refine((w) => Object.keys(w).length <= MAX_KEY_WEIGHTS, {
       message: `At most ${MAX_KEY_WEIGHTS} key weights.`,
     })
+    // The document states what the validation holds keys and their count to.
+    .meta({
+      propertyNames: { type: 'string', pattern: FAIRNESS_KEY_PATTERN.source },
+      maxProperties: MAX_KEY_WEIGHTS,
+    })
     .nullable()
     .optional(),
 });
