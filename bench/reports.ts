@@ -1,15 +1,14 @@
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import Database from 'better-sqlite3';
-import { bundleWorkflowCode, NativeConnection } from '@temporalio/worker';
+import { bundleWorkflowCode } from '@temporalio/worker';
 import type { WorkflowBundle } from '@temporalio/worker';
-import pino from 'pino';
-import { startFleetWorker, workflowsPath } from '../src/fleet/worker';
+import { workflowsPath } from '../src/fleet/worker';
 import { mapLimit } from '../src/util/map-limit';
 import { eventMs, eventName } from './lib/history-account';
 import { flags, startBenchStack, writeResult } from './lib/bench-stack';
 import type { BenchStack } from './lib/bench-stack';
 import { percentile } from './lib/stats';
+import { capturedLog, startSyntheticWorkers } from './lib/extra-workers';
 
 type HistoryEvent = Parameters<typeof eventName>[0];
 
@@ -53,11 +52,11 @@ async function chainEvents(s: BenchStack): Promise<HistoryEvent[]> {
 
 /** When each logged report (by its sequence number) was booked: the end of the pull whose answer carried it. */
 function bookedAt(events: HistoryEvent[]): { upTo: number; at: number }[] {
-  const scheduled = new Map<string, true>();
+  const scheduled = new Set<string>();
   const out: { upTo: number; at: number }[] = [];
   for (const e of events as Record<string, any>[]) {
     const sch = e.activityTaskScheduledEventAttributes;
-    if (sch?.activityType?.name === 'pullReports') scheduled.set(String(e.eventId), true);
+    if (sch?.activityType?.name === 'pullReports') scheduled.add(String(e.eventId));
     const done = e.activityTaskCompletedEventAttributes;
     if (done && scheduled.has(String(done.scheduledEventId))) {
       const data = done.result?.payloads?.[0]?.data;
@@ -82,35 +81,19 @@ async function runOne(
     { workflows: { workflowBundle } },
   );
   const warnings: string[] = [];
-  const log = pino(
-    { level: 'warn' },
-    new Writable({
-      write(chunk: Buffer, _enc, done) {
-        warnings.push(chunk.toString());
-        done();
-      },
-    }),
-  );
-  const extra: { close(): Promise<void> }[] = [];
-  const connections: NativeConnection[] = [];
+  const extra = await startSyntheticWorkers({
+    count: workers - 1,
+    address: s.config.temporal.address,
+    config: s.config,
+    client: s.client,
+    modelBaseUrl: s.modelBaseUrl,
+    log: capturedLog(warnings),
+    workflows: { workflowBundle },
+  }).catch(async (err: unknown) => {
+    await s.stop();
+    throw err;
+  });
   try {
-    // One connection a worker: the SDK takes one worker per task queue and connection.
-    for (let i = 1; i < workers; i++) {
-      const connection = await NativeConnection.connect({ address: s.config.temporal.address });
-      connections.push(connection);
-      extra.push(
-        await startFleetWorker({
-          config: s.config,
-          connection,
-          client: s.client,
-          modelBaseUrl: s.modelBaseUrl,
-          log,
-          workflows: { workflowBundle },
-          agents: ['synthetic'],
-          base: false,
-        }),
-      );
-    }
     const tenant = 'reports';
     const key = await s.tenant(tenant, { maxInFlight: f.concurrency });
     const t0 = Date.now();
@@ -200,8 +183,7 @@ async function runOne(
     console.log(JSON.stringify(figures));
     return figures;
   } finally {
-    for (const w of extra) await w.close();
-    for (const c of connections) await c.close();
+    await extra.close();
     await s.stop();
   }
 }

@@ -199,7 +199,8 @@ export class SchedulerMailbox {
 
   /**
    * Delivers one report: appended to the report log, or an update under its id, or a signal while
-   * this worker stops or the scheduler lacks the handler. The scheduler applies a report id once per run, whichever way it came.
+   * this worker stops or the scheduler lacks the handler. The scheduler applies a report id once per
+   * run, whichever way it came.
    */
   private async deliver(out: Outgoing): Promise<void> {
     if (this.logTo)

@@ -1,10 +1,8 @@
-import { Writable } from 'node:stream';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { NativeConnection } from '@temporalio/worker';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startFleetWorker, workflowSource } from '../../src/fleet/worker';
+import { capturedLog, startSyntheticWorkers } from '../../bench/lib/extra-workers';
+import { workflowSource } from '../../src/fleet/worker';
 import { expectEffectsOnce, startTestStack, waitFor } from '../support/stack';
 import type { TestStack } from '../support/stack';
 
@@ -21,8 +19,7 @@ const FAST = { MODEL_TPM: '1000000000', MODEL_RPM: '100000000' };
  */
 describe('24 workers report to one scheduler by pull (real dev server, default update limits)', () => {
   let s: TestStack;
-  const connections: NativeConnection[] = [];
-  const extra: { close(): Promise<void> }[] = [];
+  let extra: { close(): Promise<void> } | undefined;
   const warnings: string[] = [];
 
   beforeAll(async () => {
@@ -31,35 +28,19 @@ describe('24 workers report to one scheduler by pull (real dev server, default u
       { REPORTS: 'pull', FLEET_CONCURRENCY: '96', ...FAST },
       { scheduler: { maxHistoryEvents: 100 } },
     );
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        warnings.push(chunk.toString());
-        done();
-      },
+    extra = await startSyntheticWorkers({
+      count: WORKERS - 1,
+      address: inject('temporalAddress'),
+      config: s.config,
+      client: s.client,
+      modelBaseUrl: s.modelBaseUrl,
+      log: capturedLog(warnings),
+      workflows: workflowSource(inject('workflowBundlePath')),
     });
-    const log = pino({ level: 'warn' }, sink);
-    // A worker of its own per connection: the SDK takes one worker per task queue and connection.
-    for (let i = 1; i < WORKERS; i++) {
-      const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
-      connections.push(connection);
-      extra.push(
-        await startFleetWorker({
-          config: s.config,
-          connection,
-          client: s.client,
-          modelBaseUrl: s.modelBaseUrl,
-          log,
-          workflows: workflowSource(inject('workflowBundlePath')),
-          agents: ['synthetic'],
-          base: false,
-        }),
-      );
-    }
   }, 300_000);
 
   afterAll(async () => {
-    for (const w of extra) await w.close();
-    for (const c of connections) await c.close();
+    await extra?.close();
     await s?.close();
   }, 120_000);
 

@@ -10,7 +10,8 @@ const SQL = numberedSql(REPORT_SQL);
  * and a reader never passes a number another append has taken but not yet committed.
  */
 export async function openPgReportLog(url: string): Promise<ReportLog> {
-  const pool = openPool(url);
+  // One append (the mailbox sends one report at a time) and one pull at a time: a small pool.
+  const pool = openPool(url, 3);
   try {
     await migrate(pool, 'report-log', [{ version: 1, sql: reportLogDdl('BIGSERIAL PRIMARY KEY') }]);
   } catch (err) {
