@@ -34,7 +34,9 @@ export function listedRun(e: temporal.api.workflow.v1.IWorkflowExecutionInfo): R
 
 /**
  * Lists the fleet's runs (those on its task queues: another fleet may share the namespace) from
- * Temporal visibility (search attributes + memo), newest first, by page token.
+ * Temporal visibility (search attributes + memo), by page token: open executions newest first,
+ * then closed ones by close time, newest first. A run that closes between two pages moves from the
+ * first part to the second and may be listed again; none is skipped.
  */
 export async function listRuns(
   client: Client,
