@@ -13,6 +13,7 @@ import { submitUpdate, topUpUpdate, topUpsUpdate, upsertTenantsUpdate } from '..
 import type { TopUpRequest } from '../contract/scheduler-messages';
 import type { TenantSettings, UnitSubmission } from '../scheduler/types';
 import type { RecoveredUsage } from '../contract/scheduler-messages';
+import { noticesWithGrace } from './admit-notices';
 import { deliverOnce } from './deliver-once';
 import type { BatchItemStore } from '../stores/batch-items/batch-items';
 import type { CallCharges } from './call-charges';
@@ -132,9 +133,9 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
     client.withAbortSignal(Context.current().cancellationSignal, fn);
 
   /**
-   * Signals a run; false when its workflow is gone. Runs are started before the scheduler hears of
-   * them, so a missing workflow is an orphan (its submitter died) or a discarded refusal: it is
-   * answered at once, never waited for (an orphan must not hold a notice lane).
+   * Signals a run; false when its workflow is missing or closed. Revocations and refusals go to runs
+   * that exist (a missing one is an orphan or a discarded refusal); an admission may come before its
+   * run is started ({@link noticesWithGrace}).
    */
   async function signalRun(
     runId: string,
@@ -151,12 +152,10 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
 
   return {
     async notifyAdmissions(notices) {
-      const reached = await mapLimit(notices, 32, (n) =>
+      const unreachable = await noticesWithGrace(notices, (n) =>
         signalRun(n.runId, (h) => h.signal(admitSignal, n.notice)),
       );
-      return notices
-        .filter((_, i) => !reached[i])
-        .map((n) => ({ runId: n.runId, attempt: n.notice.attempt }));
+      return unreachable.map((n) => ({ runId: n.runId, attempt: n.notice.attempt }));
     },
 
     async notifyRevoked(revoked) {

@@ -51,9 +51,10 @@ export async function offerRuns(
 /**
  * Decide, then start: one scheduler message asks for each new run's admission (`admitNow`) before
  * any workflow exists. A run admitted in the answer starts with its admission (one workflow task,
- * no admit signal, no re-offer timer); one the fair order did not admit now was not kept
- * (`withdrawn`) and is offered the usual way, started first; a refused one leaves nothing behind,
- * as nothing was started. A unit the scheduler knew before (a retry of a message that did land) is
+ * no admit signal, no re-offer timer); one the fair order did not admit now stays queued in its
+ * place and its run starts to wait for the admission's notice (a notice that comes before the start
+ * waits a little for it: `ADMIT_NOTICE_GRACE_MS`); one a closing chain did not keep (`withdrawn`)
+ * is offered the usual way, started first; a refused one leaves nothing behind, as nothing was started. A unit the scheduler knew before (a retry of a message that did land) is
  * started to check on the scheduler at once: its admission, if any, went to no run, so it comes
  * again only after that lease's expiry, and never twice at once. An admitted run whose start fails
  * holds its lease until the lease expires, unused; its unit is then submitted anew by a retry.
@@ -69,13 +70,16 @@ export async function offerDecidedFirst(
     opts,
   );
   const withdrawn = (r: SubmitResult | undefined) => r?.accepted === true && r.withdrawn === true;
-  const startOf = (r: SubmitResult | undefined): RunStart | null => {
+  /** How to start the run: null, not at all; undefined, to wait for its admission's notice. */
+  const startOf = (r: SubmitResult | undefined): RunStart | null | undefined => {
     if (!r?.accepted || withdrawn(r)) return null;
-    return r.admission ? { admission: admitNoticeOf(r.admission) } : { checkNow: true };
+    if (r.admission) return { admission: admitNoticeOf(r.admission) };
+    return r.duplicate ? { checkNow: true } : undefined;
   };
   const started = await mapLimit(specs, opts.concurrency ?? 16, async (s) => {
     const start = startOf(results.get(s.runId));
-    return start === null ? null : ports.startRun(s, { start });
+    if (start === null) return null;
+    return ports.startRun(s, start === undefined ? undefined : { start });
   });
   const later = specs.filter((s) => withdrawn(results.get(s.runId)));
   const usual = new Map(

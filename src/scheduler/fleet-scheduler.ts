@@ -1,6 +1,6 @@
 import { admit } from './admission';
 import { submitAdmittingNow } from './admit-now';
-import type { SubmitAnswer } from './admit-now';
+import type { AdmitNowOptions, SubmitAnswer } from './admit-now';
 import { newCoreState } from './core';
 import type { CoreState } from './core';
 import { checkBatch, submit } from './door';
@@ -134,8 +134,8 @@ export class FleetScheduler {
    * Submits, and admits at once the `admitNow` units the fair order admits now (`admit-now.ts`); the
    * round's other admissions are returned for the caller to tell their runs.
    */
-  submitAdmittingNow(units: UnitSubmission[], now: number, round = true): SubmitAnswer {
-    return submitAdmittingNow(this.s, units, now, round);
+  submitAdmittingNow(units: UnitSubmission[], now: number, opts: AdmitNowOptions = {}): SubmitAnswer {
+    return submitAdmittingNow(this.s, units, now, opts);
   }
 
   /**

@@ -31,6 +31,12 @@ export const PATCH = {
       'The scheduler pulls worker reports from the report log (`pullReports`, one activity at a time) besides taking them as updates and signals.',
     until: 'deprecate once every scheduler chain has continued-as-new since the deploy that brought it',
   },
+  admitNowKeepsQueued: {
+    id: 'scheduler-admit-now-keeps-queued',
+    guards:
+      'A fresh `admitNow` unit the round does not admit stays queued in its place (its run is started next) instead of being withdrawn and submitted again after its start.',
+    until: 'deprecate once every scheduler chain has continued-as-new since the deploy that brought it',
+  },
   cancelInterruptsStep: {
     id: 'run-cancel-interrupts-step',
     guards:

@@ -1,4 +1,4 @@
-import { log, setHandler } from '@temporalio/workflow';
+import { log, patched, setHandler } from '@temporalio/workflow';
 import {
   batchCheckQuery,
   drainSignal,
@@ -20,6 +20,7 @@ import {
   topUpsUpdate,
   upsertTenantsUpdate,
 } from '../contract/scheduler-messages';
+import { PATCH } from './patches';
 import type { SchedulerManager } from './scheduler-manager';
 import {
   submitEach,
@@ -35,13 +36,18 @@ import {
 export function setUpdateHandlers(m: SchedulerManager): void {
   const { core, work } = m;
   // Malformed units are refused one by one (their neighbours in the message are not affected).
-  // A unit whose run is not started yet (`admitNow`) is admitted in the answer when it can be.
+  // A unit whose run is not started yet (`admitNow`) is admitted in the answer when it can be, and
+  // otherwise keeps its place in the queue.
   setHandler(
     submitUpdate,
     (units) =>
       work.touched(
         submitEach(units, (good) => {
-          const { results, others } = core.submitAdmittingNow(good, Date.now(), !m.closing);
+          const keepQueued = good.some((u) => u.admitNow === true) && patched(PATCH.admitNowKeepsQueued.id);
+          const { results, others } = core.submitAdmittingNow(good, Date.now(), {
+            round: !m.closing,
+            keepQueued,
+          });
           work.admitted.push(...others);
           return results;
         }),

@@ -107,6 +107,43 @@ describe('priority reaches execution (real dev server, measured at the simulator
     );
     expect(lags).toHaveLength(INTERACTIVE_RUNS);
     for (const lag of lags) expect(lag).toBeLessThan(2000);
+
+    // An interactive run that finds the reserve taken waits for the next free slot, ahead of the whole
+    // backlog: at most 3 batch admissions between its submission and its own.
+    const holder = await s.call('POST', '/v1/runs', {
+      token: urgent,
+      body: {
+        agent: 'synthetic',
+        priority: 'interactive',
+        input: { steps: 1, tokensPerStep: 10, stepMs: 4000 },
+      },
+    });
+    expect(holder.status).toBe(202);
+    const held = await waitFor(
+      () => s.call('GET', `/v1/runs/${holder.body.runId as string}`, { token: urgent }),
+      (v) => v.body.status === 'running',
+      60_000,
+      50,
+    );
+    expect(held.body.status).toBe('running');
+    const admittedBefore = (await s.call('GET', '/v1/admin/scheduler')).body.counters.admitted as number;
+    const waiting = await s.call('POST', '/v1/runs', {
+      token: urgent,
+      body: { agent: 'synthetic', priority: 'interactive', input: { steps: 1, tokensPerStep: 10 } },
+    });
+    expect(waiting.status).toBe(202);
+    const done = await waitFor(
+      () => s.call('GET', `/v1/runs/${waiting.body.runId as string}`, { token: urgent }),
+      (v) => v.body.status === 'completed',
+      60_000,
+      100,
+    );
+    expect(done.body.status).toBe('completed');
+    const between = (done.body.admissionSeq as number) - admittedBefore - 1;
+    console.log(`interactive run behind a taken reserve: ${between} other admissions before its own`);
+    expect(between).toBeGreaterThanOrEqual(0);
+    expect(between).toBeLessThanOrEqual(3);
+
     // The backlog was still there the whole time.
     const after = await s.call('GET', '/v1/admin/scheduler');
     expect(after.body.queued.total).toBeGreaterThan(BACKLOG / 2);

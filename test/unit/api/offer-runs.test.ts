@@ -157,13 +157,12 @@ describe('offerRuns deciding first', () => {
     expect(fleet.tick()).toEqual([]);
   });
 
-  it('a run the scheduler cannot admit now is started first and submitted again, the usual way', async () => {
+  it('a run the scheduler cannot admit now keeps its place in the queue: started to wait, not submitted again', async () => {
     await fleet.offerRuns([spec(1), spec(2)], first);
     const [third] = await fleet.offerRuns([spec(3)], first);
     expect(third).toMatchObject({ state: 'accepted', duplicate: false });
     expect(fleet.submitCalls.slice(1)).toEqual([
       [expect.objectContaining({ runId: spec(3).runId, admitNow: true })],
-      [expect.not.objectContaining({ admitNow: true })],
     ]);
     expect(fleet.startOptions.at(-1)).toEqual({});
     expect(fleet.run(spec(3).runId)?.status).toBe('queued');

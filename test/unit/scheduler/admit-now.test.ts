@@ -21,12 +21,29 @@ describe('submit admitting at once (decide, then start)', () => {
     expect(s.admit(T0)).toEqual([]);
   });
 
-  it('a unit the fair order does not admit now is withdrawn: not queued, not ended, submitted afresh later', () => {
+  it('a unit the fair order does not admit now keeps its place: no later unit of a lower lane overtakes it', () => {
+    const s = makeFleet({ settings: { concurrency: 1 }, tenants: { acme: {}, bulk: {} } });
+    s.submitAdmittingNow(now(units('acme', 1)), T0);
+    const [waiting] = units('acme', 1, 'interactive', 100, 1);
+    const { results } = s.submitAdmittingNow(now([waiting!]), T0);
+    expect(results[0]).toMatchObject({ accepted: true, duplicate: false });
+    expect(admissionOf(results[0])).toBeUndefined();
+    expect(withdrawn(results[0])).toBe(false);
+    expect(s.isKnown(waiting!.runId)).toBe(true);
+    // Batch work arrives while its run is being started; the slot that frees goes to it first.
+    s.submit(units('bulk', 5, 'batch'), T0);
+    s.release([{ runId: 'acme-standard-0', attempt: 0, usedTokens: 1, outcome: 'completed' }], T0);
+    expect(s.admit(T0).map((a) => a.runId)).toEqual([waiting!.runId]);
+    // Its run, started, submits it the usual way (a retry): a repeat, not a second unit.
+    expect(s.submit([waiting!], T0)[0]).toMatchObject({ accepted: true, duplicate: true });
+  });
+
+  it('with keepQueued off, a unit not admitted now is withdrawn: not queued, not ended, submitted afresh later', () => {
     const s = makeFleet({ settings: { concurrency: 1 }, tenants: { acme: {} } });
     s.submitAdmittingNow(now(units('acme', 1)), T0);
     const before = s.status(T0).counters.submitted;
     const [second] = units('acme', 1, 'standard', 100, 1);
-    const { results } = s.submitAdmittingNow(now([second!]), T0);
+    const { results } = s.submitAdmittingNow(now([second!]), T0, { keepQueued: false });
     expect(results[0]).toMatchObject({ accepted: true, duplicate: false, withdrawn: true });
     expect(admissionOf(results[0])).toBeUndefined();
     expect(s.isKnown(second!.runId)).toBe(false);
@@ -63,7 +80,7 @@ describe('submit admitting at once (decide, then start)', () => {
 
   it('while the chain closes nothing is admitted at once: every fresh unit is withdrawn', () => {
     const s = makeFleet({ tenants: { acme: {} } });
-    const { results, others } = s.submitAdmittingNow(now(units('acme', 2)), T0, false);
+    const { results, others } = s.submitAdmittingNow(now(units('acme', 2)), T0, { round: false });
     expect(others).toEqual([]);
     expect(results.every(withdrawn)).toBe(true);
     expect(s.status(T0)).toMatchObject({ inFlight: 0, queued: { total: 0 } });
@@ -88,7 +105,7 @@ describe('submit admitting at once (decide, then start)', () => {
     expect(admissionOf(next)).toMatchObject({ runId: u!.runId, attempt: 1 });
   });
 
-  it('property: the answer admits exactly what the loop would, and a withdrawn unit leaves no trace', () => {
+  it('property: the answer admits exactly what the loop would; a unit not admitted stays queued or leaves no trace', () => {
     const message = fc.array(
       fc.record({
         t: fc.integer({ min: 0, max: TENANTS }),
@@ -100,7 +117,7 @@ describe('submit admitting at once (decide, then start)', () => {
       { minLength: 1, maxLength: 8 },
     );
     fc.assert(
-      fc.property(fc.array(opArb, { maxLength: 80 }), message, (ops, msg) => {
+      fc.property(fc.array(opArb, { maxLength: 80 }), message, fc.boolean(), (ops, msg, keepQueued) => {
         const d = new Driver(startFleet());
         for (const op of ops) d.apply(op);
         const known = [...d.queued.keys(), ...d.inFlight.keys()];
@@ -113,7 +130,7 @@ describe('submit admitting at once (decide, then start)', () => {
         }));
         const snap = viaJson(d.s.snapshot());
         const loop = FleetScheduler.restore(viaJson(snap));
-        const answer = d.s.submitAdmittingNow(subs, d.now);
+        const answer = d.s.submitAdmittingNow(subs, d.now, { keepQueued });
         const plain = loop.submit(subs, d.now);
         const asked = subs.some((u, i) => u.admitNow === true && plain[i]?.accepted && !plain[i].duplicate);
         const round: Admission[] = asked ? loop.admit(d.now) : [];
@@ -128,10 +145,13 @@ describe('submit admitting at once (decide, then start)', () => {
             expect(u.admitNow).toBe(true);
             expect(plain[i]).toMatchObject({ accepted: true, duplicate: false });
           }
-          // Every fresh `admitNow` unit is answered one of the two ways, never left queued untold.
+          // A fresh `admitNow` unit is admitted in its answer, or else stays queued (keepQueued) or is
+          // withdrawn; never admitted untold.
           const fresh = u.admitNow === true && plain[i]?.accepted === true && !plain[i].duplicate;
           if (fresh) {
-            expect(admissionOf(r) !== undefined).not.toBe(withdrawn(r));
+            if (keepQueued) expect(withdrawn(r)).toBe(false);
+            else expect(admissionOf(r) !== undefined).not.toBe(withdrawn(r));
+            if (!admissionOf(r)) expect(d.s.isKnown(u.runId)).toBe(keepQueued);
             expect(answer.others.some((a) => a.runId === u.runId)).toBe(false);
           }
           if (withdrawn(r)) {

@@ -32,7 +32,7 @@ type Op =
   | { k: 'deliver'; pick: number; twice: boolean; loseAnswer: boolean }
   | { k: 'answer'; pick: number }
   | { k: 'loop' }
-  | { k: 'notice'; pick: number }
+  | { k: 'notice'; pick: number; patient: boolean }
   | { k: 'check'; pick: number }
   | { k: 'step'; pick: number }
   | { k: 'renew'; pick: number }
@@ -55,7 +55,10 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   },
   { weight: 4, arbitrary: fc.nat().map((pick) => ({ k: 'answer' as const, pick })) },
   { weight: 3, arbitrary: fc.constant({ k: 'loop' as const }) },
-  { weight: 3, arbitrary: fc.nat().map((pick) => ({ k: 'notice' as const, pick })) },
+  {
+    weight: 3,
+    arbitrary: fc.record({ k: fc.constant('notice' as const), pick: fc.nat(), patient: fc.boolean() }),
+  },
   { weight: 2, arbitrary: fc.nat().map((pick) => ({ k: 'check' as const, pick })) },
   { weight: 3, arbitrary: fc.nat().map((pick) => ({ k: 'step' as const, pick })) },
   { weight: 1, arbitrary: fc.nat().map((pick) => ({ k: 'renew' as const, pick })) },
@@ -68,12 +71,13 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 
 /**
  * Decide, then start, as a whole protocol over the real core: the API's `admitNow` submit (its
- * answer delivered late, twice or never), the start with the admission, the start-first fallback of a
- * withdrawn unit, the loop's notices (late, or to no run yet), lease expiry, the runs' own checks and
+ * answer delivered late, twice or never), the start with the admission, a unit kept in the queue (its
+ * notice may come before its run is started) or the start-first fallback of a withdrawn one, the loop's notices (late, or to no run yet), lease expiry, the runs' own checks and
  * renewals, and the scheduler lost (a new chain recovering). The API, the runs and the scheduler
  * follow src/contract/offer-runs.ts, src/workflows/run-admission.ts and the submit handler.
  */
 class World {
+  constructor(private readonly keepQueued: boolean) {}
   now = T0;
   core = World.chain(T0, false);
   readonly inbox: Message[] = [];
@@ -145,8 +149,10 @@ class World {
           return;
         }
         const a = n!.a;
-        // No workflow to signal: the notice reports the run unreachable, and its slot comes back.
-        if (!run)
+        // No workflow to signal: the notice waits a little for its run to be started (patient), then
+        // reports the run unreachable, and its slot comes back.
+        if (!run && op.patient) this.notices.push(n!);
+        else if (!run)
           this.core.release(
             [{ runId: a.runId, attempt: a.attempt, usedTokens: 0, outcome: 'cancelled' }],
             this.now,
@@ -218,7 +224,9 @@ class World {
   /** The scheduler's submit handler. */
   private handle(units: UnitSubmission[]): SubmitResult[] {
     return submitEach(units, (good) => {
-      const { results, others } = this.core.submitAdmittingNow(good, this.now);
+      const { results, others } = this.core.submitAdmittingNow(good, this.now, {
+        keepQueued: this.keepQueued,
+      });
       for (const a of others) this.notices.push({ kind: 'admit', a });
       return results;
     });
@@ -234,10 +242,12 @@ class World {
       this.inbox.push({ units: [this.unit(runId, 0, false)], from: 'usual' });
       return;
     }
+    // Admitted: started with its admission; known before: started to check at once; kept in the
+    // queue: started to wait for its notice.
     const run = this.start(runId);
     if (r.admission && run.attempt === r.admission.attempt && !run.finished)
       this.admit(run, r.admission.attempt);
-    else if (!r.admission) this.check(runId, run); // checkNow
+    else if (!r.admission && r.duplicate) this.check(runId, run); // checkNow
   }
 
   /** Starts the run's workflow (idempotent on its id: an existing or closed one is left as it is). */
@@ -296,7 +306,7 @@ class World {
       while (this.inbox.length) this.apply({ k: 'deliver', pick: 0, twice: false, loseAnswer: false });
       while (this.answers.length) this.apply({ k: 'answer', pick: 0 });
       this.apply({ k: 'loop' });
-      while (this.notices.length) this.apply({ k: 'notice', pick: 0 });
+      while (this.notices.length) this.apply({ k: 'notice', pick: 0, patient: false });
       for (let i = 0; i < REQUESTS; i++) this.apply({ k: 'step', pick: 0 });
       for (const [runId, run] of this.runs)
         if (!run.finished && run.admitted === null) this.check(runId, run);
@@ -312,8 +322,8 @@ class World {
 describe('decide, then start: the protocol (property)', () => {
   it('late, duplicated and lost answers, the API or the scheduler lost between decision and start: every run once, no lease left', () => {
     fc.assert(
-      fc.property(fc.array(opArb, { maxLength: 120 }), (ops) => {
-        const w = new World();
+      fc.property(fc.array(opArb, { maxLength: 120 }), fc.boolean(), (ops, keepQueued) => {
+        const w = new World(keepQueued);
         for (const op of ops) w.apply(op);
         w.settle();
         for (let i = 0; i < REQUESTS; i++) {
