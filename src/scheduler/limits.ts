@@ -87,3 +87,11 @@ export const FAIRNESS_KEY_PATTERN = /^[A-Za-z0-9._:@|/+=-]{1,64}$/;
 
 /** Entries of a tenant's `keyWeights`. */
 export const MAX_KEY_WEIGHTS = 64;
+
+/**
+ * Key slots the continue-as-new snapshot writes under their own names, fleet-wide (tenants in the
+ * core's order, lanes, slots in the order their flow made them). Past it a backlogged slot's units are
+ * written under its hash bucket and share the bucket's turns after the restore, as keys past
+ * MAX_FLOW_KEYS do; this keeps the snapshot within 1 MiB with every queued unit under a key of its own.
+ */
+export const MAX_SNAPSHOT_KEY_SLOTS = 1_024;

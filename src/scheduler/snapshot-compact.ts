@@ -1,29 +1,34 @@
 import type { EndedTuple } from './ended';
 import { RunIdDecoder, RunIdEncoder } from './id-codec';
 import type { EntryTuple } from './ledger-log';
+import {
+  packKeysV2,
+  packQueueV2,
+  packQueueV3,
+  unpackKeysV2,
+  unpackQueueV2,
+  unpackQueueV3,
+} from './snapshot-queues';
+import { BASE36, BASE64, type Numbers } from './snapshot-numbers';
 import type {
-  KeysTuple,
   LeaseTuple,
   LedgerTuple,
-  QueueTuple,
   RateTuple,
   PlainSnapshot,
+  SchedulerSnapshot,
   SchedulerSnapshotV2,
+  SchedulerSnapshotV3,
   SettingsTuple,
   TenantSnapshot,
   TenantTuple,
 } from './snapshot-format';
 
 /*
- * Version 1 ⇄ version 2 of the snapshot. The two carry the same state; version 2 is the compact
- * encoding written at continue-as-new (see `SchedulerSnapshotV2`). Pure and exact: decode(encode(x))
- * equals x for every snapshot the core writes.
+ * The plain snapshot ⇄ its compact versions 2 and 3 (see `SchedulerSnapshotV2`). They carry the same
+ * state; version 3, written at continue-as-new, has its numbers in base 64 and its queues' key slots
+ * marked in line (`snapshot-queues.ts`). Pure and exact: decode(encode(x)) equals x for every plain
+ * snapshot the core writes for that version.
  */
-
-/** An integer in base 36; anything else (never written by the core, but exact all the same) as "~" + decimal. */
-const n36 = (x: number): string => (Number.isSafeInteger(x) ? x.toString(36) : `~${String(x)}`);
-const from36 = (s: string | undefined): number =>
-  s === undefined ? NaN : s.startsWith('~') ? Number(s.slice(1)) : parseInt(s, 36);
 
 class Encoders {
   private readonly byTenant = new Map<string, RunIdEncoder>();
@@ -43,99 +48,12 @@ class Decoders {
   }
 }
 
-/** `keys`: the lane's key slots, when the flow uses keys (a unit's "#" is its slot's index there). */
-function packQueue(
-  tenant: string,
-  [ids, costs, attempts, pools, slots]: QueueTuple,
-  keys: KeysTuple,
-): string {
-  const enc = new RunIdEncoder(tenant);
-  const slotIndex = new Map(keys === 0 ? [] : keys[1].map((name, i) => [name, i]));
-  let prevCost = NaN;
-  let prevSlot = '';
-  return ids
-    .map((id, i) => {
-      const cost = costs[i] ?? 1;
-      const attempt = attempts[i] ?? 0;
-      const pool = pools?.[i] ?? 0;
-      const slot = slots?.[i] ?? '';
-      let unit = enc.encode(id);
-      if (cost !== prevCost) unit += `*${n36(cost)}`;
-      if (attempt !== 0) unit += `!${n36(attempt)}`;
-      if (pool !== 0) unit += `@${n36(pool)}`;
-      if (slot !== prevSlot) unit += `#${n36(slotIndex.get(slot) ?? -1)}`;
-      prevCost = cost;
-      prevSlot = slot;
-      return unit;
-    })
-    .join(' ');
-}
-
-function packKeys(keys: KeysTuple): string {
-  if (keys === 0) return '';
-  const [kv, names, tags] = keys;
-  const slots = names.map((name, i) => {
-    // Relative to kv: at most the slot's largest unit cost / weight (exact for integers, to an ulp otherwise).
-    const ahead = (tags[i] ?? kv) - kv;
-    return `${name === '' ? '.' : name}${ahead === 0 ? '' : `:${n36(ahead)}`}`;
-  });
-  return [n36(kv), ...slots].join(' ');
-}
-
-function unpackKeys(packed: string): KeysTuple {
-  if (packed === '') return 0;
-  const [head, ...slots] = packed.split(' ');
-  const kv = from36(head);
-  const names: string[] = [];
-  const tags: number[] = [];
-  for (const slot of slots) {
-    const [name = '', tag] = slot.split(':');
-    names.push(name === '.' ? '' : name);
-    tags.push(tag === undefined ? kv : kv + from36(tag));
-  }
-  return [kv, names, tags];
-}
-
-function unpackQueue(tenant: string, packed: string, keys: KeysTuple | undefined): QueueTuple {
-  const dec = new RunIdDecoder(tenant);
-  const ids: string[] = [];
-  const costs: number[] = [];
-  const attempts: number[] = [];
-  const pools: number[] = [];
-  const slots: string[] = [];
-  let retried = false;
-  let pooled = false;
-  let keyed = false;
-  let cost = 1;
-  let slot = '';
-  if (packed === '') return [ids, costs, attempts];
-  for (const unit of packed.split(' ')) {
-    const m = /^([^*!@#]*)(?:\*([^*!@#]+))?(?:!([^*!@#]+))?(?:@([^*!@#]+))?(?:#([^*!@#]+))?$/.exec(unit);
-    const [, code = '', c, a, p, k] = m ?? [];
-    ids.push(dec.decode(code));
-    if (c !== undefined) cost = from36(c);
-    costs.push(cost);
-    const attempt = a === undefined ? 0 : from36(a);
-    attempts.push(attempt);
-    retried ||= attempt !== 0;
-    const pool = p === undefined ? 0 : from36(p);
-    pools.push(pool);
-    pooled ||= pool !== 0;
-    if (k !== undefined) slot = (keys ? keys[1][from36(k)] : undefined) ?? '';
-    slots.push(slot);
-    keyed ||= slot !== '';
-  }
-  const a = retried ? attempts : [];
-  if (keyed) return [ids, costs, a, pooled ? pools : [], slots];
-  return pooled ? [ids, costs, a, pools] : [ids, costs, a];
-}
-
 /** The tenant part of an id of the API's two forms, or undefined. */
 function tenantOfRunId(id: string): string | undefined {
   return (/^run-(.+)-[0-9a-f]{20}$/.exec(id) ?? /^batch-(.+)-[0-9a-f]{16}-[0-9]+$/.exec(id))?.[1];
 }
 
-function packEnded(list: EndedTuple[], position: Map<string, number>): string {
+function packEnded(list: EndedTuple[], position: Map<string, number>, N: Numbers): string {
   // Only runs of tenants the snapshot holds: a tenant that left the core (idle for an hour) takes its
   // ended runs with it, which keeps this part bounded; a closed run workflow still refuses admission.
   const out: string[] = [];
@@ -145,21 +63,31 @@ function packEnded(list: EndedTuple[], position: Map<string, number>): string {
     if (tenant !== undefined && i === undefined) continue;
     // An id of neither API form (the validators refuse those; tests use them) is kept whole, as "-".
     const code = new RunIdEncoder(tenant ?? '').encode(id); // one id a coder: each entry stands alone
-    out.push(`${i === undefined ? '-' : n36(i)} ${code} ${n36(attempt)} ${final} ${n36(charged)}`);
+    out.push(`${i === undefined ? '-' : N.to(i)} ${code} ${N.to(attempt)} ${final} ${N.to(charged)}`);
   }
   return out.join(';');
 }
 
-function unpackEnded(packed: string, tenants: TenantSnapshot[]): EndedTuple[] {
+function unpackEnded(packed: string, tenants: TenantSnapshot[], N: Numbers): EndedTuple[] {
   if (packed === '') return [];
   return packed.split(';').map((line): EndedTuple => {
     const [ref = '', code = '', attempt, final, charged] = line.split(' ');
-    const tenant = ref === '-' ? '' : (tenants[from36(ref)]?.id ?? '');
-    return [new RunIdDecoder(tenant).decode(code), from36(attempt), final === '1' ? 1 : 0, from36(charged)];
+    const tenant = ref === '-' ? '' : (tenants[N.from(ref)]?.id ?? '');
+    return [new RunIdDecoder(tenant).decode(code), N.from(attempt), final === '1' ? 1 : 0, N.from(charged)];
   });
 }
 
 export function encodeV2(s: PlainSnapshot): SchedulerSnapshotV2 {
+  return encode(s, 2) as SchedulerSnapshotV2;
+}
+
+export function encodeV3(s: PlainSnapshot): SchedulerSnapshotV3 {
+  return encode(s, 3) as SchedulerSnapshotV3;
+}
+
+function encode(s: PlainSnapshot, v: 2 | 3): SchedulerSnapshot {
+  const N = v === 2 ? BASE36 : BASE64;
+  const packQueue = v === 2 ? packQueueV2 : packQueueV3;
   const t0 = s.fleetRate.at;
   const rel = (x: number) => x - t0;
   const index = new Map<number, number>();
@@ -196,8 +124,8 @@ export function encodeV2(s: PlainSnapshot): SchedulerSnapshotV2 {
       packQueue(t.id, q[1], k[1]),
       packQueue(t.id, q[2], k[2]),
     ];
-    if (!t.keys) return [t.id, t.ord, settings, ledger, rate, tags, seen, queues];
-    const keys: [string, string, string] = [packKeys(k[0]), packKeys(k[1]), packKeys(k[2])];
+    if (!t.keys || v === 3) return [t.id, t.ord, settings, ledger, rate, tags, seen, queues];
+    const keys: [string, string, string] = [packKeysV2(k[0]), packKeysV2(k[1]), packKeysV2(k[2])];
     return [t.id, t.ord, settings, ledger, rate, tags, seen, queues, keys];
   });
   const enc = new Encoders();
@@ -225,7 +153,7 @@ export function encodeV2(s: PlainSnapshot): SchedulerSnapshotV2 {
           // The lease's model pool (absent: the default).
           ...(pool ? [pool] : []),
         ]
-          .map((x) => (typeof x === 'string' ? x : n36(x)))
+          .map((x) => (typeof x === 'string' ? x : N.to(x)))
           .join(' ');
       },
     )
@@ -236,7 +164,7 @@ export function encodeV2(s: PlainSnapshot): SchedulerSnapshotV2 {
     let prev = 0;
     const packed = entries
       .map(([seq, at, code, tokens, runId]) => {
-        const line = `${n36(seq - prev)} ${n36(rel(at))} ${code} ${n36(tokens)} ${e.encode(runId)}`;
+        const line = `${N.to(seq - prev)} ${N.to(rel(at))} ${code} ${N.to(tokens)} ${e.encode(runId)}`;
         prev = seq;
         return line;
       })
@@ -244,12 +172,14 @@ export function encodeV2(s: PlainSnapshot): SchedulerSnapshotV2 {
     return [position.get(tenant) ?? tenant, packed];
   });
   const { tenants: _t, leases: _l, log: _g, ended: endedRuns, ...rest } = s;
-  const snap: SchedulerSnapshotV2 = { v: 2, ...rest, t0, tenants, leases, log: { next: s.log.next, rings } };
-  if (endedRuns) snap.ended = packEnded(endedRuns, position);
+  const snap: SchedulerSnapshot = { v, ...rest, t0, tenants, leases, log: { next: s.log.next, rings } };
+  if (endedRuns) snap.ended = packEnded(endedRuns, position, N);
   return snap;
 }
 
-export function decodeV2(s: SchedulerSnapshotV2): PlainSnapshot {
+/** Decodes version 2 or 3. */
+export function decodeCompact(s: SchedulerSnapshot): PlainSnapshot {
+  const N = s.v === 2 ? BASE36 : BASE64;
   const t0 = s.t0;
   const abs = (x: number) => x + t0;
   const tenants = s.tenants.map((tuple): TenantSnapshot => {
@@ -287,12 +217,21 @@ export function decodeV2(s: SchedulerSnapshotV2): PlainSnapshot {
       seen: abs(seen),
       tags: [...tags],
     };
-    const k = keys ? ([unpackKeys(keys[0]), unpackKeys(keys[1]), unpackKeys(keys[2])] as const) : undefined;
+    if (s.v === 3) {
+      if (!queues) return t;
+      const lanes = queues.map((q) => unpackQueueV3(id, q));
+      t.queues = [lanes[0]![0], lanes[1]![0], lanes[2]![0]];
+      if (lanes.some(([, k]) => k !== 0)) t.keys = [lanes[0]![1], lanes[1]![1], lanes[2]![1]];
+      return t;
+    }
+    const k = keys
+      ? ([unpackKeysV2(keys[0]), unpackKeysV2(keys[1]), unpackKeysV2(keys[2])] as const)
+      : undefined;
     if (queues)
       t.queues = [
-        unpackQueue(id, queues[0], k?.[0]),
-        unpackQueue(id, queues[1], k?.[1]),
-        unpackQueue(id, queues[2], k?.[2]),
+        unpackQueueV2(id, queues[0], k?.[0]),
+        unpackQueueV2(id, queues[1], k?.[1]),
+        unpackQueueV2(id, queues[2], k?.[2]),
       ];
     if (k) t.keys = [...k];
     return t;
@@ -301,21 +240,21 @@ export function decodeV2(s: SchedulerSnapshotV2): PlainSnapshot {
   const leases = (s.leases === '' ? [] : s.leases.split(';')).map((packed): LeaseTuple => {
     const [i, lane, code, attempt, seq, admittedAt, expiresAt, reserved, used, charged, perCall, pool] =
       packed.split(' ');
-    const tenant = tenants[from36(i)];
+    const tenant = tenants[N.from(i)];
     const tuple: LeaseTuple = [
       tenant ? dec.of(tenant.id).decode(code ?? '') : '',
       tenant ? tenant.ord : -1,
-      from36(lane) as LeaseTuple[2],
-      from36(attempt),
-      from36(seq),
-      abs(from36(admittedAt)),
-      abs(from36(expiresAt)),
-      from36(reserved),
-      from36(used),
-      charged === undefined ? 0 : from36(charged),
+      N.from(lane) as LeaseTuple[2],
+      N.from(attempt),
+      N.from(seq),
+      abs(N.from(admittedAt)),
+      abs(N.from(expiresAt)),
+      N.from(reserved),
+      N.from(used),
+      charged === undefined ? 0 : N.from(charged),
       perCall === '1' ? 1 : 0,
     ];
-    if (pool !== undefined) tuple.push(from36(pool));
+    if (pool !== undefined) tuple.push(N.from(pool));
     return tuple;
   });
   const rings = s.log.rings.map(([ref, packed]): [string, EntryTuple[]] => {
@@ -324,13 +263,15 @@ export function decodeV2(s: SchedulerSnapshotV2): PlainSnapshot {
     let seq = 0;
     const entries = (packed === '' ? [] : packed.split(';')).map((line): EntryTuple => {
       const [ds, at, code, tokens, runCode] = line.split(' ');
-      seq += from36(ds);
-      return [seq, abs(from36(at)), code ?? 'r', from36(tokens), d.decode(runCode ?? '=')];
+      seq += N.from(ds);
+      return [seq, abs(N.from(at)), code ?? 'r', N.from(tokens), d.decode(runCode ?? '=')];
     });
     return [tenant, entries];
   });
   const { v: _v, t0: _t0, tenants: _t, leases: _l, log: _g, ended: endedRuns, ...rest } = s;
   const snap: PlainSnapshot = { ...rest, tenants, leases, log: { next: s.log.next, rings } };
-  if (endedRuns !== undefined) snap.ended = unpackEnded(endedRuns, tenants);
+  if (endedRuns !== undefined) snap.ended = unpackEnded(endedRuns, tenants, N);
   return snap;
 }
+
+export const decodeV2: (s: SchedulerSnapshotV2) => PlainSnapshot = decodeCompact;

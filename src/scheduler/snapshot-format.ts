@@ -126,14 +126,9 @@ export type RateTuple = [number, number] | [number, number, number];
 
 /**
  * [id, ord, settings, ledger (times relative to t0), rate, fair-queuing tags per lane, last seen
- *  (relative to t0), queues per lane (omitted when nothing is queued)]. A queue is one string of units joined by " ",
- * each unit its run-id code (`id-codec.ts`), then "*" + cost in base 36 when it differs from the
- * previous unit's, then "!" + attempt in base 36 when it is not 0, "@" + pool index when not the
- * default, "#" + index into the lane's key slots when its slot differs from the previous unit's
- * (the first unit's previous slot is the default key ''); then, only while some flow uses a key,
- * the key slots per lane: "" for none, else the key-level virtual time in base 36, then per slot
- * " " + its stored name ("." for the default key) + ":" + its tag less the virtual time in base 36
- * when not 0.
+ *  (relative to t0), queues per lane (omitted when nothing is queued), in version 2 only and only
+ *  while some flow uses a key its key slots per lane]. Queues and key slots are packed as
+ *  `snapshot-queues.ts` describes.
  */
 export type TenantTuple = [
   string,
@@ -148,7 +143,7 @@ export type TenantTuple = [
 ];
 
 /**
- * Version 2, what `snapshot()` writes and `restore()` reads: the plain state, encoded compactly so that it has
+ * Version 2, what earlier code wrote and `restore()` still reads: the plain state, encoded compactly so that it has
  * a hard bound (see `limits.ts`): tuples instead of objects, run ids coded against their tenant,
  * integers in base 36 inside packed strings, times relative to `t0`. Still plain, readable JSON.
  */
@@ -176,5 +171,14 @@ export interface SchedulerSnapshotV2 extends SnapshotFleet {
   ended?: string;
 }
 
-/** What `snapshot()` writes and `restore()` reads. */
-export type SchedulerSnapshot = SchedulerSnapshotV2;
+/**
+ * Version 3, what `snapshot()` writes: version 2 with its numbers in base 64 (`snapshot-numbers.ts`),
+ * its queues' key slots marked in line and no key slots apart (`snapshot-queues.ts`, element 8 of a
+ * tenant tuple absent).
+ */
+export interface SchedulerSnapshotV3 extends Omit<SchedulerSnapshotV2, 'v'> {
+  v: 3;
+}
+
+/** What `snapshot()` writes (version 3) and `restore()` reads (versions 2 and 3). */
+export type SchedulerSnapshot = SchedulerSnapshotV2 | SchedulerSnapshotV3;

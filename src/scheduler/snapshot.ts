@@ -4,72 +4,21 @@ import { DEFAULT_GOVERNOR } from './defaults';
 import { newGovernor } from './governor';
 import type { GovernorState } from './governor';
 import { earliestBudgetRoll, refreshTenant } from './eligibility';
-import { LaneQueue, liveUnits, pushUnit } from './fair-queue';
-import { storedName } from './key-queue';
+import { LaneQueue, pushUnit } from './fair-queue';
+import { MAX_SNAPSHOT_KEY_SLOTS } from './limits';
+import { laneTuples, type PoolIndex } from './snapshot-lanes';
 import { LeaseTable } from './leases';
 import { EndedRuns } from './ended';
 import { LedgerLog } from './ledger-log';
 import { ChargeKeys, FencedOwners } from './charge-keys';
 import { restoredFigure } from './ledger';
 import { restoreLingers } from './lingers';
-import type { Flow, Lane, QueuedUnit, TenantState } from './queue-state';
+import type { Lane, QueuedUnit, TenantState } from './queue-state';
 import { createTenant } from './tenants';
-import { decodeV2, encodeV2 } from './snapshot-compact';
-import type {
-  KeysTuple,
-  LeaseTuple,
-  QueueTuple,
-  SchedulerSnapshot,
-  PlainSnapshot,
-  TenantSnapshot,
-} from './snapshot-format';
+import { decodeCompact, encodeV3 } from './snapshot-compact';
+import type { LeaseTuple, SchedulerSnapshot, PlainSnapshot, TenantSnapshot } from './snapshot-format';
 import { DEFAULT_POOL } from './pools';
 import type { TenantSettings } from './types';
-
-/** Pool names to snapshot indices (from 1; 0 is the default pool). */
-type PoolIndex = Map<string, number>;
-
-function queueTuple(t: TenantState, lane: Lane, pools: PoolIndex): QueueTuple {
-  const ids: string[] = [];
-  const costs: number[] = [];
-  const attempts: number[] = [];
-  const poolOf: number[] = [];
-  const slots: string[] = [];
-  let retried = false;
-  let pooled = false;
-  let keyed = false;
-  for (const u of liveUnits(t.flows[lane])) {
-    ids.push(u.runId);
-    costs.push(u.cost);
-    attempts.push(u.attempt);
-    retried ||= u.attempt !== 0;
-    const p = pools.get(u.pool) ?? 0;
-    poolOf.push(p);
-    pooled ||= p !== 0;
-    slots.push(storedName(u.slot));
-    keyed ||= u.slot !== '';
-  }
-  const a = retried ? attempts : [];
-  if (keyed) return [ids, costs, a, pooled ? poolOf : [], slots];
-  return pooled ? [ids, costs, a, poolOf] : [ids, costs, a];
-}
-
-/**
- * A flow's backlogged key slots and their tags, or 0 when it uses no key but the default. Idle slots
- * are not written (what they still owe, one unit each at most, is forgiven at continue-as-new): the
- * slots written are at most the units queued.
- */
-function keysTuple(f: Flow): KeysTuple {
-  const k = f.keys;
-  const names: string[] = [];
-  const tags: number[] = [];
-  for (const q of k.slots.values()) {
-    if (q.live === 0) continue;
-    names.push(storedName(q.key));
-    tags.push(q.tag);
-  }
-  return names.length === 0 || (names.length === 1 && names[0] === '') ? 0 : [k.kv, names, tags];
-}
 
 /** A governor's state, copied (its nested records too). */
 function copyGovernor(g: GovernorState): GovernorState {
@@ -85,20 +34,22 @@ function copyGovernor(g: GovernorState): GovernorState {
   };
 }
 
-/** The compact snapshot (version 2) that continue-as-new carries. */
+/** The compact snapshot (version 3) that continue-as-new carries. */
 export function toSnapshot(s: CoreState): SchedulerSnapshot {
-  return encodeV2(toPlain(s));
+  return encodeV3(toPlain(s));
 }
 
-/** Restores the compact snapshot (version 2); any other version is refused. */
+/** Restores a compact snapshot (version 2 or 3); any other version is refused. */
 export function fromSnapshot(snap: SchedulerSnapshot, endedMemory?: number): CoreState {
-  if (snap.v !== 2) throw new Error(`Unsupported scheduler snapshot version ${String(snap.v)}`);
-  return fromPlain(decodeV2(snap), endedMemory);
+  const v: unknown = snap.v;
+  if (v !== 2 && v !== 3) throw new Error(`Unsupported scheduler snapshot version ${String(v)}`);
+  return fromPlain(decodeCompact(snap), endedMemory);
 }
 
 function toPlain(s: CoreState): PlainSnapshot {
   const pools: PoolIndex = new Map([...s.pools.keys()].map((name, i) => [name, i + 1]));
   const tenants: TenantSnapshot[] = [];
+  const budget = { left: MAX_SNAPSHOT_KEY_SLOTS };
   for (const t of s.tenants.values()) {
     const l = t.ledger;
     const linger = s.lingers.get(t.id);
@@ -114,9 +65,9 @@ function toPlain(s: CoreState): PlainSnapshot {
       tags: [t.flows[0].tag, t.flows[1].tag, t.flows[2].tag],
     };
     if (t.queued > 0) {
-      snap.queues = [queueTuple(t, 0, pools), queueTuple(t, 1, pools), queueTuple(t, 2, pools)];
-      const keys = t.flows.map(keysTuple) as [KeysTuple, KeysTuple, KeysTuple];
-      if (keys.some((k) => k !== 0)) snap.keys = keys;
+      const lanes = t.flows.map((f) => laneTuples(f, pools, budget));
+      snap.queues = [lanes[0]![0], lanes[1]![0], lanes[2]![0]];
+      if (lanes.some(([, k]) => k !== 0)) snap.keys = [lanes[0]![1], lanes[1]![1], lanes[2]![1]];
     }
     tenants.push(snap);
   }

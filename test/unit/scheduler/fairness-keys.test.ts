@@ -3,6 +3,7 @@ import { FleetScheduler } from '../../../src/scheduler';
 import type { Admission, UnitSubmission } from '../../../src/scheduler';
 import type { CoreState } from '../../../src/scheduler/core';
 import { FLOW_KEY_BUCKETS, MAX_FLOW_KEYS } from '../../../src/scheduler/limits';
+import { decodeCompact, encodeV2 } from '../../../src/scheduler/snapshot-compact';
 import { T0, makeFleet } from './helpers';
 
 const unit = (runId: string, fairnessKey: string, cost = 100, tenant = 'a'): UnitSubmission => ({
@@ -121,6 +122,27 @@ describe('fairness keys inside a tenant', () => {
     for (const x of [s, restored]) x.submit([unit('late-vip', 'vip', 50)], T0);
     expect(order(restored, 120)).toEqual(order(s, 120));
     expect(flowOf(restored).keys.slots.size).toBeLessThanOrEqual(flowOf(s).keys.slots.size);
+  });
+
+  it('restores a version 2 snapshot (key slots apart, absolute tags) as earlier code wrote it', () => {
+    const s = makeFleet({ settings: { concurrency: 1 }, tenants: { a: { keyWeights: { vip: 4 } }, b: {} } });
+    s.submit(
+      Array.from({ length: 60 }, (_, i) => unit(`x-${i}`, ['vip', 'user-1', 'user-2'][i % 3]!, 40 + i * 8)),
+      T0,
+    );
+    s.submit([unit('b-0', '', 200, 'b')], T0);
+    order(s, 20);
+    // The same state in version 2: the key-level virtual time and tags absolute, not relative.
+    const plain = decodeCompact(s.snapshot());
+    for (const t of plain.tenants)
+      t.keys = t.keys?.map((k) => (k === 0 ? 0 : [k[0] + 12_345, k[1], k[2].map((x) => x + 12_345)])) as
+        typeof t.keys | undefined;
+    const v2 = encodeV2(plain);
+    expect(v2.v).toBe(2);
+    expect(v2.tenants[0]?.[8]).toBeDefined();
+    const restored = FleetScheduler.restore(JSON.parse(JSON.stringify(v2)));
+    expect(restored.snapshot()).toEqual(s.snapshot());
+    expect(order(restored, 60)).toEqual(order(s, 60));
   });
 
   it('drops a cancelled unit from its key, and its key leaves the turn when nothing is left', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeV2 } from '../../../src/scheduler/snapshot-compact';
+import { decodeCompact } from '../../../src/scheduler/snapshot-compact';
 import { FleetScheduler } from '../../../src/scheduler';
 import { MAX_ENDED_RUNS } from '../../../src/scheduler/ended';
 import { T0, makeFleet, units } from './helpers';
@@ -67,7 +67,7 @@ describe('run lifecycle in the core', () => {
       adm.map((a) => release(a.runId, 0, 1)),
       T0,
     );
-    expect(decodeV2(s.snapshot()).ended).toHaveLength(MAX_ENDED_RUNS);
+    expect(decodeCompact(s.snapshot()).ended).toHaveLength(MAX_ENDED_RUNS);
     expect(s.submit([us[0]!], T0)[0]).toMatchObject({ duplicate: false }); // forgotten
     expect(s.submit([us.at(-1)!], T0)[0]).toMatchObject({ duplicate: true });
   });

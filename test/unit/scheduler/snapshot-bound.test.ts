@@ -15,11 +15,13 @@ import {
   MAX_CORE_TENANTS,
   MAX_FAIRNESS_KEY_LENGTH,
   MAX_GLOBAL_QUEUED,
+  MAX_SNAPSHOT_KEY_SLOTS,
   MAX_TENANT_ID_LENGTH,
   MAX_TOKENS,
   withRetryHeadroom,
 } from '../../../src/scheduler/limits';
-import { decodeV2, encodeV2 } from '../../../src/scheduler/snapshot-compact';
+import { decodeCompact, encodeV3 } from '../../../src/scheduler/snapshot-compact';
+import { BASE64 } from '../../../src/scheduler/snapshot-numbers';
 import { MAX_ENDED_RUNS, type EndedTuple } from '../../../src/scheduler/ended';
 import { LINGER_LEASE_TTLS, MAX_LINGERS } from '../../../src/scheduler/lingers';
 import type { SchedulerInput } from '../../../src/workflows/scheduler';
@@ -132,7 +134,7 @@ function worstCase(keyOf?: (n: number) => string) {
  */
 function fullInput(s: FleetScheduler, t: number, tenants: string[]) {
   // The memory of ended runs, full: the longest ids, the largest attempts and charges.
-  const v1 = decodeV2(s.snapshot());
+  const v1 = decodeCompact(s.snapshot());
   v1.ended = Array.from({ length: MAX_ENDED_RUNS }, (_, i): EndedTuple => [
     runIdOf(tenants[i % tenants.length]!, 10 ** 7 + i),
     MAX_ATTEMPT,
@@ -154,8 +156,8 @@ function fullInput(s: FleetScheduler, t: number, tenants: string[]) {
     const [ps, pe, reserved, spent] = ts.ledger;
     ts.ledger = [ps, pe, reserved, spent, MAX_TOKENS, t + LINGER_LEASE_TTLS * 86_400_000];
   }
-  const full = encodeV2(v1);
-  expect(decodeV2(full).ended).toEqual(v1.ended);
+  const full = encodeV3(v1);
+  expect(decodeCompact(full).ended).toEqual(v1.ended);
 
   const input: SchedulerInput = {
     settings: {
@@ -181,7 +183,7 @@ describe('the bound on the continue-as-new input', () => {
     expect(s.upsertTenant(tenantId(MAX_CORE_TENANTS), { ...defaultSettings }, t)).toBe(false);
     expect(status.inFlight).toBe(MAX_CONCURRENCY);
     expect(status.queued.total).toBe(withRetryHeadroom(MAX_GLOBAL_QUEUED));
-    const log = decodeV2(s.snapshot()).log.rings.reduce((k, [, e]) => k + e.length, 0);
+    const log = decodeCompact(s.snapshot()).log.rings.reduce((k, [, e]) => k + e.length, 0);
     expect(log).toBe(LEDGER_RING_TOTAL);
     const more = s.submit(
       [{ runId: runIdOf(tenants[0]!, 10 ** 7), tenant: tenants[0]!, priority: 'batch', cost: 1, attempt: 5 }],
@@ -206,23 +208,32 @@ describe('the bound on the continue-as-new input', () => {
     expect(restored.status(t)).toEqual(s.status(t));
   });
 
-  it("stays ≤ 1.5 MiB at the fairness keys' maximum: every queued unit under a key of its own", () => {
+  it("stays ≤ 1 MiB at the fairness keys' maximum: every queued unit under a key of its own", () => {
     // The longest legal key, distinct per unit: every flow holds a slot per unit it has queued.
     const { s, t, tenants } = worstCase((n) => `user-${n}-`.padEnd(MAX_FAIRNESS_KEY_LENGTH, 'k'));
     const { input, full } = fullInput(s, t, tenants);
-    const slots = full.tenants.reduce(
-      (k, tuple) =>
-        k + (tuple[8] ?? []).reduce((n, lane) => n + (lane === '' ? 0 : lane.split(' ').length - 1), 0),
-      0,
+    const marks = full.tenants.flatMap((tuple) =>
+      (tuple[7] ?? []).flatMap((lane) => lane.split(' ').filter((u) => /^[A-P~]/.test(u))),
     );
-    expect(slots).toBe(withRetryHeadroom(MAX_GLOBAL_QUEUED));
-    // Here most slots start at the key-level virtual time; at worst each is a whole unit ahead of it.
-    const ahead = slots * `:${MAX_TOKENS.toString(36)}`.length;
-    const bytes = encodedBytes(input) + ahead;
+    // Every unit is in a slot of its own: the first MAX_SNAPSHOT_KEY_SLOTS are written by their names,
+    // the rest by their buckets (one character, once per run of units in one bucket).
+    const named = marks.filter((m) => m.startsWith('~'));
+    expect(named).toHaveLength(MAX_SNAPSHOT_KEY_SLOTS);
+    expect(marks.length).toBeLessThanOrEqual(withRetryHeadroom(MAX_GLOBAL_QUEUED));
+    expect(marks.filter((m) => /^[A-P][rbi]/.test(m))).toHaveLength(marks.length - named.length);
+    // Here most named slots start at the key-level virtual time; at worst each leads it by the most
+    // written (MAX_TOKENS, 5 characters in base 64).
+    const lead = `:${BASE64.to(MAX_TOKENS)}`.length;
+    const ahead = named.filter((m) => !/^~[0-9a-z]*:/.test(m)).length * lead;
+    // A stored name is "~" + up to 7 characters (a 32-bit hash in base 36); some here are shorter.
+    const short = named.reduce((k, m) => k + 8 - (m.split(/[:/]/)[0] ?? '').length, 0);
+    // Here units of one flow that hash to one bucket share a mark; at worst each unit has its own.
+    const shared = withRetryHeadroom(MAX_GLOBAL_QUEUED) - marks.length;
+    const bytes = encodedBytes(input) + ahead + shared + short;
     console.log(
       `continue-as-new input at the key maximum: ≤ ${bytes} bytes (${(bytes / MiB).toFixed(3)} MiB)`,
     );
-    expect(bytes).toBeLessThanOrEqual(1.5 * MiB);
+    expect(bytes).toBeLessThanOrEqual(MiB);
 
     const restored = FleetScheduler.restore(JSON.parse(JSON.stringify(full)));
     expect(restored.snapshot()).toEqual(full);
@@ -231,7 +242,7 @@ describe('the bound on the continue-as-new input', () => {
 
   it('the same fleet as plain JSON (uncompacted) would not fit', () => {
     const { s } = worstCase();
-    const plain: PlainSnapshot = decodeV2(s.snapshot());
+    const plain: PlainSnapshot = decodeCompact(s.snapshot());
     expect(Buffer.byteLength(JSON.stringify(plain))).toBeGreaterThan(2 * MiB);
   });
 });
