@@ -21,7 +21,7 @@ import { chargedCall } from './charged-call';
 import type { ChatClient } from './chat-client';
 import { modelCallActivities } from './model-call';
 import type { EffectStore } from '../stores/effects/effect-store';
-import { noUpdateHandler, renewalOf } from './mailbox';
+import { noUpdateHandler, renewalGapMs, renewalOf } from './mailbox';
 import type { SchedulerMailbox } from './mailbox';
 import { clientTimeoutMs } from './model-client';
 import type { ModelClient } from './model-client';
@@ -176,7 +176,8 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
       // Renewals say who the run is, so a scheduler that lost its lease takes it back (recovery).
       const lease = { runId: req.runId, attempt: req.attempt, perCall: true };
       const who = renewalOf(req);
-      mailbox.renew({ ...who, usedTokens: req.usedSoFar });
+      const renew = (usedTokens: number) => mailbox.renew({ ...who, usedTokens }, renewalGapMs(req));
+      renew(req.usedSoFar);
       const every = Math.max(200, Math.min(req.leaseTtlMs / 3, 10_000));
       // A retried regular step whose earlier attempt was billed (its heartbeat says so: a worker died
       // after the call) does not call again. Nor does it charge: that attempt's call intent is charged
@@ -213,7 +214,7 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
         } else {
           // A call the provider holds (a gateway queueing it) keeps the lease, and a longer step its heartbeat.
           const beat = setInterval(() => {
-            mailbox.renew({ ...who, usedTokens: req.usedSoFar });
+            renew(req.usedSoFar);
             if (!ctx.info.isLocal) ctx.heartbeat();
           }, every);
           try {
@@ -236,7 +237,7 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
         }
         if (!ctx.info.isLocal) ctx.heartbeat({ billedTokens: usedTokens });
       }
-      mailbox.renew({ ...who, usedTokens: req.usedSoFar + usedTokens });
+      renew(req.usedSoFar + usedTokens);
       // Hold the step to its minimum length, heartbeating and renewing the lease meanwhile.
       for (
         let left = req.minMs - (Date.now() - started);
@@ -245,7 +246,7 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
       ) {
         await ctx.sleep(Math.min(left, every));
         if (!ctx.info.isLocal) ctx.heartbeat({ billedTokens: usedTokens });
-        mailbox.renew({ ...who, usedTokens: req.usedSoFar + usedTokens });
+        renew(req.usedSoFar + usedTokens);
       }
       if (req.fail) {
         throw ApplicationFailure.create({

@@ -7,6 +7,7 @@ import { reportSignal, reportUpdate } from '../contract/scheduler-messages';
 import type { WorkerReport } from '../contract/scheduler-messages';
 import type { StepRequest } from '../contract/activity-types';
 import type { ReportLog } from '../stores/report-log/report-log';
+import { RenewalSpacing } from './renewal-spacing';
 
 /** Windows kept while the scheduler is unreachable; older ones are stale news and dropped. */
 const MAX_UNSENT_OBSERVATIONS = 20;
@@ -68,7 +69,8 @@ export class SchedulerMailbox {
   private releases: Release[] = [];
   private cancels: string[] = [];
   private unreachable: { runId: string; attempt: number }[] = [];
-  private renewals = new Map<string, Renewal>();
+  /** Renewals, at most one per lease per its gap (a third of its TTL). */
+  private renewals = new RenewalSpacing();
   /** Model windows not sent yet (kept while the scheduler is unreachable), so a throttle is never lost. */
   private unsent: ModelObservation[] = [];
   /** A report whose delivery failed: the next flush sends it again, as it is. */
@@ -111,7 +113,7 @@ export class SchedulerMailbox {
 
   release(r: Release): Promise<void> {
     this.releases.push(r);
-    this.renewals.delete(r.runId);
+    this.renewals.drop(r.runId);
     return this.awaitFlush();
   }
 
@@ -146,9 +148,12 @@ export class SchedulerMailbox {
     return this.awaitFlush();
   }
 
-  /** Renewals are fire-and-forget: the newest per run wins, and a lost one only shortens a lease. */
-  renew(r: Renewal): void {
-    this.renewals.set(r.runId, r);
+  /**
+   * Renewals are fire-and-forget: the newest per run wins, and a lost one only shortens a lease. One
+   * goes per lease per `gapMs` (give a third of the lease's TTL; 0: with the next report).
+   */
+  renew(r: Renewal, gapMs = 0): void {
+    this.renewals.add(r, gapMs);
   }
 
   private awaitFlush(): Promise<void> {
@@ -158,6 +163,7 @@ export class SchedulerMailbox {
   /** Takes everything pending as one report, or null when there is nothing to send. */
   private take(force: boolean): Outgoing | null {
     this.unsent.push(...this.observations());
+    const renewals = this.renewals.due(Date.now());
     const report: WorkerReport = {};
     // A keyed charge of nothing (a call billed 0 tokens) has nothing to deliver: handed back as it is.
     const sent = this.keyed.filter((c) => c.tokens !== 0);
@@ -171,14 +177,14 @@ export class SchedulerMailbox {
       alone &&
       !force &&
       !this.unreachable.length &&
-      !this.renewals.size &&
+      !renewals.length &&
       !this.unsent.length &&
       Date.now() - this.confirmsSince < CONFIRMS_ALONE_MS;
     if (this.confirms.length && !waitMore) report.settled = this.confirms.splice(0, MAX_CONFIRMS_PER_REPORT);
     if (this.releases.length) report.releases = this.releases;
     if (this.cancels.length) report.cancels = this.cancels;
     if (this.unreachable.length) report.unreachable = this.unreachable;
-    if (this.renewals.size) report.renewals = [...this.renewals.values()];
+    if (renewals.length) report.renewals = renewals;
     if (this.unsent.length) report.observations = this.unsent.slice(-MAX_UNSENT_OBSERVATIONS);
     if (nothing.length) this.onCharged?.(nothing);
     if (Object.keys(report).length === 0) return null;
@@ -191,7 +197,6 @@ export class SchedulerMailbox {
     this.releases = [];
     this.cancels = [];
     this.unreachable = [];
-    this.renewals = new Map();
     this.unsent = [];
     this.waiters = [];
     return out;
@@ -274,6 +279,9 @@ export class SchedulerMailbox {
     if (this.waiters.length) await this.flush(true);
   }
 }
+
+/** The least time between two renewals of one lease from a worker: a third of the lease's TTL. */
+export const renewalGapMs = (req: { leaseTtlMs: number }): number => req.leaseTtlMs / 3;
 
 /**
  * What a run's renewals say of it (besides its use): who it is, so a scheduler that lost its lease

@@ -7,7 +7,7 @@ import type { CallCharges } from './call-charges';
 import { chargedCall } from './charged-call';
 import type { ChatClient } from './chat-client';
 import { clientTimeoutMs } from './model-client';
-import { renewalOf } from './mailbox';
+import { renewalGapMs, renewalOf } from './mailbox';
 import type { SchedulerMailbox } from './mailbox';
 import { promptBound } from './provider/tokenizer';
 
@@ -74,7 +74,8 @@ export function modelCallActivities(
         });
       const lease = { runId: req.runId, attempt: req.attempt, perCall: true };
       const who = renewalOf(req);
-      const renew = (used: number) => deps.mailbox.renew({ ...who, usedTokens: req.usedSoFar + used });
+      const renew = (used: number) =>
+        deps.mailbox.renew({ ...who, usedTokens: req.usedSoFar + used }, renewalGapMs(req));
       renew(0);
       const tenant = req.tenant ?? (await deps.tenantOf(req.runId));
       if (tenant === undefined)
