@@ -439,7 +439,7 @@ const policy = {
     .enum(['update', 'pull'])
     .default('pull')
     .describe(
-      "How a worker's reports (releases, charges, renewals, model observations) reach the scheduler: `pull` appends each to the report log in the call intents' store (DATABASE_URL, else DATA_DIR/call-intents.db) and the scheduler pulls them with one activity at a time, whatever the number of workers (no update per worker; a release is done once it is durable there); `update` sends each worker's report as a `workerReport` update (Temporal takes 10 updates in flight per workflow: more than about eight workers need `history.maxInFlightUpdates` raised). The scheduler pulls the log either way, so workers may change path one by one.",
+      "How a worker's reports (releases, charges, renewals, model observations) reach the scheduler: `pull` appends each to the report log in the call intents' store (DATABASE_URL, else DATA_DIR/call-intents.db) and the scheduler pulls them with one activity at a time, whatever the number of workers (no update per worker; a release is done once it is durable there); `update` sends each worker's report as a `workerReport` update, each holding one of the workers' WORKER_UPDATE_PERMITS (Temporal takes 10 updates in flight per workflow), so past a few workers reports queue and releases land late. The scheduler pulls the log either way, so workers may change path one by one.",
     ),
   REPORT_PULL_WAIT_MS: z.coerce
     .number()

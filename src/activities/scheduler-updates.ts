@@ -83,8 +83,11 @@ export class PermitGate {
 export type SchedulerUpdate = <Ret, Args extends [unknown, ...unknown[]]>(
   def: UpdateDefinition<Ret, Args>,
   args: Args,
-  /** `signal` ends the wait for a permit and the update; `timeoutMs` bounds the update once sent. */
-  opts?: { signal?: AbortSignal; timeoutMs?: number },
+  /**
+   * `signal` ends the wait for a permit and the update; `timeoutMs` bounds the update once sent;
+   * `updateId` makes a repeat of it one update (the server answers a repeat to the same run once).
+   */
+  opts?: { signal?: AbortSignal; timeoutMs?: number; updateId?: string },
 ) => Promise<Ret>;
 
 /**
@@ -102,7 +105,10 @@ export function schedulerUpdates(
         ...(opts.signal ? [opts.signal] : []),
         ...(opts.timeoutMs !== undefined ? [AbortSignal.timeout(opts.timeoutMs)] : []),
       ];
-      const update = () => client.workflow.getHandle(schedulerId).executeUpdate(def, { args });
+      const update = () =>
+        client.workflow
+          .getHandle(schedulerId)
+          .executeUpdate(def, { args, ...(opts.updateId !== undefined ? { updateId: opts.updateId } : {}) });
       return signals.length > 0 ? client.withAbortSignal(AbortSignal.any(signals), update) : update();
     };
     return gate ? gate.hold(send, opts.signal) : send();

@@ -153,6 +153,7 @@ export async function startFleetWorker(opts: {
   });
   const updatePermits = new PermitGate(permits, config.schedulerWorkflowId, config.updatePermits, log);
   if (config.reports.path === 'pull') mailbox.logTo = reports;
+  else mailbox.permits = updatePermits;
   const converter = await openDataConverter(config).catch(async (err: unknown) => {
     await permits.close();
     await reports.close();
