@@ -183,6 +183,22 @@ export default tseslint.config(
     },
   },
   {
+    // Workers' scheduler updates share the fleet's permits (WORKER_UPDATE_PERMITS): each goes through
+    // schedulerUpdates, which holds one, so none bypasses the share of the 10 updates in flight.
+    files: ['src/activities/**/*.ts'],
+    ignores: ['src/activities/scheduler-updates.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.property.name='executeUpdate']",
+          message:
+            'Send scheduler updates through schedulerUpdates (scheduler-updates.ts): it holds a permit.',
+        },
+      ],
+    },
+  },
+  {
     // Tests and benches read JSON replies: `any` there is the honest type of a parsed body.
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

@@ -439,7 +439,7 @@ const policy = {
     .enum(['update', 'pull'])
     .default('pull')
     .describe(
-      "How a worker's reports (releases, charges, renewals, model observations) reach the scheduler: `pull` appends each to the report log in the call intents' store (DATABASE_URL, else DATA_DIR/call-intents.db) and the scheduler pulls them with one activity at a time, whatever the number of workers (no update per worker; a release is done once it is durable there); `update` sends each worker's report as a `workerReport` update (Temporal takes 10 updates in flight per workflow: more than about eight workers need `history.maxInFlightUpdates` raised). The scheduler pulls the log either way, so workers may change path one by one.",
+      "How a worker's reports (releases, charges, renewals, model observations) reach the scheduler: `pull` appends each to the report log in the call intents' store (DATABASE_URL, else DATA_DIR/call-intents.db) and the scheduler pulls them with one activity at a time, whatever the number of workers (no update per worker; a release is done once it is durable there); `update` sends each worker's report as a `workerReport` update, each holding one of the workers' WORKER_UPDATE_PERMITS (Temporal takes 10 updates in flight per workflow), so past a few workers reports queue and releases land late. The scheduler pulls the log either way, so workers may change path one by one.",
     ),
   REPORT_PULL_WAIT_MS: z.coerce
     .number()
@@ -449,6 +449,24 @@ const policy = {
     .default(1000)
     .describe(
       "How long the scheduler's pull of the report log waits for a first report before it answers empty (ms). A report is pulled within about 20 ms of being logged while the pull waits; an idle scheduler pays one activity per wait, and continue-as-new waits for the pull in flight.",
+    ),
+  WORKER_UPDATE_PERMITS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(9)
+    .default(4)
+    .describe(
+      "How many scheduler updates every worker together may have in flight at once (resubmits, top-ups, the offer batcher's and scheduled runs' submits, tenant re-syncs): each holds one of this many permits, leased in the call intents' store (DATABASE_URL, else DATA_DIR/call-intents.db), while it is on its way. Temporal takes 10 updates in flight per workflow (`history.maxInFlightUpdates`); the default 4 leaves 6 to the API processes' submit coalescers (2 each) and the operator's updates. Set the same value on every worker.",
+    ),
+  WORKER_UPDATE_PERMIT_TTL_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .max(120_000)
+    .default(15_000)
+    .describe(
+      "The lease of a worker's update permit (ms), renewed every third of it while its update is on its way: a worker killed holding one frees it this long after its last renewal. Keep it well above the clock skew between worker hosts.",
     ),
   WORKFLOW_BUNDLE_PATH: optionalString.describe(
     "A prebuilt workflow bundle (bundleWorkflowCode's output, from this same code) for the worker to load instead of bundling src/workflows when it starts (about 5 s of CPU). Empty: bundled at start.",
@@ -967,6 +985,8 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
     mailboxFlushMs: e.MAILBOX_FLUSH_MS,
     /** How worker reports reach the scheduler (REPORTS), and how long its pull waits for one. */
     reports: { path: e.REPORTS, pullWaitMs: e.REPORT_PULL_WAIT_MS },
+    /** The fleet-wide permits on workers' scheduler updates (WORKER_UPDATE_PERMITS, its TTL in ms). */
+    updatePermits: { slots: e.WORKER_UPDATE_PERMITS, ttlMs: e.WORKER_UPDATE_PERMIT_TTL_MS },
     /** A prebuilt workflow bundle the worker loads instead of bundling `src/workflows`; undefined: bundled at start. */
     workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     /** Durable call charges (src/activities/call-charges.ts), in ms. */

@@ -10,6 +10,8 @@ import type { RunOfferPorts } from '../contract/offer-runs';
 import { mapLimit } from '../util/map-limit';
 import { admitSignal, budgetRefusedSignal, leaseRevokedSignal } from '../contract/run-messages';
 import { submitUpdate, topUpUpdate, topUpsUpdate, upsertTenantsUpdate } from '../contract/scheduler-messages';
+import { schedulerUpdates } from './scheduler-updates';
+import type { PermitGate } from './scheduler-updates';
 import type { TopUpRequest } from '../contract/scheduler-messages';
 import type { TenantSettings, UnitSubmission } from '../scheduler/types';
 import type { RecoveredUsage } from '../contract/scheduler-messages';
@@ -68,6 +70,11 @@ export interface ActivityDeps {
    * copy, which may be stale. Without it such a run waits until the API re-syncs its tenants.
    */
   tenantSettings?: (tenant: string) => Promise<TenantSettings | undefined>;
+  /**
+   * The fleet's permits for the scheduler updates workers send (WORKER_UPDATE_PERMITS): every update
+   * below holds one. Without it (a unit test's worker) they go unbounded.
+   */
+  updatePermits?: PermitGate;
   /** Where the items of batches sent in parts wait (read by index, forgotten once their runs exist). */
   batchItems?: Pick<BatchItemStore, 'readItems' | 'dropItems'>;
   log: Logger;
@@ -79,37 +86,33 @@ const COALESCED_TIMEOUT_MS = 60_000;
 /** Builds the activities from their dependencies: production hands in real ones, tests their own. */
 export function createActivities(deps: ActivityDeps): FleetActivities {
   const { client, mailbox, model, effects } = deps;
-  const scheduler = () => client.workflow.getHandle(deps.schedulerId);
+  const update = schedulerUpdates(client, deps.schedulerId, deps.updatePermits);
   const tenantOf = tenantLookup(client);
   /** Sends the tenant's stored settings to the scheduler; false when the store has no such tenant. */
-  const resyncTenant = async (tenant: string): Promise<boolean> => {
+  const resyncTenant = async (tenant: string, signal?: AbortSignal): Promise<boolean> => {
     const settings = await deps.tenantSettings?.(tenant);
     if (!settings) return false;
     deps.log.info({ tenant }, 'scheduler did not know the tenant; re-syncing it from the tenant store');
-    await scheduler().executeUpdate(upsertTenantsUpdate, { args: [[{ tenant, settings }]] });
+    await update(upsertTenantsUpdate, [[{ tenant, settings }]], signal ? { signal } : {});
     return true;
   };
-  const offers = new OfferBatcher(client, deps.schedulerId, deps.log, resyncTenant);
+  const offers = new OfferBatcher(client, deps.schedulerId, update, deps.log, resyncTenant);
   /**
    * The runs of this worker share one scheduler update per linger (the scheduler takes at most 10
    * updates in flight); one that does not come back within the bound fails its runs' calls, which
    * their activities retry.
    */
   const coalesced = <T, R>(send: (items: T[]) => Promise<R[]>) =>
-    new Coalescer<T, R>(
-      (items) => client.withAbortSignal(AbortSignal.timeout(COALESCED_TIMEOUT_MS), () => send(items)),
-      { lingerMs: 15, maxUnits: 1000, maxInFlight: 2 },
-    );
-  const resubmits = coalesced((units: UnitSubmission[]) =>
-    scheduler().executeUpdate(submitUpdate, { args: [units] }),
-  );
+    new Coalescer<T, R>(send, { lingerMs: 15, maxUnits: 1000, maxInFlight: 2 });
+  const bounded = { timeoutMs: COALESCED_TIMEOUT_MS };
+  const resubmits = coalesced((units: UnitSubmission[]) => update(submitUpdate, [units], bounded));
   /** `topUps`; one by one to an older scheduler without its handler. */
   const topUps = coalesced(async (reqs: TopUpRequest[]) => {
     try {
-      return await scheduler().executeUpdate(topUpsUpdate, { args: [reqs] });
+      return await update(topUpsUpdate, [reqs], bounded);
     } catch (err) {
       if (!noUpdateHandler(err)) throw err;
-      return Promise.all(reqs.map((r) => scheduler().executeUpdate(topUpUpdate, { args: [r] })));
+      return Promise.all(reqs.map((r) => update(topUpUpdate, [r], bounded)));
     }
   });
   /**
@@ -129,8 +132,6 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
     if (deps.calls) return deps.calls;
     throw new Error('this worker has no call intent store (it cannot charge a model call durably)');
   };
-  const cancellable = <R>(fn: () => Promise<R>): Promise<R> =>
-    client.withAbortSignal(Context.current().cancellationSignal, fn);
 
   /**
    * Signals a run; false when its workflow is missing or closed. Revocations and refusals go to runs
@@ -311,7 +312,7 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
       if (
         !result.accepted &&
         result.code === 'unknown_tenant' &&
-        (await cancellable(() => resyncTenant(unit.tenant)))
+        (await resyncTenant(unit.tenant, Context.current().cancellationSignal))
       )
         return send();
       return result;
@@ -364,7 +365,7 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
     const ports: RunOfferPorts = {
       startRun: deps.startRun,
       discardRun: deps.discardRun,
-      submit: (units) => cancellable(() => scheduler().executeUpdate(submitUpdate, { args: [units] })),
+      submit: (units) => update(submitUpdate, [units], { signal: Context.current().cancellationSignal }),
     };
     const outcomes = await offerRuns(ports, specs, { onRefused: 'keep', concurrency: 32 });
     const refused = outcomes.flatMap((o, i) =>

@@ -8,6 +8,8 @@ import type { WorkerReport } from '../contract/scheduler-messages';
 import type { StepRequest } from '../contract/activity-types';
 import type { ReportLog } from '../stores/report-log/report-log';
 import { RenewalSpacing } from './renewal-spacing';
+import { schedulerUpdates } from './scheduler-updates';
+import type { PermitGate } from './scheduler-updates';
 
 /** Windows kept while the scheduler is unreachable; older ones are stale news and dropped. */
 const MAX_UNSENT_OBSERVATIONS = 20;
@@ -88,6 +90,8 @@ export class SchedulerMailbox {
    * pulls them; a report is delivered once it is durable there. Undefined: reports go as updates.
    */
   logTo: ReportLog | undefined;
+  /** The fleet's permits on workers' updates (WORKER_UPDATE_PERMITS): a report update holds one. */
+  permits: PermitGate | undefined;
   /** Consecutive failed flushes, and when the next attempt may go (backoff ×2 up to MAX_BACKOFF_MS). */
   private failures = 0;
   private notBefore = 0;
@@ -212,11 +216,14 @@ export class SchedulerMailbox {
       return this.logTo.append(this.schedulerId, out.report.id, JSON.stringify(out.report), Date.now());
     const handle = this.client.workflow.getHandle(this.schedulerId);
     if (this.stopping() || Date.now() < this.signalsUntil) return handle.signal(reportSignal, out.report);
+    // A wait for a permit ends when the worker stops: the report then goes as a signal.
+    const gaveUp = new AbortController();
+    const opts = { updateId: out.report.id, ...(this.permits ? { signal: gaveUp.signal } : {}) };
     try {
-      await this.unlessStopping(
-        handle.executeUpdate(reportUpdate, { args: [out.report], updateId: out.report.id }),
-      );
+      const update = schedulerUpdates(this.client, this.schedulerId, this.permits);
+      await this.unlessStopping(update(reportUpdate, [out.report], opts));
     } catch (err) {
+      gaveUp.abort();
       if (err instanceof Stopping) return handle.signal(reportSignal, out.report);
       if (!noUpdateHandler(err)) throw err;
       this.signalsUntil = Date.now() + SIGNAL_FALLBACK_MS;

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { UnitSubmission } from '../scheduler/types';
 import { knowsQuery, submitUpdate } from '../contract/scheduler-messages';
 import type { OfferResult } from '../contract/activity-types';
+import type { SchedulerUpdate } from './scheduler-updates';
 
 interface Pending {
   unit: UnitSubmission;
@@ -31,6 +32,8 @@ export class OfferBatcher {
   constructor(
     private readonly client: Client,
     private readonly schedulerId: string,
+    /** The worker's scheduler updates, each under a permit of the fleet's (`schedulerUpdates`). */
+    private readonly update: SchedulerUpdate,
     private readonly log: Logger,
     /** Sends a tenant the scheduler does not know from the tenant store; false when there is none. */
     private readonly resync: (tenant: string) => Promise<boolean> = async () => false,
@@ -69,7 +72,7 @@ export class OfferBatcher {
       units.map((u) => u.runId),
     );
     const unknown = units.filter((_, i) => !known[i]);
-    const submitted = unknown.length > 0 ? await handle.executeUpdate(submitUpdate, { args: [unknown] }) : [];
+    const submitted = unknown.length > 0 ? await this.update(submitUpdate, [unknown]) : [];
     const byRun = new Map(submitted.map((r) => [r.runId, r]));
     // A run waiting outside the scheduler (at a gate, or refused for now) finds its tenant evicted:
     // the tenant comes back from the store, and its runs are offered once more.
@@ -80,8 +83,7 @@ export class OfferBatcher {
     const back = new Set<string>();
     for (const tenant of new Set(lost.map((u) => u.tenant))) if (await this.resync(tenant)) back.add(tenant);
     const again = lost.filter((u) => back.has(u.tenant));
-    if (again.length > 0)
-      for (const r of await handle.executeUpdate(submitUpdate, { args: [again] })) byRun.set(r.runId, r);
+    if (again.length > 0) for (const r of await this.update(submitUpdate, [again])) byRun.set(r.runId, r);
     return units.map((u, i): OfferResult => {
       if (known[i]) return { state: 'known', retryAfterSeconds: 0 };
       const r = byRun.get(u.runId);

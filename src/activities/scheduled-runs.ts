@@ -12,6 +12,8 @@ import { refusalCode } from '../contract/schedules';
 import type { ScheduledRunActivities, ScheduledRunOutcome } from '../contract/schedules';
 import type { TenantRecord } from '../stores/tenants/tenants';
 import { schedulerSettings } from '../stores/tenants/tenants';
+import { schedulerUpdates } from './scheduler-updates';
+import type { PermitGate } from './scheduler-updates';
 
 export interface ScheduledRunDeps {
   client: Client;
@@ -20,6 +22,8 @@ export interface ScheduledRunDeps {
   discardRun: RunOfferPorts['discardRun'];
   /** The tenant as the API stores it (undefined: no such tenant). */
   tenant: (tenant: string) => Promise<TenantRecord | undefined>;
+  /** The fleet's permits for workers' scheduler updates (WORKER_UPDATE_PERMITS); without: unbounded. */
+  updatePermits?: PermitGate;
   log: Logger;
 }
 
@@ -37,7 +41,7 @@ export function scheduledRunId(tenant: string, firingWorkflowId: string): string
 /** The activities of a schedule's firing: the run's offer (the door's path), its wait, its cancel. */
 export function scheduledRunActivities(deps: ScheduledRunDeps): ScheduledRunActivities {
   const { client } = deps;
-  const scheduler = () => client.workflow.getHandle(deps.schedulerId);
+  const update = schedulerUpdates(client, deps.schedulerId, deps.updatePermits);
   const cancellable = <R>(fn: () => Promise<R>): Promise<R> =>
     client.withAbortSignal(Context.current().cancellationSignal, fn);
 
@@ -68,14 +72,14 @@ export function scheduledRunActivities(deps: ScheduledRunDeps): ScheduledRunActi
       const ports: RunOfferPorts = {
         startRun: deps.startRun,
         discardRun: deps.discardRun,
-        submit: (units) => cancellable(() => scheduler().executeUpdate(submitUpdate, { args: [units] })),
+        submit: (units) => update(submitUpdate, [units], { signal: Context.current().cancellationSignal }),
       };
       const [outcome] = await offerRuns(ports, [spec], {
         resync: async (tenant) => {
           const settings = schedulerSettings(record);
-          await cancellable(() =>
-            scheduler().executeUpdate(upsertTenantsUpdate, { args: [[{ tenant, settings }]] }),
-          );
+          await update(upsertTenantsUpdate, [[{ tenant, settings }]], {
+            signal: Context.current().cancellationSignal,
+          });
         },
       });
       if (!outcome) throw new Error(`no offer outcome for ${runId}`);

@@ -11,6 +11,7 @@ import {
   openBatchItems,
   openCallIntents,
   openReportLog,
+  openUpdatePermits,
   openEffectStore,
   openStore,
 } from '../stores/open';
@@ -20,6 +21,7 @@ import { schedulerSettings } from '../stores/tenants/tenants';
 import { openDataConverter } from './claim-check';
 import { createActivities } from '../activities';
 import { scheduledRunActivities } from '../activities/scheduled-runs';
+import { PermitGate } from '../activities/scheduler-updates';
 import type { RunSpec, StartOptions } from '../contract/fleet-port';
 import { SchedulerMailbox } from '../activities/mailbox';
 import { createModelClient } from '../activities/model-client';
@@ -141,8 +143,19 @@ export async function startFleetWorker(opts: {
     await intents.close();
     throw err;
   });
+  // Every worker-side scheduler update holds one of the fleet's permits (WORKER_UPDATE_PERMITS).
+  const permits = await openUpdatePermits(callIntentsLocation(config)).catch(async (err: unknown) => {
+    await effects.close();
+    await batchItems.close();
+    await intents.close();
+    await reports.close();
+    throw err;
+  });
+  const updatePermits = new PermitGate(permits, config.schedulerWorkflowId, config.updatePermits, log);
   if (config.reports.path === 'pull') mailbox.logTo = reports;
+  else mailbox.permits = updatePermits;
   const converter = await openDataConverter(config).catch(async (err: unknown) => {
+    await permits.close();
     await reports.close();
     await intents.close();
     await effects.close();
@@ -156,6 +169,7 @@ export async function startFleetWorker(opts: {
     await batchItems.close();
     await intents.close();
     await reports.close();
+    await permits.close();
     await converter.close();
     throw err;
   });
@@ -171,6 +185,7 @@ export async function startFleetWorker(opts: {
     await calls.close();
     await intents.close();
     await reports.close();
+    await permits.close();
     await effects.close();
     await batchItems.close();
     await converter.close();
@@ -244,6 +259,7 @@ export async function startFleetWorker(opts: {
       effects,
       effectSinkUrl: config.effectSinkUrl,
       batchItems,
+      updatePermits,
       // A disabled tenant is restored held (maxInFlight 0), as the API syncs it.
       tenantSettings: async (tenant) => {
         const record = await apiStore.tenants.get(tenant);
@@ -261,6 +277,7 @@ export async function startFleetWorker(opts: {
         startRun,
         discardRun,
         tenant: (tenant) => apiStore.tenants.get(tenant),
+        updatePermits,
         log,
       }),
     };

@@ -18,6 +18,9 @@ import { openPgPayloads } from './payloads/payload-store-pg';
 import type { ReportLog } from './report-log/report-log';
 import { openSqliteReportLog } from './report-log/report-log-sqlite';
 import { openPgReportLog } from './report-log/report-log-pg';
+import type { UpdatePermits } from './update-permits/update-permits';
+import { openSqliteUpdatePermits } from './update-permits/update-permits-sqlite';
+import { openPgUpdatePermits } from './update-permits/update-permits-pg';
 import type { SchedulerStateStore } from './scheduler-state/scheduler-state';
 import { openSqliteSchedulerState } from './scheduler-state/scheduler-state-sqlite';
 import { openPgSchedulerState } from './scheduler-state/scheduler-state-pg';
@@ -97,6 +100,14 @@ export function openCallIntents(location: string): Promise<CallIntentStore> {
  */
 export function openReportLog(location: string): Promise<ReportLog> {
   return openAt(location, openSqliteReportLog, openPgReportLog);
+}
+
+/**
+ * The fleet-wide permits for the workers' scheduler updates, in the call intents' store
+ * (`callIntentsLocation`), which every worker reaches already.
+ */
+export function openUpdatePermits(location: string): Promise<UpdatePermits> {
+  return openAt(location, openSqliteUpdatePermits, openPgUpdatePermits);
 }
 
 /**
