@@ -110,15 +110,8 @@ export class RunLifecycle {
     const cost = Math.max(atLeast, spec.estimatedTokens - state.usage, 1);
     state.offeredCost = cost;
     for (;;) {
-      const r = await local.resubmit({
-        runId: spec.runId,
-        tenant: spec.tenant,
-        priority: spec.priority,
-        cost,
-        ...(spec.fairnessKey ? { fairnessKey: spec.fairnessKey } : {}),
-        attempt: state.attempt,
-        ...this.usage(state.attempt),
-      });
+      // The unit it offers anew, at the cost it now needs (its pool and key as ever).
+      const r = await local.resubmit({ ...this.unit(state.attempt), cost });
       if (r.accepted) break;
       await sleep(Math.max(REOFFER_FLOOR_MS, r.retryAfterSeconds * 1000));
     }

@@ -17,9 +17,11 @@ describe('leases', () => {
     const orphanQueue = `orphan-${s.id}`;
     const runId = `run-${tenant}-${'0'.repeat(19)}1`; // the API's id form, which the scheduler requires
     const scheduler = s.client.workflow.getHandle(s.config.schedulerWorkflowId);
-    await startBareRun(s, runId, tenant, orphanQueue);
+    // In a model pool of its own, which its second attempt must keep.
+    const pool = `pool-${s.id}`;
+    await startBareRun(s, runId, tenant, orphanQueue, { pool, input: { stepMs: 4000 } });
     const [accepted] = await scheduler.executeUpdate(submitUpdate, {
-      args: [[{ runId, tenant, priority: 'standard', cost: 10 }]],
+      args: [[{ runId, tenant, priority: 'standard', cost: 10, pool }]],
     });
     expect(accepted).toMatchObject({ accepted: true });
 
@@ -37,9 +39,16 @@ describe('leases', () => {
     expect(freed.body.inFlight).toBe(0);
     expect(freed.body.counters.expired).toBe(1);
 
-    // Its worker comes back: the run learns its lease was revoked, queues again (attempt 1) and completes.
+    // Its worker comes back: the run learns its lease was revoked, queues again (attempt 1) in its
+    // pool and completes.
     const worker = await startExtraWorker(s, orphanQueue);
     try {
+      const again = await waitFor(
+        () => s.call('GET', '/v1/admin/scheduler'),
+        (v) => v.body.counters.admitted === 2 && v.body.inFlight === 1,
+        30_000,
+      );
+      expect(again.body.pools?.[pool]?.inFlight, 'the second attempt counts in its pool').toBe(1);
       const done = await waitFor(
         () => s.call('GET', `/v1/runs/${runId}`, { token: key }),
         (v) => v.body?.status === 'completed',

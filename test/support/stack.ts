@@ -289,15 +289,17 @@ export function startBareRun(
   runId: string,
   tenant: string,
   taskQueue = s.config.temporal.taskQueue,
+  extra: { pool?: string; input?: Record<string, number> } = {},
 ): Promise<StartOutcome> {
   const spec = {
     runId,
     tenant,
     agent: 'synthetic',
     priority: 'standard' as const,
-    input: { steps: 1, tokensPerStep: 10 },
+    input: { steps: 1, tokensPerStep: 10, ...extra.input },
     estimatedTokens: 10,
     createdAt: new Date().toISOString(),
+    ...(extra.pool ? { pool: extra.pool } : {}),
   };
   return startRunWorkflow(s.client, taskQueue, spec, s.config.runs);
 }
