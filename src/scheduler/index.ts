@@ -12,10 +12,11 @@ export { LEDGER_RING_PER_TENANT, LEDGER_RING_TOTAL } from './ledger-log';
 export { MAX_RETRY_AFTER_S, NO_PERIOD_RETRY_AFTER_S } from './retry-after';
 export * from './types';
 export {
+  DEMAND_GRID,
   allowance,
+  demandCurve,
   effectiveFloor,
   fleetTotal,
-  liveGrants,
   renewGrants,
   withinQuota,
 } from './fleet-governor';
