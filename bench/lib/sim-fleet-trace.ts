@@ -12,7 +12,8 @@ export interface FleetTrace {
  * Reshapes the sim's units (in place) into the sharded mode's trace: `whaleShare` of the units go
  * to the first `whales` tenants, each unit under one of `whaleKeys` end users (Zipf(0.6), so a few
  * users flood); the rest are Zipf(0.8) over the many small tenants. A whale's own in-flight cap is
- * the fleet's, so only the scheduler limits it. Arrival times, lanes and costs are the sim's.
+ * the fleet's, so only the scheduler limits it. Arrival times, lanes and costs are the sim's
+ * (`--one-lane`: every unit standard).
  */
 export function skewTrace(o: SimOptions, tenants: SimTenants, u: SimUnits): FleetTrace {
   const whales = Math.max(0, Math.min(o.whales, o.tenants - 1));
@@ -28,6 +29,7 @@ export function skewTrace(o: SimOptions, tenants: SimTenants, u: SimUnits): Flee
       u.tenant[i] = whales + small();
     }
   }
+  if (o.oneLane) u.lane.fill(1);
   for (let w = 0; w < whales; w++) tenants.maxInFlight[w] = o.concurrency;
   return { keyOf, whales };
 }

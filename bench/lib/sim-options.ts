@@ -34,6 +34,8 @@ export interface SimOptions {
   floorShare: number;
   /** Whether shard 0 stops renewing for a tenth of the run (its grant lapses to its floor). */
   lapse: boolean;
+  /** Sharded mode: every unit in the standard lane (isolates fairness across shards from lane mixes). */
+  oneLane: boolean;
   out: string;
 }
 
@@ -57,6 +59,7 @@ export const DEFAULT_SIM_OPTIONS: SimOptions = {
   grantMs: 1000,
   floorShare: 0.1,
   lapse: true,
+  oneLane: false,
   out: 'bench/results/sim.json',
 };
 
