@@ -1,23 +1,13 @@
 import { performance } from 'node:perf_hooks';
-import {
-  DEFAULT_GOVERNOR,
-  FleetScheduler,
-  allowance,
-  defaultTenantSettings,
-  demandCurve,
-  fleetTotal,
-  renewGrants,
-  shardOf,
-} from '../../src/scheduler';
-import type { Admission, FleetGovernorConfig, Grant, Release, UnitSubmission } from '../../src/scheduler';
+import { allowance, demandCurve, fleetTotal, renewGrants } from '../../src/scheduler';
+import type { Admission, Grant, Release, UnitSubmission } from '../../src/scheduler';
 import { FairnessWindows } from './fairness';
 import type { LaneFairness } from './fairness';
+import { T0, buildFleet } from './sim-fleet-setup';
 import type { FleetTrace } from './sim-fleet-trace';
 import type { SimOptions } from './sim-options';
 import { LANE_NAMES } from './sim-workload';
 import type { SimTenants, SimUnits } from './sim-workload';
-
-const T0 = Date.UTC(2025, 0, 1);
 
 export interface FleetRun {
   shards: number;
@@ -56,57 +46,7 @@ export function simulateFleet(
   shards: number,
   governed: boolean,
 ): FleetRun {
-  const ids = Array.from({ length: shards }, (_, k) => `shard-${k}`);
-  const overrides = Object.fromEntries(
-    Array.from({ length: trace.whales }, (_, w) => [`tenant-${w}`, ids[w % shards]!]),
-  );
-  const map = { version: 1, shards: ids, overrides };
-  const names = Array.from({ length: o.tenants }, (_, t) => `tenant-${t}`);
-  const home = Int32Array.from(names, (n) => ids.indexOf(shardOf(map, n)));
-  const quota = { slots: o.concurrency, requestsPerMinute: 60 * o.concurrency, tokensPerMinute: o.tpm };
-  const gcfg: FleetGovernorConfig = {
-    quota,
-    floor: {
-      slots: Math.max(1, Math.floor((o.floorShare * quota.slots) / shards)),
-      requestsPerMinute: Math.floor((o.floorShare * quota.requestsPerMinute) / shards),
-      tokensPerMinute: Math.floor((o.floorShare * quota.tokensPerMinute) / shards),
-    },
-    shards: ids,
-    leaseMs: 3 * o.grantMs,
-  };
-  const cores = ids.map(() =>
-    FleetScheduler.create(
-      {
-        settings: {
-          concurrency: governed ? gcfg.floor.slots : o.concurrency,
-          floors: { standard: 0.1, batch: 0.05 },
-          leaseTtlSeconds: 60,
-          globalMaxQueued: o.units,
-        },
-        governor: {
-          ...DEFAULT_GOVERNOR,
-          maxConcurrency: o.concurrency * 2,
-          initialTokensPerMinute: o.tpm / shards,
-          minTokensPerMinute: o.tpm / 100 / shards,
-          maxTokensPerMinute: o.tpm * 1.5,
-          increaseTokensPerMinute: o.tpm / 100 / shards,
-        },
-      },
-      T0,
-    ),
-  );
-  names.forEach((n, t) =>
-    cores[home[t]!]!.upsertTenant(
-      n,
-      defaultTenantSettings({
-        weight: tenants.weights[t]!,
-        maxQueued: o.units,
-        maxInFlight: tenants.maxInFlight[t]!,
-      }),
-      T0,
-    ),
-  );
-
+  const { ids, names, home, quota, gcfg, cores } = buildFleet(o, tenants, trace, shards, governed);
   const inFlightOf = new Int32Array(o.tenants);
   const queuedOf = new Int32Array(o.tenants);
   const maxCost = u.cost.reduce((a, c) => Math.max(a, c), 0);
