@@ -4,9 +4,13 @@ import type { Admission, Release, UnitSubmission } from '../src/scheduler';
 import { FairnessWindows } from './lib/fairness';
 import { printSimReport } from './lib/sim-report';
 import type { SimResult } from './lib/sim-report';
-import { parseSimOptions } from './lib/sim-options';
+import { DEFAULT_SIM_OPTIONS, parseSimOptions } from './lib/sim-options';
 import type { SimOptions } from './lib/sim-options';
 import { LANE_NAMES, makeTenants, makeUnits } from './lib/sim-workload';
+import { simulateFleet } from './lib/sim-fleet';
+import { fleetJain, printFleetReport, vtcRatio } from './lib/sim-fleet-report';
+import type { FleetSimResult } from './lib/sim-fleet-report';
+import { skewTrace } from './lib/sim-fleet-trace';
 import { writeResult } from './lib/results';
 import { measureSteadyState } from './lib/steady-state';
 import { percentile } from './lib/stats';
@@ -245,9 +249,42 @@ export function simulate(o: SimOptions): SimResult {
   };
 }
 
+/**
+ * Sharded mode (issue 48): the skewed trace through `o.shards` cores under the fleet governor, and
+ * through one core (the oracle), with the fleet-wide checks of the issue.
+ */
+export function simulateShards(o: SimOptions): FleetSimResult {
+  const tenants = makeTenants(o);
+  const u = makeUnits(o);
+  const trace = skewTrace(o, tenants, u);
+  const oracle = simulateFleet(o, tenants, u, trace, 1, false);
+  const fleet = simulateFleet(o, tenants, u, trace, o.shards, true);
+  const quota = Math.max(...Object.values(fleet.governor!.maxTotalOverQuota));
+  const jain = { fleet: fleetJain(fleet.fairness), oracle: fleetJain(oracle.fairness) };
+  const vtc = { fleet: vtcRatio(fleet.fairness), oracle: vtcRatio(oracle.fairness) };
+  return {
+    options: o,
+    oracle,
+    fleet,
+    checks: {
+      jain: { ...jain, pass: jain.fleet >= 0.99 },
+      vtc: { ...vtc, pass: vtc.fleet <= 1 },
+      quota: { maxTotalOverQuota: quota, pass: quota <= 1 },
+    },
+  };
+}
+
 /** CLI entry (also called by the bench dispatcher): runs, prints, writes JSON to --out. */
 export async function runSim(argv: string[]): Promise<void> {
   const o = parseSimOptions(argv);
+  if (o.shards > 0) {
+    const result = simulateShards(o);
+    printFleetReport(result);
+    const { out, ...parameters } = o;
+    const file = out === DEFAULT_SIM_OPTIONS.out ? undefined : out;
+    console.log(`\nwrote ${writeResult('sim-shards', result, { parameters, ...(file ? { file } : {}) })}`);
+    return;
+  }
   const result = simulate(o);
   printSimReport(result);
   const { out, ...parameters } = o;

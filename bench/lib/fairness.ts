@@ -7,6 +7,19 @@ export interface LaneFairness {
   /** Tenant-weighted mean of the per-window indices. */
   meanJain: number;
   minJain: number;
+  /** With a VTC bound configured: the largest spread of weight-normalised tokens in a window, and its ratio to the bound. */
+  vtc?: { maxSpread: number; maxSpreadOverBound: number };
+}
+
+/**
+ * The VTC measure's bound for a window (Sheng et al., OSDI 2024): tenants i and j backlogged
+ * throughout differ in weight-normalised service by at most maxCost/w_i + maxCost/w_j, plus, across
+ * shards, `lagTokens` (what the fleet admits in one grant lease) over the window's backlogged weight,
+ * once on each side.
+ */
+export interface VtcBound {
+  maxCost: number;
+  lagTokens: number;
 }
 
 class LaneWindow {
@@ -15,6 +28,8 @@ class LaneWindow {
   admitted = 0;
   target = 0;
   readonly results: { tenants: number; jain: number }[] = [];
+  maxSpread = 0;
+  maxRatio = 0;
 
   constructor(n: number) {
     this.tokens = new Float64Array(n);
@@ -41,6 +56,7 @@ export class FairnessWindows {
     private readonly unitsPerTenant: number,
     /** Whether a tenant is at its own in-flight cap right now. */
     private readonly atCap: (tenant: number) => boolean,
+    private readonly vtc?: VtcBound,
   ) {
     this.queued = new Int32Array(weights.length * 3);
     this.lanes = [0, 1, 2].map(() => new LaneWindow(weights.length));
@@ -65,7 +81,10 @@ export class FairnessWindows {
     for (let t = 0; t < this.weights.length; t++) {
       if (w.eligible[t]) xs.push((w.tokens[t] as number) / (this.weights[t] as number));
     }
-    if (w.target > 0 && xs.length >= 2) w.results.push({ tenants: xs.length, jain: jain(xs) });
+    if (w.target > 0 && xs.length >= 2) {
+      w.results.push({ tenants: xs.length, jain: jain(xs) });
+      if (this.vtc) this.spread(w);
+    }
     let n = 0;
     for (let t = 0; t < this.weights.length; t++) {
       const backlogged = this.queued[t * 3 + lane]! > 0;
@@ -77,6 +96,24 @@ export class FairnessWindows {
     w.target = Math.max(100, n * this.unitsPerTenant);
   }
 
+  private spread(w: LaneWindow): void {
+    const v = this.vtc!;
+    let hi = -1;
+    let lo = -1;
+    let weight = 0;
+    for (let t = 0; t < this.weights.length; t++) {
+      if (!w.eligible[t]) continue;
+      const x = w.tokens[t]! / this.weights[t]!;
+      weight += this.weights[t]!;
+      if (hi < 0 || x > w.tokens[hi]! / this.weights[hi]!) hi = t;
+      if (lo < 0 || x < w.tokens[lo]! / this.weights[lo]!) lo = t;
+    }
+    const spread = w.tokens[hi]! / this.weights[hi]! - w.tokens[lo]! / this.weights[lo]!;
+    const bound = v.maxCost / this.weights[hi]! + v.maxCost / this.weights[lo]! + (2 * v.lagTokens) / weight;
+    w.maxSpread = Math.max(w.maxSpread, spread);
+    w.maxRatio = Math.max(w.maxRatio, spread / bound);
+  }
+
   summary(): LaneFairness[] {
     return this.lanes.map((w, lane) => {
       const n = w.results.reduce((a, r) => a + r.tenants, 0);
@@ -86,6 +123,7 @@ export class FairnessWindows {
         meanTenants: w.results.length ? n / w.results.length : 0,
         meanJain: n ? w.results.reduce((a, r) => a + r.jain * r.tenants, 0) / n : NaN,
         minJain: w.results.length ? Math.min(...w.results.map((r) => r.jain)) : NaN,
+        ...(this.vtc ? { vtc: { maxSpread: w.maxSpread, maxSpreadOverBound: w.maxRatio } } : {}),
       };
     });
   }

@@ -19,6 +19,23 @@ export interface SimOptions {
   /** Steady-state decision timing: backlog held at this depth for this many decisions (0 skips it). */
   steadyQueued: number;
   steadyDecisions: number;
+  /**
+   * Sharded mode (issue 48) when > 0: this many cores as shards under the fleet governor, on a
+   * skewed trace, beside one core (the oracle) on the same trace. 0 keeps the single-core sim.
+   */
+  shards: number;
+  /** The skewed trace: whale tenants, their share of the units, and end-user fairness keys per whale. */
+  whales: number;
+  whaleShare: number;
+  whaleKeys: number;
+  /** The fleet governor's renewal period, ms (a grant's lease is three of them). */
+  grantMs: number;
+  /** Share of the quota held back as the shards' floors. */
+  floorShare: number;
+  /** Whether shard 0 stops renewing for a tenth of the run (its grant lapses to its floor). */
+  lapse: boolean;
+  /** Sharded mode: every unit in the standard lane (isolates fairness across shards from lane mixes). */
+  oneLane: boolean;
   out: string;
 }
 
@@ -35,6 +52,14 @@ export const DEFAULT_SIM_OPTIONS: SimOptions = {
   vanish: 0.0002,
   steadyQueued: 100_000,
   steadyDecisions: 200_000,
+  shards: 0,
+  whales: 4,
+  whaleShare: 0.5,
+  whaleKeys: 2000,
+  grantMs: 1000,
+  floorShare: 0.1,
+  lapse: true,
+  oneLane: false,
   out: 'bench/results/sim.json',
 };
 

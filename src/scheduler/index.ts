@@ -11,3 +11,15 @@ export { MAX_CHARGE_KEYS, MAX_FENCED_OWNERS, chargeId, ownerId } from './charge-
 export { LEDGER_RING_PER_TENANT, LEDGER_RING_TOTAL } from './ledger-log';
 export { MAX_RETRY_AFTER_S, NO_PERIOD_RETRY_AFTER_S } from './retry-after';
 export * from './types';
+export {
+  DEMAND_GRID,
+  allowance,
+  demandCurve,
+  effectiveFloor,
+  fleetTotal,
+  renewGrants,
+  withinQuota,
+} from './fleet-governor';
+export type { FleetGovernorConfig, Grant, PoolQuota, ShardDemand } from './fleet-governor';
+export { shardOf } from './shard-map';
+export type { ShardMap } from './shard-map';

@@ -45,7 +45,7 @@ export interface KeySlot<U extends KeyedUnit = KeyedUnit> {
 export const MAX_NAMED_KEYS = MAX_FLOW_KEYS - FLOW_KEY_BUCKETS;
 
 /** A stable 32-bit hash of a key (FNV-1a over its UTF-16 code units). */
-function fnv1a(key: string): number {
+export function fnv1a(key: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
   return h >>> 0;
