@@ -72,6 +72,11 @@ export interface RunView {
   result: unknown;
   error: { code: string; message: string } | null;
   batchId: string | null;
+  /**
+   * Who the run is for inside its tenant (its `fairnessKey`); null: the tenant's default key. The API
+   * reads it from the run's memo (set at its start), so the run's own query leaves it out.
+   */
+  fairnessKey?: string | null;
   /** The run's tool calls (refused ones included), with the identity each acted as. */
   toolCalls: ToolCallView[];
   /** The run's human gate, once its agent opened one: what it proposes, and (once decided) who decided. */

@@ -494,5 +494,6 @@ function queuedView(spec: RunSpec): RunView {
     error: null,
     toolCalls: [],
     batchId: spec.batchId ?? null,
+    fairnessKey: spec.fairnessKey ?? null,
   };
 }
