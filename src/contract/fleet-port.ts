@@ -158,6 +158,10 @@ export interface BatchSpec {
   onBudgetExhausted?: BudgetExhaustedMode;
   /** The model pool of its runs (see {@link RunSpec}); set where the batch is started. */
   pool?: string;
+  /** The fairness key of the batch's runs (see {@link RunSpec}); absent: the tenant's default. */
+  fairnessKey?: string;
+  /** Each item's own fairness key, aligned with the items; null: the batch's `fairnessKey`. */
+  fairnessKeys?: (string | null)[];
   createdAt: string;
 }
 
