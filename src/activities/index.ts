@@ -34,7 +34,7 @@ import type { ReportLog } from '../stores/report-log/report-log';
 import { agentEffectActivity } from './agent-effects';
 import type { EffectFunction } from './agent-effects';
 import { tenantLookup } from './tenant-of';
-import type { FleetActivities } from '../contract/activity-types';
+import type { BatchChunk, FleetActivities } from '../contract/activity-types';
 
 export interface ActivityDeps {
   client: Client;
@@ -358,6 +358,7 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
       batchId: chunk.batchId,
       ...(chunk.onBudgetExhausted ? { onBudgetExhausted: chunk.onBudgetExhausted } : {}),
       ...(chunk.pool ? { pool: chunk.pool } : {}),
+      ...itemKey(chunk, i),
       createdAt: chunk.createdAt,
     }));
     // The one offer sequence (runs first, then the scheduler; a run that already finished, from a
@@ -401,6 +402,12 @@ function untilCancelled<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
     signal.addEventListener('abort', onAbort, { once: true });
     p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
+}
+
+/** The fairness key of a chunk's `i`-th run: its item's own, else the batch's, else none. */
+function itemKey(chunk: BatchChunk, i: number): { fairnessKey?: string } {
+  const key = chunk.fairnessKeys?.[i] ?? chunk.fairnessKey;
+  return key ? { fairnessKey: key } : {};
 }
 
 /** The agent's estimate for one batch item (0 when it cannot tell: the batch's figure then stands). */

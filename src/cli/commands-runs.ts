@@ -60,6 +60,7 @@ function renderRun(r: RunView): string {
     ['tokens', num(r.usage.tokens)],
     ['waiting on', w ? `${w.code}: ${w.message}` : '-'],
     ['batch', r.batchId ?? '-'],
+    ['fairness key', r.fairnessKey ?? w?.fairnessKey ?? "- (the tenant's default)"],
     ['tool calls', String(r.toolCalls.length)],
     ['error', r.error ? `${r.error.code}: ${r.error.message}` : '-'],
     ['result', r.result === null || r.result === undefined ? '-' : JSON.stringify(r.result)],
@@ -76,7 +77,12 @@ export async function submitRun(
   { api, io, json }: Ctx,
   agent: string,
   input: string | undefined,
-  o: { lane?: Priority | undefined; key?: string | undefined; estimatedTokens?: number | undefined },
+  o: {
+    lane?: Priority | undefined;
+    key?: string | undefined;
+    estimatedTokens?: number | undefined;
+    fairnessKey?: string | undefined;
+  },
 ): Promise<void> {
   let parsed: unknown = {};
   if (input !== undefined) {
@@ -92,6 +98,7 @@ export async function submitRun(
     ...(o.lane ? { priority: o.lane } : {}),
     ...(o.key ? { idempotencyKey: o.key } : {}),
     ...(o.estimatedTokens ? { estimatedTokens: o.estimatedTokens } : {}),
+    ...(o.fairnessKey !== undefined ? { fairnessKey: o.fairnessKey } : {}),
   };
   const answer = await api.post<{ runId: string; status: RunStatus }>('/v1/runs', body);
   if (json) printJson(io, answer);

@@ -222,6 +222,7 @@ export function buildProgram(io: Io, env: CliConfig): Command {
     .addOption(new Option('--lane <lane>').choices(LANES))
     .option('--key <idempotencyKey>', 'an idempotency key')
     .addOption(new Option('--estimated-tokens <n>').argParser(positiveInt))
+    .option('--fairness-key <key>', 'who the run is for inside the tenant (an end user)')
     .action(
       act((ctx, agent: string, input: string | undefined, o: Parameters<typeof runs.submitRun>[3]) =>
         runs.submitRun(ctx, agent, input, o),

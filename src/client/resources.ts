@@ -6,6 +6,7 @@ import type {
   Approval,
   BatchCreated,
   BatchDetails,
+  BatchCreateOptions,
   BatchOptions,
   CloudEvent,
   EventView,
@@ -64,7 +65,7 @@ export interface WebhookSecrets {
 
 export interface Batches {
   /** One run per item, each typed by the agent, fairly scheduled against other tenants. */
-  create<A extends AgentRef>(agent: A, items: InputOf<A>[], opts?: BatchOptions): Promise<BatchCreated>;
+  create<A extends AgentRef>(agent: A, items: InputOf<A>[], opts?: BatchCreateOptions): Promise<BatchCreated>;
   get(batchId: string): Promise<BatchDetails>;
   /** Re-drives the failed items only. */
   resume(batchId: string): Promise<{ batchId: string; resumed: number }>;

@@ -95,6 +95,14 @@ export interface BatchOptions {
   estimatedTokensPerItem?: number;
 }
 
+/** `batches.create`'s options: a batch sent whole may carry fairness keys (see `RunOptions.fairnessKey`). */
+export interface BatchCreateOptions extends BatchOptions {
+  /** The key of the batch's runs: those `fairnessKeys` does not name. */
+  fairnessKey?: string;
+  /** Each item's own key, one per item in order; null: `fairnessKey`. */
+  fairnessKeys?: (string | null)[];
+}
+
 /** A CloudEvents 1.0 event in structured JSON mode. */
 export interface CloudEvent {
   id: string;

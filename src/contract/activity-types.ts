@@ -94,6 +94,10 @@ export interface BatchChunk {
   estimatedTokensPerItem: number;
   onBudgetExhausted?: BudgetExhaustedMode;
   pool?: string;
+  /** The batch's fairness key: every run's that `fairnessKeys` does not name. */
+  fairnessKey?: string;
+  /** Each item's own fairness key, aligned with `indexes`; null: `fairnessKey`. */
+  fairnessKeys?: (string | null)[];
   createdAt: string;
 }
 

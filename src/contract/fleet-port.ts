@@ -72,6 +72,11 @@ export interface RunView {
   result: unknown;
   error: { code: string; message: string } | null;
   batchId: string | null;
+  /**
+   * Who the run is for inside its tenant (its `fairnessKey`); null: the tenant's default key. The API
+   * reads it from the run's memo (set at its start), so the run's own query leaves it out.
+   */
+  fairnessKey?: string | null;
   /** The run's tool calls (refused ones included), with the identity each acted as. */
   toolCalls: ToolCallView[];
   /** The run's human gate, once its agent opened one: what it proposes, and (once decided) who decided. */
@@ -153,6 +158,10 @@ export interface BatchSpec {
   onBudgetExhausted?: BudgetExhaustedMode;
   /** The model pool of its runs (see {@link RunSpec}); set where the batch is started. */
   pool?: string;
+  /** The fairness key of the batch's runs (see {@link RunSpec}); absent: the tenant's default. */
+  fairnessKey?: string;
+  /** Each item's own fairness key, aligned with the items; null: the batch's `fairnessKey`. */
+  fairnessKeys?: (string | null)[];
   createdAt: string;
 }
 

@@ -53,7 +53,12 @@ export async function startRunWorkflow(
       taskQueue: opts.taskQueue ?? runTaskQueue(baseTaskQueue, spec.agent),
       args: opts.start ? [spec, run, opts.start] : [spec, run],
       typedSearchAttributes: new TypedSearchAttributes(pairs),
-      memo: { agent: spec.agent, createdAt: spec.createdAt, estimatedTokens: spec.estimatedTokens },
+      memo: {
+        agent: spec.agent,
+        createdAt: spec.createdAt,
+        estimatedTokens: spec.estimatedTokens,
+        ...(spec.fairnessKey ? { fairnessKey: spec.fairnessKey } : {}),
+      },
       priority: { priorityKey: PRIORITY_KEY[spec.priority] },
       // FAIL, not USE_EXISTING: the offer must know whether this call created the run (only such a
       // run may be discarded on refusal) or an earlier offer did (its update may still admit it).

@@ -38,7 +38,7 @@ import { SubmitCoalescer } from '../activities/submit-coalescer';
 import { readTenantStatuses } from './tenant-statuses';
 import { runTaskQueue } from './run-queues';
 import { hasWorkflowPollers } from './task-queue-pollers';
-import { countBatch, failedRunIds, listRuns, viewFromDescription } from './visibility';
+import { countBatch, fairnessKeyOf, failedRunIds, listRuns, viewFromDescription } from './visibility';
 
 const notFound = (err: unknown) => err instanceof WorkflowNotFoundError;
 /** The longest a run's view query may take before the view comes from its description instead. */
@@ -149,6 +149,8 @@ export function createTemporalFleet(
       // Runs begun before tool calls were recorded answer without the list.
       if (view) view.toolCalls ??= [];
       if (view?.status === 'queued') view.waitingOn = await (explaining ?? waitingOnOf(runId));
+      // A run begun before its memo carried the key still shows it while the scheduler explains it.
+      if (view) view.fairnessKey = fairnessKeyOf(d) ?? view.waitingOn?.fairnessKey ?? null;
       return view;
     },
     listRuns: (q) => listRuns(client, config.temporal.namespace, taskQueue, q),

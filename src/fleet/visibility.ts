@@ -123,6 +123,12 @@ export async function failedRunIds(client: Client, batchId: string): Promise<str
   return [...failed].filter((id) => newest.get(id) === 'failed');
 }
 
+/** The fairness key a run's memo carries (runs started since it does); null: none there. */
+export function fairnessKeyOf(d: WorkflowExecutionDescription): string | null {
+  const key = decode(d.raw.workflowExecutionInfo?.memo?.fields, 'fairnessKey');
+  return typeof key === 'string' ? key : null;
+}
+
 /** A run's view from its description alone (search attributes and memo), before any worker ran it. */
 export function viewFromDescription(d: WorkflowExecutionDescription): RunView {
   const sa = d.raw.workflowExecutionInfo?.searchAttributes?.indexedFields;
@@ -142,6 +148,7 @@ export function viewFromDescription(d: WorkflowExecutionDescription): RunView {
     result: null,
     error: null,
     batchId: (decode(sa, 'BatchId') as string | undefined) ?? null,
+    fairnessKey: fairnessKeyOf(d),
     toolCalls: [],
   };
 }

@@ -1,7 +1,8 @@
-import { proxyActivities, setCurrentDetails, sleep } from '@temporalio/workflow';
+import { patched, proxyActivities, setCurrentDetails, sleep } from '@temporalio/workflow';
 import type { FleetActivities } from '../contract/activity-types';
 import { batchTotal } from '../contract/fleet-port';
 import type { AnyBatchSpec } from '../contract/fleet-port';
+import { PATCH } from './patches';
 
 const { startBatchChunk, releaseBatchItems } = proxyActivities<FleetActivities>({
   startToCloseTimeout: '5 minutes',
@@ -24,6 +25,11 @@ const CHUNK = 500;
 export async function batchWorkflow(spec: AnyBatchSpec): Promise<{ batchId: string; total: number }> {
   const total = batchTotal(spec);
   const inline = 'items' in spec ? spec.items : undefined;
+  // Only a batch that carries keys asks: every batch begun before keys replays as it ran.
+  const keys: Pick<AnyBatchSpec, 'fairnessKey' | 'fairnessKeys'> =
+    (spec.fairnessKey !== undefined || spec.fairnessKeys !== undefined) && patched(PATCH.batchItemKeys.id)
+      ? spec
+      : {};
   for (let offset = 0; offset < total; offset += CHUNK) {
     let indexes = Array.from({ length: Math.min(CHUNK, total - offset) }, (_, i) => offset + i);
     while (indexes.length > 0) {
@@ -37,6 +43,8 @@ export async function batchWorkflow(spec: AnyBatchSpec): Promise<{ batchId: stri
         estimatedTokensPerItem: spec.estimatedTokensPerItem,
         ...(spec.onBudgetExhausted ? { onBudgetExhausted: spec.onBudgetExhausted } : {}),
         ...(spec.pool ? { pool: spec.pool } : {}),
+        ...(keys.fairnessKey !== undefined ? { fairnessKey: keys.fairnessKey } : {}),
+        ...(keys.fairnessKeys ? { fairnessKeys: indexes.map((i) => keys.fairnessKeys?.[i] ?? null) } : {}),
         createdAt: spec.createdAt,
       });
       indexes = refused.map((r) => r.index);

@@ -61,6 +61,12 @@ export const PATCH = {
       "A run's cancel ends its agent even while the agent awaits something no ctx call made (its own promise), instead of waiting for its next ctx call.",
     until: 'deprecate once no run begun before the deploy that brought it is still open',
   },
+  batchItemKeys: {
+    id: 'batch-item-fairness-keys',
+    guards:
+      "A batch's chunks carry its items' fairness keys (`fairnessKey`, `fairnessKeys`) to the activity that starts their runs.",
+    until: 'deprecate once no batch begun before the deploy that brought it is still open',
+  },
 } as const satisfies Record<string, PatchEntry>;
 
 export interface PatchEntry {

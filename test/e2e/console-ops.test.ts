@@ -146,4 +146,45 @@ describe.skipIf(skipBrowser)('the console answers "what failed" and "what waits 
     await expect.poll(() => statusOf(gated), { timeout: 20_000 }).toBe('completed');
     expect(consoleErrors).toEqual([]);
   });
+
+  it("shows a queued keyed run's fairness key and its place among its tenant's keys", async () => {
+    const app = `app-${s.id}`;
+    const token = await s.tenant(app, { maxInFlight: 1 });
+    const run = async (fairnessKey: string) => {
+      const r = await s.call('POST', '/v1/runs', {
+        token,
+        body: { agent: 'synthetic', input: { steps: 1, stepMs: 60_000, tokensPerStep: 10 }, fairnessKey },
+      });
+      expect(r.status, JSON.stringify(r.body)).toBe(202);
+      return r.body.runId as string;
+    };
+    // One whale run holds the tenant's one slot; two more of it and two of user-1 wait behind it.
+    const whale = [await run('whale')];
+    await expect.poll(() => statusOf(whale[0]!), { timeout: 20_000 }).toBe('running');
+    whale.push(await run('whale'), await run('whale'));
+    const mine = [await run('user-1'), await run('user-1')];
+    const view = (await s.call('GET', `/v1/runs/${mine[1]}`, { token })).body;
+    expect(view, JSON.stringify(view)).toMatchObject({ status: 'queued', fairnessKey: 'user-1' });
+    const k = view.waitingOn.keyPosition;
+    expect(k).toMatchObject({ keysQueued: 2, unitsAheadInKey: 1 });
+    expect(k.unitsAheadInTenant).toBeGreaterThanOrEqual(1);
+
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${s.apiUrl}/console#/runs/${mine[1]}`);
+    await signIn(page, token);
+    const facts = page.locator('#run-facts');
+    await expect.poll(() => facts.textContent(), { timeout: 15_000 }).toContain('Among its keys');
+    const text = (await facts.textContent()) ?? '';
+    expect(text).toMatch(/Fairness key\s*user-1/);
+    expect(text).toContain(
+      `${k.keysAhead} of 2 keys ahead; ${k.unitsAheadInTenant} of the tenant's runs ahead, 1 of its own key`,
+    );
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, 'console-run-key.png'), fullPage: true });
+    // The running whale run's page names its key and no place (it is not queued).
+    await page.goto(`${s.apiUrl}/console#/runs/${whale[0]}`);
+    await expect.poll(() => facts.textContent(), { timeout: 15_000 }).toMatch(/Fairness key\s*whale/);
+    expect(await facts.textContent()).not.toContain('Among its keys');
+    await page.close();
+    for (const id of [...whale, ...mine]) await s.call('POST', `/v1/runs/${id}/cancel`, { token });
+  });
 });

@@ -75,4 +75,36 @@ describe('fairness keys (real dev server, first model calls)', () => {
     expect(cleared.status).toBe(200);
     expect((await scheduler.query(tenantQuery, tenant))?.settings).not.toHaveProperty('keyWeights');
   });
+
+  it("a batch's runs carry their items' keys, else the batch's, through the batch workflow", async () => {
+    const token = await s.tenant(`batch-${s.id}`, { maxInFlight: 1 });
+    const res = await s.call('POST', '/v1/batches', {
+      token,
+      body: {
+        agent: 'synthetic',
+        priority: 'standard',
+        items: Array.from({ length: 4 }, () => ({ steps: 1, stepMs: 30_000, tokensPerStep: 10 })),
+        fairnessKey: 'team-a',
+        fairnessKeys: ['whale', 'whale', 'user-1', null],
+      },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    const ids = [0, 1, 2, 3].map((i) => `${res.body.batchId}-${i}`);
+    const view = async (id: string) => (await s.call('GET', `/v1/runs/${id}`, { token })).body;
+    // The batch workflow creates its runs a chunk at a time, after the 202.
+    await expect
+      .poll(async () => (await Promise.all(ids.map(view))).filter((v) => v.runId).length, { timeout: 30_000 })
+      .toBe(4);
+    const all = await Promise.all(ids.map(view));
+    expect(all.map((v) => v.fairnessKey)).toEqual(['whale', 'whale', 'user-1', 'team-a']);
+    // One runs at a time: the others wait, each explained under its own key among the tenant's three.
+    const queued = all.filter((v) => v.status === 'queued');
+    expect(queued.length).toBeGreaterThanOrEqual(2);
+    for (const v of queued)
+      expect(v.waitingOn, JSON.stringify(v)).toMatchObject({
+        fairnessKey: v.fairnessKey,
+        keyPosition: { keysQueued: expect.any(Number) },
+      });
+    for (const id of ids) await s.call('POST', `/v1/runs/${id}/cancel`, { token });
+  });
 });

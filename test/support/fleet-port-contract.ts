@@ -102,7 +102,7 @@ export function fleetPortContract(name: string, start: () => Promise<FleetUnderT
 
     it('offers a run once: a second offer is a duplicate, and a finished run is never run again', async () => {
       const t = await tenant();
-      const s = spec(t, { stepMs: 2000 });
+      const s = { ...spec(t, { stepMs: 2000 }), fairnessKey: 'user-7' };
       expect(await fleet.offerRuns([s])).toEqual([
         { runId: s.runId, state: 'accepted', duplicate: false, held: false },
       ]);
@@ -114,7 +114,14 @@ export function fleetPortContract(name: string, start: () => Promise<FleetUnderT
         () => fleet.getRun(s.runId),
         (v) => v?.status === 'completed',
       );
-      expect(done).toMatchObject({ runId: s.runId, tenant: t, agent: 'synthetic', status: 'completed' });
+      // A finished run still names who it was for.
+      expect(done).toMatchObject({
+        runId: s.runId,
+        tenant: t,
+        agent: 'synthetic',
+        status: 'completed',
+        fairnessKey: 'user-7',
+      });
       expect(done!.admissionSeq).toEqual(expect.any(Number));
       expect(await fleet.offerRuns([s])).toEqual([{ runId: s.runId, state: 'finished' }]);
       expect(await fleet.cancelRun(s.runId)).toBe(false);

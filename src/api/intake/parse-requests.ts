@@ -126,6 +126,13 @@ export function parseBatchRequest(body: unknown, agents: AgentCatalog): ParsedBa
   const issues: FieldIssue[] = [];
   const envelope = BatchRequestSchema.safeParse(body);
   if (!envelope.success) issues.push(...issuesToDetails(envelope.error.issues));
+  const keys = envelope.success ? envelope.data.fairnessKeys : undefined;
+  if (keys && envelope.success && keys.length !== envelope.data.items.length) {
+    issues.push({
+      path: 'fairnessKeys',
+      message: `It needs one key (or null) per item: ${envelope.data.items.length}, not ${keys.length}.`,
+    });
+  }
   const agentName = agentNamed(body);
   const agent = agentName === undefined ? undefined : agents.get(agentName);
   const items = agent && envelope.success ? parseItems(agent, envelope.data.items, issues) : [];

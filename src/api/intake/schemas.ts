@@ -85,6 +85,15 @@ export const BatchRequestSchema = z.strictObject({
   priority: PrioritySchema.default('batch'),
   items: z.array(z.unknown()).min(1).max(BATCH_MAX_ITEMS),
   estimatedTokensPerItem: z.int().min(1).max(1_000_000_000).optional(),
+  /** The fairness key of the batch's runs (see `RunRequestSchema`): those `fairnessKeys` does not name. */
+  fairnessKey: FairnessKeySchema.optional(),
+  /** Each item's own fairness key (one batch of many end users' jobs), aligned with `items`; null: `fairnessKey`. */
+  fairnessKeys: z
+    .array(FairnessKeySchema.nullable())
+    .min(1)
+    .max(BATCH_MAX_ITEMS)
+    .optional()
+    .meta({ description: "One per item, in the items' order; null: the batch's `fairnessKey`." }),
 });
 export type BatchRequest = z.output<typeof BatchRequestSchema>;
 

@@ -55,6 +55,11 @@ export const RunViewResponse = z.object({
   result: z.unknown(),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   batchId: z.string().nullable(),
+  fairnessKey: z
+    .string()
+    .nullable()
+    .optional()
+    .meta({ description: "Who the run is for inside its tenant; null: the tenant's default key." }),
   toolCalls: z.array(
     z.object({
       tool: z.string(),

@@ -2,10 +2,10 @@ import { Router, type Response } from 'express';
 import { mayAccess, tenantOf } from '../middleware/auth';
 import type { ApiContext } from '../context';
 import { ApiError } from '../../contract/errors';
-import type { BatchView } from '../../contract/fleet-port';
+import type { BatchSpec, BatchView } from '../../contract/fleet-port';
 import { randomHex } from '../crypto/keys';
 import { parseBatchRequest } from '../intake/parse-requests';
-import { BatchIdSchema } from '../intake/schemas';
+import { BatchIdSchema, type BatchRequest } from '../intake/schemas';
 import { assertFitsOnePayload } from '../intake/payload-limits';
 import { enforceRunCaps, runCapIssues } from '../intake/run-caps';
 import { rateLimit, rateLimitRequest, shedError, withTenantSync } from '../intake/shed';
@@ -23,6 +23,14 @@ async function ownedBatch(ctx: ApiContext, res: Response, batchId: string): Prom
 async function unstarted(ctx: ApiContext, res: Response, batchId: string) {
   const stored = await storedBatch(ctx, res, batchId);
   return stored && !stored.started ? stored : null;
+}
+
+/** The batch's keys as its spec carries them: per-item keys only when some item names one. */
+function batchKeys(r: BatchRequest): Pick<BatchSpec, 'fairnessKey' | 'fairnessKeys'> {
+  return {
+    ...(r.fairnessKey !== undefined ? { fairnessKey: r.fairnessKey } : {}),
+    ...(r.fairnessKeys?.some((k) => k !== null) ? { fairnessKeys: r.fairnessKeys } : {}),
+  };
 }
 
 export function batchesRouter(ctx: ApiContext): Router {
@@ -50,6 +58,7 @@ export function batchesRouter(ctx: ApiContext): Router {
       items: batch.items,
       estimatedTokensPerItem: batch.estimatedTokensPerItem,
       onBudgetExhausted: tenant.settings.onBudgetExhausted ?? 'fail',
+      ...batchKeys(batch.request),
       createdAt: new Date(ctx.now()).toISOString(),
     };
     assertFitsOnePayload(spec, 'The batch', 'Split the items into several smaller batches.');

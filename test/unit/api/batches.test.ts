@@ -61,6 +61,43 @@ describe('batches', () => {
     expect(h.fleet.batches.size).toBe(0);
   });
 
+  it("runs each item under its own fairness key, else the batch's, else the tenant's default", async () => {
+    const res = await post({
+      agent: 'synthetic',
+      items: [{ steps: 1 }, { steps: 1 }, { steps: 1 }],
+      fairnessKey: 'team-a',
+      fairnessKeys: ['user-1', null, 'user-3'],
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    const view = async (i: number) =>
+      (await request(h.app).get(`/v1/runs/${res.body.batchId}-${i}`).set(bearer(h.keys.acme!))).body;
+    expect((await Promise.all([0, 1, 2].map(view))).map((v) => v.fairnessKey)).toEqual([
+      'user-1',
+      'team-a',
+      'user-3',
+    ]);
+    // Queued, each explains its place among the tenant's keys under its key.
+    const last = await view(2);
+    expect(last.waitingOn).toMatchObject({ fairnessKey: 'user-3', keyPosition: { keysQueued: 3 } });
+    const plain = await post({ agent: 'synthetic', items: [{ steps: 1 }] });
+    expect(
+      (await request(h.app).get(`/v1/runs/${plain.body.batchId}-0`).set(bearer(h.keys.acme!))).body,
+    ).toMatchObject({ fairnessKey: null });
+  });
+
+  it('refuses fairness keys that are malformed or not one per item, and creates nothing', async () => {
+    const items = [{ steps: 1 }, { steps: 1 }];
+    const paths = async (body: object) => {
+      const res = await post({ agent: 'synthetic', items, ...body });
+      expect(res.status).toBe(400);
+      return (res.body.error.details as { path: string }[]).map((d) => d.path);
+    };
+    expect(await paths({ fairnessKeys: ['user-1'] })).toEqual(['fairnessKeys']);
+    expect(await paths({ fairnessKeys: ['user-1', 'no spaces'] })).toEqual(['fairnessKeys.1']);
+    expect(await paths({ fairnessKey: '' })).toEqual(['fairnessKey']);
+    expect(h.fleet.batches.size).toBe(0);
+  });
+
   it('caps the details of a batch full of bad items', async () => {
     const res = await post({ agent: 'synthetic', items: Array.from({ length: 500 }, () => ({})) });
     expect(res.status).toBe(400);

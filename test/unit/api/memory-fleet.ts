@@ -319,10 +319,12 @@ export class MemoryFleet implements FleetPort {
           };
     this.batches.set(spec.batchId, spec);
     const { tenant, agent, priority, batchId, createdAt } = spec;
-    const specs = spec.items.map((input, i) => ({
-      runId: `${batchId}-${i}`,
-      ...{ tenant, agent, priority, input, estimatedTokens: spec.estimatedTokensPerItem, batchId, createdAt },
-    }));
+    const specs = spec.items.map((input, i) => {
+      // An item's own key, else the batch's (as the batch's activity does).
+      const fairnessKey = spec.fairnessKeys?.[i] ?? spec.fairnessKey;
+      const run = { tenant, agent, priority, input, estimatedTokens: spec.estimatedTokensPerItem, batchId };
+      return { runId: `${batchId}-${i}`, ...run, createdAt, ...(fairnessKey ? { fairnessKey } : {}) };
+    });
     await this.offerRuns(specs, { onRefused: 'keep' });
     return { accepted: true };
   }
@@ -494,5 +496,6 @@ function queuedView(spec: RunSpec): RunView {
     error: null,
     toolCalls: [],
     batchId: spec.batchId ?? null,
+    fairnessKey: spec.fairnessKey ?? null,
   };
 }

@@ -106,6 +106,7 @@ describe('fairway (commander)', () => {
     'POST /v1/admin/drain': [status('draining', 2)],
     'GET /v1/admin/scheduler': [status('draining', 2), status('draining', 1), status('drained', 0)],
     'GET /v1/runs/run-a-1': [runView('running'), runView('awaiting_approval'), runView('failed')],
+    'POST /v1/runs': [{ runId: 'run-a-9', status: 'queued' }],
     'GET /v1/runs/run-a-2': [
       {
         ...runView('queued'),
@@ -181,6 +182,20 @@ describe('fairway (commander)', () => {
     expect(out).toMatch(
       /key\s+user-42 \(bucket #3\): 2 of 5 keys ahead, 4 runs of the tenant \(1 of its own\)/,
     );
+  });
+
+  it('runs submit --fairness-key sends the key; runs get shows it', async () => {
+    const t = terminal();
+    const args = ['runs', 'submit', 'synthetic', '{"steps":1}', '--fairness-key', 'user-42'];
+    expect(await run(args, t.io, env())).toBe(0);
+    expect(api.seen.filter((x) => x.url === '/v1/runs').at(-1)?.body).toEqual({
+      agent: 'synthetic',
+      input: { steps: 1 },
+      fairnessKey: 'user-42',
+    });
+    const got = terminal();
+    expect(await run(['runs', 'get', 'run-a-2'], got.io, env())).toBe(0);
+    expect(got.out.join('\n')).toMatch(/fairness key\s+user-42/);
   });
 
   it('tenants update --key-weight sends the whole map and shows it; --clear-key-weights clears it', async () => {

@@ -1,7 +1,7 @@
 /* The console's fleet view: polls /v1/admin/console (the server samples the scheduler; this page only draws). */
 (() => {
   'use strict';
-  const { $, fmt, pct, esc, when, api, session, confirmAction, showError } = window.Fairway;
+  const { $, fmt, pct, esc, when, api, session, confirmAction, showError, keyPlace } = window.Fairway;
   const POLL_MS = 2000;
   const WINDOW_S = 15 * 60;
   const LANES = ['interactive', 'standard', 'batch'];
@@ -277,6 +277,8 @@
           w ? `${w.code}: ${w.message}` : run.status === 'queued' ? 'nothing (admission imminent)' : '—',
         ],
         ['Position', w && w.position ? `${w.position} in the ${w.lane} lane` : '—'],
+        ['Fairness key', run.fairnessKey ?? (w && w.fairnessKey) ?? '(the tenant\u2019s default)'],
+        ['Among its keys', keyPlace(w && w.keyPosition)],
         ['Tokens used', fmt(run.usage && run.usage.tokens)],
       ];
       out.innerHTML = `<dl class="explain" id="explain-result">${rows

@@ -136,5 +136,24 @@
     $('error').textContent = msg || '';
   }
 
-  window.Fairway = { $, fmt, pct, esc, when, meta, api, session, askToken, confirmAction, showError, signIn };
+  /** A queued run's place among its tenant's fairness keys (`waitingOn.keyPosition`), in words; '—' when none. */
+  const keyPlace = (k) =>
+    k
+      ? `${fmt(k.keysAhead)} of ${fmt(k.keysQueued)} keys ahead; ${fmt(k.unitsAheadInTenant)} of the tenant's runs ahead, ${fmt(k.unitsAheadInKey)} of its own key${k.bucket ? `; shares hashed bucket ${k.bucket}` : ''}`
+      : '—';
+  window.Fairway = {
+    $,
+    fmt,
+    pct,
+    esc,
+    when,
+    meta,
+    api,
+    session,
+    askToken,
+    confirmAction,
+    showError,
+    signIn,
+    keyPlace,
+  };
 })();

@@ -1,7 +1,7 @@
 /* The console's runs, failures, run detail and approvals inbox: all read from the public API (/v1/runs, /v1/approvals). */
 (() => {
   'use strict';
-  const { $, fmt, esc, when, meta, api, session, confirmAction, showError } = window.Fairway;
+  const { $, fmt, esc, when, meta, api, session, confirmAction, showError, keyPlace } = window.Fairway;
   const FAILURES_PAGE = 20;
   const VIEW_READS = 4;
   const VIEWS = ['fleet', 'runs', 'failures', 'approvals', 'run'];
@@ -177,6 +177,8 @@
         ['Finished', when(run.finishedAt)],
         ['Tokens used', fmt(run.usage && run.usage.tokens)],
         ['Waiting on', w ? `${w.code}: ${w.message}` : '—'],
+        ['Fairness key', run.fairnessKey ?? (w && w.fairnessKey) ?? '(the tenant\u2019s default)'],
+        ...(w && w.keyPosition ? [['Among its keys', keyPlace(w.keyPosition)]] : []),
       ];
       out.innerHTML = `
         <p class="links">${ui ? `<a id="temporal-link" href="${esc(ui)}" target="_blank" rel="noopener">Open in the Temporal Web UI</a>` : '<span class="muted">No Temporal Web UI configured (TEMPORAL_UI_URL).</span>'}</p>
