@@ -541,6 +541,12 @@ const policy = {
     .describe(
       "How the API offers a new run: `decide-first` submits first and starts a run the scheduler admits at once with its admission (one workflow task, no admit signal, no re-offer timer), a run that must queue the start-first way; `start-first` starts every run's workflow, then submits it (the run waits for the admission's signal). Upgrading workers from a version without decide-first: drain first, or run `start-first` until every worker runs this version.",
     ),
+  RUN_QUEUED_START: z
+    .enum(['delayed', 'started'])
+    .default('delayed')
+    .describe(
+      "How the API starts a new run the scheduler could not admit at once (decide-first): `delayed` starts its workflow with a start delay of RUN_REOFFER_FIRST_SECONDS (spread up to 2x) that its admission's notice ends (a signal-with-start), so a queued run costs no workflow task and no timer until it is admitted; `started` starts it at once to wait for the notice. Upgrading from a version without it: deploy the workers first (their notices end the delay), or set `started` until every worker runs this version.",
+    ),
   RUN_REOFFER_MAX_SECONDS: z.coerce
     .number()
     .int()
@@ -982,6 +988,8 @@ function toConfig(e: Env, env: Record<string, string | undefined> = {}) {
     submitCoalesceMs: e.SUBMIT_COALESCE_MS,
     /** Decide, then start (RUN_START_ORDER): new runs from the API are submitted before they are started. */
     decideFirst: e.RUN_START_ORDER === 'decide-first',
+    /** RUN_QUEUED_START: a run that must queue starts with a start delay its admission ends. */
+    queuedStartDelayed: e.RUN_QUEUED_START === 'delayed',
     mailboxFlushMs: e.MAILBOX_FLUSH_MS,
     /** How worker reports reach the scheduler (REPORTS), and how long its pull waits for one. */
     reports: { path: e.REPORTS, pullWaitMs: e.REPORT_PULL_WAIT_MS },

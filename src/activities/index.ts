@@ -16,6 +16,7 @@ import type { TopUpRequest } from '../contract/scheduler-messages';
 import type { TenantSettings, UnitSubmission } from '../scheduler/types';
 import type { RecoveredUsage } from '../contract/scheduler-messages';
 import { noticesWithGrace } from './admit-notices';
+import { signalRun } from './wake-run';
 import { deliverOnce } from './deliver-once';
 import type { BatchItemStore } from '../stores/batch-items/batch-items';
 import type { CallCharges } from './call-charges';
@@ -133,12 +134,8 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
     throw new Error('this worker has no call intent store (it cannot charge a model call durably)');
   };
 
-  /**
-   * Signals a run; false when its workflow is missing or closed. Revocations and refusals go to runs
-   * that exist (a missing one is an orphan or a discarded refusal); an admission may come before its
-   * run is started ({@link noticesWithGrace}).
-   */
-  async function signalRun(
+  /** Signals a running run (a revoked lease's: never in a start delay); false when it is gone. */
+  async function signalPlain(
     runId: string,
     send: (h: ReturnType<Client['workflow']['getHandle']>) => Promise<void>,
   ): Promise<boolean> {
@@ -152,22 +149,23 @@ export function createActivities(deps: ActivityDeps): FleetActivities {
   }
 
   return {
+    // A queued run may wait out a start delay (wake-run.ts), or not be started yet ({@link noticesWithGrace}).
     async notifyAdmissions(notices) {
       const unreachable = await noticesWithGrace(notices, (n) =>
-        signalRun(n.runId, (h) => h.signal(admitSignal, n.notice)),
+        signalRun(client, n.runId, admitSignal, n.notice),
       );
       return unreachable.map((n) => ({ runId: n.runId, attempt: n.notice.attempt }));
     },
 
     async notifyRevoked(revoked) {
       await mapLimit(revoked, 32, (r) =>
-        signalRun(r.runId, (h) => h.signal(leaseRevokedSignal, { attempt: r.attempt })),
+        signalPlain(r.runId, (h) => h.signal(leaseRevokedSignal, { attempt: r.attempt })),
       );
     },
 
     async notifyBudgetRefused(refused) {
       await mapLimit(refused, 32, (r) =>
-        signalRun(r.runId, (h) => h.signal(budgetRefusedSignal, { attempt: r.attempt, message: r.message })),
+        signalRun(client, r.runId, budgetRefusedSignal, { attempt: r.attempt, message: r.message }),
       );
     },
 

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
-import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowFailedError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { RunStatus, RunView } from '../contract/fleet-port';
 import { offerRuns } from '../contract/offer-runs';
+import { signalRun } from './wake-run';
 import type { RunOfferPorts } from '../contract/offer-runs';
 import { cancelRunSignal } from '../contract/run-messages';
 import { submitUpdate, upsertTenantsUpdate } from '../contract/scheduler-messages';
@@ -112,12 +113,7 @@ export function scheduledRunActivities(deps: ScheduledRunDeps): ScheduledRunActi
     },
 
     async cancelScheduledRun(runId) {
-      await client.workflow
-        .getHandle(runId)
-        .signal(cancelRunSignal)
-        .catch((err: unknown) => {
-          if (!(err instanceof WorkflowNotFoundError)) throw err;
-        });
+      await signalRun(client, runId, cancelRunSignal);
     },
   };
 }

@@ -276,6 +276,8 @@ export type StartOutcome = 'started' | 'existing' | 'finished';
 export interface StartOptions {
   redrive?: boolean;
   start?: RunStart;
+  /** Its unit waits in the scheduler's queue (decide, then start): the run waits for its admission's notice. */
+  queued?: boolean;
 }
 
 /** The three moves of offering a run, as the fleet (or a test's fleet) makes them. */

@@ -1,8 +1,7 @@
 import type { SubmitResult, UnitSubmission } from '../scheduler/types';
 import { mapLimit } from '../util/map-limit';
-import type { OfferOptions, OfferOutcome, RunOfferPorts, RunSpec } from './fleet-port';
+import type { OfferOptions, OfferOutcome, RunOfferPorts, RunSpec, StartOptions } from './fleet-port';
 import { admitNoticeOf } from './admit-notice';
-import type { RunStart } from './admit-notice';
 
 export type { OfferOptions, OfferOutcome, RunOfferPorts, StartOutcome } from './fleet-port';
 
@@ -70,16 +69,15 @@ export async function offerDecidedFirst(
     opts,
   );
   const withdrawn = (r: SubmitResult | undefined) => r?.accepted === true && r.withdrawn === true;
-  /** How to start the run: null, not at all; undefined, to wait for its admission's notice. */
-  const startOf = (r: SubmitResult | undefined): RunStart | null | undefined => {
+  /** How to start the run: null, not at all; `queued`, to wait for its admission's notice. */
+  const startOf = (r: SubmitResult | undefined): StartOptions | null => {
     if (!r?.accepted || withdrawn(r)) return null;
-    if (r.admission) return { admission: admitNoticeOf(r.admission) };
-    return r.duplicate ? { checkNow: true } : undefined;
+    if (r.admission) return { start: { admission: admitNoticeOf(r.admission) } };
+    return r.duplicate ? { start: { checkNow: true } } : { queued: true };
   };
   const started = await mapLimit(specs, opts.concurrency ?? 16, async (s) => {
     const start = startOf(results.get(s.runId));
-    if (start === null) return null;
-    return ports.startRun(s, start === undefined ? undefined : { start });
+    return start === null ? null : ports.startRun(s, start);
   });
   const later = specs.filter((s) => withdrawn(results.get(s.runId)));
   const usual = new Map(

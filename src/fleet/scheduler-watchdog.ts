@@ -8,6 +8,7 @@ import { reofferSignal } from '../contract/run-messages';
 import { ensureScheduler } from './scheduler-handle';
 import type { OperatorStateSource } from './scheduler-handle';
 import { mapLimit } from '../util/map-limit';
+import { signalRun } from '../activities/wake-run';
 import { fleetRunsClause } from './run-queues';
 
 /**
@@ -19,12 +20,8 @@ async function nudgeQueuedRuns(client: Client, config: Config, log: Logger): Pro
     fleetRunsClause(config.temporal.taskQueue) + ` AND RunStatus = 'queued' AND ExecutionStatus = 'Running'`;
   const ids: string[] = [];
   for await (const wf of client.workflow.list({ query, pageSize: 1000 })) ids.push(wf.workflowId);
-  await mapLimit(ids, 16, (id) =>
-    client.workflow
-      .getHandle(id)
-      .signal(reofferSignal)
-      .catch(() => undefined),
-  );
+  // A queued run may wait out a start delay, which the nudge ends (wake-run.ts).
+  await mapLimit(ids, 16, (id) => signalRun(client, id, reofferSignal).catch(() => undefined));
   log.warn({ runs: ids.length }, 'queued runs told to re-offer themselves to the new scheduler chain');
 }
 

@@ -27,8 +27,11 @@ import type { StartOutcome } from '../contract/offer-runs';
  * lost). The workflow starts with its lane's task-queue priority, so its first workflow task, its
  * admission's and its activities are served before lower lanes' backlog.
  *
- * No start delay: a signal does not end one (measured on server 1.32: the admission waited the whole
- * delay), so a queued run costs its first workflow task (4 events) and a timer.
+ * A run whose unit waits in the scheduler's queue (`queued`, decide-first) starts with a start delay
+ * when `delayQueuedMs` is given: no workflow task runs until its admission's notice, a
+ * signal-with-start, ends the delay (a plain signal does not: measured on server 1.32), or until the
+ * delay is over, when it checks on the scheduler at once (the safety net of a run whose notice never
+ * came). Otherwise a queued run costs its first workflow task (4 events) and a timer while it waits.
  *
  * The run lives on its agent's task queue (runTaskQueue: a user agent's own queue, which only workers
  * that loaded it poll; a built-in's, the base queue). `opts.taskQueue` puts it on another queue (tests of a worker's refusals).
@@ -38,8 +41,16 @@ export async function startRunWorkflow(
   baseTaskQueue: string,
   spec: RunSpec,
   run: RunOptions,
-  opts: { redrive?: boolean; taskQueue?: string; start?: RunStart } = {},
+  opts: {
+    redrive?: boolean;
+    taskQueue?: string;
+    start?: RunStart;
+    queued?: boolean;
+    delayQueuedMs?: number;
+  } = {},
 ): Promise<StartOutcome> {
+  const delayed = opts.queued === true && opts.delayQueuedMs !== undefined;
+  const start: RunStart | undefined = delayed ? { checkNow: true } : opts.start;
   const pairs = [
     { key: TenantIdKey, value: spec.tenant },
     { key: PriorityKey, value: spec.priority },
@@ -51,7 +62,8 @@ export async function startRunWorkflow(
     await client.workflow.start<typeof runWorkflow>('runWorkflow', {
       workflowId: spec.runId,
       taskQueue: opts.taskQueue ?? runTaskQueue(baseTaskQueue, spec.agent),
-      args: opts.start ? [spec, run, opts.start] : [spec, run],
+      args: start ? [spec, run, start] : [spec, run],
+      ...(delayed ? { startDelay: Math.max(1, Math.round(opts.delayQueuedMs!)) } : {}),
       typedSearchAttributes: new TypedSearchAttributes(pairs),
       memo: {
         agent: spec.agent,
@@ -74,6 +86,16 @@ export async function startRunWorkflow(
     const d = await client.workflow.getHandle(spec.runId).describe();
     return d.status.name === 'RUNNING' ? 'existing' : 'finished';
   }
+}
+
+/**
+ * The start delay of a queued run: RUN_REOFFER_FIRST_SECONDS spread over [1, 2)× by its id, so runs
+ * queued together do not all check on the scheduler together when their notices never came.
+ */
+export function queuedStartDelayMs(runId: string, run: Pick<RunOptions, 'reofferFirstSeconds'>): number {
+  let hash = 0;
+  for (let i = 0; i < runId.length; i++) hash = (hash * 31 + runId.charCodeAt(i)) >>> 0;
+  return run.reofferFirstSeconds * 1000 * (1 + (hash % 1000) / 1000);
 }
 
 /**

@@ -30,11 +30,12 @@ import {
 import { PRIORITY_KEY } from './priority-keys';
 import { withQueryRetry, withRetry } from './with-retry';
 import { mapLimit } from '../util/map-limit';
-import { discardRunWorkflow, startRunWorkflow } from './start-run';
+import { discardRunWorkflow, queuedStartDelayMs, startRunWorkflow } from './start-run';
 import { offerRuns } from '../contract/offer-runs';
 import { closedRunView } from './closed-run-view';
 import { stepsFromHistory } from './run-steps';
 import { SubmitCoalescer } from '../activities/submit-coalescer';
+import { signalRun } from '../activities/wake-run';
 import { readTenantStatuses } from './tenant-statuses';
 import { runTaskQueue } from './run-queues';
 import { hasWorkflowPollers } from './task-queue-pollers';
@@ -121,7 +122,11 @@ export function createTemporalFleet(
 
   const fleet: FleetPort = {
     submit: (units) => coalescer.submit(units),
-    startRun: (spec, opts) => startRunWorkflow(client, taskQueue, spec, config.runs, opts),
+    startRun: (spec, opts) =>
+      startRunWorkflow(client, taskQueue, spec, config.runs, {
+        ...opts,
+        ...(config.queuedStartDelayed ? { delayQueuedMs: queuedStartDelayMs(spec.runId, config.runs) } : {}),
+      }),
     discardRun: (runId) => discardRunWorkflow(client, config.temporal.namespace, runId),
     offerRuns: (specs, opts) =>
       offerRuns(fleet, specs.map(pooled), { decideFirst: config.decideFirst, ...opts }),
@@ -171,7 +176,8 @@ export function createTemporalFleet(
       const d = await orNull(handle.describe());
       if (d?.status.name !== 'RUNNING' || d.type !== 'runWorkflow') return false;
       // It may finish between the description and the signal: then there is nothing to cancel (409).
-      return signalled(handle.signal(cancelRunSignal));
+      // A queued run may wait out a start delay, which the cancel ends (wake-run.ts).
+      return signalRun(client, runId, cancelRunSignal);
     },
     async decide(runId, decision, opts = {}) {
       const handle = client.workflow.getHandle(runId);

@@ -72,7 +72,14 @@ describe('decide, then start (real dev server)', () => {
       expect(signalled(h, 'admit')).toBe(0);
       expect(timers(h)).toBe(0);
     }
-    for (const h of queued) expect(signalled(h, 'admit')).toBe(1);
+    // A run that had to queue waited out a start delay its admission ended (RUN_QUEUED_START=delayed):
+    // no workflow task and no timer while it waited, one task once admitted.
+    for (const h of queued) {
+      expect(signalled(h, 'admit')).toBe(1);
+      expect(h[0]?.workflowExecutionStartedEventAttributes?.firstWorkflowTaskBackoff).toBeTruthy();
+      expect(workflowTasks(h)).toBe(1);
+      expect(timers(h)).toBe(0);
+    }
     const mean = (hs: HistoryEvent[][], f: (h: HistoryEvent[]) => number) =>
       hs.reduce((x, h) => x + f(h), 0) / hs.length;
     console.log(
@@ -84,6 +91,45 @@ describe('decide, then start (real dev server)', () => {
     const status = (await s.call('GET', '/v1/admin/scheduler')).body;
     expect(status).toMatchObject({ inFlight: 0, queued: { total: 0 } });
     expect(status.counters.completed).toBeGreaterThanOrEqual(n);
+  });
+
+  it('a queued run waiting out its start delay is cancelled without waiting for a slot', async () => {
+    const tenant = `cancel-${s.id}`;
+    const token = await s.tenant(tenant);
+    const submit = (stepMs: number) =>
+      s.call('POST', '/v1/runs', {
+        token,
+        body: { agent: 'synthetic', input: { steps: 1, stepMs, tokensPerStep: 10 } },
+      });
+    // Two long runs hold both slots; the third queues, started with a delay.
+    const holders = await Promise.all([submit(60_000), submit(60_000)]);
+    const queued = await submit(10);
+    expect([...holders, queued].map((r) => r.status)).toEqual([202, 202, 202]);
+    const runId = queued.body.runId as string;
+    const d = await s.client.workflow.getHandle(runId).describe();
+    expect(d.executionTime!.getTime()).toBeGreaterThan(d.startTime.getTime());
+    expect((await s.call('POST', `/v1/runs/${runId}/cancel`, { token })).status).toBe(202);
+    const view = await waitFor(
+      () => s.call('GET', `/v1/runs/${runId}`, { token }),
+      (v) => v.body?.status === 'cancelled',
+      60_000,
+      100,
+    );
+    expect(view.body.status).toBe('cancelled');
+    // Cancelled while both slots were still held: the cancel ended its delay, not an admission.
+    expect(view.body.admittedAt ?? null).toBeNull();
+    const held = await Promise.all(
+      holders.map((r) => s.call('GET', `/v1/runs/${r.body.runId as string}`, { token })),
+    );
+    expect(held.map((r) => r.body.status)).toEqual(['running', 'running']);
+    for (const r of holders) await s.call('POST', `/v1/runs/${r.body.runId as string}/cancel`, { token });
+    const free = await waitFor(
+      () => s.call('GET', '/v1/admin/scheduler'),
+      (r) => r.body.inFlight === 0,
+      60_000,
+      250,
+    );
+    expect(free.body.inFlight).toBe(0);
   });
 
   it('the API lost between decision and start: the unused lease expires, the unit is never ended, its run completes', async () => {

@@ -164,7 +164,7 @@ describe('offerRuns deciding first', () => {
     expect(fleet.submitCalls.slice(1)).toEqual([
       [expect.objectContaining({ runId: spec(3).runId, admitNow: true })],
     ]);
-    expect(fleet.startOptions.at(-1)).toEqual({});
+    expect(fleet.startOptions.at(-1)).toEqual({ queued: true });
     expect(fleet.run(spec(3).runId)?.status).toBe('queued');
     expect(fleet.status().queued.total).toBe(1);
     fleet.complete(spec(1).runId);
