@@ -7,12 +7,15 @@ import type { Logger } from 'pino';
 import {
   apiStoreLocation,
   batchItemsLocation,
+  callIntentsLocation,
   effectStoreLocation,
   openBatchItems,
   openEffectStore,
   openSchedulerState,
   openStore,
+  openUpdatePermits,
 } from './stores/open';
+import { OPERATOR_UPDATE_PERMITS, PermitGate } from './activities/scheduler-updates';
 import { ORPHAN_COMMIT_MS, startOrphanedBatches } from './api/routes/batch-parts';
 import { createApps } from './api/app';
 import { loadAgentCatalog } from './api/agents/catalog';
@@ -227,7 +230,17 @@ export async function startStack(
       closers.push(() => effects.close());
       checkAgentModels(config.models, agents.list());
       const poolOf = (agent: string) => agentPool(config.models, agents.get(agent));
-      const fleet = withUnavailableAs503(createTemporalFleet(client, config, effects, poolOf));
+      const permits = await openUpdatePermits(callIntentsLocation(config));
+      closers.push(() => permits.close());
+      const operatorUpdates = new PermitGate(
+        permits,
+        `${config.schedulerWorkflowId}:operator`,
+        { slots: OPERATOR_UPDATE_PERMITS, ttlMs: config.updatePermits.ttlMs },
+        log,
+      );
+      const fleet = withUnavailableAs503(
+        createTemporalFleet(client, config, effects, poolOf, operatorUpdates),
+      );
       const batchItems = await openBatchItems(batchItemsLocation(config));
       closers.push(() => batchItems.close());
       // A batch whose commit request died before its workflow started is started from here.

@@ -9,6 +9,13 @@ import type { UpdatePermits } from '../stores/update-permits/update-permits';
 const MIN_WAIT_MS = 10;
 const MAX_WAIT_MS = 500;
 
+/**
+ * Tenant and operator updates (tenant saves and re-syncs from the API, settings, drain, resume) that
+ * every API process together may have in flight: the share of the scheduler's 10 left after the
+ * workers' WORKER_UPDATE_PERMITS and 2 per API process's submit coalescer.
+ */
+export const OPERATOR_UPDATE_PERMITS = 2;
+
 /** How the workers of a fleet share the scheduler's updates in flight (WORKER_UPDATE_PERMITS). */
 export interface PermitOptions {
   /** How many updates every worker together may have in flight at once. */

@@ -36,6 +36,7 @@ import { closedRunView } from './closed-run-view';
 import { stepsFromHistory } from './run-steps';
 import { SubmitCoalescer } from '../activities/submit-coalescer';
 import { signalRun } from '../activities/wake-run';
+import type { PermitGate } from '../activities/scheduler-updates';
 import { readTenantStatuses } from './tenant-statuses';
 import { runTaskQueue } from './run-queues';
 import { hasWorkflowPollers } from './task-queue-pollers';
@@ -93,7 +94,13 @@ export function createTemporalFleet(
   effects: EffectStore,
   /** The model pool of an agent's runs (`agentPool`); default: every run in the default pool. */
   poolOf: (agent: string) => string | undefined = () => undefined,
+  /**
+   * The fleet-wide permits of tenant and operator updates (tenant saves, settings, drain, resume):
+   * every API process together has at most OPERATOR_UPDATE_PERMITS of them in flight. None: unbounded.
+   */
+  operatorUpdates?: Pick<PermitGate, 'hold'>,
 ): FleetPort {
+  const held = <R>(fn: () => Promise<R>): Promise<R> => (operatorUpdates ? operatorUpdates.hold(fn) : fn());
   /** The spec with its agent's pool, unless it names one already (a re-driven run keeps its own). */
   const pooled = <S extends { agent: string; pool?: string }>(spec: S): S => {
     if (spec.pool !== undefined) return spec;
@@ -255,7 +262,9 @@ export function createTemporalFleet(
 
     upsertTenant: (tenant, settings) =>
       answered(
-        withRetry(() => scheduler().executeUpdate(upsertTenantsUpdate, { args: [[{ tenant, settings }]] })),
+        held(() =>
+          withRetry(() => scheduler().executeUpdate(upsertTenantsUpdate, { args: [[{ tenant, settings }]] })),
+        ),
       ),
     tenantStatus: (tenant) => ask(tenantQuery, tenant),
     tenantStatuses: (tenants) =>
@@ -268,10 +277,11 @@ export function createTemporalFleet(
 
     schedulerStatus: () => ask(statusQuery),
     patchScheduler: (patch) =>
-      withRetry(() => scheduler().executeUpdate(patchSettingsUpdate, { args: [patch] })),
+      held(() => withRetry(() => scheduler().executeUpdate(patchSettingsUpdate, { args: [patch] }))),
     drain: (intake) =>
-      answered(withRetry(() => scheduler().executeUpdate(drainUpdate, { args: [{ intake }] }))),
-    resume: () => answered(withRetry(() => scheduler().executeUpdate(resumeUpdate, { args: [] }))),
+      answered(held(() => withRetry(() => scheduler().executeUpdate(drainUpdate, { args: [{ intake }] })))),
+    resume: () =>
+      answered(held(() => withRetry(() => scheduler().executeUpdate(resumeUpdate, { args: [] })))),
 
     effectsSummary: async () => effects.summary(),
 
