@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Client } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
 import pino from 'pino';
+import { countingScheduler } from '../../support/counting-scheduler';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PermitGate, schedulerUpdates } from '../../../src/activities/scheduler-updates';
 import type { SchedulerUpdate } from '../../../src/activities/scheduler-updates';
@@ -16,25 +17,7 @@ const log = pino({ level: 'silent' });
 const SLOTS = 4;
 const WORKERS = 24;
 
-/** A scheduler that counts the updates it has in flight at once (what `maxInFlightUpdates` bounds). */
-function fakeScheduler() {
-  const seen = { inFlight: 0, max: 0, answered: 0 };
-  const client = {
-    workflow: {
-      getHandle: () => ({
-        async executeUpdate() {
-          seen.max = Math.max(seen.max, ++seen.inFlight);
-          await new Promise((r) => setTimeout(r, 2 + Math.random() * 8));
-          seen.inFlight--;
-          seen.answered++;
-          return [];
-        },
-      }),
-    },
-    withAbortSignal: <R>(_signal: AbortSignal, fn: () => Promise<R>) => fn(),
-  } as unknown as Client;
-  return { client, seen };
-}
+const fakeScheduler = () => countingScheduler([]);
 
 /** Every worker sends `perWorker` updates, three at a time (its two coalescers and its offer batcher). */
 async function burst(updates: SchedulerUpdate[], perWorker: number): Promise<void> {

@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Client } from '@temporalio/client';
 import pino from 'pino';
+import { countingScheduler } from '../../support/counting-scheduler';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { OPERATOR_UPDATE_PERMITS, PermitGate } from '../../../src/activities/scheduler-updates';
 import { loadConfig } from '../../../src/config';
@@ -14,24 +14,7 @@ import { defaultTenantSettings } from '../../../src/scheduler';
 
 const log = pino({ level: 'silent' });
 
-/** A scheduler that counts the updates it has in flight at once. */
-function fakeScheduler() {
-  const seen = { inFlight: 0, max: 0, answered: 0 };
-  const client = {
-    workflow: {
-      getHandle: () => ({
-        async executeUpdate() {
-          seen.max = Math.max(seen.max, ++seen.inFlight);
-          await new Promise((r) => setTimeout(r, 5 + Math.random() * 10));
-          seen.inFlight--;
-          seen.answered++;
-          return { draining: false };
-        },
-      }),
-    },
-  } as unknown as Client;
-  return { client, seen };
-}
+const fakeScheduler = () => countingScheduler({ draining: false });
 
 describe("the API's tenant and operator updates share the fleet's operator permits", () => {
   let dir: string;
