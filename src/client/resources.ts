@@ -7,7 +7,7 @@ import type {
   BatchCreated,
   BatchDetails,
   BatchCreateOptions,
-  BatchOptions,
+  BatchOpenOptions,
   CloudEvent,
   EventView,
   Page,
@@ -70,8 +70,14 @@ export interface Batches {
   /** Re-drives the failed items only. */
   resume(batchId: string): Promise<{ batchId: string; resumed: number }>;
   /** A batch sent in parts: open, append parts 0, 1, 2, …, then commit. */
-  open(agent: AgentRef, opts?: BatchOptions): Promise<{ batchId: string; state: 'open' }>;
-  append(batchId: string, part: number, items: unknown[]): Promise<{ total: number; replayed: boolean }>;
+  open(agent: AgentRef, opts?: BatchOpenOptions): Promise<{ batchId: string; state: 'open' }>;
+  /** `fairnessKeys`: each item's own key, one per item of the part; null: the batch's. */
+  append(
+    batchId: string,
+    part: number,
+    items: unknown[],
+    fairnessKeys?: (string | null)[],
+  ): Promise<{ total: number; replayed: boolean }>;
   commit(batchId: string): Promise<BatchCreated>;
 }
 
@@ -139,8 +145,11 @@ export function batchesApi(http: Transport): Batches {
     open: (agent, opts = {}) =>
       http.request('POST', '/v1/batches/open', { body: { agent: nameOf(agent), ...opts } }),
     // A part is appended once: sending the same part again is answered as a replay.
-    append: (batchId, part, items) =>
-      http.request('POST', path(batchId, '/items'), { body: { part, items }, repeatable: true }),
+    append: (batchId, part, items, fairnessKeys) =>
+      http.request('POST', path(batchId, '/items'), {
+        body: { part, items, ...(fairnessKeys ? { fairnessKeys } : {}) },
+        repeatable: true,
+      }),
     commit: (batchId) => http.request('POST', path(batchId, '/commit'), { body: {}, repeatable: true }),
   };
 }

@@ -95,6 +95,11 @@ export interface BatchOptions {
   estimatedTokensPerItem?: number;
 }
 
+/** `batches.open`'s options: the key of the batch's runs that no part names one for (see `RunOptions.fairnessKey`). */
+export interface BatchOpenOptions extends BatchOptions {
+  fairnessKey?: string;
+}
+
 /** `batches.create`'s options: a batch sent whole may carry fairness keys (see `RunOptions.fairnessKey`). */
 export interface BatchCreateOptions extends BatchOptions {
   /** The key of the batch's runs: those `fairnessKeys` does not name. */

@@ -66,7 +66,8 @@ export function storedName(slot: string): string {
   return slot === '' || isBucket(slot) || slot.startsWith('~') ? slot : `~${fnv1a(slot).toString(36)}`;
 }
 
-const isBucket = (slot: string) => slot.startsWith('#');
+/** A slot shared by keys past the bound (`#n`), not a key of its own. */
+export const isBucket = (slot: string): boolean => slot.startsWith('#');
 
 const byTag = (x: KeySlot<KeyedUnit>, y: KeySlot<KeyedUnit>): boolean =>
   x.tag < y.tag || (x.tag === y.tag && (x.order < y.order || (x.order === y.order && x.key < y.key)));
@@ -164,6 +165,18 @@ export class KeyedQueue<U extends KeyedUnit> {
     if (!q) return;
     q.live--;
     this.settle(q);
+  }
+
+  /** Slots with live units, and how many of them are buckets: O(K), for the tenant's status. */
+  backlogged(): { keys: number; buckets: number } {
+    let keys = 0;
+    let buckets = 0;
+    for (const q of this.slots.values()) {
+      if (q.live === 0) continue;
+      keys++;
+      if (isBucket(q.key)) buckets++;
+    }
+    return { keys, buckets };
   }
 
   /** Live units, slot by slot in the order slots were made, FIFO within a slot. */

@@ -68,7 +68,7 @@ export function fleetStatus(s: CoreState, now: number): Omit<SchedulerStatus, 'h
   };
 }
 
-/** One tenant's view: settings, queue depth by lane, in flight and ledger (pure). */
+/** One tenant's view: settings, queue depth and keys queued by lane, in flight and ledger (pure, O(keys)). */
 export function tenantStatus(s: CoreState, id: string, now: number): TenantStatus | undefined {
   const t = s.tenants.get(id);
   if (!t) return undefined;
@@ -77,6 +77,11 @@ export function tenantStatus(s: CoreState, id: string, now: number): TenantStatu
     tenant: t.id,
     settings: { ...t.settings, budget: { ...t.settings.budget } },
     queuedByPriority: { interactive: i.live, standard: st.live, batch: b.live },
+    keysQueuedByPriority: {
+      interactive: i.keys.backlogged(),
+      standard: st.keys.backlogged(),
+      batch: b.keys.backlogged(),
+    },
     inFlight: t.inFlight,
     ledger: ledgerView(t.ledger, now),
   };

@@ -423,6 +423,17 @@ export interface TenantStatus {
   tenant: string;
   settings: TenantSettings;
   queuedByPriority: Record<Priority, number>;
+  /**
+   * By lane: the fairness-key slots with queued units (the default key '' and each bucket count as
+   * one) and how many of those are hash buckets (`#n`, shared by keys past the flow's bound).
+   */
+  keysQueuedByPriority: Record<Priority, KeysQueued>;
   inFlight: number;
   ledger: LedgerView;
+}
+
+/** A flow's fairness keys with queued units (`TenantStatus.keysQueuedByPriority`). */
+export interface KeysQueued {
+  keys: number;
+  buckets: number;
 }

@@ -108,3 +108,53 @@ describe('fairness keys (real dev server, first model calls)', () => {
     for (const id of ids) await s.call('POST', `/v1/runs/${id}/cancel`, { token });
   });
 });
+
+describe('fairness keys of a batch sent in parts (real dev server)', () => {
+  let s: TestStack;
+  beforeAll(async () => {
+    s = await startTestStack({ FLEET_CONCURRENCY: '1', FLEET_INTERACTIVE_RESERVE: '0' });
+  });
+  afterAll(() => s?.close());
+
+  it("its runs carry each part's item keys, else the batch's, and the tenant status counts them", async () => {
+    const tenant = `parts-${s.id}`;
+    const token = await s.tenant(tenant, { maxInFlight: 1 });
+    const item = { steps: 1, stepMs: 30_000, tokensPerStep: 10 };
+    const opened = await s.call('POST', '/v1/batches/open', {
+      token,
+      body: { agent: 'synthetic', priority: 'standard', fairnessKey: 'team-b' },
+    });
+    expect(opened.status, JSON.stringify(opened.body)).toBe(201);
+    const { batchId } = opened.body;
+    const parts = [
+      { part: 0, items: [item, item], fairnessKeys: ['user-1', null] },
+      { part: 1, items: [item, item], fairnessKeys: ['user-2', 'user-2'] },
+    ];
+    for (const body of parts)
+      expect((await s.call('POST', `/v1/batches/${batchId}/items`, { token, body })).status).toBe(200);
+    expect((await s.call('POST', `/v1/batches/${batchId}/commit`, { token })).status).toBe(202);
+    const ids = [0, 1, 2, 3].map((i) => `${batchId}-${i}`);
+    const view = async (id: string) => (await s.call('GET', `/v1/runs/${id}`, { token })).body;
+    await expect
+      .poll(async () => (await Promise.all(ids.map(view))).filter((v) => v.runId).length, { timeout: 30_000 })
+      .toBe(4);
+    expect((await Promise.all(ids.map(view))).map((v) => v.fairnessKey)).toEqual([
+      'user-1',
+      'team-b',
+      'user-2',
+      'user-2',
+    ]);
+    // One runs at a time; the scheduler's tenant status counts the keys of the three still queued.
+    const scheduler = s.client.workflow.getHandle(s.config.schedulerWorkflowId);
+    await expect
+      .poll(async () => (await scheduler.query(tenantQuery, tenant))?.queuedByPriority.standard, {
+        timeout: 30_000,
+      })
+      .toBe(3);
+    const keys = (await scheduler.query(tenantQuery, tenant))?.keysQueuedByPriority.standard;
+    const running = (await Promise.all(ids.map(view))).find((v) => v.status !== 'queued');
+    // The running run's key has left the queue unless it was user-2 (whose other run still waits).
+    expect(keys).toEqual({ keys: running?.fairnessKey === 'user-2' ? 3 : 2, buckets: 0 });
+    for (const id of ids) await s.call('POST', `/v1/runs/${id}/cancel`, { token });
+  });
+});

@@ -121,18 +121,23 @@ export function parseRunRequest(
 const parseItems = (agent: Agent, items: unknown[], issues: FieldIssue[]): unknown[] =>
   items.map((item, i) => parseInput(agent, item, ['items', i], issues));
 
+/** Per-item keys must come one per item: else an issue at `fairnessKeys`. */
+function checkItemKeys(r: { items: unknown[]; fairnessKeys?: unknown[] | undefined }, issues: FieldIssue[]) {
+  const keys = r.fairnessKeys;
+  if (keys && keys.length !== r.items.length) {
+    issues.push({
+      path: 'fairnessKeys',
+      message: `It needs one key (or null) per item: ${r.items.length}, not ${keys.length}.`,
+    });
+  }
+}
+
 /** Parses `POST /v1/batches`: every item is validated by the agent's schema (paths like `items.3.steps`). */
 export function parseBatchRequest(body: unknown, agents: AgentCatalog): ParsedBatch {
   const issues: FieldIssue[] = [];
   const envelope = BatchRequestSchema.safeParse(body);
   if (!envelope.success) issues.push(...issuesToDetails(envelope.error.issues));
-  const keys = envelope.success ? envelope.data.fairnessKeys : undefined;
-  if (keys && envelope.success && keys.length !== envelope.data.items.length) {
-    issues.push({
-      path: 'fairnessKeys',
-      message: `It needs one key (or null) per item: ${envelope.data.items.length}, not ${keys.length}.`,
-    });
-  }
+  if (envelope.success) checkItemKeys(envelope.data, issues);
   const agentName = agentNamed(body);
   const agent = agentName === undefined ? undefined : agents.get(agentName);
   const items = agent && envelope.success ? parseItems(agent, envelope.data.items, issues) : [];
@@ -170,15 +175,19 @@ export function parseBatchOpen(
 export function parseBatchPart(
   body: unknown,
   agent: Agent,
-): { part: number; items: unknown[]; estimates: number[] } {
+): { part: number; items: unknown[]; estimates: number[]; fairnessKeys?: (string | null)[] } {
   const issues: FieldIssue[] = [];
   const envelope = BatchPartRequestSchema.safeParse(body);
   if (!envelope.success) issues.push(...issuesToDetails(envelope.error.issues));
+  else checkItemKeys(envelope.data, issues);
   const items = envelope.success ? parseItems(agent, envelope.data.items, issues) : [];
   if (issues.length > 0 || !envelope.success) throw ApiError.invalid(capDetails(issues));
+  const keys = envelope.data.fairnessKeys;
   return {
     part: envelope.data.part,
     items,
     estimates: items.map((item, i) => estimateAt(agent, item, `items.${i}`)),
+    // Stored only when some item names a key (a list of nulls says nothing the batch's key does not).
+    ...(keys?.some((k) => k !== null) ? { fairnessKeys: keys } : {}),
   };
 }

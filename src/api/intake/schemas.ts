@@ -80,6 +80,14 @@ export type RunRequest = z.output<typeof RunRequestSchema>;
 
 export const BATCH_MAX_ITEMS = 10_000;
 
+/** Each item's own fairness key in a batch or a part, aligned with its `items` (null: the batch's key). */
+const ItemKeysSchema = z
+  .array(FairnessKeySchema.nullable())
+  .min(1)
+  .max(BATCH_MAX_ITEMS)
+  .optional()
+  .meta({ description: "One per item, in the items' order; null: the batch's `fairnessKey`." });
+
 export const BatchRequestSchema = z.strictObject({
   agent: z.string().min(1).max(64),
   priority: PrioritySchema.default('batch'),
@@ -88,12 +96,7 @@ export const BatchRequestSchema = z.strictObject({
   /** The fairness key of the batch's runs (see `RunRequestSchema`): those `fairnessKeys` does not name. */
   fairnessKey: FairnessKeySchema.optional(),
   /** Each item's own fairness key (one batch of many end users' jobs), aligned with `items`; null: `fairnessKey`. */
-  fairnessKeys: z
-    .array(FairnessKeySchema.nullable())
-    .min(1)
-    .max(BATCH_MAX_ITEMS)
-    .optional()
-    .meta({ description: "One per item, in the items' order; null: the batch's `fairnessKey`." }),
+  fairnessKeys: ItemKeysSchema,
 });
 export type BatchRequest = z.output<typeof BatchRequestSchema>;
 
@@ -102,6 +105,8 @@ export const BatchOpenRequestSchema = z.strictObject({
   agent: z.string().min(1).max(64),
   priority: PrioritySchema.default('batch'),
   estimatedTokensPerItem: z.int().min(1).max(1_000_000_000).optional(),
+  /** The fairness key of the batch's runs: those its parts' `fairnessKeys` do not name. */
+  fairnessKey: FairnessKeySchema.optional(),
 });
 export type BatchOpenRequest = z.output<typeof BatchOpenRequestSchema>;
 
@@ -112,6 +117,8 @@ export const BatchPartRequestSchema = z.strictObject({
     .min(0)
     .max(BATCH_MAX_ITEMS - 1),
   items: z.array(z.unknown()).min(1).max(BATCH_MAX_ITEMS),
+  /** Each of the part's items' own fairness key, aligned with its `items`; null: the batch's `fairnessKey`. */
+  fairnessKeys: ItemKeysSchema,
 });
 
 export const DecisionRequestSchema = z.strictObject({

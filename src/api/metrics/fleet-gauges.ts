@@ -18,6 +18,16 @@ export function createFleetGauges(registry: Registry) {
       'priority',
     ]),
     laneDepth: gauge('fairway_lane_queue_depth', 'Queued units by priority lane, all tenants.', ['priority']),
+    tenantKeys: gauge(
+      'fairway_tenant_keys_queued',
+      'Fairness keys with queued units, by tenant and priority (the default key and each hash bucket count as one).',
+      ['tenant', 'priority'],
+    ),
+    tenantKeyBuckets: gauge(
+      'fairway_tenant_key_buckets_queued',
+      "Hash buckets with queued units (shared by the keys past a flow's bound), by tenant and priority.",
+      ['tenant', 'priority'],
+    ),
     tenantDepth: gauge('fairway_tenant_queue_depth', 'Queued units by tenant, all lanes.', ['tenant']),
     inFlight: gauge('fairway_in_flight', 'Admitted units holding a lease.'),
     tenantInFlight: gauge('fairway_tenant_in_flight', 'Admitted units holding a lease, by tenant.', [
@@ -164,6 +174,10 @@ function setScheduler(g: FleetGauges, s: SchedulerStatus): void {
 function setTenant(g: FleetGauges, t: TenantStatus): void {
   for (const [priority, n] of Object.entries(t.queuedByPriority))
     g.queueDepth.set({ tenant: t.tenant, priority }, n);
+  for (const [priority, k] of Object.entries(t.keysQueuedByPriority)) {
+    g.tenantKeys.set({ tenant: t.tenant, priority }, k.keys);
+    g.tenantKeyBuckets.set({ tenant: t.tenant, priority }, k.buckets);
+  }
   g.tenantInFlight.set({ tenant: t.tenant }, t.inFlight);
   g.ledgerReserved.set({ tenant: t.tenant }, t.ledger.reserved);
   g.ledgerSpent.set({ tenant: t.tenant }, t.ledger.spent);

@@ -59,8 +59,12 @@ export function unstartedView(batch: StoredBatch) {
   };
 }
 
-/** The workflow's spec of a committed batch: its count, never its items. */
-function specOf(batch: StoredBatch): StoredBatchSpec {
+/**
+ * The workflow's spec of a committed batch: its count, never its items. Its items' own fairness keys
+ * (`keys`, from the store) do ride in it: at most 10,000 keys of up to 64 characters, about 670 KB as
+ * JSON, within the start argument's 1.5 MiB.
+ */
+function specOf(batch: StoredBatch, keys: (string | null)[] | null): StoredBatchSpec {
   return {
     batchId: batch.batchId,
     tenant: batch.tenant,
@@ -70,6 +74,8 @@ function specOf(batch: StoredBatch): StoredBatchSpec {
     // As for a one-request batch: each item reserves at least the mean of the agent's estimates.
     estimatedTokensPerItem: Math.max(batch.tokensFloor, Math.ceil(batch.estimateSum / batch.items)),
     onBudgetExhausted: batch.onBudgetExhausted,
+    ...(batch.fairnessKey !== undefined ? { fairnessKey: batch.fairnessKey } : {}),
+    ...(keys ? { fairnessKeys: keys } : {}),
     createdAt: new Date(batch.createdAt).toISOString(),
   };
 }
@@ -83,7 +89,8 @@ export async function startCommitted(
   batch: StoredBatch,
   withSync: (start: () => Promise<BatchVerdict>) => Promise<BatchVerdict> = (start) => start(),
 ): Promise<BatchVerdict> {
-  const verdict = await withSync(() => deps.fleet.createBatch(specOf(batch)));
+  const spec = specOf(batch, await deps.batchItems.readKeys(batch.batchId));
+  const verdict = await withSync(() => deps.fleet.createBatch(spec));
   if (!verdict.accepted && (await deps.fleet.getBatch(batch.batchId)) === null) {
     await deps.batchItems.reopen(batch.batchId);
     return verdict;
@@ -140,6 +147,7 @@ export function addBatchPartRoutes(ctx: ApiContext, router: Router): void {
       priority: request.priority,
       tokensFloor: request.estimatedTokensPerItem ?? 0,
       onBudgetExhausted: tenant.settings.onBudgetExhausted ?? 'fail',
+      ...(request.fairnessKey !== undefined ? { fairnessKey: request.fairnessKey } : {}),
       createdAt: now,
     });
     res
@@ -172,8 +180,12 @@ export function addBatchPartRoutes(ctx: ApiContext, router: Router): void {
       batch.batchId,
       {
         part: part.part,
-        hash: canonicalHash(part.items),
+        // Keys join the hash only when sent, so a keyless part's retry matches what was stored before keys.
+        hash: canonicalHash(
+          part.fairnessKeys ? { items: part.items, fairnessKeys: part.fairnessKeys } : part.items,
+        ),
         items: part.items,
+        ...(part.fairnessKeys ? { fairnessKeys: part.fairnessKeys } : {}),
         estimateSum: part.estimates.reduce((a, b) => a + b, 0),
       },
       maxItems,

@@ -1,9 +1,20 @@
 import { inTransaction, migrate, numberedSql, openPool } from '../engine/pg';
 import type { Migration } from '../engine/pg';
-import { BATCH_ITEMS_DDL, BATCH_SQL, decideAppend, pickItems, toStoredBatch } from './batch-items';
+import {
+  BATCH_ITEMS_DDL,
+  BATCH_SQL,
+  KEY_COLUMNS,
+  decideAppend,
+  joinKeys,
+  pickItems,
+  toStoredBatch,
+} from './batch-items';
 import type { AppendOutcome, BatchItemStore, BatchRow } from './batch-items';
 
-const MIGRATIONS: Migration[] = [{ version: 1, sql: BATCH_ITEMS_DDL }];
+const MIGRATIONS: Migration[] = [
+  { version: 1, sql: BATCH_ITEMS_DDL },
+  { version: 2, sql: KEY_COLUMNS.join(';\n') },
+];
 
 const SQL = numberedSql(BATCH_SQL);
 
@@ -30,6 +41,7 @@ export async function openPgBatchItems(url: string): Promise<BatchItemStore> {
         b.tokensFloor,
         b.onBudgetExhausted,
         b.createdAt,
+        b.fairnessKey ?? null,
       ]);
     },
     get,
@@ -63,6 +75,7 @@ export async function openPgBatchItems(url: string): Promise<BatchItemStore> {
           batch.items,
           n,
           JSON.stringify(part.items),
+          part.fairnessKeys ? JSON.stringify(part.fairnessKeys) : null,
         ]);
         await c.query(SQL.grow, [n, part.estimateSum, batchId]);
         return { kind: 'appended', firstIndex: batch.items, count: n, total: batch.items + n };
@@ -81,6 +94,13 @@ export async function openPgBatchItems(url: string): Promise<BatchItemStore> {
     },
     async unstarted(before) {
       return (await pool.query<BatchRow>(SQL.unstarted, [before])).rows.map(toStoredBatch);
+    },
+    async readKeys(batchId) {
+      const r = await pool.query<{ first_index: number; count: number; fairness_keys: string | null }>(
+        SQL.partKeys,
+        [batchId],
+      );
+      return joinKeys(r.rows);
     },
     async readItems(batchId, indexes) {
       if (indexes.length === 0) return [];

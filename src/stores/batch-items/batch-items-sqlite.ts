@@ -1,12 +1,24 @@
 import type Database from 'better-sqlite3';
 import { openSqliteFile } from '../engine/sqlite';
-import { BATCH_ITEMS_DDL, BATCH_SQL, decideAppend, pickItems, toStoredBatch } from './batch-items';
+import {
+  BATCH_ITEMS_DDL,
+  BATCH_SQL,
+  KEY_COLUMNS,
+  decideAppend,
+  joinKeys,
+  pickItems,
+  toStoredBatch,
+} from './batch-items';
 import type { AppendOutcome, BatchItemStore, BatchPart, BatchRow, StoredBatch } from './batch-items';
 
 /** The SQLite store in `filePath` (created with its directory; WAL and a busy timeout let processes share it). */
 export function openSqliteBatchItems(filePath: string): BatchItemStore {
   const db = openSqliteFile(filePath);
   db.exec(BATCH_ITEMS_DDL);
+  // A file from before fairness keys gains their columns.
+  const columns = db.prepare("SELECT name FROM pragma_table_info('batches')").pluck().all() as string[];
+  if (!columns.includes('fairness_key'))
+    db.transaction(() => KEY_COLUMNS.forEach((a) => db.exec(a))).immediate();
   const q = Object.fromEntries(Object.entries(BATCH_SQL).map(([k, sql]) => [k, db.prepare(sql)])) as Record<
     keyof typeof BATCH_SQL,
     Database.Statement
@@ -27,7 +39,8 @@ export function openSqliteBatchItems(filePath: string): BatchItemStore {
     );
     if (decided || !batch) return decided ?? { kind: 'missing' };
     const n = part.items.length;
-    q.insertPart.run(batchId, part.part, part.hash, batch.items, n, JSON.stringify(part.items));
+    const keys = part.fairnessKeys ? JSON.stringify(part.fairnessKeys) : null;
+    q.insertPart.run(batchId, part.part, part.hash, batch.items, n, JSON.stringify(part.items), keys);
     q.grow.run(n, part.estimateSum, batchId);
     return { kind: 'appended', firstIndex: batch.items, count: n, total: batch.items + n };
   });
@@ -42,7 +55,8 @@ export function openSqliteBatchItems(filePath: string): BatchItemStore {
 
   return {
     async create(b) {
-      q.insert.run(b.batchId, b.tenant, b.agent, b.priority, b.tokensFloor, b.onBudgetExhausted, b.createdAt);
+      const row = [b.batchId, b.tenant, b.agent, b.priority, b.tokensFloor, b.onBudgetExhausted, b.createdAt];
+      q.insert.run(...row, b.fairnessKey ?? null);
     },
     get: async (batchId) => get(batchId),
     async countOpen(tenant, since) {
@@ -59,6 +73,11 @@ export function openSqliteBatchItems(filePath: string): BatchItemStore {
     },
     async unstarted(before) {
       return (q.unstarted.all(before) as BatchRow[]).map(toStoredBatch);
+    },
+    async readKeys(batchId) {
+      return joinKeys(
+        q.partKeys.all(batchId) as { first_index: number; count: number; fairness_keys: string | null }[],
+      );
     },
     async readItems(batchId, indexes) {
       if (indexes.length === 0) return [];

@@ -25,6 +25,8 @@ export interface StoredBatch {
   estimateSum: number;
   /** The batch's workflow was started. */
   started: boolean;
+  /** The fairness key of its runs that no part names one for (`POST /v1/batches/open`); absent: none. */
+  fairnessKey?: string;
 }
 
 export type NewStoredBatch = Omit<StoredBatch, 'state' | 'items' | 'parts' | 'estimateSum' | 'started'>;
@@ -35,6 +37,8 @@ export interface BatchPart {
   /** A hash of the part's items: the same number with other items is a conflict, never a second append. */
   hash: string;
   items: unknown[];
+  /** Each item's own fairness key, aligned with `items` (null: the batch's); absent when none names one. */
+  fairnessKeys?: (string | null)[];
   estimateSum: number;
 }
 
@@ -60,6 +64,11 @@ export interface BatchItemStore {
   markStarted(batchId: string): Promise<void>;
   /** Committed batches not yet started, committed before `before` (their committer may have died). */
   unstarted(before: number): Promise<StoredBatch[]>;
+  /**
+   * Every item's own fairness key in index order (null: the batch's key), or null when no part named
+   * one (or the items were dropped). Read once, when the committed batch's workflow is started.
+   */
+  readKeys(batchId: string): Promise<(string | null)[] | null>;
   /** The items at `indexes`, in that order; throws when one is missing (never made up). */
   readItems(batchId: string, indexes: number[]): Promise<unknown[]>;
   /** Forgets the items of a started batch whose runs all exist (the parts' hashes stay, for replays). */
@@ -83,6 +92,7 @@ export interface BatchRow {
   parts: number;
   estimate_sum: number | string;
   started: number;
+  fairness_key: string | null;
 }
 
 export const toStoredBatch = (r: BatchRow): StoredBatch => ({
@@ -98,6 +108,7 @@ export const toStoredBatch = (r: BatchRow): StoredBatch => ({
   parts: r.parts,
   estimateSum: Number(r.estimate_sum),
   started: r.started === 1,
+  ...(r.fairness_key !== null ? { fairnessKey: r.fairness_key } : {}),
 });
 
 /**
@@ -123,6 +134,19 @@ export function decideAppend(
     return { kind: 'too_many', total: batch.items + part.items.length, limit: maxItems };
   }
   return null;
+}
+
+/** All items' keys from the parts' `fairness_keys` (in index order); null when no part named one. */
+export function joinKeys(
+  parts: { first_index: number; count: number; fairness_keys: string | null }[],
+): (string | null)[] | null {
+  if (parts.every((p) => p.fairness_keys === null)) return null;
+  const keys: (string | null)[] = [];
+  for (const p of parts) {
+    const own = p.fairness_keys === null ? null : (JSON.parse(p.fairness_keys) as (string | null)[]);
+    for (let i = 0; i < p.count; i++) keys[p.first_index + i] = own?.[i] ?? null;
+  }
+  return Array.from(keys, (k) => k ?? null);
 }
 
 /** Picks `indexes` out of the parts that hold them; throws when one is missing. */
@@ -172,16 +196,22 @@ export const BATCH_ITEMS_DDL = `
     PRIMARY KEY (batch_id, part)
   );`;
 
+/** Fairness keys (issue 47), added to tables made before them: SQLite adds them when missing, PostgreSQL migrates. */
+export const KEY_COLUMNS = [
+  'ALTER TABLE batches ADD COLUMN fairness_key TEXT',
+  'ALTER TABLE batch_parts ADD COLUMN fairness_keys TEXT',
+] as const;
+
 /** The SQL both engines share (`?` placeholders; the PostgreSQL store numbers them). */
 export const BATCH_SQL = {
   insert:
-    'INSERT INTO batches (batch_id, tenant, agent, priority, tokens_floor, on_budget_exhausted, created_at, state) ' +
-    "VALUES (?, ?, ?, ?, ?, ?, ?, 'open')",
+    'INSERT INTO batches (batch_id, tenant, agent, priority, tokens_floor, on_budget_exhausted, created_at, state, fairness_key) ' +
+    "VALUES (?, ?, ?, ?, ?, ?, ?, 'open', ?)",
   get: 'SELECT * FROM batches WHERE batch_id = ?',
   countOpen: "SELECT count(*) AS n FROM batches WHERE tenant = ? AND state = 'open' AND created_at >= ?",
   seenPart: 'SELECT body_hash, first_index, count FROM batch_parts WHERE batch_id = ? AND part = ?',
   insertPart:
-    'INSERT INTO batch_parts (batch_id, part, body_hash, first_index, count, items) VALUES (?, ?, ?, ?, ?, ?)',
+    'INSERT INTO batch_parts (batch_id, part, body_hash, first_index, count, items, fairness_keys) VALUES (?, ?, ?, ?, ?, ?, ?)',
   grow: 'UPDATE batches SET items = items + ?, parts = parts + 1, estimate_sum = estimate_sum + ? WHERE batch_id = ?',
   commit: "UPDATE batches SET state = 'committed', committed_at = ? WHERE batch_id = ? AND state = 'open'",
   reopen:
@@ -191,7 +221,9 @@ export const BATCH_SQL = {
     "SELECT * FROM batches WHERE state = 'committed' AND started = 0 AND committed_at < ? ORDER BY committed_at",
   partsCovering:
     'SELECT first_index, items FROM batch_parts WHERE batch_id = ? AND first_index <= ? AND first_index + count > ? ORDER BY first_index',
-  dropItems: 'UPDATE batch_parts SET items = NULL WHERE batch_id = ?',
+  partKeys:
+    'SELECT first_index, count, fairness_keys FROM batch_parts WHERE batch_id = ? AND items IS NOT NULL',
+  dropItems: 'UPDATE batch_parts SET items = NULL, fairness_keys = NULL WHERE batch_id = ?',
   purgeParts:
     "DELETE FROM batch_parts WHERE batch_id IN (SELECT batch_id FROM batches WHERE state = 'open' AND created_at < ?)",
   purgeBatches: "DELETE FROM batches WHERE state = 'open' AND created_at < ?",

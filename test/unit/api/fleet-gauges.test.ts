@@ -1,6 +1,7 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { applyFleetSnapshot, createFleetGauges } from '../../../src/api/metrics/fleet-gauges';
+import { MAX_NAMED_KEYS, bucketOf } from '../../../src/scheduler/key-queue';
 import type { GovernorStatus, SchedulerStatus } from '../../../src/scheduler/types';
 import { T0, makeFleet, units } from '../scheduler/helpers';
 
@@ -122,5 +123,51 @@ describe('fleet gauges: a pool label on the governor series', () => {
       'fairway_governor_breaker_state{pool="",state="open"} 0',
       'fairway_governor_breaker_state{pool="",state="half_open"} 0',
     ]);
+  });
+});
+
+describe('fleet gauges: fairness keys by tenant', () => {
+  it("reports each tenant's keys and hash buckets with queued units, by lane, from its status", async () => {
+    const s = makeFleet({ tenants: { a: { maxQueued: 1000 }, b: {} }, settings: { concurrency: 1 } });
+    const late = Array.from({ length: 20 }, (_, i) => `late-${i}`);
+    s.submit(
+      [...Array.from({ length: MAX_NAMED_KEYS }, (_, i) => `user-${i}`), ...late].map((k) => ({
+        runId: `a-${k}`,
+        tenant: 'a',
+        priority: 'batch' as const,
+        cost: 10,
+        fairnessKey: k,
+      })),
+      T0,
+    );
+    s.submit(
+      [...units('b', 2), { runId: 'b-k', tenant: 'b', priority: 'standard', cost: 10, fairnessKey: 'x' }],
+      T0,
+    );
+    const tenants = ['a', 'b'].map((t) => s.tenantStatus(t, T0)!);
+    const registry = new Registry();
+    const g = createFleetGauges(registry);
+    applyFleetSnapshot(g, { at: T0, status: baseStatus(), tenants });
+    const text = await registry.metrics();
+    const buckets = new Set(late.map(bucketOf)).size;
+    expect(series(text, 'fairway_tenant_keys_queued')).toEqual([
+      'fairway_tenant_keys_queued{tenant="a",priority="interactive"} 0',
+      'fairway_tenant_keys_queued{tenant="a",priority="standard"} 0',
+      `fairway_tenant_keys_queued{tenant="a",priority="batch"} ${MAX_NAMED_KEYS + buckets}`,
+      'fairway_tenant_keys_queued{tenant="b",priority="interactive"} 0',
+      'fairway_tenant_keys_queued{tenant="b",priority="standard"} 2',
+      'fairway_tenant_keys_queued{tenant="b",priority="batch"} 0',
+    ]);
+    expect(series(text, 'fairway_tenant_key_buckets_queued')).toEqual([
+      'fairway_tenant_key_buckets_queued{tenant="a",priority="interactive"} 0',
+      'fairway_tenant_key_buckets_queued{tenant="a",priority="standard"} 0',
+      `fairway_tenant_key_buckets_queued{tenant="a",priority="batch"} ${buckets}`,
+      'fairway_tenant_key_buckets_queued{tenant="b",priority="interactive"} 0',
+      'fairway_tenant_key_buckets_queued{tenant="b",priority="standard"} 0',
+      'fairway_tenant_key_buckets_queued{tenant="b",priority="batch"} 0',
+    ]);
+    // A tenant the next read no longer reports leaves no key series behind.
+    applyFleetSnapshot(g, { at: T0, status: baseStatus(), tenants: [tenants[1]!] });
+    expect(await registry.metrics()).not.toMatch(/fairway_tenant_key\w*\{tenant="a"/);
   });
 });

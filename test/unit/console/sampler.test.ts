@@ -41,11 +41,18 @@ function status(
   };
 }
 
+const none = { keys: 0, buckets: 0 };
+
 function tenant(id: string, weight: number, spent: number, queued = 0): TenantStatus {
   return {
     tenant: id,
     settings: { weight, maxQueued: 10, maxInFlight: 10, budget: { tokens: null, period: 'none' } },
     queuedByPriority: { interactive: 0, standard: queued, batch: 0 },
+    keysQueuedByPriority: {
+      interactive: none,
+      standard: { keys: queued > 0 ? 1 : 0, buckets: 0 },
+      batch: none,
+    },
     inFlight: 0,
     ledger: { budget: null, period: 'none', reserved: 0, spent, remaining: null, periodStart: 'p0' },
   };

@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { shareHint } from '../../../src/api/console/share-hints';
 import type { Priority, TenantStatus } from '../../../src/scheduler/types';
 
+/** Key figures do not enter a share hint. */
+const oneKey = { keys: 1, buckets: 0 };
+
 function tenant(
   id: string,
   queued: Partial<Record<Priority, number>> = {},
@@ -17,6 +20,7 @@ function tenant(
       budget: { tokens: budget, period: budget === null ? 'none' : 'day' },
     },
     queuedByPriority: { interactive: 0, standard: 0, batch: 0, ...queued },
+    keysQueuedByPriority: { interactive: oneKey, standard: oneKey, batch: oneKey },
     inFlight: o.inFlight ?? 0,
     ledger: {
       budget,

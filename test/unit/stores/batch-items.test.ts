@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { Pool } from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { BatchItemStore, BatchPart, NewStoredBatch } from '../../../src/stores/batch-items/batch-items';
 import { openBatchItems } from '../../../src/stores/open';
@@ -27,6 +29,24 @@ const part = (n: number, from: number, count: number): BatchPart => ({
   items: items(from, count),
   estimateSum: 1000 * count,
 });
+
+/** Takes a store's tables back to their shape before fairness keys (and, on PostgreSQL, its migration record). */
+async function asBeforeKeys(location: string): Promise<void> {
+  const drop = [
+    'ALTER TABLE batches DROP COLUMN fairness_key',
+    'ALTER TABLE batch_parts DROP COLUMN fairness_keys',
+  ];
+  if (!location.startsWith('postgres')) {
+    const db = new Database(location);
+    for (const sql of drop) db.exec(sql);
+    db.close();
+    return;
+  }
+  const pool = new Pool({ connectionString: location });
+  for (const sql of drop) await pool.query(sql);
+  await pool.query("DELETE FROM fairway_migrations WHERE name = 'batch-items' AND version = 2");
+  await pool.end();
+}
 
 describe.each(engines)('batch item store ($name)', (engine) => {
   const open: BatchItemStore[] = [];
@@ -135,6 +155,41 @@ describe.each(engines)('batch item store ($name)', (engine) => {
     expect(await store.get('done')).not.toBeNull();
     expect(await store.countOpen('acme', 0)).toBe(1);
     expect(await store.countOpen('acme', 6_000)).toBe(0);
+  });
+
+  it.skipIf(engine.skip)(
+    "keeps the batch's fairness key and each part's item keys, in index order",
+    async () => {
+      await store.create({ ...batch('k1'), fairnessKey: 'team-a' });
+      await store.create(batch('k2'));
+      await store.append('k1', { ...part(0, 0, 2), fairnessKeys: ['user-1', null] }, 10);
+      await store.append('k1', part(1, 2, 1), 10);
+      await store.append('k1', { ...part(2, 3, 2), fairnessKeys: [null, 'user-5'] }, 10);
+      await store.append('k2', part(0, 0, 2), 10);
+      expect(await store.get('k1')).toMatchObject({ fairnessKey: 'team-a', items: 5 });
+      expect(await store.get('k2')).not.toHaveProperty('fairnessKey');
+      const worker = await openAt(location);
+      expect(await worker.readKeys('k1')).toEqual(['user-1', null, null, null, 'user-5']);
+      expect(await worker.readKeys('k2')).toBeNull();
+      expect(await worker.readItems('k1', [4])).toEqual(items(4, 1));
+      await store.dropItems('k1');
+      expect(await store.readKeys('k1')).toBeNull();
+    },
+  );
+
+  it.skipIf(engine.skip)('adds the key columns to tables made before them, keeping their rows', async () => {
+    await store.create(batch('old'));
+    await store.append('old', part(0, 0, 2), 10);
+    await open.splice(open.indexOf(store), 1)[0]!.close();
+    await asBeforeKeys(location);
+    const reopened = await openAt(location);
+    expect(await reopened.get('old')).toMatchObject({ items: 2, state: 'open' });
+    expect(await reopened.get('old')).not.toHaveProperty('fairnessKey');
+    expect(await reopened.readKeys('old')).toBeNull();
+    await reopened.create({ ...batch('new'), fairnessKey: 'team-a' });
+    await reopened.append('new', { ...part(0, 0, 1), fairnessKeys: ['user-1'] }, 10);
+    expect(await reopened.get('new')).toMatchObject({ fairnessKey: 'team-a' });
+    expect(await reopened.readKeys('new')).toEqual(['user-1']);
   });
 
   it.skipIf(engine.skip)('another handle (another process) reads what the API wrote', async () => {
