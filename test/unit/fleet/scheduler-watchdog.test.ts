@@ -17,7 +17,11 @@ function fakeClient() {
     query: async () => ({ counters: {}, history: { continuedAsNew: 0 } }),
     signal: async () => void seen.recovers++,
   };
-  const run = { signal: async () => void seen.nudges++ };
+  const startTime = new Date();
+  const run = {
+    describe: async () => ({ status: { name: 'RUNNING' }, startTime, executionTime: startTime }),
+    signal: async () => void seen.nudges++,
+  };
   const client = {
     withAbortSignal: (_: AbortSignal, fn: () => Promise<unknown>) => fn(),
     workflow: {
