@@ -63,18 +63,22 @@ export function demandCurve(tenants: Iterable<{ weight: number; slots: number }>
 }
 
 /*
- * Weighted max-min across shards: the fleet's fair rate c is where the shards' summed curves meet
- * the pool (interpolated between grid points), and each shard's weight is its curve at c, the
- * slots its tenants fairly use there. Below the pool (every demand met) the curves' last points.
+ * Weighted max-min across shards: the fleet's fair rate c is where the shards' allowances, each its
+ * curve at c but never below its floor, meet the pool (interpolated between grid points), and each
+ * shard's weight is that allowance. Floors count inside the sum: a shard whose tenants use less
+ * than its floor holds the floor, and the rest of the pool is what the others' curves share, so a
+ * tenant capped below the fair rate gets its cap and the uncapped absorb the floors. Below the
+ * pool (every demand met) the curves' last points.
  */
-function fairWeights(pool: number, curves: readonly (readonly number[])[]): number[] {
-  const total = (k: number) => curves.reduce((a, c) => a + (c[k] ?? 0), 0);
+function fairWeights(pool: number, floor: number, curves: readonly (readonly number[])[]): number[] {
+  const at = (c: readonly number[], k: number) => Math.max(floor, c[k] ?? 0);
+  const total = (k: number) => curves.reduce((a, c) => a + at(c, k), 0);
   const k = DEMAND_GRID.findIndex((_, i) => total(i) >= pool);
-  if (k < 0) return curves.map((c) => c[DEMAND_GRID.length - 1] ?? 0);
-  if (k === 0) return curves.map((c) => c[0] ?? 0);
+  if (k < 0) return curves.map((c) => at(c, DEMAND_GRID.length - 1));
+  if (k === 0) return curves.map((c) => at(c, 0));
   const lo = total(k - 1);
   const a = (pool - lo) / (total(k) - lo);
-  return curves.map((c) => (c[k - 1] ?? 0) + a * ((c[k] ?? 0) - (c[k - 1] ?? 0)));
+  return curves.map((c) => at(c, k - 1) + a * (at(c, k) - at(c, k - 1)));
 }
 
 const zero = (): PoolQuota => ({ slots: 0, requestsPerMinute: 0, tokensPerMinute: 0 });
@@ -166,7 +170,7 @@ export function renewGrants(
   const slotPool = Math.max(0, Math.floor(cfg.quota.slots) - others - keptSlots);
   const weights =
     order.length > 0 && curves.length === order.length
-      ? fairWeights(slotPool, curves)
+      ? fairWeights(slotPool, floor.slots, curves)
       : order.map((d) => finite(d.weight));
   const grants = order.map((d): Grant => ({
     shard: d.shard,

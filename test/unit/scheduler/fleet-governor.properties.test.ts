@@ -189,6 +189,21 @@ describe('fleet governor', () => {
     expect(byWeight.get('a')!.slots).toBe(13);
   });
 
+  it("gives a tenant capped below the fair rate its cap, the uncapped absorbing idle shards' floors", () => {
+    const cfg = config();
+    // s0: one tenant capped at 50 slots; s1: a whale that could use every slot; s2..s5 idle.
+    const demands = SHARDS.map((shard, i) => ({
+      shard,
+      weight: i < 2 ? 1 : 0,
+      curve: demandCurve(i === 0 ? [{ weight: 1, slots: 50 }] : i === 1 ? [{ weight: 1, slots: 1000 }] : []),
+    }));
+    const grants = renewGrants(cfg, new Map(), demands, T0);
+    const slots = (s: string) => allowance(cfg, grants.get(s), T0).slots;
+    expect(slots('s0')).toBe(50);
+    expect(slots('s1')).toBe(1000 - 50 - 4 * 10);
+    expect(withinQuota(cfg, grants, T0)).toBe(true);
+  });
+
   it('lowers floors that would not fit, and ignores shards outside the map', () => {
     const cfg = config({ floor: { slots: 500, requestsPerMinute: 0, tokensPerMinute: 0 } });
     expect(effectiveFloor(cfg).slots).toBe(166);
