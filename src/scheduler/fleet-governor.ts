@@ -7,6 +7,12 @@
  * shards may use never exceeds the quota, whoever renews or lapses.
  */
 
+import { fairAllowances, laneAllowances } from './fleet-demand';
+import type { LaneFloors } from './fleet-demand';
+
+export { DEMAND_GRID, demandCurve } from './fleet-demand';
+export type { LaneFloors } from './fleet-demand';
+
 /** One model pool's limits: concurrent slots, requests a minute, tokens a minute. */
 export interface PoolQuota {
   slots: number;
@@ -25,6 +31,8 @@ export interface FleetGovernorConfig {
   shards: readonly string[];
   /** A grant's lease, ms: a shard that does not renew within it falls to its floor. */
   leaseMs: number;
+  /** The cores' lane floors, for splitting the fleet's slots by lane (`laneCurves`); absent: none. */
+  laneFloors?: LaneFloors;
 }
 
 /** A shard's share above its floor, valid until `expiresAt`. */
@@ -33,6 +41,11 @@ export interface Grant extends PoolQuota {
   expiresAt: number;
   /** Slots counted against the quota: the grant's, or more while leases above it still run. */
   slotsHeld: number;
+  /**
+   * With lane curves: each lane's share of the shard's allowance (interactive, standard, batch,
+   * summing to 1), the fleet's lane split at the shard; the shard sets its core's lane floors from it.
+   */
+  lanes?: number[];
 }
 
 /**
@@ -45,40 +58,8 @@ export interface ShardDemand {
   slotsInUse?: number;
   /** The shard's demand curve (`demandCurve`); when every renewing shard sends one, it replaces `weight`. */
   curve?: readonly number[];
-}
-
-/** The fair rates, in slots per unit of tenant weight, at which a shard samples its demand curve. */
-export const DEMAND_GRID: readonly number[] = Array.from({ length: 48 }, (_, k) => 1e-3 * 2 ** (k / 2));
-
-/**
- * A shard's demand curve: at each rate c of DEMAND_GRID, the slots its tenants would use if every
- * tenant were served c slots per unit of weight, up to what it can use (its running plus queued
- * units, within its own in-flight cap): Σ min(slots, c × weight). So a tenant backlogged with a
- * unit or two counts for what it can use, not for its whole weight.
- */
-export function demandCurve(tenants: Iterable<{ weight: number; slots: number }>): number[] {
-  const curve = DEMAND_GRID.map(() => 0);
-  for (const t of tenants) DEMAND_GRID.forEach((c, k) => (curve[k]! += Math.min(t.slots, c * t.weight)));
-  return curve;
-}
-
-/*
- * Weighted max-min across shards: the fleet's fair rate c is where the shards' allowances, each its
- * curve at c but never below its floor, meet the pool (interpolated between grid points), and each
- * shard's weight is that allowance. Floors count inside the sum: a shard whose tenants use less
- * than its floor holds the floor, and the rest of the pool is what the others' curves share, so a
- * tenant capped below the fair rate gets its cap and the uncapped absorb the floors. Below the
- * pool (every demand met) the curves' last points.
- */
-function fairWeights(pool: number, floor: number, curves: readonly (readonly number[])[]): number[] {
-  const at = (c: readonly number[], k: number) => Math.max(floor, c[k] ?? 0);
-  const total = (k: number) => curves.reduce((a, c) => a + at(c, k), 0);
-  const k = DEMAND_GRID.findIndex((_, i) => total(i) >= pool);
-  if (k < 0) return curves.map((c) => at(c, DEMAND_GRID.length - 1));
-  if (k === 0) return curves.map((c) => at(c, 0));
-  const lo = total(k - 1);
-  const a = (pool - lo) / (total(k) - lo);
-  return curves.map((c) => at(c, k - 1) + a * (at(c, k) - at(c, k - 1)));
+  /** A demand curve per lane (interactive, standard, batch); when every renewing shard sends them, they replace `curve`. */
+  laneCurves?: readonly (readonly number[])[];
 }
 
 const zero = (): PoolQuota => ({ slots: 0, requestsPerMinute: 0, tokensPerMinute: 0 });
@@ -168,16 +149,35 @@ export function renewGrants(
   const keptSlots = [...next.values()].reduce((a, g) => a + committed(g, now).slots, 0);
   const others = (cfg.shards.length - order.length) * floor.slots;
   const slotPool = Math.max(0, Math.floor(cfg.quota.slots) - others - keptSlots);
-  const weights =
-    order.length > 0 && curves.length === order.length
-      ? fairWeights(slotPool, floor.slots, curves)
+  const byLane = order.every((d) => d.laneCurves)
+    ? laneAllowances(
+        slotPool,
+        floor.slots,
+        order.map((d) => (d.laneCurves ?? []).map((c) => c.map(finite))),
+        cfg.laneFloors ?? { standard: 0, batch: 0 },
+      )
+    : null;
+  const weights = byLane
+    ? byLane.map((x) =>
+        Math.max(
+          floor.slots,
+          x.reduce((a, y) => a + y, 0),
+        ),
+      )
+    : order.length > 0 && curves.length === order.length
+      ? fairAllowances(slotPool, floor.slots, curves)
       : order.map((d) => finite(d.weight));
-  const grants = order.map((d): Grant => ({
-    shard: d.shard,
-    expiresAt: now + cfg.leaseMs,
-    slotsHeld: 0,
-    ...zero(),
-  }));
+  const grants = order.map((d, i): Grant => {
+    const lanes = byLane?.[i];
+    const t = lanes?.reduce((a, y) => a + y, 0) ?? 0;
+    return {
+      shard: d.shard,
+      expiresAt: now + cfg.leaseMs,
+      slotsHeld: 0,
+      ...zero(),
+      ...(lanes && t > 0 ? { lanes: lanes.map((y) => y / t) } : {}),
+    };
+  });
   for (const d of DIMS) {
     const kept = [...next.values()].reduce((a, g) => a + committed(g, now)[d], 0);
     const pool = Math.max(0, Math.floor(cfg.quota[d]) - (cfg.shards.length - order.length) * floor[d] - kept);

@@ -204,6 +204,81 @@ describe('fleet governor', () => {
     expect(withinQuota(cfg, grants, T0)).toBe(true);
   });
 
+  it("splits each shard's slots by lane as one core would split the fleet's", () => {
+    const cfg = config({
+      shards: ['a', 'b'],
+      floor: { slots: 0, requestsPerMinute: 0, tokensPerMinute: 0 },
+      laneFloors: { standard: 0.1, batch: 0.05 },
+    });
+    const whale = [{ weight: 1, slots: 1000 }];
+    // a: a tenant flooding interactive and one flooding standard; b: one flooding standard.
+    const grants = renewGrants(
+      cfg,
+      new Map(),
+      [
+        { shard: 'a', weight: 2, laneCurves: [demandCurve(whale), demandCurve(whale), demandCurve([])] },
+        { shard: 'b', weight: 1, laneCurves: [demandCurve([]), demandCurve(whale), demandCurve([])] },
+      ],
+      T0,
+    );
+    const a = grants.get('a')!;
+    const b = grants.get('b')!;
+    // Interactive takes all but standard's floor (900); the two standard tenants share 100.
+    expect(a.slots).toBeGreaterThanOrEqual(949);
+    expect(b.slots).toBeGreaterThanOrEqual(49);
+    expect(a.slots + b.slots).toBeLessThanOrEqual(1000);
+    expect(a.slots * a.lanes![1]!).toBeCloseTo(b.slots * b.lanes![1]!, -1);
+    expect(b.lanes).toEqual([0, 1, 0]);
+  });
+
+  it('keeps grants plus floors within the quota and lane splits whole, with lane curves', () => {
+    const tenantsArb = fc.array(fc.record({ weight: fc.integer({ min: 1, max: 8 }), slots: fc.nat(500) }), {
+      maxLength: 5,
+    });
+    fc.assert(
+      fc.property(
+        quotaArb,
+        quotaArb,
+        fc.array(
+          fc.array(fc.option(fc.tuple(tenantsArb, tenantsArb, tenantsArb, fc.nat(2000))), {
+            minLength: SHARDS.length,
+            maxLength: SHARDS.length,
+          }),
+          { maxLength: 8 },
+        ),
+        (quota, floor, rounds) => {
+          const cfg = config({ quota, floor, laneFloors: { standard: 0.1, batch: 0.05 } });
+          let grants = new Map<string, Grant>();
+          let now = T0;
+          for (const r of rounds) {
+            now += 1000;
+            const demands = SHARDS.flatMap((shard, i) => {
+              const d = r[i];
+              if (!d) return [];
+              return [
+                {
+                  shard,
+                  weight: 1,
+                  slotsInUse: d[3],
+                  laneCurves: d
+                    .slice(0, 3)
+                    .map((ts) => demandCurve(ts as { weight: number; slots: number }[])),
+                },
+              ];
+            });
+            grants = renewGrants(cfg, grants, demands, now);
+            expect(withinQuota(cfg, grants, now)).toBe(true);
+            for (const g of grants.values()) {
+              if (!g.lanes) continue;
+              expect(g.lanes.every((x) => x >= 0)).toBe(true);
+              expect(g.lanes.reduce((a, x) => a + x, 0)).toBeCloseTo(1, 9);
+            }
+          }
+        },
+      ),
+    );
+  });
+
   it('lowers floors that would not fit, and ignores shards outside the map', () => {
     const cfg = config({ floor: { slots: 500, requestsPerMinute: 0, tokensPerMinute: 0 } });
     expect(effectiveFloor(cfg).slots).toBe(166);
