@@ -65,6 +65,8 @@ export function simulateFleet(
   const completions = new Map<number, Admission[]>();
   const retries: UnitSubmission[] = [];
   const window = new Float64Array(60 * (shards + 1));
+  // Slots each shard held, sampled each second over the last minute: its tokens per slot-minute.
+  const busy = new Float64Array(60 * shards);
   const calls = new Float64Array(shards);
   let grants = new Map<string, Grant>();
   const totals = { slots: 0, requestsPerMinute: 0, tokensPerMinute: 0 };
@@ -172,10 +174,27 @@ export function simulateFleet(
     if (governed && step % grantSteps === 0) {
       const silent = o.lapse && t >= lapseFrom && t < lapseTo;
       const curves = load.curves(shards, o.laneGrants);
+      const perSlot = (s: number) => {
+        let tokens = 0;
+        let slotSeconds = 0;
+        for (let j = 0; j < 60; j++) {
+          tokens += window[j * (shards + 1) + 1 + s]!;
+          slotSeconds += busy[j * shards + s]!;
+        }
+        return slotSeconds > 0 ? { tokensPerMinute: (60 * tokens) / slotSeconds } : {};
+      };
       const demands = ids.flatMap((shard, s) =>
         silent && s === 0
           ? []
-          : [{ shard, weight: backlog[s]!, slotsInUse: shardInFlight[s]!, ...curves[s] }],
+          : [
+              {
+                shard,
+                weight: backlog[s]!,
+                slotsInUse: shardInFlight[s]!,
+                perSlot: perSlot(s),
+                ...curves[s],
+              },
+            ],
       );
       grants = renewGrants(gcfg, grants, demands, now);
       renewals++;
@@ -220,6 +239,7 @@ export function simulateFleet(
       });
       calls.fill(0);
       window.fill(0, ((second + 1) % 60) * (shards + 1), ((second + 1) % 60) * (shards + 1) + shards + 1);
+      for (let s = 0; s < shards; s++) busy[(second % 60) * shards + s] = shardInFlight[s]!;
     }
 
     cores.forEach((core, s) => {

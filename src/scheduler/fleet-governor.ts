@@ -58,6 +58,12 @@ export interface ShardDemand {
   slotsInUse?: number;
   /** The shard's demand curve (`demandCurve`); when every renewing shard sends one, it replaces `weight`. */
   curve?: readonly number[];
+  /**
+   * What one of its slots used a minute lately (tokens, requests): a shard's rates are shared by its
+   * slot weight times this, so a shard of costly units gets the tokens its slots need. Absent: the
+   * mean of the shards that report it.
+   */
+  perSlot?: Partial<Pick<PoolQuota, 'requestsPerMinute' | 'tokensPerMinute'>>;
   /** A demand curve per lane (interactive, standard, batch); when every renewing shard sends them, they replace `curve`. */
   laneCurves?: readonly (readonly number[])[];
 }
@@ -123,6 +129,27 @@ function holdSlots(room: number, targets: readonly number[], inUse: readonly num
   return targets.map((t) => Math.floor(lo * t));
 }
 
+/*
+ * A rate's weights: each shard's slot weight times what one of its slots used of the rate a minute,
+ * or the mean of those reported; the slot weights alone when no shard reports.
+ */
+function rateWeights(
+  order: readonly ShardDemand[],
+  weights: readonly number[],
+  d: 'requestsPerMinute' | 'tokensPerMinute',
+): number[] {
+  const known = order.flatMap((r) => {
+    const x = r.perSlot?.[d];
+    return x !== undefined && Number.isFinite(x) && x > 0 ? [x] : [];
+  });
+  if (known.length === 0) return [...weights];
+  const mean = known.reduce((a, x) => a + x, 0) / known.length;
+  return weights.map((w, i) => {
+    const x = order[i]!.perSlot?.[d];
+    return w * (x !== undefined && Number.isFinite(x) && x > 0 ? x : mean);
+  });
+}
+
 /**
  * One renewal round. The shards in `demands` renew: each gets a new grant replacing its old one,
  * so that its floor plus grant is in proportion to its weight, out of what the shards that did not
@@ -181,7 +208,9 @@ export function renewGrants(
   for (const d of DIMS) {
     const kept = [...next.values()].reduce((a, g) => a + committed(g, now)[d], 0);
     const pool = Math.max(0, Math.floor(cfg.quota[d]) - (cfg.shards.length - order.length) * floor[d] - kept);
-    const targets = share(pool, floor[d], weights).map((x) => x - floor[d]);
+    const targets = share(pool, floor[d], d === 'slots' ? weights : rateWeights(order, weights, d)).map(
+      (x) => x - floor[d],
+    );
     if (d !== 'slots') {
       targets.forEach((x, i) => (grants[i]![d] = x));
       continue;

@@ -260,6 +260,7 @@ describe('fleet governor', () => {
                   shard,
                   weight: 1,
                   slotsInUse: d[3],
+                  perSlot: { tokensPerMinute: d[3] * 1000 },
                   laneCurves: d
                     .slice(0, 3)
                     .map((ts) => demandCurve(ts as { weight: number; slots: number }[])),
@@ -277,6 +278,28 @@ describe('fleet governor', () => {
         },
       ),
     );
+  });
+
+  it("shares tokens by slot weight times what a shard's slots use, so costly units get their tokens", () => {
+    const cfg = config({
+      shards: ['a', 'b', 'c'],
+      floor: { slots: 0, requestsPerMinute: 0, tokensPerMinute: 0 },
+    });
+    const grants = renewGrants(
+      cfg,
+      new Map(),
+      [
+        { shard: 'a', weight: 1, perSlot: { tokensPerMinute: 300_000 } },
+        { shard: 'b', weight: 1, perSlot: { tokensPerMinute: 100_000 } },
+        // c reports nothing: it counts at the mean of the others (200,000).
+        { shard: 'c', weight: 1 },
+      ],
+      T0,
+    );
+    expect(grants.get('a')!.slots).toBe(grants.get('b')!.slots);
+    expect(grants.get('a')!.tokensPerMinute).toBe(40_000_000);
+    expect(grants.get('b')!.tokensPerMinute).toBe(Math.floor(80_000_000 / 6));
+    expect(grants.get('c')!.tokensPerMinute).toBe(Math.floor(80_000_000 / 3));
   });
 
   it('lowers floors that would not fit, and ignores shards outside the map', () => {
