@@ -98,6 +98,7 @@ export function simulateFleet(
   const lapseTo = 0.7 * o.arrivalSeconds * 1000;
   const wallStart = performance.now();
 
+  let throttledAt = -Infinity;
   let step = 0;
   for (; next < o.units || queued > 0 || inFlight > 0; step++) {
     const t = step * o.stepMs;
@@ -222,6 +223,8 @@ export function simulateFleet(
       };
       const used = sum(0);
       const over = used > real;
+      if (over) throttledAt = t;
+      if (t - throttledAt < 60_000) fairness.rateBound();
       cores.forEach((core, s) => {
         const limit = governed ? allowance(gcfg, grants.get(ids[s]!), now).tokensPerMinute : real;
         const mine = sum(1 + s);
