@@ -91,7 +91,7 @@ function committed(g: Grant | undefined, now: number): PoolQuota {
 }
 
 /*
- * Allowances out of `pool` in proportion to weight, rounded down, none below `floor`: a shard
+ * Allowances out of `pool` in proportion to weight, in whole units (`wholeUnits`), none below `floor`: a shard
  * whose share would be less keeps its floor and the rest is shared among the others
  * (water-filling), so floors count toward a shard's share instead of being added to it.
  */
@@ -105,8 +105,27 @@ function share(pool: number, floor: number, weights: readonly number[]): number[
       if (!bound.has(i) && (weight === 0 || (free * w) / weight < floor)) bound.add(i);
     });
     if (bound.size === before)
-      return weights.map((w, i) => (bound.has(i) ? floor : Math.floor((free * w) / weight)));
+      return wholeUnits(weights.map((w, i) => (bound.has(i) ? floor : (free * w) / weight)));
   }
+}
+
+/*
+ * Rounds shares to whole units by largest remainder: each gets its share rounded down, and the units
+ * the rounding left (the shares' sum rounded down, less what was given) go one each to the largest
+ * fractions, earlier shards first on ties. So the sum never passes the shares' own and a shard at 2.9
+ * gets 3, where rounding every share down would leave up to one unit per shard unused.
+ */
+function wholeUnits(xs: readonly number[]): number[] {
+  const out = xs.map((x) => Math.floor(x));
+  let left = Math.floor(xs.reduce((a, x) => a + x, 0) + 1e-9) - out.reduce((a, x) => a + x, 0);
+  const byRemainder = xs.map((x, i) => i).sort((i, j) => xs[j]! - out[j]! - (xs[i]! - out[i]!) || i - j);
+  for (const i of byRemainder) {
+    if (left <= 0) break;
+    if (xs[i]! - out[i]! <= 0) continue;
+    out[i]!++;
+    left--;
+  }
+  return out;
 }
 
 /*
@@ -155,8 +174,9 @@ function rateWeights(
  * so that its floor plus grant is in proportion to its weight, out of what the shards that did not
  * renew leave (their floors, live grants, and the slots of their lapsed ones); a shard never gets
  * less than its floor. A shard whose leases hold more slots than its new grant keeps them counted
- * (`slotsHeld`) until it reports them released, so no slot is granted twice. Grants are whole units, rounded down, so the
- * governor's total (`fleetTotal`) never passes the quota. Returns the new grants by shard; a
+ * (`slotsHeld`) until it reports them released, so no slot is granted twice. Grants are whole
+ * units that never sum past their pool (largest remainder), so the governor's total (`fleetTotal`)
+ * never passes the quota. Returns the new grants by shard; a
  * shard's lapsed grant stays in the map until it renews.
  */
 export function renewGrants(
