@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { allowance, fleetTotal, renewGrants } from '../../src/scheduler';
+import { DEFAULT_GOVERNOR, allowance, fleetTotal, renewGrants } from '../../src/scheduler';
 import type { Admission, Grant, Release, UnitSubmission } from '../../src/scheduler';
 import { FairnessWindows } from './fairness';
 import type { LaneFairness } from './fairness';
@@ -226,7 +226,11 @@ export function simulateFleet(
       if (over) throttledAt = t;
       if (t - throttledAt < 60_000) fairness.rateBound();
       cores.forEach((core, s) => {
-        const limit = governed ? allowance(gcfg, grants.get(ids[s]!), now).tokensPerMinute : real;
+        // The grant is the shard's to use in full (the governor's quota is already the fleet's usable
+        // share), so it is stated over the core's quotaShare, which the core keeps as a margin.
+        const limit = governed
+          ? allowance(gcfg, grants.get(ids[s]!), now).tokensPerMinute / DEFAULT_GOVERNOR.quotaShare
+          : real;
         const mine = sum(1 + s);
         const c = calls[s]!;
         const obs = {
