@@ -7,8 +7,11 @@ export interface LaneFairness {
   /** Tenant-weighted mean of the per-window indices. */
   meanJain: number;
   minJain: number;
-  /** With a VTC bound configured: the largest spread of weight-normalised tokens in a window, and its ratio to the bound. */
-  vtc?: { maxSpread: number; maxSpreadOverBound: number };
+  /**
+   * With a VTC bound configured: the largest spread of weight-normalised tokens in a window, its
+   * ratio to the bound, and the windows left out because the server was rate-bound in them.
+   */
+  vtc?: { maxSpread: number; maxSpreadOverBound: number; rateBoundWindows: number };
 }
 
 /**
@@ -30,6 +33,8 @@ class LaneWindow {
   readonly results: { tenants: number; jain: number }[] = [];
   maxSpread = 0;
   maxRatio = 0;
+  rateBound = false;
+  rateBoundWindows = 0;
 
   constructor(n: number) {
     this.tokens = new Float64Array(n);
@@ -66,6 +71,16 @@ export class FairnessWindows {
     this.queued[tenant * 3 + lane]!++;
   }
 
+  /**
+   * The server is rate-bound now (throttled, or within a minute of it, so its token budget is
+   * tight): it passes over a flow whose head unit costs more than the tokens left, so flows are not
+   * served in tag order and the bound does not hold. The windows open now are left out of the VTC
+   * spread (not of Jain).
+   */
+  rateBound(): void {
+    for (const w of this.lanes) w.rateBound = true;
+  }
+
   onAdmitted(tenant: number, lane: number, cost: number, atCap: boolean): void {
     const w = this.lanes[lane]!;
     w.tokens[tenant]! += cost;
@@ -83,8 +98,10 @@ export class FairnessWindows {
     }
     if (w.target > 0 && xs.length >= 2) {
       w.results.push({ tenants: xs.length, jain: jain(xs) });
-      if (this.vtc) this.spread(w);
+      if (this.vtc && w.rateBound) w.rateBoundWindows++;
+      else if (this.vtc) this.spread(w);
     }
+    w.rateBound = false;
     let n = 0;
     for (let t = 0; t < this.weights.length; t++) {
       const backlogged = this.queued[t * 3 + lane]! > 0;
@@ -123,7 +140,15 @@ export class FairnessWindows {
         meanTenants: w.results.length ? n / w.results.length : 0,
         meanJain: n ? w.results.reduce((a, r) => a + r.jain * r.tenants, 0) / n : NaN,
         minJain: w.results.length ? Math.min(...w.results.map((r) => r.jain)) : NaN,
-        ...(this.vtc ? { vtc: { maxSpread: w.maxSpread, maxSpreadOverBound: w.maxRatio } } : {}),
+        ...(this.vtc
+          ? {
+              vtc: {
+                maxSpread: w.maxSpread,
+                maxSpreadOverBound: w.maxRatio,
+                rateBoundWindows: w.rateBoundWindows,
+              },
+            }
+          : {}),
       };
     });
   }

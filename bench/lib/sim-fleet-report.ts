@@ -41,7 +41,7 @@ function printRun(name: string, r: FleetRun): void {
   for (const f of r.fairness) {
     const lane = LANES[f.lane]!.padEnd(11);
     console.log(
-      `  ${lane} Jain mean ${f3(f.meanJain)} · min ${f3(f.minJain)} · ${f.windows} windows, ${int(f.meanTenants)} tenants · VTC spread ${int(f.vtc?.maxSpread ?? 0)} (${f3(f.vtc?.maxSpreadOverBound ?? NaN)} of bound)`,
+      `  ${lane} Jain mean ${f3(f.meanJain)} · min ${f3(f.minJain)} · ${f.windows} windows, ${int(f.meanTenants)} tenants · VTC spread ${int(f.vtc?.maxSpread ?? 0)} (${f3(f.vtc?.maxSpreadOverBound ?? NaN)} of bound; ${f.vtc?.rateBoundWindows ?? 0} rate-bound windows left out)`,
     );
   }
   if (r.governor) {

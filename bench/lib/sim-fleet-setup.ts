@@ -6,6 +6,9 @@ import type { SimTenants } from './sim-workload';
 
 export const T0 = Date.UTC(2025, 0, 1);
 
+/** Every core's lane floors, and the governor's for splitting the fleet by lane. */
+export const LANE_FLOORS = { standard: 0.1, batch: 0.05 };
+
 export interface SimFleet {
   ids: string[];
   names: string[];
@@ -45,13 +48,14 @@ export function buildFleet(
     },
     shards: ids,
     leaseMs: 3 * o.grantMs,
+    laneFloors: LANE_FLOORS,
   };
   const cores = ids.map(() =>
     FleetScheduler.create(
       {
         settings: {
           concurrency: governed ? gcfg.floor.slots : o.concurrency,
-          floors: { standard: 0.1, batch: 0.05 },
+          floors: LANE_FLOORS,
           leaseTtlSeconds: 60,
           globalMaxQueued: o.units,
         },

@@ -1,9 +1,10 @@
 import { performance } from 'node:perf_hooks';
-import { allowance, demandCurve, fleetTotal, renewGrants } from '../../src/scheduler';
+import { DEFAULT_GOVERNOR, allowance, fleetTotal, renewGrants } from '../../src/scheduler';
 import type { Admission, Grant, Release, UnitSubmission } from '../../src/scheduler';
 import { FairnessWindows } from './fairness';
 import type { LaneFairness } from './fairness';
-import { T0, buildFleet } from './sim-fleet-setup';
+import { LaneLoad } from './sim-fleet-demand';
+import { LANE_FLOORS, T0, buildFleet } from './sim-fleet-setup';
 import type { FleetTrace } from './sim-fleet-trace';
 import type { SimOptions } from './sim-options';
 import { LANE_NAMES } from './sim-workload';
@@ -49,6 +50,7 @@ export function simulateFleet(
   const { ids, names, home, quota, gcfg, cores } = buildFleet(o, tenants, trace, shards, governed);
   const inFlightOf = new Int32Array(o.tenants);
   const queuedOf = new Int32Array(o.tenants);
+  const load = new LaneLoad(tenants, home);
   const maxCost = u.cost.reduce((a, c) => Math.max(a, c), 0);
   const lagTokens = governed ? (o.tpm * gcfg.leaseMs) / 60_000 : 0;
   const fairness = new FairnessWindows(
@@ -63,6 +65,8 @@ export function simulateFleet(
   const completions = new Map<number, Admission[]>();
   const retries: UnitSubmission[] = [];
   const window = new Float64Array(60 * (shards + 1));
+  // Slots each shard held, sampled each second over the last minute: its tokens per slot-minute.
+  const busy = new Float64Array(60 * shards);
   const calls = new Float64Array(shards);
   let grants = new Map<string, Grant>();
   const totals = { slots: 0, requestsPerMinute: 0, tokensPerMinute: 0 };
@@ -94,6 +98,7 @@ export function simulateFleet(
   const lapseTo = 0.7 * o.arrivalSeconds * 1000;
   const wallStart = performance.now();
 
+  let throttledAt = -Infinity;
   let step = 0;
   for (; next < o.units || queued > 0 || inFlight > 0; step++) {
     const t = step * o.stepMs;
@@ -122,6 +127,7 @@ export function simulateFleet(
         queued++;
         shardQueued[s]!++;
         fairness.onQueued(tenant, u.lane[i]!);
+        load.queue(tenant, u.lane[i]!, 1);
       }
       run.peakShard = Math.max(run.peakShard, shardQueued[s]!);
     });
@@ -141,6 +147,7 @@ export function simulateFleet(
         calls[s]!++;
         shardInFlight[s]!--;
         inFlightOf[u.tenant[i]!]!--;
+        load.run(u.tenant[i]!, u.lane[i]!, -1);
         byShard[s]!.push({ runId: a.runId, attempt: a.attempt, usedTokens: used, outcome: 'completed' });
       }
       inFlight -= due.length;
@@ -154,6 +161,7 @@ export function simulateFleet(
         inFlight--;
         shardInFlight[s]!--;
         inFlightOf[u.tenant[i]!]!--;
+        load.run(u.tenant[i]!, u.lane[i]!, -1);
         retries.push({
           runId: a.runId,
           tenant: a.tenant,
@@ -166,16 +174,28 @@ export function simulateFleet(
 
     if (governed && step % grantSteps === 0) {
       const silent = o.lapse && t >= lapseFrom && t < lapseTo;
-      // Each shard's demand curve: a tenant counts for the slots it can use (running plus queued, within its cap).
-      const mine: { weight: number; slots: number }[][] = ids.map(() => []);
-      for (let t = 0; t < o.tenants; t++) {
-        const slots = Math.min(tenants.maxInFlight[t]!, inFlightOf[t]! + queuedOf[t]!);
-        if (slots > 0) mine[home[t]!]!.push({ weight: tenants.weights[t]!, slots });
-      }
+      const curves = load.curves(shards, o.laneGrants);
+      const perSlot = (s: number) => {
+        let tokens = 0;
+        let slotSeconds = 0;
+        for (let j = 0; j < 60; j++) {
+          tokens += window[j * (shards + 1) + 1 + s]!;
+          slotSeconds += busy[j * shards + s]!;
+        }
+        return slotSeconds > 0 ? { tokensPerMinute: (60 * tokens) / slotSeconds } : {};
+      };
       const demands = ids.flatMap((shard, s) =>
         silent && s === 0
           ? []
-          : [{ shard, weight: backlog[s]!, slotsInUse: shardInFlight[s]!, curve: demandCurve(mine[s]!) }],
+          : [
+              {
+                shard,
+                weight: backlog[s]!,
+                slotsInUse: shardInFlight[s]!,
+                perSlot: perSlot(s),
+                ...curves[s],
+              },
+            ],
       );
       grants = renewGrants(gcfg, grants, demands, now);
       renewals++;
@@ -185,7 +205,10 @@ export function simulateFleet(
       cores.forEach((core, s) => {
         const a = allowance(gcfg, grants.get(ids[s]!), now);
         if (now >= (grants.get(ids[s]!)?.expiresAt ?? 0)) lapsedShardSteps++;
-        core.patchSettings({ concurrency: a.slots });
+        // A live grant's lane split becomes the core's lane floors, so its lanes follow the fleet's.
+        const lanes = now < (grants.get(ids[s]!)?.expiresAt ?? 0) ? grants.get(ids[s]!)?.lanes : undefined;
+        const floors = lanes ? { standard: lanes[1]!, batch: lanes[2]! } : LANE_FLOORS;
+        core.patchSettings({ concurrency: a.slots, floors });
       });
     }
 
@@ -200,8 +223,14 @@ export function simulateFleet(
       };
       const used = sum(0);
       const over = used > real;
+      if (over) throttledAt = t;
+      if (t - throttledAt < 60_000) fairness.rateBound();
       cores.forEach((core, s) => {
-        const limit = governed ? allowance(gcfg, grants.get(ids[s]!), now).tokensPerMinute : real;
+        // The grant is the shard's to use in full (the governor's quota is already the fleet's usable
+        // share), so it is stated over the core's quotaShare, which the core keeps as a margin.
+        const limit = governed
+          ? allowance(gcfg, grants.get(ids[s]!), now).tokensPerMinute / DEFAULT_GOVERNOR.quotaShare
+          : real;
         const mine = sum(1 + s);
         const c = calls[s]!;
         const obs = {
@@ -217,6 +246,7 @@ export function simulateFleet(
       });
       calls.fill(0);
       window.fill(0, ((second + 1) % 60) * (shards + 1), ((second + 1) % 60) * (shards + 1) + shards + 1);
+      for (let s = 0; s < shards; s++) busy[(second % 60) * shards + s] = shardInFlight[s]!;
     }
 
     cores.forEach((core, s) => {
@@ -230,6 +260,8 @@ export function simulateFleet(
         shardInFlight[s]!++;
         run.admitted++;
         inFlightOf[tenant]!++;
+        load.queue(tenant, u.lane[i]!, -1);
+        load.run(tenant, u.lane[i]!, 1);
         fairness.onAdmitted(
           tenant,
           u.lane[i]!,

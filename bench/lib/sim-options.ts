@@ -36,6 +36,8 @@ export interface SimOptions {
   lapse: boolean;
   /** Sharded mode: every unit in the standard lane (isolates fairness across shards from lane mixes). */
   oneLane: boolean;
+  /** Sharded mode: shards send a demand curve per lane and set their lane floors from the governor's split. */
+  laneGrants: boolean;
   out: string;
 }
 
@@ -60,6 +62,7 @@ export const DEFAULT_SIM_OPTIONS: SimOptions = {
   floorShare: 0.1,
   lapse: true,
   oneLane: false,
+  laneGrants: true,
   out: 'bench/results/sim.json',
 };
 

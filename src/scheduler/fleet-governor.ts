@@ -7,6 +7,12 @@
  * shards may use never exceeds the quota, whoever renews or lapses.
  */
 
+import { fairAllowances, laneAllowances } from './fleet-demand';
+import type { LaneFloors } from './fleet-demand';
+
+export { DEMAND_GRID, demandCurve } from './fleet-demand';
+export type { LaneFloors } from './fleet-demand';
+
 /** One model pool's limits: concurrent slots, requests a minute, tokens a minute. */
 export interface PoolQuota {
   slots: number;
@@ -25,6 +31,8 @@ export interface FleetGovernorConfig {
   shards: readonly string[];
   /** A grant's lease, ms: a shard that does not renew within it falls to its floor. */
   leaseMs: number;
+  /** The cores' lane floors, for splitting the fleet's slots by lane (`laneCurves`); absent: none. */
+  laneFloors?: LaneFloors;
 }
 
 /** A shard's share above its floor, valid until `expiresAt`. */
@@ -33,6 +41,11 @@ export interface Grant extends PoolQuota {
   expiresAt: number;
   /** Slots counted against the quota: the grant's, or more while leases above it still run. */
   slotsHeld: number;
+  /**
+   * With lane curves: each lane's share of the shard's allowance (interactive, standard, batch,
+   * summing to 1), the fleet's lane split at the shard; the shard sets its core's lane floors from it.
+   */
+  lanes?: number[];
 }
 
 /**
@@ -45,36 +58,14 @@ export interface ShardDemand {
   slotsInUse?: number;
   /** The shard's demand curve (`demandCurve`); when every renewing shard sends one, it replaces `weight`. */
   curve?: readonly number[];
-}
-
-/** The fair rates, in slots per unit of tenant weight, at which a shard samples its demand curve. */
-export const DEMAND_GRID: readonly number[] = Array.from({ length: 48 }, (_, k) => 1e-3 * 2 ** (k / 2));
-
-/**
- * A shard's demand curve: at each rate c of DEMAND_GRID, the slots its tenants would use if every
- * tenant were served c slots per unit of weight, up to what it can use (its running plus queued
- * units, within its own in-flight cap): Σ min(slots, c × weight). So a tenant backlogged with a
- * unit or two counts for what it can use, not for its whole weight.
- */
-export function demandCurve(tenants: Iterable<{ weight: number; slots: number }>): number[] {
-  const curve = DEMAND_GRID.map(() => 0);
-  for (const t of tenants) DEMAND_GRID.forEach((c, k) => (curve[k]! += Math.min(t.slots, c * t.weight)));
-  return curve;
-}
-
-/*
- * Weighted max-min across shards: the fleet's fair rate c is where the shards' summed curves meet
- * the pool (interpolated between grid points), and each shard's weight is its curve at c, the
- * slots its tenants fairly use there. Below the pool (every demand met) the curves' last points.
- */
-function fairWeights(pool: number, curves: readonly (readonly number[])[]): number[] {
-  const total = (k: number) => curves.reduce((a, c) => a + (c[k] ?? 0), 0);
-  const k = DEMAND_GRID.findIndex((_, i) => total(i) >= pool);
-  if (k < 0) return curves.map((c) => c[DEMAND_GRID.length - 1] ?? 0);
-  if (k === 0) return curves.map((c) => c[0] ?? 0);
-  const lo = total(k - 1);
-  const a = (pool - lo) / (total(k) - lo);
-  return curves.map((c) => (c[k - 1] ?? 0) + a * ((c[k] ?? 0) - (c[k - 1] ?? 0)));
+  /**
+   * What one of its slots used a minute lately (tokens, requests): a shard's rates are shared by its
+   * slot weight times this, so a shard of costly units gets the tokens its slots need. Absent: the
+   * mean of the shards that report it.
+   */
+  perSlot?: Partial<Pick<PoolQuota, 'requestsPerMinute' | 'tokensPerMinute'>>;
+  /** A demand curve per lane (interactive, standard, batch); when every renewing shard sends them, they replace `curve`. */
+  laneCurves?: readonly (readonly number[])[];
 }
 
 const zero = (): PoolQuota => ({ slots: 0, requestsPerMinute: 0, tokensPerMinute: 0 });
@@ -100,7 +91,7 @@ function committed(g: Grant | undefined, now: number): PoolQuota {
 }
 
 /*
- * Allowances out of `pool` in proportion to weight, rounded down, none below `floor`: a shard
+ * Allowances out of `pool` in proportion to weight, in whole units (`wholeUnits`), none below `floor`: a shard
  * whose share would be less keeps its floor and the rest is shared among the others
  * (water-filling), so floors count toward a shard's share instead of being added to it.
  */
@@ -114,8 +105,27 @@ function share(pool: number, floor: number, weights: readonly number[]): number[
       if (!bound.has(i) && (weight === 0 || (free * w) / weight < floor)) bound.add(i);
     });
     if (bound.size === before)
-      return weights.map((w, i) => (bound.has(i) ? floor : Math.floor((free * w) / weight)));
+      return wholeUnits(weights.map((w, i) => (bound.has(i) ? floor : (free * w) / weight)));
   }
+}
+
+/*
+ * Rounds shares to whole units by largest remainder: each gets its share rounded down, and the units
+ * the rounding left (the shares' sum rounded down, less what was given) go one each to the largest
+ * fractions, earlier shards first on ties. So the sum never passes the shares' own and a shard at 2.9
+ * gets 3, where rounding every share down would leave up to one unit per shard unused.
+ */
+function wholeUnits(xs: readonly number[]): number[] {
+  const out = xs.map((x) => Math.floor(x));
+  let left = Math.floor(xs.reduce((a, x) => a + x, 0) + 1e-9) - out.reduce((a, x) => a + x, 0);
+  const byRemainder = xs.map((x, i) => i).sort((i, j) => xs[j]! - out[j]! - (xs[i]! - out[i]!) || i - j);
+  for (const i of byRemainder) {
+    if (left <= 0) break;
+    if (xs[i]! - out[i]! <= 0) continue;
+    out[i]!++;
+    left--;
+  }
+  return out;
 }
 
 /*
@@ -138,13 +148,35 @@ function holdSlots(room: number, targets: readonly number[], inUse: readonly num
   return targets.map((t) => Math.floor(lo * t));
 }
 
+/*
+ * A rate's weights: each shard's slot weight times what one of its slots used of the rate a minute,
+ * or the mean of those reported; the slot weights alone when no shard reports.
+ */
+function rateWeights(
+  order: readonly ShardDemand[],
+  weights: readonly number[],
+  d: 'requestsPerMinute' | 'tokensPerMinute',
+): number[] {
+  const known = order.flatMap((r) => {
+    const x = r.perSlot?.[d];
+    return x !== undefined && Number.isFinite(x) && x > 0 ? [x] : [];
+  });
+  if (known.length === 0) return [...weights];
+  const mean = known.reduce((a, x) => a + x, 0) / known.length;
+  return weights.map((w, i) => {
+    const x = order[i]!.perSlot?.[d];
+    return w * (x !== undefined && Number.isFinite(x) && x > 0 ? x : mean);
+  });
+}
+
 /**
  * One renewal round. The shards in `demands` renew: each gets a new grant replacing its old one,
  * so that its floor plus grant is in proportion to its weight, out of what the shards that did not
  * renew leave (their floors, live grants, and the slots of their lapsed ones); a shard never gets
  * less than its floor. A shard whose leases hold more slots than its new grant keeps them counted
- * (`slotsHeld`) until it reports them released, so no slot is granted twice. Grants are whole units, rounded down, so the
- * governor's total (`fleetTotal`) never passes the quota. Returns the new grants by shard; a
+ * (`slotsHeld`) until it reports them released, so no slot is granted twice. Grants are whole
+ * units that never sum past their pool (largest remainder), so the governor's total (`fleetTotal`)
+ * never passes the quota. Returns the new grants by shard; a
  * shard's lapsed grant stays in the map until it renews.
  */
 export function renewGrants(
@@ -164,20 +196,41 @@ export function renewGrants(
   const keptSlots = [...next.values()].reduce((a, g) => a + committed(g, now).slots, 0);
   const others = (cfg.shards.length - order.length) * floor.slots;
   const slotPool = Math.max(0, Math.floor(cfg.quota.slots) - others - keptSlots);
-  const weights =
-    order.length > 0 && curves.length === order.length
-      ? fairWeights(slotPool, curves)
+  const byLane = order.every((d) => d.laneCurves)
+    ? laneAllowances(
+        slotPool,
+        floor.slots,
+        order.map((d) => (d.laneCurves ?? []).map((c) => c.map(finite))),
+        cfg.laneFloors ?? { standard: 0, batch: 0 },
+      )
+    : null;
+  const weights = byLane
+    ? byLane.map((x) =>
+        Math.max(
+          floor.slots,
+          x.reduce((a, y) => a + y, 0),
+        ),
+      )
+    : order.length > 0 && curves.length === order.length
+      ? fairAllowances(slotPool, floor.slots, curves)
       : order.map((d) => finite(d.weight));
-  const grants = order.map((d): Grant => ({
-    shard: d.shard,
-    expiresAt: now + cfg.leaseMs,
-    slotsHeld: 0,
-    ...zero(),
-  }));
+  const grants = order.map((d, i): Grant => {
+    const lanes = byLane?.[i];
+    const t = lanes?.reduce((a, y) => a + y, 0) ?? 0;
+    return {
+      shard: d.shard,
+      expiresAt: now + cfg.leaseMs,
+      slotsHeld: 0,
+      ...zero(),
+      ...(lanes && t > 0 ? { lanes: lanes.map((y) => y / t) } : {}),
+    };
+  });
   for (const d of DIMS) {
     const kept = [...next.values()].reduce((a, g) => a + committed(g, now)[d], 0);
     const pool = Math.max(0, Math.floor(cfg.quota[d]) - (cfg.shards.length - order.length) * floor[d] - kept);
-    const targets = share(pool, floor[d], weights).map((x) => x - floor[d]);
+    const targets = share(pool, floor[d], d === 'slots' ? weights : rateWeights(order, weights, d)).map(
+      (x) => x - floor[d],
+    );
     if (d !== 'slots') {
       targets.forEach((x, i) => (grants[i]![d] = x));
       continue;

@@ -42,6 +42,12 @@ const roundsArb = fc.array(
   { maxLength: 30 },
 );
 
+/** A whole-unit share of `exact`: rounded down or, by largest remainder, up. */
+const near = (value: number, exact: number) => {
+  expect(value).toBeGreaterThanOrEqual(Math.floor(exact));
+  expect(value).toBeLessThanOrEqual(Math.ceil(exact));
+};
+
 describe('fleet governor', () => {
   it('never lets grants plus floors pass the quota, whoever renews or lapses', () => {
     fc.assert(
@@ -89,8 +95,11 @@ describe('fleet governor', () => {
             const mine = SHARDS.map((s) => allowance(cfg, grants.get(s), T0)[d]);
             const above = SHARDS.map((_, i) => i).filter((i) => weights[i]! > 0 && mine[i]! > floor[d]);
             // Shards above their floor share one rate per unit of weight, up to rounding down.
-            const rate = Math.max(0, ...above.map((i) => mine[i]! / weights[i]!));
-            for (const i of above) expect(mine[i]! + 1).toBeGreaterThan(rate * weights[i]!);
+            const sumOf = (xs: number[]) => xs.reduce((x, y) => x + y, 0);
+            const rate = above.length
+              ? sumOf(above.map((i) => mine[i]!)) / sumOf(above.map((i) => weights[i]!))
+              : 0;
+            for (const i of above) expect(Math.abs(mine[i]! - rate * weights[i]!)).toBeLessThan(1 + 1e-6);
             // A backlogged shard at its floor would not have got more at that rate.
             for (let i = 0; i < SHARDS.length; i++) {
               if (weights[i]! > 0 && mine[i] === floor[d])
@@ -112,15 +121,15 @@ describe('fleet governor', () => {
     let grants = renewGrants(cfg, new Map(), all, T0);
     const slots = grants.get('s0')!.slots;
     const tpm = grants.get('s0')!.tokensPerMinute;
-    expect(slots).toBe(Math.floor((1000 - 60) / 6));
+    near(slots, (1000 - 60) / 6);
     // s0 goes silent; the others report all the backlog, but s0's grant still counts.
     grants = renewGrants(cfg, grants, all.slice(1), T0 + 1000);
     expect(allowance(cfg, grants.get('s0'), T0 + 1000).slots).toBe(10 + slots);
-    expect(grants.get('s1')!.slots).toBe(Math.floor((1000 - 60 - slots) / 5));
+    near(grants.get('s1')!.slots, (1000 - 60 - slots) / 5);
     // Past its lease s0 may use only its floor; its rates go to the others, its slots wait for it.
     expect(allowance(cfg, grants.get('s0'), T0 + 3000)).toEqual(effectiveFloor(cfg));
     grants = renewGrants(cfg, grants, all.slice(1), T0 + 3000);
-    expect(grants.get('s1')!.slots).toBe(Math.floor((1000 - 60 - slots) / 5));
+    near(grants.get('s1')!.slots, (1000 - 60 - slots) / 5);
     expect(grants.get('s1')!.tokensPerMinute).toBe(Math.floor((80_000_000 - 6 * 800_000) / 5));
     expect(withinQuota(cfg, grants, T0 + 3000)).toBe(true);
     // s0 renews holding only its floor's slots: the slots are shared again.
@@ -130,7 +139,8 @@ describe('fleet governor', () => {
       all.slice(0, 1).map((d) => ({ ...d, slotsInUse: 10 })),
       T0 + 4000,
     );
-    expect(grants.get('s0')!.slots).toBe(940 - 5 * Math.floor((940 - slots) / 5));
+    const others = SHARDS.slice(1).reduce((a, s) => a + grants.get(s)!.slots, 0);
+    expect(grants.get('s0')!.slots).toBe(940 - others);
     expect(grants.get('s0')!.tokensPerMinute).toBeLessThan(tpm);
   });
 
@@ -156,7 +166,11 @@ describe('fleet governor', () => {
       SHARDS.map((shard) => ({ shard, weight: 1, slotsInUse: 0 })),
       T0 + 2000,
     );
-    for (const s of SHARDS) expect(grants.get(s)!).toMatchObject({ slots: target, slotsHeld: target });
+    for (const s of SHARDS) {
+      near(grants.get(s)!.slots, 1000 / 6 - 10);
+      expect(grants.get(s)!.slotsHeld).toBe(grants.get(s)!.slots);
+    }
+    expect(SHARDS.reduce((a, s) => a + grants.get(s)!.slots, 0)).toBe(940);
   });
 
   it('shares by demand curves: a tenant counts for the slots it can use, not its whole weight', () => {
@@ -187,6 +201,120 @@ describe('fleet governor', () => {
       T0,
     );
     expect(byWeight.get('a')!.slots).toBe(13);
+  });
+
+  it("gives a tenant capped below the fair rate its cap, the uncapped absorbing idle shards' floors", () => {
+    const cfg = config();
+    // s0: one tenant capped at 50 slots; s1: a whale that could use every slot; s2..s5 idle.
+    const demands = SHARDS.map((shard, i) => ({
+      shard,
+      weight: i < 2 ? 1 : 0,
+      curve: demandCurve(i === 0 ? [{ weight: 1, slots: 50 }] : i === 1 ? [{ weight: 1, slots: 1000 }] : []),
+    }));
+    const grants = renewGrants(cfg, new Map(), demands, T0);
+    const slots = (s: string) => allowance(cfg, grants.get(s), T0).slots;
+    expect(slots('s0')).toBe(50);
+    expect(slots('s1')).toBe(1000 - 50 - 4 * 10);
+    expect(withinQuota(cfg, grants, T0)).toBe(true);
+  });
+
+  it("splits each shard's slots by lane as one core would split the fleet's", () => {
+    const cfg = config({
+      shards: ['a', 'b'],
+      floor: { slots: 0, requestsPerMinute: 0, tokensPerMinute: 0 },
+      laneFloors: { standard: 0.1, batch: 0.05 },
+    });
+    const whale = [{ weight: 1, slots: 1000 }];
+    // a: a tenant flooding interactive and one flooding standard; b: one flooding standard.
+    const grants = renewGrants(
+      cfg,
+      new Map(),
+      [
+        { shard: 'a', weight: 2, laneCurves: [demandCurve(whale), demandCurve(whale), demandCurve([])] },
+        { shard: 'b', weight: 1, laneCurves: [demandCurve([]), demandCurve(whale), demandCurve([])] },
+      ],
+      T0,
+    );
+    const a = grants.get('a')!;
+    const b = grants.get('b')!;
+    // Interactive takes all but standard's floor (900); the two standard tenants share 100.
+    expect(a.slots).toBeGreaterThanOrEqual(949);
+    expect(b.slots).toBeGreaterThanOrEqual(49);
+    expect(a.slots + b.slots).toBeLessThanOrEqual(1000);
+    expect(a.slots * a.lanes![1]!).toBeCloseTo(b.slots * b.lanes![1]!, -1);
+    expect(b.lanes).toEqual([0, 1, 0]);
+  });
+
+  it('keeps grants plus floors within the quota and lane splits whole, with lane curves', () => {
+    const tenantsArb = fc.array(fc.record({ weight: fc.integer({ min: 1, max: 8 }), slots: fc.nat(500) }), {
+      maxLength: 5,
+    });
+    fc.assert(
+      fc.property(
+        quotaArb,
+        quotaArb,
+        fc.array(
+          fc.array(fc.option(fc.tuple(tenantsArb, tenantsArb, tenantsArb, fc.nat(2000))), {
+            minLength: SHARDS.length,
+            maxLength: SHARDS.length,
+          }),
+          { maxLength: 8 },
+        ),
+        (quota, floor, rounds) => {
+          const cfg = config({ quota, floor, laneFloors: { standard: 0.1, batch: 0.05 } });
+          let grants = new Map<string, Grant>();
+          let now = T0;
+          for (const r of rounds) {
+            now += 1000;
+            const demands = SHARDS.flatMap((shard, i) => {
+              const d = r[i];
+              if (!d) return [];
+              return [
+                {
+                  shard,
+                  weight: 1,
+                  slotsInUse: d[3],
+                  perSlot: { tokensPerMinute: d[3] * 1000 },
+                  laneCurves: d
+                    .slice(0, 3)
+                    .map((ts) => demandCurve(ts as { weight: number; slots: number }[])),
+                },
+              ];
+            });
+            grants = renewGrants(cfg, grants, demands, now);
+            expect(withinQuota(cfg, grants, now)).toBe(true);
+            for (const g of grants.values()) {
+              if (!g.lanes) continue;
+              expect(g.lanes.every((x) => x >= 0)).toBe(true);
+              expect(g.lanes.reduce((a, x) => a + x, 0)).toBeCloseTo(1, 9);
+            }
+          }
+        },
+      ),
+    );
+  });
+
+  it("shares tokens by slot weight times what a shard's slots use, so costly units get their tokens", () => {
+    const cfg = config({
+      shards: ['a', 'b', 'c'],
+      floor: { slots: 0, requestsPerMinute: 0, tokensPerMinute: 0 },
+    });
+    const grants = renewGrants(
+      cfg,
+      new Map(),
+      [
+        { shard: 'a', weight: 1, perSlot: { tokensPerMinute: 300_000 } },
+        { shard: 'b', weight: 1, perSlot: { tokensPerMinute: 100_000 } },
+        // c reports nothing: it counts at the mean of the others (200,000).
+        { shard: 'c', weight: 1 },
+      ],
+      T0,
+    );
+    near(grants.get('a')!.slots, 1000 / 3);
+    near(grants.get('b')!.slots, 1000 / 3);
+    expect(grants.get('a')!.tokensPerMinute).toBe(40_000_000);
+    near(grants.get('b')!.tokensPerMinute, 80_000_000 / 6);
+    near(grants.get('c')!.tokensPerMinute, 80_000_000 / 3);
   });
 
   it('lowers floors that would not fit, and ignores shards outside the map', () => {
