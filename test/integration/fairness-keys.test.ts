@@ -95,6 +95,14 @@ describe('fairness keys (real dev server, first model calls)', () => {
     await expect
       .poll(async () => (await Promise.all(ids.map(view))).filter((v) => v.runId).length, { timeout: 30_000 })
       .toBe(4);
+    // A run is started before its chunk submits it: until then the scheduler cannot explain it.
+    await expect
+      .poll(
+        async () =>
+          (await Promise.all(ids.map(view))).every((v) => v.status !== 'queued' || v.waitingOn !== null),
+        { timeout: 30_000 },
+      )
+      .toBe(true);
     const all = await Promise.all(ids.map(view));
     expect(all.map((v) => v.fairnessKey)).toEqual(['whale', 'whale', 'user-1', 'team-a']);
     // One runs at a time: the others wait, each explained under its own key among the tenant's three.
